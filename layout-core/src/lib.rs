@@ -1,0 +1,23 @@
+//! layout-core: the engine of cachelayout.
+//!
+//! The data path reads straight through:
+//! front-end ([`c`], [`access`]) → [`model::Struct`] → [`solve`] →
+//! [`layout::Layout`] → [`verify`] → emitters ([`report`], [`emit`]).
+
+pub mod access;
+pub mod c;
+pub mod cost;
+pub mod emit;
+pub mod error;
+pub mod layout;
+pub mod model;
+pub mod report;
+pub mod solve;
+pub mod source;
+pub mod verify;
+
+pub use error::Diagnostic;
+pub use layout::{Layout, LineConflict, Slot};
+pub use model::{Access, Field, Placement, SourceSpan, Struct, Target};
+pub use solve::{solve, Solution, SolveError, SolveOptions};
+pub use verify::{verify, VerifiedLayout, VerifyError};

@@ -1,0 +1,222 @@
+//! The input model: a struct's fields with their sizes, alignments and access
+//! classes, and the geometry of the machine it will run on.
+//!
+//! Every front-end (C header, BTF, DWARF, Rust tokens, TOML) produces a
+//! [`Struct`]; the solver, verifier and emitters only ever see this model.
+
+use serde::Serialize;
+use std::fmt;
+use std::path::PathBuf;
+
+/// How a field is accessed by concurrent code (DESIGN.md §2).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Access {
+    /// Read on hot paths by many CPUs, written rarely.
+    ReadMostly,
+    /// Read and written only while holding the named lock.
+    LockedWrite { lock: String },
+    /// Written without a lock by many CPUs. Fields of different writer groups
+    /// must not share a line either.
+    Lockless { group: Option<String> },
+    /// Rarely touched; may fill any line.
+    Cold,
+}
+
+impl Access {
+    /// The JSON name of the class: `read_mostly`, `locked_write`, `lockless_atomic`, `cold`.
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Access::ReadMostly => "read_mostly",
+            Access::LockedWrite { .. } => "locked_write",
+            Access::Lockless { .. } => "lockless_atomic",
+            Access::Cold => "cold",
+        }
+    }
+
+    /// A short tag for tables: `R`, `L(lock)`, `A`, `A(group)`, `C`.
+    pub fn tag(&self) -> String {
+        match self {
+            Access::ReadMostly => "R".into(),
+            Access::LockedWrite { lock } => format!("L({lock})"),
+            Access::Lockless { group: None } => "A".into(),
+            Access::Lockless { group: Some(g) } => format!("A({g})"),
+            Access::Cold => "C".into(),
+        }
+    }
+
+    pub fn is_read_mostly(&self) -> bool {
+        matches!(self, Access::ReadMostly)
+    }
+
+    pub fn is_lockless(&self) -> bool {
+        matches!(self, Access::Lockless { .. })
+    }
+
+    pub fn lock(&self) -> Option<&str> {
+        match self {
+            Access::LockedWrite { lock } => Some(lock),
+            _ => None,
+        }
+    }
+
+    pub fn group(&self) -> Option<&str> {
+        match self {
+            Access::Lockless { group } => group.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The hard rule (DESIGN.md §2): may bytes of `self` and `other` never share a line?
+    ///
+    /// True for lockless vs read-mostly, and for lockless fields of different
+    /// writer groups (no group counts as one shared group).
+    pub fn hard_conflict(&self, other: &Access) -> bool {
+        match (self, other) {
+            (Access::Lockless { .. }, Access::ReadMostly)
+            | (Access::ReadMostly, Access::Lockless { .. }) => true,
+            (Access::Lockless { group: a }, Access::Lockless { group: b }) => a != b,
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.tag())
+    }
+}
+
+/// Where a field was declared: file, 1-based line and column, byte range of the
+/// whole declaration (including its leading comment) in the source text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SourceSpan {
+    pub file: Option<PathBuf>,
+    pub line: usize,
+    pub column: usize,
+    pub bytes: std::ops::Range<usize>,
+}
+
+impl fmt::Display for SourceSpan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.file {
+            Some(p) => write!(f, "{}:{}:{}", p.display(), self.line, self.column),
+            None => write!(f, "{}:{}", self.line, self.column),
+        }
+    }
+}
+
+/// One member of a struct.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    /// The type as written (`atomic_long_t`, `unsigned long[4]`, `AtomicU64`).
+    pub ty: String,
+    pub size: u64,
+    /// A power of two.
+    pub align: u64,
+    pub access: Access,
+    /// The field must keep its original offset (UAPI, ABI, first member).
+    pub pinned: bool,
+    pub span: Option<SourceSpan>,
+    /// Offset in the original declaration, when known (needed for `pinned`).
+    pub original_offset: Option<u64>,
+}
+
+impl Field {
+    pub fn new(name: impl Into<String>, ty: impl Into<String>, size: u64, align: u64) -> Self {
+        Field {
+            name: name.into(),
+            ty: ty.into(),
+            size,
+            align,
+            access: Access::Cold,
+            pinned: false,
+            span: None,
+            original_offset: None,
+        }
+    }
+
+    pub fn with_access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+}
+
+/// A struct to lay out. Field order is the original declaration order; a
+/// field's index in `fields` is its identity everywhere downstream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Struct {
+    pub name: String,
+    pub fields: Vec<Field>,
+    /// Minimum alignment the declaration asks for (e.g. `__aligned(64)` on the
+    /// struct); 1 when it asks for none.
+    pub min_align: u64,
+}
+
+impl Struct {
+    pub fn new(name: impl Into<String>, fields: Vec<Field>) -> Self {
+        Struct {
+            name: name.into(),
+            fields,
+            min_align: 1,
+        }
+    }
+
+    /// The struct's natural alignment: the largest of its fields' and `min_align`.
+    pub fn natural_align(&self) -> u64 {
+        self.fields
+            .iter()
+            .map(|f| f.align)
+            .fold(self.min_align.max(1), u64::max)
+    }
+
+    pub fn field_index(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// True when some pair of fields falls under the hard rule.
+    pub fn has_hard_pairs(&self) -> bool {
+        self.fields.iter().enumerate().any(|(i, a)| {
+            self.fields[i + 1..]
+                .iter()
+                .any(|b| a.access.hard_conflict(&b.access))
+        })
+    }
+}
+
+/// Where instances of the struct start relative to cache lines (DESIGN.md §3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Unknown placement: the layout must hold wherever the struct is put, at
+    /// any offset that is a multiple of its alignment.
+    Aligned,
+    /// The struct sits at this byte offset inside a line-aligned container;
+    /// its phase is `offset % line`.
+    Offset(u64),
+}
+
+/// Machine geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// Cache line size in bytes: 32, 64, 128 or 256.
+    pub line: u64,
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target { line: 64 }
+    }
+}
+
+impl Target {
+    pub fn new(line: u64) -> Result<Self, String> {
+        if [32, 64, 128, 256].contains(&line) {
+            Ok(Target { line })
+        } else {
+            Err(format!(
+                "line size {line} is not supported: use 32, 64, 128 or 256"
+            ))
+        }
+    }
+}

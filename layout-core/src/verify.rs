@@ -1,0 +1,199 @@
+//! The independent verifier. It recomputes everything from the model and the
+//! offsets alone: every field placed once, aligned, without overlap, pinned
+//! fields where they were, size and alignment consistent, and the hard rule at
+//! every phase the placement allows. It shares no code with the solver.
+//!
+//! A [`VerifiedLayout`] can only be made here; emitters of proposals take one.
+
+use crate::layout::Layout;
+use crate::model::{Placement, Struct};
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum VerifyError {
+    FieldCount { expected: usize, found: usize },
+    Duplicate { field: String },
+    Misaligned { field: String, offset: u64, align: u64 },
+    Overlap { first: String, second: String },
+    PastEnd { field: String, end: u64, size: u64 },
+    BadAlign { align: u64, needed: u64 },
+    SizeNotMultiple { size: u64, align: u64 },
+    Pinned { field: String, offset: u64, required: u64 },
+    PlacementMisaligned { offset: u64, align: u64 },
+    HardRule { a: String, b: String, line: u64, phase: u64 },
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use VerifyError::*;
+        match self {
+            FieldCount { expected, found } => {
+                write!(f, "layout places {found} fields, the struct has {expected}")
+            }
+            Duplicate { field } => write!(f, "field `{field}` is placed twice"),
+            Misaligned { field, offset, align } => {
+                write!(f, "field `{field}` at offset {offset} is not aligned to {align}")
+            }
+            Overlap { first, second } => write!(f, "fields `{first}` and `{second}` overlap"),
+            PastEnd { field, end, size } => {
+                write!(f, "field `{field}` ends at {end}, past the struct size {size}")
+            }
+            BadAlign { align, needed } => {
+                write!(f, "struct alignment {align} is not a power of two at least {needed}")
+            }
+            SizeNotMultiple { size, align } => {
+                write!(f, "struct size {size} is not a multiple of its alignment {align}")
+            }
+            Pinned { field, offset, required } => write!(
+                f,
+                "pinned field `{field}` moved from offset {required} to {offset}"
+            ),
+            PlacementMisaligned { offset, align } => write!(
+                f,
+                "offset {offset} inside the container is not a multiple of the struct alignment {align}"
+            ),
+            HardRule { a, b, line, phase } => write!(
+                f,
+                "lockless `{a}` shares line {line} with `{b}` when the struct starts at phase {phase}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+/// A layout that passed [`verify`], with the struct it lays out.
+#[derive(Clone, Debug)]
+pub struct VerifiedLayout {
+    layout: Layout,
+    strukt: Struct,
+}
+
+impl VerifiedLayout {
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn strukt(&self) -> &Struct {
+        &self.strukt
+    }
+}
+
+impl std::ops::Deref for VerifiedLayout {
+    type Target = Layout;
+    fn deref(&self) -> &Layout {
+        &self.layout
+    }
+}
+
+/// Structural checks only: a well-formed layout that may still break the hard
+/// rule (used for the layout as declared, which `show` reports on).
+pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
+    let n = s.fields.len();
+    if l.slots.len() != n {
+        return Err(VerifyError::FieldCount { expected: n, found: l.slots.len() });
+    }
+    let mut seen = vec![false; n];
+    for sl in &l.slots {
+        if sl.field >= n {
+            return Err(VerifyError::FieldCount { expected: n, found: sl.field + 1 });
+        }
+        if std::mem::replace(&mut seen[sl.field], true) {
+            return Err(VerifyError::Duplicate { field: s.fields[sl.field].name.clone() });
+        }
+    }
+    let needed = s
+        .fields
+        .iter()
+        .map(|f| f.align)
+        .fold(s.min_align.max(1), u64::max);
+    if !l.align.is_power_of_two() || l.align < needed {
+        return Err(VerifyError::BadAlign { align: l.align, needed });
+    }
+    if l.size % l.align != 0 {
+        return Err(VerifyError::SizeNotMultiple { size: l.size, align: l.align });
+    }
+    // Sort a copy by offset: do not trust the layout's own order.
+    let mut placed: Vec<(u64, u64, usize)> = l
+        .slots
+        .iter()
+        .map(|sl| (sl.offset, s.fields[sl.field].size, sl.field))
+        .collect();
+    placed.sort();
+    for &(off, size, i) in &placed {
+        let f = &s.fields[i];
+        if f.align == 0 || off % f.align != 0 {
+            return Err(VerifyError::Misaligned { field: f.name.clone(), offset: off, align: f.align });
+        }
+        if off + size > l.size {
+            return Err(VerifyError::PastEnd { field: f.name.clone(), end: off + size, size: l.size });
+        }
+        if f.pinned {
+            if let Some(req) = f.original_offset {
+                if req != off {
+                    return Err(VerifyError::Pinned { field: f.name.clone(), offset: off, required: req });
+                }
+            }
+        }
+    }
+    for w in placed.windows(2) {
+        let (a_off, a_size, a) = w[0];
+        let (b_off, _, b) = w[1];
+        if a_off + a_size > b_off {
+            return Err(VerifyError::Overlap {
+                first: s.fields[a].name.clone(),
+                second: s.fields[b].name.clone(),
+            });
+        }
+    }
+    if let Placement::Offset(o) = l.placement {
+        if o % l.align != 0 && o % l.line % l.align != 0 {
+            return Err(VerifyError::PlacementMisaligned { offset: o, align: l.align });
+        }
+    }
+    Ok(())
+}
+
+/// Full verification: structure plus the hard rule at every allowed phase.
+pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
+    check_structure(s, l)?;
+    let line = l.line;
+    let phases: Vec<u64> = match l.placement {
+        Placement::Offset(o) => vec![o % line],
+        Placement::Aligned => {
+            let mut v = Vec::new();
+            let mut p = 0;
+            while p < line {
+                v.push(p);
+                p += l.align.max(1);
+            }
+            v
+        }
+    };
+    let base = match l.placement {
+        Placement::Offset(o) => o - o % line,
+        Placement::Aligned => 0,
+    };
+    let offset_of = |i: usize| l.slots.iter().find(|sl| sl.field == i).map(|sl| sl.offset).unwrap_or(0);
+    for (i, a) in s.fields.iter().enumerate() {
+        for (j, b) in s.fields.iter().enumerate().skip(i + 1) {
+            if a.size == 0 || b.size == 0 || !a.access.hard_conflict(&b.access) {
+                continue;
+            }
+            let (oa, ob) = (offset_of(i), offset_of(j));
+            for &p in &phases {
+                let (a0, a1) = ((p + oa) / line, (p + oa + a.size - 1) / line);
+                let (b0, b1) = ((p + ob) / line, (p + ob + b.size - 1) / line);
+                if a0 <= b1 && b0 <= a1 {
+                    let (lockless, other) = if a.access.is_lockless() { (a, b) } else { (b, a) };
+                    return Err(VerifyError::HardRule {
+                        a: lockless.name.clone(),
+                        b: other.name.clone(),
+                        line: (base + p + oa.max(ob)) / line,
+                        phase: p,
+                    });
+                }
+            }
+        }
+    }
+    Ok(VerifiedLayout { layout: l.clone(), strukt: s.clone() })
+}
