@@ -5,6 +5,7 @@
 //! [`layout::Layout`] → [`verify`] → emitters ([`report`], [`emit`]).
 
 pub mod access;
+#[cfg(feature = "c-header")]
 pub mod c;
 pub mod cost;
 pub mod emit;
