@@ -1,0 +1,111 @@
+//! Arguments of every subcommand (clap derive). The help texts are the manual.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cachelayout",
+    version,
+    about = "Lay out structs so that no lockless-written field shares a cache line with read-mostly data",
+    long_about = "cachelayout reads a struct from a C header, takes the access class of each field \
+from an access file (read_mostly, locked_write, lockless_atomic, cold), and reports or fixes \
+false sharing: `show` draws the layout as it is, `propose` finds the smallest layout in which no \
+cache line holds a lockless field and a read-mostly one, proves it, and prints it as a patch.",
+    after_help = "Examples:\n  \
+cachelayout show include/linux/mmzone.h --struct lru_gen_folio --access lrugen.toml --offset 304\n  \
+cachelayout propose include/linux/mmzone.h --struct lru_gen_folio --access lrugen.toml > fix.patch\n\n\
+Exit status: 0 success, 1 `show` found a hard conflict, 2 bad input."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Show a struct's layout as declared: offsets, cache lines, access classes, conflicts.
+    ///
+    /// Exits 1 when a cache line holds a lockless field and a read-mostly one
+    /// (at the given --offset, or at any placement the struct's alignment allows).
+    Show(ShowArgs),
+    /// Propose the cheapest layout free of false sharing, as a unified diff (or table/JSON).
+    ///
+    /// The diff changes only the struct body and applies with `patch -p1` from the
+    /// directory the header path is relative to. Without --offset the layout holds
+    /// wherever the struct is placed; with --offset it exploits the known phase and
+    /// prints the assertion that pins it.
+    Propose(ProposeArgs),
+}
+
+/// Where the struct comes from and how fields are accessed.
+#[derive(Args, Debug)]
+pub struct InputArgs {
+    /// The C header that defines the struct.
+    pub header: PathBuf,
+    /// The struct to lay out (without the `struct` keyword), or a typedef name.
+    #[arg(long = "struct", value_name = "NAME")]
+    pub struct_name: String,
+    /// TOML access file: [struct.NAME] read_mostly / locked_write.LOCK / lockless_atomic /
+    /// cold / pinned lists, plus [types] sizes and [defines] constants. Unlisted fields are cold.
+    #[arg(long, value_name = "FILE")]
+    pub access: Option<PathBuf>,
+    /// Define a constant or config option: -D MAX_NR_ZONES=5, -D CONFIG_LRU_GEN (=1).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub defines: Vec<String>,
+    /// Cache line size in bytes: 32, 64, 128 or 256.
+    #[arg(long, default_value_t = 64, value_name = "BYTES")]
+    pub line: u64,
+    /// Offset of the struct inside a line-aligned container (e.g. 304 for lrugen inside
+    /// mem_cgroup_per_node). Lines are then numbered from the container's start.
+    /// Overrides `offset` in the access file.
+    #[arg(long, value_name = "BYTES")]
+    pub offset: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
+    pub format: ShowFormat,
+}
+
+#[derive(Args, Debug)]
+pub struct ProposeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = ProposeFormat::Diff)]
+    pub format: ProposeFormat,
+    /// Give up the search after this many seconds and return the best verified layout
+    /// found, with its proven bound.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub time_limit: f64,
+    /// What matters after size: balanced (soft costs, then read-mostly lines, then
+    /// movement), min-diff (fewest moved fields), compact-hot (fewest read-mostly lines).
+    #[arg(long, default_value = "balanced", value_name = "PRESET")]
+    pub objective: String,
+    /// Also keep lockless fields off the lines of locked fields (the soft cost), even when
+    /// that costs bytes. Without it, the price of doing so is reported.
+    #[arg(long)]
+    pub separate_locked: bool,
+    /// Write the output to this new file instead of stdout (refuses to overwrite).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Allow --output to overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShowFormat {
+    Table,
+    Json,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProposeFormat {
+    Diff,
+    Table,
+    Json,
+}

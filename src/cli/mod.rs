@@ -1,0 +1,32 @@
+//! Command-line interface. Each subcommand lives in its own module; they share
+//! the input loading in [`input`].
+
+mod args;
+mod input;
+mod propose;
+mod show;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit status when a command succeeded.
+pub const EXIT_OK: u8 = 0;
+/// Exit status when `show` finds a hard conflict (so it can gate CI).
+pub const EXIT_CONFLICT: u8 = 1;
+/// Exit status for bad input.
+pub const EXIT_BAD_INPUT: u8 = 2;
+
+pub fn run() -> ExitCode {
+    let cli = args::Cli::parse();
+    let result = match &cli.command {
+        args::Command::Show(a) => show::run(a),
+        args::Command::Propose(a) => propose::run(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        }
+    }
+}
