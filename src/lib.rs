@@ -1,1 +1,105 @@
-//! cachelayout
+//! cachelayout: struct layouts for multi-core machines, proven free of false
+//! sharing at the smallest cost.
+//!
+//! Mark how each field is accessed, and the macros keep lockless (atomic)
+//! fields off the cache lines of read-mostly fields — checked by rustc with
+//! the real sizes and offsets:
+//!
+//! * [`#[derive(CacheLayout)]`](derive@CacheLayout) checks a struct as you
+//!   wrote it, and fails the build (naming the fields, the line and a better
+//!   order) when a lockless field shares a line with a read-mostly one.
+//! * [`#[cachelayout::optimize]`](macro@optimize) rewrites the struct into
+//!   `#[repr(C)]` in the order the solver picks, with zero-sized aligned
+//!   markers where a field must start a new line, and checks the result the
+//!   same way.
+//!
+//! ```
+//! use std::sync::atomic::AtomicU64;
+//!
+//! #[cachelayout::optimize]
+//! pub struct Stats {
+//!     name: &'static str,   // read_mostly (default for plain fields)
+//!     hits: AtomicU64,      // lockless (default for atomics)
+//!     max_conn: u32,        // read_mostly
+//!     misses: AtomicU64,    // lockless
+//! }
+//!
+//! use cachelayout::CacheLayout;
+//! println!("{}", Stats::layout_report());
+//! ```
+//!
+//! # Access classes
+//!
+//! | attribute | class | meaning |
+//! |---|---|---|
+//! | `#[layout(read_mostly)]` | R | read on hot paths by many CPUs, written rarely |
+//! | `#[layout(locked_write = "lock")]` | L(lock) | read and written only while holding `lock` |
+//! | `#[layout(lockless)]` (alias `lockless_atomic`) | A | written without a lock by many CPUs |
+//! | `#[layout(lockless(group = "producer"))]` | A(producer) | as above; fields of different writer groups must not share a line either |
+//! | `#[layout(cold)]` | C | rarely touched; may fill any line |
+//! | `#[layout(pinned)]` | | keeps the offset it has in the struct as declared (as `repr(C)`) |
+//! | `#[layout(size = N, align = M)]` | | size and alignment of a type the macro cannot size (checked at compile time) |
+//!
+//! **The rule:** no cache line holds bytes of a lockless field and of a
+//! read-mostly field, nor of lockless fields of different writer groups, at
+//! any offset the struct's alignment lets an instance start at.
+//!
+//! # Defaults
+//!
+//! A struct shared as `&S` across threads changes only through interior
+//! mutability, so a field without an access attribute gets its class from its
+//! type:
+//!
+//! | field type | default class |
+//! |---|---|
+//! | `Atomic*`, also inside arrays, `CachePadded<..>`, `ManuallyDrop<..>` | `lockless`, one shared writer group |
+//! | `Mutex<T>`, `RwLock<T>` (std, parking_lot, ...) | `locked_write` under a lock named after the field |
+//! | anything else | `read_mostly` |
+//!
+//! An explicit attribute always wins. Mark fields under a lock with
+//! `#[layout(locked_write = "lock_field")]` to let them share the lock's line.
+//!
+//! # Struct options
+//!
+//! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64),
+//! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
+//! [`core::solve::Preset`]), `#[layout(time_limit_ms = N)]` (solver budget;
+//! default 20 ms, after which the best verified heuristic layout is used and
+//! the report says so), and for the derive only `#[layout(report_only)]`
+//! (report the layout, do not fail the build). With `optimize` the options
+//! can also go in its arguments: `#[cachelayout::optimize(line = 128)]`.
+
+pub use layout_core as core;
+pub use layout_macro::{optimize, CacheLayout};
+
+#[doc(hidden)]
+#[path = "private/mod.rs"]
+pub mod __private;
+
+/// A struct whose layout was checked (or written) by cachelayout's macros.
+///
+/// Implemented by `#[derive(CacheLayout)]` and `#[cachelayout::optimize]`;
+/// do not implement it by hand.
+pub trait CacheLayout: Sized {
+    /// The cache line size the layout was checked for (`#[layout(line = ..)]`).
+    const LINE_SIZE: usize;
+
+    /// Cache lines an instance spans when it starts on a line boundary.
+    const LINES: usize = ::core::mem::size_of::<Self>().div_ceil(Self::LINE_SIZE);
+
+    #[doc(hidden)]
+    const __INFO: __private::Info;
+
+    /// A pahole-style table of the layout with the real offsets and sizes
+    /// (from `offset_of!` and `size_of`), each field's access class, the lines
+    /// that break the rule if any, and how the layout was chosen.
+    fn layout_report() -> String {
+        __private::report::<Self>()
+    }
+
+    /// The layout as layout-core sees it: the fields with their real sizes
+    /// and access classes (in declaration order), and their real offsets.
+    fn layout_model() -> (core::Struct, core::Layout) {
+        __private::model::<Self>()
+    }
+}

@@ -1,0 +1,745 @@
+//! Parse the annotated item and its `#[layout(...)]` attributes into the
+//! macro's own AST ([`Input`]). Every problem becomes a `syn::Error` at the
+//! tokens it is about; errors are collected, so one build shows them all.
+
+use layout_core::solve::Preset;
+use layout_core::Access;
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt;
+use syn::meta::ParseNestedMeta;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Data, DeriveInput, Fields, GenericParam, Ident, LitInt, LitStr, Member, Type,
+    Visibility,
+};
+
+/// Which macro is reading the item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `#[derive(CacheLayout)]`: checks the struct as written.
+    Derive,
+    /// `#[cachelayout::optimize]`: rewrites the struct.
+    Optimize,
+}
+
+/// A struct the macros accept.
+pub struct Input {
+    pub ident: Ident,
+    pub vis: Visibility,
+    /// Lifetime parameters only: type and const parameters are rejected.
+    pub generics: syn::Generics,
+    /// The item's attributes other than `#[layout(..)]` and `#[repr(..)]`.
+    pub attrs: Vec<Attribute>,
+    pub fields: Vec<FieldInput>,
+    pub options: Options,
+    pub repr: Repr,
+    /// The item derives serde's `Serialize` or `Deserialize`.
+    pub derives_serde: bool,
+}
+
+/// Struct-level options (`#[layout(line = 64, objective = "min-diff")]`).
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub line: u64,
+    pub preset: Preset,
+    /// Derive only: report, do not assert.
+    pub report_only: bool,
+    /// Solver budget in milliseconds, when the user set one.
+    pub time_limit_ms: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            line: 64,
+            preset: Preset::Balanced,
+            report_only: false,
+            time_limit_ms: None,
+        }
+    }
+}
+
+/// What the item's `#[repr(..)]` attributes ask for.
+#[derive(Clone, Debug, Default)]
+pub struct Repr {
+    pub c: bool,
+    /// `repr(packed)` or `repr(packed(N))`.
+    pub packed: bool,
+    /// `repr(align(N))`.
+    pub align: Option<u64>,
+}
+
+/// One field with its parsed attributes.
+pub struct FieldInput {
+    /// How to name the field in `offset_of!` and field access.
+    pub member: Member,
+    /// The name in reports and messages (`0` for the first tuple field).
+    pub name: String,
+    pub vis: Visibility,
+    pub ty: Type,
+    /// Attributes other than `#[layout(..)]`, kept verbatim.
+    pub attrs: Vec<Attribute>,
+    /// The explicit access class, if any.
+    pub access: Option<Access>,
+    pub pinned: bool,
+    pub hint: Option<SizeHint>,
+    /// Where messages about this field point.
+    pub span: Span,
+}
+
+/// `#[layout(size = N, align = M)]`.
+#[derive(Clone, Copy, Debug)]
+pub struct SizeHint {
+    pub size: u64,
+    pub align: u64,
+    pub span: Span,
+}
+
+const FIELD_KEYS: &[&str] = &[
+    "read_mostly",
+    "locked_write",
+    "lockless",
+    "lockless_atomic",
+    "cold",
+    "pinned",
+    "size",
+    "align",
+];
+const STRUCT_KEYS: &[&str] = &["line", "objective", "report_only", "time_limit_ms"];
+const FIELD_HELP: &str = "expected one of `read_mostly`, `locked_write = \"lock\"`, `lockless`, \
+`lockless(group = \"name\")`, `cold`, `pinned`, `size = N, align = M`";
+const STRUCT_HELP: &str =
+    "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, `time_limit_ms = N`";
+
+/// Collects errors so that one expansion reports all of them.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    pub fn at(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, msg));
+    }
+
+    pub fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+}
+
+/// Parse `item` for `mode`; `args` are the tokens inside `#[optimize(..)]`.
+pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<Input> {
+    let mut errors = Errors::default();
+    let fields = match &item.data {
+        Data::Struct(s) => &s.fields,
+        Data::Enum(e) => {
+            return Err(syn::Error::new(
+                e.enum_token.span,
+                "cachelayout lays out the fields of a struct, not an enum: rustc decides where each \
+                 variant's data goes and `offset_of!` cannot check it; put the enum in a field of a \
+                 struct instead",
+            ))
+        }
+        Data::Union(u) => {
+            return Err(syn::Error::new(
+                u.union_token.span,
+                "cachelayout lays out the fields of a struct, not a union: all fields of a union start \
+                 at offset 0, so there is no order to choose; put the union in a field of a struct \
+                 (with `#[layout(size = N, align = M)]` if the macro cannot size it)",
+            ))
+        }
+    };
+    check_generics(&item.generics, &mut errors);
+    let repr = parse_repr(&item.attrs, mode, &mut errors);
+    let mut options = Options::default();
+    let mut seen = Vec::new();
+    if !args.is_empty() {
+        let parser =
+            syn::meta::parser(|meta| struct_key(&meta, mode, &mut options, &mut seen, &mut errors));
+        if let Err(e) = syn::parse::Parser::parse2(parser, args) {
+            errors.push(e);
+        }
+    }
+    let mut attrs = Vec::new();
+    let mut derives_serde = false;
+    for attr in &item.attrs {
+        if attr.path().is_ident("layout") {
+            let res = attr.parse_nested_meta(|meta| {
+                struct_key(&meta, mode, &mut options, &mut seen, &mut errors)
+            });
+            if let Err(e) = res {
+                errors.push(e);
+            }
+        } else if attr.path().is_ident("repr") {
+            // Re-emitted from `repr` by the rewrite; kept as-is by the derive.
+            if mode == Mode::Derive {
+                attrs.push(attr.clone());
+            }
+        } else {
+            if attr.path().is_ident("derive") {
+                derives_serde |= check_derives(attr, mode, &mut errors);
+            }
+            attrs.push(attr.clone());
+        }
+    }
+    let fields = match fields {
+        Fields::Named(f) => parse_fields(f.named.iter(), &mut errors),
+        Fields::Unnamed(f) => {
+            if mode == Mode::Optimize {
+                errors.at(
+                    f.paren_token.span.join(),
+                    "#[cachelayout::optimize] does not reorder tuple structs: moving fields would change \
+                     what `.0`, `.1`, ... refer to; give the fields names, or use #[derive(CacheLayout)] \
+                     to check the struct as it is",
+                );
+            }
+            parse_fields(f.unnamed.iter(), &mut errors)
+        }
+        Fields::Unit => Vec::new(),
+    };
+    errors.finish()?;
+    Ok(Input {
+        ident: item.ident,
+        vis: item.vis,
+        generics: item.generics,
+        attrs,
+        fields,
+        options,
+        repr,
+        derives_serde,
+    })
+}
+
+fn check_generics(generics: &syn::Generics, errors: &mut Errors) {
+    for param in &generics.params {
+        match param {
+            GenericParam::Lifetime(_) => {}
+            GenericParam::Type(t) => errors.at(
+                t.ident.span(),
+                format!(
+                    "cachelayout does not support type parameters: the sizes of fields that use `{}` \
+                     are only known for each concrete type, and a layout that is right for one type can \
+                     break the rule for another; use a concrete type (lifetime parameters are fine)",
+                    t.ident
+                ),
+            ),
+            GenericParam::Const(c) => errors.at(
+                c.ident.span(),
+                format!(
+                    "cachelayout does not support const parameters: the layout depends on the value of \
+                     `{}`, which is only known where the struct is used; use a constant instead",
+                    c.ident
+                ),
+            ),
+        }
+    }
+}
+
+fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
+    let mut repr = Repr::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        let res = attr.parse_nested_meta(|meta| {
+            let key = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            match key.as_str() {
+                "C" => repr.c = true,
+                "packed" => {
+                    if meta.input.peek(syn::token::Paren) {
+                        let content;
+                        syn::parenthesized!(content in meta.input);
+                        content.parse::<LitInt>()?;
+                    }
+                    repr.packed = true;
+                    if mode == Mode::Optimize {
+                        errors.at(
+                            meta.path.span(),
+                            "#[cachelayout::optimize] cannot lay out a `repr(packed)` struct: a packed \
+                             struct cannot hold the aligned markers that start fields on a new cache \
+                             line, and its instances may start at any byte; remove `packed`, or use \
+                             #[derive(CacheLayout)] to check the packed struct as it is",
+                        );
+                    }
+                }
+                "align" => {
+                    let content;
+                    syn::parenthesized!(content in meta.input);
+                    let n: LitInt = content.parse()?;
+                    repr.align = Some(n.base10_parse()?);
+                }
+                "transparent" if mode == Mode::Optimize => errors.at(
+                    meta.path.span(),
+                    "#[cachelayout::optimize] cannot rewrite a `repr(transparent)` struct: its layout \
+                     must stay that of its one non-zero-sized field",
+                ),
+                _ => {
+                    // `Rust`, `transparent` (derive) and integer reprs (an error
+                    // rustc reports itself) need nothing from us.
+                    if meta.input.peek(syn::token::Paren) {
+                        let content;
+                        syn::parenthesized!(content in meta.input);
+                        content.parse::<TokenStream>()?;
+                    }
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = res {
+            errors.push(e);
+        }
+    }
+    repr
+}
+
+/// Checks a `#[derive(..)]` list; returns true if it derives serde traits.
+fn check_derives(attr: &Attribute, mode: Mode, errors: &mut Errors) -> bool {
+    let Ok(paths) = attr.parse_args_with(Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
+    else {
+        return false;
+    };
+    let mut serde = false;
+    for path in paths {
+        let Some(last) = path.segments.last() else {
+            continue;
+        };
+        if last.ident == "CacheLayout" && mode == Mode::Optimize {
+            errors.at(
+                path.span(),
+                "#[cachelayout::optimize] already implements `CacheLayout`; remove `CacheLayout` from \
+                 this derive",
+            );
+        }
+        serde |= last.ident == "Serialize" || last.ident == "Deserialize";
+    }
+    serde
+}
+
+fn struct_key(
+    meta: &ParseNestedMeta<'_>,
+    mode: Mode,
+    options: &mut Options,
+    seen: &mut Vec<String>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let key = key_name(meta)?;
+    if FIELD_KEYS.contains(&key.as_str()) {
+        skip_value(meta)?;
+        errors.at(
+            meta.path.span(),
+            format!(
+                "`{key}` is a field attribute: put `#[layout({key})]` on the fields it applies to"
+            ),
+        );
+        return Ok(());
+    }
+    if !STRUCT_KEYS.contains(&key.as_str()) {
+        return Err(meta.error(unknown_key(&key, STRUCT_KEYS, STRUCT_HELP)));
+    }
+    if seen.contains(&key) {
+        errors.at(meta.path.span(), format!("`{key}` is given twice"));
+    }
+    seen.push(key.clone());
+    match key.as_str() {
+        "line" => {
+            let lit: LitInt = meta.value()?.parse()?;
+            let line: u64 = lit.base10_parse()?;
+            match layout_core::Target::new(line) {
+                Ok(t) => options.line = t.line,
+                Err(msg) => errors.at(lit.span(), msg),
+            }
+        }
+        "objective" => {
+            let lit: LitStr = meta.value()?.parse()?;
+            match lit.value().parse::<Preset>() {
+                Ok(p) => options.preset = p,
+                Err(msg) => errors.at(lit.span(), msg),
+            }
+        }
+        "report_only" => {
+            if mode == Mode::Optimize {
+                errors.at(
+                    meta.path.span(),
+                    "`report_only` applies to #[derive(CacheLayout)]; #[cachelayout::optimize] always \
+                     checks the layout it writes",
+                );
+            }
+            options.report_only = true;
+        }
+        "time_limit_ms" => {
+            let lit: LitInt = meta.value()?.parse()?;
+            let ms: u64 = lit.base10_parse()?;
+            if ms == 0 {
+                errors.at(lit.span(), "`time_limit_ms` must be at least 1");
+            }
+            options.time_limit_ms = Some(ms.max(1));
+        }
+        _ => unreachable!("STRUCT_KEYS lists every key handled above"),
+    }
+    Ok(())
+}
+
+fn parse_fields<'a>(
+    fields: impl Iterator<Item = &'a syn::Field>,
+    errors: &mut Errors,
+) -> Vec<FieldInput> {
+    fields
+        .enumerate()
+        .map(|(index, field)| {
+            let (member, name, span) = match &field.ident {
+                Some(ident) => (Member::Named(ident.clone()), ident.unraw().to_string(), ident.span()),
+                None => (Member::Unnamed(syn::Index { index: index as u32, span: field.ty.span() }), index.to_string(), field.ty.span()),
+            };
+            if crate::types::is_unsized(&field.ty) {
+                errors.at(
+                    field.ty.span(),
+                    format!("field `{name}` is unsized: cachelayout needs every field's size; store it behind a pointer (`Box<..>`, `&..`)"),
+                );
+            }
+            let mut parsed = FieldAttrs::default();
+            let mut attrs = Vec::new();
+            for attr in &field.attrs {
+                if attr.path().is_ident("layout") {
+                    if let Err(e) = attr.parse_nested_meta(|meta| parsed.key(&meta, &name, errors)) {
+                        errors.push(e);
+                    }
+                } else {
+                    attrs.push(attr.clone());
+                }
+            }
+            let hint = parsed.hint(errors);
+            FieldInput {
+                member,
+                name,
+                vis: field.vis.clone(),
+                ty: field.ty.clone(),
+                attrs,
+                access: parsed.access.map(|(a, _)| a),
+                pinned: parsed.pinned.is_some(),
+                hint,
+                span,
+            }
+        })
+        .collect()
+}
+
+/// The `#[layout(..)]` keys of one field, across all its attributes.
+#[derive(Default)]
+struct FieldAttrs {
+    /// The class and the keyword that gave it.
+    access: Option<(Access, &'static str)>,
+    pinned: Option<Span>,
+    size: Option<(u64, Span)>,
+    align: Option<(u64, Span)>,
+}
+
+impl FieldAttrs {
+    fn key(
+        &mut self,
+        meta: &ParseNestedMeta<'_>,
+        field: &str,
+        errors: &mut Errors,
+    ) -> syn::Result<()> {
+        let key = key_name(meta)?;
+        let span = meta.path.span();
+        match key.as_str() {
+            "read_mostly" => {
+                self.set_access(Access::ReadMostly, "read_mostly", span, field, errors)
+            }
+            "cold" => self.set_access(Access::Cold, "cold", span, field, errors),
+            "locked_write" => {
+                if !meta.input.peek(syn::Token![=]) {
+                    return Err(meta.error(
+                        "`locked_write` needs the name of the lock that guards the field: \
+                         `#[layout(locked_write = \"lock\")]`",
+                    ));
+                }
+                let lock = non_empty(meta.value()?.parse()?, "lock name")?;
+                self.set_access(
+                    Access::LockedWrite { lock },
+                    "locked_write",
+                    span,
+                    field,
+                    errors,
+                );
+            }
+            "lockless" | "lockless_atomic" => {
+                let mut group = None;
+                if meta.input.peek(syn::token::Paren) {
+                    meta.parse_nested_meta(|inner| {
+                        if inner.path.is_ident("group") {
+                            group = Some(non_empty(inner.value()?.parse()?, "writer group")?);
+                            Ok(())
+                        } else {
+                            Err(inner.error(
+                                "expected `group = \"name\"`: the writer group of a lockless field",
+                            ))
+                        }
+                    })?;
+                }
+                let keyword = if key == "lockless" {
+                    "lockless"
+                } else {
+                    "lockless_atomic"
+                };
+                self.set_access(Access::Lockless { group }, keyword, span, field, errors);
+            }
+            "pinned" => {
+                if self.pinned.replace(span).is_some() {
+                    errors.at(span, "`pinned` is given twice");
+                }
+            }
+            "size" | "align" => {
+                let lit: LitInt = meta.value()?.parse()?;
+                let value: u64 = lit.base10_parse()?;
+                let slot = if key == "size" {
+                    &mut self.size
+                } else {
+                    &mut self.align
+                };
+                if slot.replace((value, lit.span())).is_some() {
+                    errors.at(span, format!("`{key}` is given twice"));
+                }
+            }
+            other if STRUCT_KEYS.contains(&other) => {
+                skip_value(meta)?;
+                errors.at(
+                    span,
+                    format!("`{other}` is a struct attribute: put `#[layout({other} = ..)]` on the struct"),
+                );
+            }
+            other => return Err(meta.error(unknown_key(other, FIELD_KEYS, FIELD_HELP))),
+        }
+        Ok(())
+    }
+
+    fn set_access(
+        &mut self,
+        access: Access,
+        keyword: &'static str,
+        span: Span,
+        field: &str,
+        errors: &mut Errors,
+    ) {
+        match &self.access {
+            None => self.access = Some((access, keyword)),
+            Some((_, prev)) if *prev == keyword => errors.at(span, format!("`{keyword}` is given twice")),
+            Some((_, prev)) if is_lockless_keyword(prev) && is_lockless_keyword(keyword) => {
+                errors.at(span, format!("`{keyword}` is given twice (`lockless_atomic` is another name for `lockless`)"))
+            }
+            Some((_, prev)) => errors.at(
+                span,
+                format!("field `{field}` has two access classes, `{prev}` and `{keyword}`: keep the one that describes how it is written"),
+            ),
+        }
+    }
+
+    fn hint(&self, errors: &mut Errors) -> Option<SizeHint> {
+        match (self.size, self.align) {
+            (None, None) => None,
+            (Some((_, span)), None) => {
+                errors.at(
+                    span,
+                    "`size` needs `align` as well: `#[layout(size = 24, align = 8)]`",
+                );
+                None
+            }
+            (None, Some((_, span))) => {
+                errors.at(
+                    span,
+                    "`align` needs `size` as well: `#[layout(size = 24, align = 8)]`",
+                );
+                None
+            }
+            (Some((size, span)), Some((align, align_span))) => {
+                if !align.is_power_of_two() {
+                    errors.at(
+                        align_span,
+                        format!("`align = {align}` is not a power of two"),
+                    );
+                    None
+                } else if size % align != 0 {
+                    errors.at(
+                        span,
+                        format!("`size = {size}` is not a multiple of `align = {align}`, which every Rust type's size is"),
+                    );
+                    None
+                } else {
+                    Some(SizeHint { size, align, span })
+                }
+            }
+        }
+    }
+}
+
+fn is_lockless_keyword(k: &str) -> bool {
+    k == "lockless" || k == "lockless_atomic"
+}
+
+fn key_name(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
+    meta.path
+        .get_ident()
+        .map(|i| i.unraw().to_string())
+        .ok_or_else(|| meta.error("expected a layout attribute name, like `read_mostly`"))
+}
+
+/// Consume `= value` or `(..)` after a key that is reported as misplaced.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Lit>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        content.parse::<TokenStream>()?;
+    }
+    Ok(())
+}
+
+fn non_empty(lit: LitStr, what: &str) -> syn::Result<String> {
+    let value = lit.value();
+    if value.trim().is_empty() {
+        Err(syn::Error::new(
+            lit.span(),
+            format!("the {what} must not be empty"),
+        ))
+    } else {
+        Ok(value)
+    }
+}
+
+fn unknown_key(key: &str, known: &[&str], help: &str) -> String {
+    match known
+        .iter()
+        .filter(|k| edit_distance(key, k) <= 2)
+        .min_by_key(|k| edit_distance(key, k))
+    {
+        Some(close) => format!("unknown layout attribute `{key}`: did you mean `{close}`?"),
+        None => format!("unknown layout attribute `{key}`: {help}"),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(src: &str, mode: Mode) -> syn::Result<Input> {
+        parse(syn::parse_str(src).unwrap(), mode, TokenStream::new())
+    }
+
+    fn err(src: &str, mode: Mode) -> String {
+        match parse_str(src, mode) {
+            Ok(_) => panic!("expected an error for {src}"),
+            Err(e) => e
+                .into_iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
+    #[test]
+    fn reads_field_classes() {
+        let input = parse_str(
+            r#"#[layout(line = 128, objective = "min-diff")]
+            struct S {
+                #[layout(read_mostly)] a: u64,
+                #[layout(locked_write = "lock")] b: u64,
+                #[layout(lockless(group = "producer"))] c: AtomicU64,
+                #[layout(lockless_atomic)] d: AtomicU64,
+                #[layout(cold, pinned)] e: u8,
+                #[layout(size = 24, align = 8)] f: Foo,
+                g: u8,
+            }"#,
+            Mode::Optimize,
+        )
+        .unwrap();
+        assert_eq!(input.options.line, 128);
+        assert_eq!(input.options.preset, Preset::MinDiff);
+        let access: Vec<_> = input.fields.iter().map(|f| f.access.clone()).collect();
+        assert_eq!(
+            access,
+            vec![
+                Some(Access::ReadMostly),
+                Some(Access::LockedWrite {
+                    lock: "lock".into()
+                }),
+                Some(Access::Lockless {
+                    group: Some("producer".into())
+                }),
+                Some(Access::Lockless { group: None }),
+                Some(Access::Cold),
+                None,
+                None,
+            ]
+        );
+        assert!(input.fields[4].pinned);
+        assert_eq!(
+            input.fields[5].hint.map(|h| (h.size, h.align)),
+            Some((24, 8))
+        );
+    }
+
+    #[test]
+    fn collects_every_error() {
+        let msg = err(
+            r#"struct S {
+                #[layout(read_mosty)] a: u64,
+                #[layout(read_mostly, lockless)] b: u64,
+                #[layout(size = 24)] c: Foo,
+                #[layout(line = 64)] d: u8,
+            }"#,
+            Mode::Derive,
+        );
+        assert_eq!(
+            msg,
+            "unknown layout attribute `read_mosty`: did you mean `read_mostly`?\n\
+             field `b` has two access classes, `read_mostly` and `lockless`: keep the one that describes how it is written\n\
+             `size` needs `align` as well: `#[layout(size = 24, align = 8)]`\n\
+             `line` is a struct attribute: put `#[layout(line = ..)]` on the struct"
+        );
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_lay_out() {
+        assert!(err("enum E { A }", Mode::Derive).contains("not an enum"));
+        assert!(err("union U { a: u8 }", Mode::Derive).contains("not a union"));
+        assert!(err("struct S<T> { a: T }", Mode::Derive).contains("type parameters"));
+        assert!(err("struct S(u8, u16);", Mode::Optimize).contains("tuple structs"));
+        assert!(err("#[repr(packed)] struct S { a: u8 }", Mode::Optimize).contains("repr(packed)"));
+        assert!(
+            err("#[layout(line = 48)] struct S { a: u8 }", Mode::Derive).contains("line size 48")
+        );
+        assert!(parse_str("struct S<'a>(&'a u8, u16);", Mode::Derive).is_ok());
+        assert!(
+            parse_str("#[repr(C, packed)] struct S { a: u8 }", Mode::Derive)
+                .unwrap()
+                .repr
+                .packed
+        );
+    }
+
+    #[test]
+    fn suggests_close_names() {
+        assert_eq!(edit_distance("lockles", "lockless"), 1);
+        assert!(unknown_key("colde", FIELD_KEYS, FIELD_HELP).contains("`cold`"));
+        assert!(unknown_key("zzz", FIELD_KEYS, FIELD_HELP).contains("expected one of"));
+    }
+}

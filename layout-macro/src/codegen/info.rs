@@ -1,0 +1,99 @@
+//! The `CacheLayout` impl: line size, and the hidden `__INFO` with every
+//! field's real offset, size and alignment (`offset_of!`, `size_of`,
+//! `align_of`), access class, and the planned layout.
+
+use super::Planned;
+use crate::attr::Input;
+use crate::model::Model;
+use layout_core::Access;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+pub fn impl_cache_layout(
+    input: &Input,
+    model: &Model,
+    planned: Option<&Planned<'_>>,
+) -> TokenStream {
+    let name = &input.ident;
+    let name_str = name.to_string();
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let line = model.line as usize;
+    let checked = !input.options.report_only;
+    let facts = input.fields.iter().zip(&model.strukt.fields).map(|(f, m)| {
+        let (field_name, member, ty) = (&f.name, &f.member, &f.ty);
+        let ty_str = &m.ty;
+        let class = class(&m.access);
+        let pinned = m.pinned;
+        quote! {
+            ::cachelayout::__private::FieldFacts {
+                name: #field_name,
+                ty: #ty_str,
+                offset: ::core::mem::offset_of!(Self, #member),
+                size: ::core::mem::size_of::<#ty>(),
+                align: ::core::mem::align_of::<#ty>(),
+                class: #class,
+                pinned: #pinned,
+            }
+        }
+    });
+    let plan = match planned {
+        Some(p) => plan(model, p),
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        impl #impl_generics ::cachelayout::CacheLayout for #name #ty_generics #where_clause {
+            const LINE_SIZE: usize = #line;
+            #[doc(hidden)]
+            const __INFO: ::cachelayout::__private::Info = ::cachelayout::__private::Info {
+                name: #name_str,
+                line: #line,
+                fields: &[#(#facts),*],
+                checked: #checked,
+                plan: #plan,
+            };
+        }
+    }
+}
+
+fn plan(model: &Model, planned: &Planned<'_>) -> TokenStream {
+    let offsets = planned.layout.offsets_by_field(model.strukt.fields.len());
+    let fields = model.strukt.fields.iter().enumerate().map(|(i, f)| {
+        let offset = offsets[i].unwrap_or(0) as usize;
+        let align = f.align as usize;
+        let size = match model.known[i] {
+            Some(_) => {
+                let size = f.size as usize;
+                quote!(::core::option::Option::Some(#size))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        quote!(::cachelayout::__private::PlannedField { offset: #offset, size: #size, align: #align })
+    });
+    let size = planned.layout.size as usize;
+    let align = planned.layout.align as usize;
+    let note = planned.note;
+    quote! {
+        ::core::option::Option::Some(::cachelayout::__private::Plan {
+            fields: &[#(#fields),*],
+            size: #size,
+            align: #align,
+            note: #note,
+        })
+    }
+}
+
+fn class(access: &Access) -> TokenStream {
+    match access {
+        Access::ReadMostly => quote!(::cachelayout::__private::Class::ReadMostly),
+        Access::LockedWrite { lock } => quote!(::cachelayout::__private::Class::LockedWrite(#lock)),
+        Access::Lockless { group: Some(g) } => {
+            quote!(::cachelayout::__private::Class::Lockless(::core::option::Option::Some(#g)))
+        }
+        Access::Lockless { group: None } => {
+            quote!(::cachelayout::__private::Class::Lockless(
+                ::core::option::Option::None
+            ))
+        }
+        Access::Cold => quote!(::cachelayout::__private::Class::Cold),
+    }
+}

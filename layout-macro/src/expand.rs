@@ -1,0 +1,107 @@
+//! The two expansions, on `proc_macro2` tokens so tests and the timing
+//! harness can call them outside a compiler.
+
+use crate::attr::{self, Input, Mode};
+use crate::codegen::{self, Planned};
+use crate::model::{self, Model};
+use crate::plan;
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use syn::DeriveInput;
+
+/// `#[derive(CacheLayout)]` on `item`.
+pub fn derive(item: TokenStream) -> TokenStream {
+    try_derive(item).unwrap_or_else(|e| e.to_compile_error())
+}
+
+/// `#[cachelayout::optimize(args)]` on `item`. On error the struct is kept
+/// as written (without its `#[layout]` attributes) next to the error, so the
+/// error is the only one the user sees.
+pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
+    match try_optimize(args, item.clone()) {
+        Ok(out) => out,
+        Err(e) => {
+            let mut out = e.to_compile_error();
+            if let Ok(mut item) = syn::parse2::<DeriveInput>(item) {
+                strip_layout_attrs(&mut item);
+                item.to_tokens(&mut out);
+            }
+            out
+        }
+    }
+}
+
+fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
+    let input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
+    let model = model::build(&input, Mode::Derive)?;
+    let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
+        String::new()
+    } else {
+        suggestion(&input, &model)
+    };
+    Ok(codegen::derive(&input, &model, &advice))
+}
+
+fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let input = attr::parse(syn::parse2(item)?, Mode::Optimize, args)?;
+    let model = model::build(&input, Mode::Optimize)?;
+    let solution = plan::solve_model(&model, &input.options)
+        .map_err(|e| syn::Error::new(input.ident.span(), format!("cachelayout: {e}")))?;
+    let items = plan::items(&model, &solution.layout);
+    check_items(&model, &solution.layout, &items)
+        .map_err(|e| syn::Error::new(input.ident.span(), e))?;
+    let note = plan::note(&solution, &input.options);
+    let planned = Planned {
+        layout: &solution.layout,
+        items: &items,
+        note: &note,
+    };
+    Ok(codegen::optimize(&input, &model, &planned))
+}
+
+/// The end of a derive's conflict message: the order the solver suggests.
+fn suggestion(input: &Input, model: &Model) -> String {
+    match plan::solve_model(model, &input.options) {
+        Ok(solution) => {
+            let items = plan::items(model, &solution.layout);
+            format!(
+                "suggested order (with #[repr(C)]; sizes estimated by the macro): {}; \
+                 #[cachelayout::optimize] writes it for you",
+                plan::describe(model, &items)
+            )
+        }
+        Err(e) => format!("the solver found no layout that keeps the rule: {e}"),
+    }
+}
+
+/// The items must give the solver's offsets under the model's sizes; if they
+/// do not, that is a bug here, and the user gets an error, not a struct.
+fn check_items(
+    model: &Model,
+    layout: &layout_core::Layout,
+    items: &[plan::Item],
+) -> Result<(), String> {
+    let (offsets, size, align) = plan::repr_c(model, items);
+    let planned = layout.offsets_by_field(model.strukt.fields.len());
+    if offsets.iter().zip(&planned).all(|(a, b)| Some(*a) == *b)
+        && size == layout.size
+        && align == layout.align
+    {
+        Ok(())
+    } else {
+        Err(format!(
+            "cachelayout internal error: the rewritten struct would not match the planned layout \
+             (offsets {offsets:?} vs {planned:?}, size {size} vs {}, align {align} vs {}); please report this",
+            layout.size, layout.align
+        ))
+    }
+}
+
+fn strip_layout_attrs(item: &mut DeriveInput) {
+    item.attrs.retain(|a| !a.path().is_ident("layout"));
+    if let syn::Data::Struct(s) = &mut item.data {
+        for f in s.fields.iter_mut() {
+            f.attrs.retain(|a| !a.path().is_ident("layout"));
+        }
+    }
+}

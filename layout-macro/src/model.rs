@@ -1,0 +1,158 @@
+//! The layout-core model of a parsed struct: every field with a size and
+//! alignment (from its hint, else the size model, else a stand-in block of
+//! one full cache line) and its access class (explicit, else from its type).
+
+use crate::attr::{Errors, Input, Mode};
+use crate::defaults::default_access;
+use crate::size_model::{self, SizeAlign};
+use crate::types::display;
+use layout_core::{Field, Struct};
+
+/// The model and what the macro knows about each field's size.
+pub struct Model {
+    pub strukt: Struct,
+    /// Per field (declaration order): the size and alignment the plan assumes,
+    /// or `None` when the size is unknown and the field stands in the model
+    /// as a block of one line, aligned to the line.
+    pub known: Vec<Option<SizeAlign>>,
+    /// The cache line size the model is laid out for.
+    pub line: u64,
+}
+
+/// Build the model of `input`.
+///
+/// A pinned field keeps the offset it has in the struct as declared, laid
+/// out as `#[repr(C)]`; that offset needs the sizes of every field before it.
+/// `#[cachelayout::optimize]` reports a pinned field whose offset cannot be
+/// known; the derive (which only suggests) drops the pin instead.
+pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
+    let line = input.options.line;
+    let mut errors = Errors::default();
+    let known: Vec<Option<SizeAlign>> = input
+        .fields
+        .iter()
+        .map(|f| match f.hint {
+            Some(h) => Some(SizeAlign {
+                size: h.size,
+                align: h.align,
+            }),
+            None => size_model::size_of(&f.ty),
+        })
+        .collect();
+    let declared = declared_offsets(&known);
+    let mut fields = Vec::with_capacity(input.fields.len());
+    for (i, f) in input.fields.iter().enumerate() {
+        let sa = known[i].unwrap_or(SizeAlign {
+            size: line,
+            align: line,
+        });
+        let mut field = Field::new(f.name.clone(), display(&f.ty), sa.size, sa.align).with_access(
+            f.access
+                .clone()
+                .unwrap_or_else(|| default_access(&f.ty, &f.name)),
+        );
+        field.original_offset = declared[i];
+        if f.pinned {
+            match declared[i] {
+                Some(_) => field.pinned = true,
+                None if mode == Mode::Optimize => {
+                    let blocker = (0..=i).find(|&j| known[j].is_none()).unwrap_or(i);
+                    errors.at(
+                        f.span,
+                        format!(
+                            "pinned field `{}` keeps its offset as declared, but the macro does not know \
+                             the size of `{}`; add `#[layout(size = N, align = M)]` to `{}`",
+                            f.name, input.fields[blocker].name, input.fields[blocker].name
+                        ),
+                    );
+                }
+                None => {}
+            }
+        }
+        fields.push(field);
+    }
+    errors.finish()?;
+    let mut strukt = Struct::new(input.ident.to_string(), fields);
+    strukt.min_align = input.repr.align.unwrap_or(1);
+    Ok(Model {
+        strukt,
+        known,
+        line,
+    })
+}
+
+/// Offsets under `#[repr(C)]` in declaration order, while every size so far
+/// is known.
+fn declared_offsets(known: &[Option<SizeAlign>]) -> Vec<Option<u64>> {
+    let mut end = Some(0u64);
+    known
+        .iter()
+        .map(|sa| {
+            let (Some(at), Some(sa)) = (end, sa) else {
+                end = None;
+                return None;
+            };
+            let offset = at.next_multiple_of(sa.align.max(1));
+            end = Some(offset + sa.size);
+            Some(offset)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::parse;
+    use layout_core::Access;
+
+    fn model(src: &str, mode: Mode) -> syn::Result<Model> {
+        let input = parse(syn::parse_str(src).unwrap(), mode, Default::default()).unwrap();
+        build(&input, mode)
+    }
+
+    #[test]
+    fn sizes_classes_and_blocks() {
+        let m = model(
+            "struct S { a: u8, hits: AtomicU64, lock: Mutex<u64>, #[layout(size = 24, align = 8)] c: Foo }",
+            Mode::Optimize,
+        )
+        .unwrap();
+        let f = &m.strukt.fields;
+        assert_eq!(
+            (f[0].size, f[0].align, f[0].access.clone()),
+            (1, 1, Access::ReadMostly)
+        );
+        assert_eq!(f[1].access, Access::Lockless { group: None });
+        assert_eq!((f[2].size, f[2].align), (64, 64));
+        assert_eq!(
+            f[2].access,
+            Access::LockedWrite {
+                lock: "lock".into()
+            }
+        );
+        assert_eq!((f[3].size, f[3].align), (24, 8));
+        assert_eq!(m.known[2], None);
+        assert_eq!(f[1].original_offset, Some(8));
+        assert_eq!(f[3].original_offset, None);
+    }
+
+    #[test]
+    fn pinned_after_unknown_size() {
+        let err = model(
+            "struct S { lock: Mutex<u8>, #[layout(pinned)] a: u8 }",
+            Mode::Optimize,
+        )
+        .err()
+        .unwrap();
+        assert!(
+            err.to_string().contains("does not know the size of `lock`"),
+            "{err}"
+        );
+        let m = model(
+            "struct S { lock: Mutex<u8>, #[layout(pinned)] a: u8 }",
+            Mode::Derive,
+        )
+        .unwrap();
+        assert!(!m.strukt.fields[1].pinned);
+    }
+}

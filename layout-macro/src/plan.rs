@@ -1,0 +1,262 @@
+//! From the model to a plan: run the solver within the macro's time budget,
+//! and turn its layout into the sequence of fields, aligned markers and
+//! padding that `#[repr(C)]` lays out at exactly the solver's offsets.
+
+use crate::attr::Options;
+use crate::model::Model;
+use layout_core::{solve, Layout, Placement, Solution, SolveOptions};
+use std::time::Duration;
+
+/// Solver budget when the struct sets no `time_limit_ms`. Past it the solver
+/// returns its best verified heuristic layout, and the report says so.
+pub const DEFAULT_TIME_LIMIT_MS: u64 = 20;
+
+/// Largest alignment of a marker type (`Align256`).
+const MAX_MARKER: u64 = 256;
+
+/// One item of the rewritten struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    /// The field with this declaration index.
+    Field(usize),
+    /// `[AlignN; 0]`: the next item starts at a multiple of N.
+    Marker(u64),
+    /// `[u8; N]`.
+    Pad(u64),
+}
+
+/// The solver's answer for the model.
+pub fn solve_model(model: &Model, options: &Options) -> Result<Solution, String> {
+    let opts = SolveOptions {
+        line: model.line,
+        placement: Placement::Aligned,
+        time_limit: Duration::from_millis(options.time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS)),
+        preset: options.preset,
+        ..SolveOptions::default()
+    };
+    solve(&model.strukt, &opts).map_err(|e| e.to_string())
+}
+
+/// How the layout was chosen, for the report.
+pub fn note(solution: &Solution, options: &Options) -> String {
+    let budget = options.time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS);
+    let size = solution.layout.size;
+    if solution.optimal {
+        format!(
+            "layout by #[cachelayout::optimize]: smallest size that keeps the rule ({} B; solver: {}, {} ms)",
+            size, solution.method, solution.solve_ms
+        )
+    } else {
+        format!(
+            "layout by #[cachelayout::optimize]: best verified heuristic layout ({} B, no layout under {} B \
+             exists): the solver's {} ms budget ran out; raise it with #[layout(time_limit_ms = N)]",
+            size, solution.lower_bound, budget
+        )
+    }
+}
+
+/// The items that make `repr(C)` put every field at the layout's offset,
+/// under the model's sizes: a marker (or padding, when no marker lands there)
+/// wherever the layout leaves more room than the field's own alignment does,
+/// line markers around every field of unknown size, and a trailing marker or
+/// padding for the layout's alignment and size.
+pub fn items(model: &Model, layout: &Layout) -> Vec<Item> {
+    let line = model.line;
+    let mut out = Vec::with_capacity(layout.slots.len() + 4);
+    let mut end = 0u64;
+    let mut align = 1u64;
+    for slot in &layout.slots {
+        let field = &model.strukt.fields[slot.field];
+        let target = slot.offset;
+        if model.known[slot.field].is_none() {
+            // A block of whole lines of its own, whatever its real size.
+            if end.next_multiple_of(line) != target {
+                out.push(Item::Pad(target - end));
+            }
+            out.push(Item::Marker(line));
+            out.push(Item::Field(slot.field));
+            out.push(Item::Marker(line));
+            align = align.max(line);
+            end = target + field.size;
+            continue;
+        }
+        reach(&mut out, end, target, field.align, layout.align, &mut align);
+        out.push(Item::Field(slot.field));
+        align = align.max(field.align);
+        end = target + field.size;
+    }
+    if layout.align > align {
+        if end.next_multiple_of(layout.align) != layout.size {
+            out.push(Item::Pad(layout.size - end));
+        }
+        out.push(Item::Marker(layout.align));
+    } else if end.next_multiple_of(align) != layout.size {
+        out.push(Item::Pad(layout.size - end));
+    }
+    out
+}
+
+/// Items that move the next field, of alignment `field_align`, from `end` to
+/// `target`: nothing when its own alignment does it, else the smallest
+/// marker that lands exactly there (and does not raise the struct's
+/// alignment past the layout's), else padding.
+fn reach(
+    out: &mut Vec<Item>,
+    end: u64,
+    target: u64,
+    field_align: u64,
+    max_align: u64,
+    align: &mut u64,
+) {
+    if end.next_multiple_of(field_align.max(1)) == target {
+        return;
+    }
+    let mut m = field_align.max(1) * 2;
+    while m <= max_align.min(MAX_MARKER) {
+        if end.next_multiple_of(m) == target {
+            out.push(Item::Marker(m));
+            *align = (*align).max(m);
+            return;
+        }
+        m *= 2;
+    }
+    out.push(Item::Pad(target - end));
+}
+
+/// Offsets (by field index), size and alignment that `repr(C)` gives `items`
+/// under the model's sizes.
+pub fn repr_c(model: &Model, items: &[Item]) -> (Vec<u64>, u64, u64) {
+    let mut offsets = vec![0; model.strukt.fields.len()];
+    let (mut end, mut align) = (0u64, 1u64);
+    for item in items {
+        match *item {
+            Item::Field(i) => {
+                let f = &model.strukt.fields[i];
+                offsets[i] = end.next_multiple_of(f.align);
+                end = offsets[i] + f.size;
+                align = align.max(f.align);
+            }
+            Item::Marker(m) => {
+                end = end.next_multiple_of(m);
+                align = align.max(m);
+            }
+            Item::Pad(n) => end += n,
+        }
+    }
+    (offsets, end.next_multiple_of(align), align)
+}
+
+/// The suggested order as text: `` `config`, `name`, <64-byte boundary>,
+/// `hits` ``.
+pub fn describe(model: &Model, items: &[Item]) -> String {
+    items
+        .iter()
+        .map(|item| match *item {
+            Item::Field(i) => format!("`{}`", model.strukt.fields[i].name),
+            Item::Marker(m) => format!("<{m}-byte boundary>"),
+            Item::Pad(n) => format!("<{n} bytes padding>"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use layout_core::{Access, Field, Slot, Struct};
+
+    fn model(fields: Vec<(u64, u64, bool)>, line: u64) -> Model {
+        let known = fields
+            .iter()
+            .map(|&(size, align, known)| {
+                known.then_some(crate::size_model::SizeAlign { size, align })
+            })
+            .collect();
+        let strukt = Struct::new(
+            "S",
+            fields
+                .iter()
+                .enumerate()
+                .map(|(i, &(size, align, _))| {
+                    Field::new(format!("f{i}"), "T", size, align).with_access(Access::Cold)
+                })
+                .collect(),
+        );
+        Model {
+            strukt,
+            known,
+            line,
+        }
+    }
+
+    fn layout(slots: &[(usize, u64)], size: u64, align: u64) -> Layout {
+        Layout {
+            slots: slots
+                .iter()
+                .map(|&(field, offset)| Slot { field, offset })
+                .collect(),
+            size,
+            align,
+            line: 64,
+            placement: Placement::Aligned,
+        }
+    }
+
+    fn round_trip(m: &Model, l: &Layout) -> Vec<Item> {
+        let items = items(m, l);
+        let (offsets, size, align) = repr_c(m, &items);
+        for s in &l.slots {
+            assert_eq!(offsets[s.field], s.offset, "field {} in {items:?}", s.field);
+        }
+        assert_eq!((size, align), (l.size, l.align), "{items:?}");
+        items
+    }
+
+    #[test]
+    fn markers_where_alignment_is_inserted() {
+        // f0 (8 B) at 0, f1 (8 B) on the next line: a 64-byte marker.
+        let m = model(vec![(8, 8, true), (8, 8, true)], 64);
+        let items = round_trip(&m, &layout(&[(0, 0), (1, 64)], 128, 64));
+        assert_eq!(
+            items,
+            vec![Item::Field(0), Item::Marker(64), Item::Field(1)]
+        );
+    }
+
+    #[test]
+    fn smallest_marker_and_padding() {
+        // 1-byte field then a 4-byte field at 16: a 16-byte marker suffices.
+        let m = model(vec![(1, 1, true), (4, 4, true)], 64);
+        let items = round_trip(&m, &layout(&[(0, 0), (1, 16)], 32, 16));
+        assert_eq!(
+            items,
+            vec![Item::Field(0), Item::Marker(16), Item::Field(1)]
+        );
+        // No power of two lands on 12 from 1 without raising the alignment.
+        let items = round_trip(&m, &layout(&[(0, 0), (1, 12)], 16, 4));
+        assert_eq!(items, vec![Item::Field(0), Item::Pad(11), Item::Field(1)]);
+    }
+
+    #[test]
+    fn unknown_sizes_get_their_own_lines() {
+        let m = model(vec![(8, 8, true), (64, 64, false), (1, 1, true)], 64);
+        let items = round_trip(&m, &layout(&[(0, 0), (1, 64), (2, 128)], 192, 64));
+        assert_eq!(
+            items,
+            vec![
+                Item::Field(0),
+                Item::Marker(64),
+                Item::Field(1),
+                Item::Marker(64),
+                Item::Field(2)
+            ]
+        );
+    }
+
+    #[test]
+    fn trailing_alignment() {
+        let m = model(vec![(8, 8, true)], 64);
+        let items = round_trip(&m, &layout(&[(0, 0)], 64, 64));
+        assert_eq!(items, vec![Item::Field(0), Item::Marker(64)]);
+    }
+}

@@ -1,0 +1,160 @@
+//! A small view of a `syn::Type`: what kind of type it is, its last path
+//! segment's name and generic arguments. The size model and the default
+//! access classes both read types through this view.
+
+use syn::{Expr, GenericArgument, Lit, PathArguments, Type};
+
+/// The shape of a type as written.
+pub enum Shape<'a> {
+    /// A path type, by the name of its last segment (`std::sync::Mutex<T>` is
+    /// `Mutex` with the type argument `T`).
+    Named { name: String, args: Vec<&'a Type> },
+    /// `[T; N]`; `len` is `None` when `N` is not an integer literal.
+    Array { elem: &'a Type, len: Option<u64> },
+    /// `&T` or `&mut T`.
+    Reference { elem: &'a Type },
+    /// `*const T` or `*mut T`.
+    Pointer { elem: &'a Type },
+    /// `[T]`: unsized.
+    Slice,
+    /// `dyn Trait` (or a bare trait object): unsized.
+    TraitObject,
+    /// `(A, B, ..)`; `()` has no elements.
+    Tuple(Vec<&'a Type>),
+    /// `fn(..) -> ..`.
+    FnPointer,
+    /// Anything else (macros, `impl Trait`, `_`, `!`).
+    Other,
+}
+
+/// The shape of `ty`, looking through parentheses and invisible groups.
+pub fn shape(ty: &Type) -> Shape<'_> {
+    match ty {
+        Type::Group(g) => shape(&g.elem),
+        Type::Paren(p) => shape(&p.elem),
+        Type::Path(p) if p.qself.is_none() => match p.path.segments.last() {
+            Some(seg) => Shape::Named {
+                name: seg.ident.to_string(),
+                args: type_args(&seg.arguments),
+            },
+            None => Shape::Other,
+        },
+        Type::Array(a) => Shape::Array {
+            elem: &a.elem,
+            len: literal_len(&a.len),
+        },
+        Type::Reference(r) => Shape::Reference { elem: &r.elem },
+        Type::Ptr(p) => Shape::Pointer { elem: &p.elem },
+        Type::Slice(_) => Shape::Slice,
+        Type::TraitObject(_) => Shape::TraitObject,
+        Type::Tuple(t) => Shape::Tuple(t.elems.iter().collect()),
+        Type::BareFn(_) => Shape::FnPointer,
+        _ => Shape::Other,
+    }
+}
+
+/// The first type argument of a named type (`T` of `Option<T>`).
+pub fn first_arg<'a>(args: &[&'a Type]) -> Option<&'a Type> {
+    args.first().copied()
+}
+
+/// True for types that are known to be unsized (`str`, `[T]`, `dyn Trait`,
+/// and the std path/string slices): pointers to them are fat.
+pub fn is_unsized(ty: &Type) -> bool {
+    match shape(ty) {
+        Shape::Slice | Shape::TraitObject => true,
+        Shape::Named { name, args } => {
+            args.is_empty() && matches!(name.as_str(), "str" | "OsStr" | "Path" | "CStr")
+        }
+        _ => false,
+    }
+}
+
+/// The type as a short string for reports: `Option<&'a str>`, `[u64; 4]`.
+pub fn display(ty: &Type) -> String {
+    // Tokens print separated by spaces (`Option < & 'a str >`): drop the
+    // spaces after openers and before closers and separators.
+    let raw = quote::quote!(#ty).to_string();
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' ' {
+            let glue_after = matches!(out.chars().last(), Some('<' | '&' | '(' | '[' | ':' | '*'));
+            let glue_before = matches!(
+                chars.peek(),
+                Some('<' | '>' | ',' | ')' | ']' | ':' | ';' | '(')
+            );
+            if glue_after || glue_before {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn type_args(args: &PathArguments) -> Vec<&Type> {
+    match args {
+        PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn literal_len(len: &Expr) -> Option<u64> {
+    match len {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) => i.base10_parse().ok(),
+            _ => None,
+        },
+        Expr::Group(g) => literal_len(&g.expr),
+        Expr::Paren(p) => literal_len(&p.expr),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(s: &str) -> Type {
+        syn::parse_str(s).unwrap()
+    }
+
+    #[test]
+    fn display_is_compact() {
+        assert_eq!(display(&ty("Option < & 'a str >")), "Option<&'a str>");
+        assert_eq!(display(&ty("[u64; 4]")), "[u64; 4]");
+        assert_eq!(
+            display(&ty("std::sync::Mutex<Vec<u8>>")),
+            "std::sync::Mutex<Vec<u8>>"
+        );
+        assert_eq!(display(&ty("*mut u8")), "*mut u8");
+        assert_eq!(display(&ty("&mut [u8]")), "&mut [u8]");
+        assert_eq!(display(&ty("(u8, u16)")), "(u8, u16)");
+    }
+
+    #[test]
+    fn shapes() {
+        assert!(matches!(
+            shape(&ty("[u8; 3]")),
+            Shape::Array { len: Some(3), .. }
+        ));
+        assert!(matches!(
+            shape(&ty("[u8; N]")),
+            Shape::Array { len: None, .. }
+        ));
+        assert!(
+            matches!(shape(&ty("::core::sync::atomic::AtomicU64")), Shape::Named { ref name, .. } if name == "AtomicU64")
+        );
+        assert!(is_unsized(&ty("str")));
+        assert!(is_unsized(&ty("dyn Fn()")));
+        assert!(!is_unsized(&ty("u8")));
+    }
+}

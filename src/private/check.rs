@@ -1,0 +1,217 @@
+//! The compile-time checks. Each returns `None` when all is well, or the
+//! error message; the generated `const` item panics with it, so rustc shows
+//! the message at the field it is about.
+//!
+//! These run inside rustc's const evaluator on the real offsets and sizes:
+//! they are the reason the guarantee does not depend on the macro's size
+//! model. They share no code with the solver.
+
+use super::{Class, FieldFacts, Info, Message, Plan};
+
+/// The phases an instance can start at step by the struct's alignment (one
+/// phase, 0, when the alignment is a whole line or more).
+const fn phase_step(align: usize, line: usize) -> usize {
+    if align == 0 {
+        1
+    } else if align >= line {
+        line
+    } else {
+        align
+    }
+}
+
+/// The first phase (offset of the struct's start within a line, a multiple
+/// of `align`) at which `a` and `b` have bytes on one cache line, and that
+/// line, counted from the line the struct starts on. Zero-sized fields hold
+/// no bytes and share nothing.
+pub const fn first_shared_line(
+    a: &FieldFacts,
+    b: &FieldFacts,
+    align: usize,
+    line: usize,
+) -> Option<(usize, usize)> {
+    if a.size == 0 || b.size == 0 || line == 0 {
+        return None;
+    }
+    let step = phase_step(align, line);
+    let mut phase = 0;
+    while phase < line {
+        let (a0, a1) = (
+            (phase + a.offset) / line,
+            (phase + a.offset + a.size - 1) / line,
+        );
+        let (b0, b1) = (
+            (phase + b.offset) / line,
+            (phase + b.offset + b.size - 1) / line,
+        );
+        if a0 <= b1 && b0 <= a1 {
+            return Some((phase, if a0 > b0 { a0 } else { b0 }));
+        }
+        phase += step;
+    }
+    None
+}
+
+/// Checks lockless field `field` against `partners` (the read-mostly fields,
+/// and the lockless fields of other writer groups declared after it) at
+/// every phase `align` allows. The message names the first partner that
+/// shares a line with it, the line and the phase, lists the others, and ends
+/// with `advice` (the order the solver suggests).
+pub const fn hard_rule_message(
+    info: &Info,
+    align: usize,
+    field: usize,
+    partners: &[usize],
+    advice: &str,
+) -> Option<Message> {
+    let a = &info.fields[field];
+    let mut found: Option<(usize, usize, usize)> = None;
+    let mut also = Message::new();
+    let mut also_count = 0;
+    let mut k = 0;
+    while k < partners.len() {
+        let j = partners[k];
+        if let Some((phase, line)) = first_shared_line(a, &info.fields[j], align, info.line) {
+            if found.is_none() {
+                found = Some((j, phase, line));
+            } else {
+                if also_count > 0 {
+                    also = also.str(", ");
+                }
+                also = also.code(info.fields[j].name);
+                also_count += 1;
+            }
+        }
+        k += 1;
+    }
+    let Some((other, phase, line)) = found else {
+        return None;
+    };
+    let mut m = describe(Message::new().str("cachelayout: "), a);
+    m = describe(m.str(" and "), &info.fields[other]);
+    m = m
+        .str(" share cache line ")
+        .num(line)
+        .str(" of ")
+        .code(info.name)
+        .str(" when it starts ");
+    m = if phase == 0 {
+        m.str("at a ").num(info.line).str("-byte line boundary")
+    } else {
+        m.num(phase)
+            .str(" bytes into a ")
+            .num(info.line)
+            .str("-byte line")
+    };
+    if also_count > 0 {
+        m = m
+            .str("; ")
+            .code(a.name)
+            .str(" also shares a line with ")
+            .str(also.as_str());
+    }
+    if let Some(plan) = info.plan {
+        m = plan_mismatch(m, info, &plan);
+    }
+    Some(m.str("; ").str(advice))
+}
+
+/// Checks `#[layout(size = .., align = ..)]` on `field` against its real
+/// size and alignment.
+pub const fn hint_message(info: &Info, field: usize, size: usize, align: usize) -> Option<Message> {
+    let f = &info.fields[field];
+    if f.size == size && f.align == align {
+        return None;
+    }
+    let m = Message::new()
+        .str("cachelayout: wrong size hint on ")
+        .code(f.name)
+        .str(": ")
+        .code(f.ty)
+        .str(" has size ")
+        .num(f.size)
+        .str(" and alignment ")
+        .num(f.align)
+        .str(", the hint says size = ")
+        .num(size)
+        .str(", align = ")
+        .num(align)
+        .str("; write #[layout(size = ")
+        .num(f.size)
+        .str(", align = ")
+        .num(f.align)
+        .str(")]");
+    Some(m)
+}
+
+/// Checks that pinned `field` sits at `declared`, its offset in the struct
+/// as declared (laid out as `repr(C)`).
+pub const fn pinned_message(info: &Info, field: usize, declared: usize) -> Option<Message> {
+    let f = &info.fields[field];
+    if f.offset == declared {
+        return None;
+    }
+    let mut m = Message::new()
+        .str("cachelayout: pinned field ")
+        .code(f.name)
+        .str(" must stay at offset ")
+        .num(declared)
+        .str(", where the struct as declared (repr(C)) has it, but the layout puts it at offset ")
+        .num(f.offset);
+    if let Some(plan) = info.plan {
+        m = plan_mismatch(m, info, &plan);
+    }
+    Some(m)
+}
+
+/// `read-mostly `config` (bytes 16..48)`, `lockless `tail` (writer group
+/// `producer`, bytes 8..16)`.
+const fn describe(m: Message, f: &FieldFacts) -> Message {
+    let m = match f.class {
+        Class::ReadMostly => m.str("read-mostly "),
+        Class::LockedWrite(_) => m.str("locked "),
+        Class::Lockless(_) => m.str("lockless "),
+        Class::Cold => m.str("cold "),
+    };
+    let mut m = m.code(f.name).str(" (");
+    if let Class::Lockless(Some(group)) = f.class {
+        m = m.str("writer group ").code(group).str(", ");
+    }
+    m.str("bytes ")
+        .num(f.offset)
+        .str("..")
+        .num(f.offset + f.size)
+        .str(")")
+}
+
+/// Why a planned layout can break at compile time: a field whose real size
+/// or alignment differs from what the plan assumed.
+const fn plan_mismatch(m: Message, info: &Info, plan: &Plan) -> Message {
+    let mut i = 0;
+    while i < info.fields.len() && i < plan.fields.len() {
+        let real = &info.fields[i];
+        let planned = &plan.fields[i];
+        if let Some(size) = planned.size {
+            if size != real.size || planned.align != real.align {
+                return m
+                    .str("; #[cachelayout::optimize] planned this layout assuming ")
+                    .code(real.name)
+                    .str(" has size ")
+                    .num(size)
+                    .str(" and alignment ")
+                    .num(planned.align)
+                    .str(", but rustc gives it size ")
+                    .num(real.size)
+                    .str(" and alignment ")
+                    .num(real.align)
+                    .str(": add #[layout(size = ")
+                    .num(real.size)
+                    .str(", align = ")
+                    .num(real.align)
+                    .str(")] to it");
+            }
+        }
+        i += 1;
+    }
+    m.str("; the planned sizes all match rustc's, so this is a cachelayout bug: please report it")
+}

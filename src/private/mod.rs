@@ -1,0 +1,138 @@
+//! Support for the code the macros generate. Not a public API: names and
+//! shapes change without notice.
+//!
+//! - [`Info`]: what the generated `CacheLayout` impl knows about the struct —
+//!   every field's real offset, size and alignment (`offset_of!`, `size_of`,
+//!   `align_of`), its access class, and the layout the solver planned.
+//! - [`check`]: `const fn`s the generated compile-time assertions call; they
+//!   return the error message when the rule is broken.
+//! - [`report`]: the runtime report behind `CacheLayout::layout_report`.
+//! - `Align2` .. `Align256`: zero-sized types of that alignment; a
+//!   `[Align64; 0]` field starts the next field on a 64-byte boundary;
+//!   [`Padding`] where no marker lands on the planned offset.
+
+mod check;
+mod message;
+mod report;
+
+pub use check::{first_shared_line, hard_rule_message, hint_message, pinned_message};
+pub use message::Message;
+pub use report::{model, report};
+
+/// The access class of a field, in a form `const` items can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    ReadMostly,
+    /// Under the named lock.
+    LockedWrite(&'static str),
+    /// With its writer group, if any.
+    Lockless(Option<&'static str>),
+    Cold,
+}
+
+/// One field as rustc laid it out.
+#[derive(Clone, Copy, Debug)]
+pub struct FieldFacts {
+    pub name: &'static str,
+    /// The type as written.
+    pub ty: &'static str,
+    pub offset: usize,
+    pub size: usize,
+    pub align: usize,
+    pub class: Class,
+    pub pinned: bool,
+}
+
+/// A field as the solver planned it.
+#[derive(Clone, Copy, Debug)]
+pub struct PlannedField {
+    pub offset: usize,
+    /// The size the plan assumed; `None` for a field of unknown size, planned
+    /// as a block of whole lines of its own.
+    pub size: Option<usize>,
+    pub align: usize,
+}
+
+/// The layout `#[cachelayout::optimize]` planned with its size model.
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// In declaration order.
+    pub fields: &'static [PlannedField],
+    pub size: usize,
+    pub align: usize,
+    /// How the layout was chosen (solver method, time, optimality).
+    pub note: &'static str,
+}
+
+/// Everything the generated impl records about a struct.
+#[derive(Clone, Copy, Debug)]
+pub struct Info {
+    pub name: &'static str,
+    pub line: usize,
+    /// In declaration order.
+    pub fields: &'static [FieldFacts],
+    /// False under `#[layout(report_only)]`: nothing is asserted.
+    pub checked: bool,
+    pub plan: Option<Plan>,
+}
+
+macro_rules! align_markers {
+    ($($name:ident = $n:literal),* $(,)?) => {$(
+        #[doc = concat!("A zero-sized type aligned to ", stringify!($n), " bytes.")]
+        #[repr(align($n))]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name;
+    )*};
+}
+
+/// `N` bytes of padding that every derive accepts (`Default` included, which
+/// `[u8; N]` lacks past 32): all paddings compare equal and hash to nothing.
+#[derive(Clone, Copy)]
+pub struct Padding<const N: usize>([u8; N]);
+
+impl<const N: usize> Default for Padding<N> {
+    fn default() -> Self {
+        Padding([0; N])
+    }
+}
+
+impl<const N: usize> ::core::fmt::Debug for Padding<N> {
+    fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+        write!(f, "Padding<{N}>")
+    }
+}
+
+impl<const N: usize> PartialEq for Padding<N> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<const N: usize> Eq for Padding<N> {}
+
+impl<const N: usize> PartialOrd for Padding<N> {
+    fn partial_cmp(&self, other: &Self) -> Option<::core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<const N: usize> Ord for Padding<N> {
+    fn cmp(&self, _: &Self) -> ::core::cmp::Ordering {
+        ::core::cmp::Ordering::Equal
+    }
+}
+
+impl<const N: usize> ::core::hash::Hash for Padding<N> {
+    fn hash<H: ::core::hash::Hasher>(&self, _: &mut H) {}
+}
+
+align_markers!(
+    Align2 = 2,
+    Align4 = 4,
+    Align8 = 8,
+    Align16 = 16,
+    Align32 = 32,
+    Align64 = 64,
+    Align128 = 128,
+    Align256 = 256,
+);
