@@ -1,1 +1,582 @@
-//! (being written)
+//! The access file: which fields of a struct are read-mostly, written under
+//! which lock, written locklessly, or cold; plus the type sizes and
+//! constants a C header does not define.
+//!
+//! ```toml
+//! [types]                                  # sizes of types the header does not define
+//! "struct foo" = { size = 16, align = 8 }
+//! [defines]                                # constants the header does not define
+//! MAX_NR_ZONES = 5
+//! [struct.lru_gen_folio]
+//! offset = 304                             # optional default for --offset
+//! read_mostly = ["max_seq", "enabled"]
+//! lockless_atomic = ["evicted", "refaulted"]   # or writer groups:
+//! #   [struct.NAME.lockless_atomic]  tx = [...]  rx = [...]
+//! locked_write.lru_lock = ["folios", "nr_pages"]
+//! cold = ["failcnt"]                       # unlisted fields are cold
+//! pinned = []
+//! ```
+//!
+//! Every error names the access file and the line of the offending key or
+//! name.
+
+use crate::error::{line_col, Diagnostic};
+use crate::model::{Access, Struct};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml_edit::{ImDocument, Item, TableLike, Value};
+
+/// Integer constants for the C front-end: name → value. Built from the
+/// access file's `[defines]`; the CLI adds `-D` flags on top.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Defines(BTreeMap<String, i64>);
+
+impl Defines {
+    /// Adds or replaces a constant.
+    pub fn insert(&mut self, name: impl Into<String>, value: i64) {
+        self.0.insert(name.into(), value);
+    }
+
+    pub fn get(&self, name: &str) -> Option<i64> {
+        self.0.get(name).copied()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<S: Into<String>> FromIterator<(S, i64)> for Defines {
+    fn from_iter<I: IntoIterator<Item = (S, i64)>>(iter: I) -> Self {
+        Defines(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
+    }
+}
+
+/// Sizes of types a C header uses without defining: `"struct foo"` or
+/// `"foo_t"` → (size, align). Names are kept with single spaces.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeTable(BTreeMap<String, (u64, u64)>);
+
+fn normalize_type_name(name: &str) -> String {
+    name.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl TypeTable {
+    pub fn insert(&mut self, name: &str, size: u64, align: u64) {
+        self.0.insert(normalize_type_name(name), (size, align));
+    }
+
+    /// (size, align) of `name` (`struct foo`, `foo_t`).
+    pub fn get(&self, name: &str) -> Option<(u64, u64)> {
+        self.0.get(&normalize_type_name(name)).copied()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, (u64, u64))> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Where a name was written in the access file (1-based).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// One field named under a class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClassEntry {
+    pub field: String,
+    pub access: Access,
+    /// The key it was listed under: `read_mostly`, `locked_write.lru_lock`,
+    /// `lockless_atomic.tx`, `cold`.
+    pub key: String,
+    pub at: Location,
+}
+
+/// The `[struct.NAME]` table.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StructAccess {
+    pub name: String,
+    pub offset: Option<u64>,
+    /// In file order.
+    pub classes: Vec<ClassEntry>,
+    /// Fields that keep their offset.
+    pub pinned: Vec<(String, Location)>,
+    /// The table header's location.
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AccessFile {
+    pub path: PathBuf,
+    pub types: TypeTable,
+    pub defines: Defines,
+    /// By struct name.
+    pub structs: BTreeMap<String, StructAccess>,
+}
+
+const TOP_KEYS: &[&str] = &["types", "defines", "struct"];
+const STRUCT_KEYS: &[&str] = &[
+    "offset",
+    "read_mostly",
+    "lockless_atomic",
+    "locked_write",
+    "cold",
+    "pinned",
+];
+
+/// Reads and parses the access file at `path`.
+pub fn load(path: &Path) -> Result<AccessFile, Diagnostic> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Diagnostic::new(format!("cannot read access file: {e}"))
+            .in_file(path)
+            .help("check the path given to --access")
+    })?;
+    parse(path, &text)
+}
+
+/// Parses the text of an access file; `path` is used in errors.
+pub fn parse(path: &Path, text: &str) -> Result<AccessFile, Diagnostic> {
+    let p = FileParser { path, text };
+    let doc = ImDocument::parse(text).map_err(|e| {
+        let (line, col) = e.span().map_or((0, 0), |s| line_col(text, s.start));
+        let message = e
+            .message()
+            .lines()
+            .next()
+            .unwrap_or("invalid TOML")
+            .trim()
+            .to_string();
+        Diagnostic::new(format!("invalid TOML: {message}"))
+            .in_file(path)
+            .at(line, col)
+            .help("see the access file format in the README")
+    })?;
+    let root = doc.as_table();
+    let mut file = AccessFile {
+        path: path.to_path_buf(),
+        ..AccessFile::default()
+    };
+    for (key, item) in root.iter() {
+        match key {
+            "types" => file.types = p.types(root, item)?,
+            "defines" => file.defines = p.defines(root, item)?,
+            "struct" => {
+                let t = p.table(root, key, item)?;
+                for (name, st) in t.iter() {
+                    let s = p.struct_access(t, name, st)?;
+                    file.structs.insert(name.to_string(), s);
+                }
+            }
+            _ => return Err(p.unknown_key(root, key, "at the top level", TOP_KEYS)),
+        }
+    }
+    Ok(file)
+}
+
+struct FileParser<'a> {
+    path: &'a Path,
+    text: &'a str,
+}
+
+impl FileParser<'_> {
+    fn loc(&self, span: Option<Range<usize>>) -> Location {
+        let (line, column) = span.map_or((0, 0), |s| line_col(self.text, s.start));
+        Location { line, column }
+    }
+
+    fn error_at(&self, at: &Location, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(message)
+            .in_file(self.path)
+            .at(at.line, at.column)
+    }
+
+    fn key_loc(&self, parent: &dyn TableLike, key: &str) -> Location {
+        self.loc(parent.key(key).and_then(|k| k.span()))
+    }
+
+    fn unknown_key(
+        &self,
+        parent: &dyn TableLike,
+        key: &str,
+        place: &str,
+        valid: &[&str],
+    ) -> Diagnostic {
+        let close = close_names(key, valid.iter().copied());
+        let mut help = format!("valid keys {place}: {}", valid.join(", "));
+        if let Some(c) = close.first() {
+            help = format!("did you mean `{c}`? {help}");
+        }
+        self.error_at(
+            &self.key_loc(parent, key),
+            format!("unknown key `{key}` {place}"),
+        )
+        .help(help)
+    }
+
+    fn table<'i>(
+        &self,
+        parent: &dyn TableLike,
+        key: &str,
+        item: &'i Item,
+    ) -> Result<&'i dyn TableLike, Diagnostic> {
+        item.as_table_like().ok_or_else(|| {
+            self.error_at(
+                &self.key_loc(parent, key),
+                format!("`{key}` must be a table"),
+            )
+            .help(format!("write [{key}] followed by its entries"))
+        })
+    }
+
+    fn uint(
+        &self,
+        parent: &dyn TableLike,
+        key: &str,
+        item: &Item,
+        what: &str,
+    ) -> Result<u64, Diagnostic> {
+        item.as_integer()
+            .and_then(|v| u64::try_from(v).ok())
+            .ok_or_else(|| {
+                let at = match item.span() {
+                    Some(s) => self.loc(Some(s)),
+                    None => self.key_loc(parent, key),
+                };
+                self.error_at(
+                    &at,
+                    format!("`{key}` must be a non-negative integer ({what})"),
+                )
+            })
+    }
+
+    fn types(&self, root: &dyn TableLike, item: &Item) -> Result<TypeTable, Diagnostic> {
+        let t = self.table(root, "types", item)?;
+        let mut out = TypeTable::default();
+        for (name, v) in t.iter() {
+            let at = self.key_loc(t, name);
+            let help = format!("write \"{name}\" = {{ size = N, align = M }}");
+            let entry = v.as_table_like().ok_or_else(|| {
+                self.error_at(&at, format!("[types] \"{name}\" must be a table"))
+                    .help(help.clone())
+            })?;
+            for (k, _) in entry.iter() {
+                if k != "size" && k != "align" {
+                    return Err(self.unknown_key(
+                        entry,
+                        k,
+                        &format!("in [types] \"{name}\""),
+                        &["size", "align"],
+                    ));
+                }
+            }
+            let get = |k: &str| -> Result<u64, Diagnostic> {
+                match entry.get(k) {
+                    Some(i) => self.uint(entry, k, i, "bytes"),
+                    None => Err(self
+                        .error_at(&at, format!("[types] \"{name}\" lacks `{k}`"))
+                        .help(help.clone())),
+                }
+            };
+            let (size, align) = (get("size")?, get("align")?);
+            if !align.is_power_of_two() {
+                let at = self.loc(entry.get("align").and_then(Item::span));
+                return Err(self.error_at(
+                    &at,
+                    format!("[types] \"{name}\": align {align} is not a power of two"),
+                ));
+            }
+            if size % align != 0 {
+                return Err(self
+                    .error_at(
+                        &at,
+                        format!(
+                            "[types] \"{name}\": size {size} is not a multiple of align {align}"
+                        ),
+                    )
+                    .help("C sizes are multiples of their alignment"));
+            }
+            out.insert(name, size, align);
+        }
+        Ok(out)
+    }
+
+    fn defines(&self, root: &dyn TableLike, item: &Item) -> Result<Defines, Diagnostic> {
+        let t = self.table(root, "defines", item)?;
+        let mut out = Defines::default();
+        for (name, v) in t.iter() {
+            let value = match v.as_value() {
+                Some(Value::Integer(i)) => *i.value(),
+                Some(Value::Boolean(b)) => i64::from(*b.value()),
+                _ => {
+                    return Err(self
+                        .error_at(
+                            &self.key_loc(t, name),
+                            format!("[defines] {name} must be an integer"),
+                        )
+                        .help(format!(
+                            "write {name} = 5, or {name} = true for a CONFIG_ option"
+                        )))
+                }
+            };
+            out.insert(name, value);
+        }
+        Ok(out)
+    }
+
+    /// A list of field names with the location of each.
+    fn names(
+        &self,
+        parent: &dyn TableLike,
+        key: &str,
+        item: &Item,
+    ) -> Result<Vec<(String, Location)>, Diagnostic> {
+        let bad = || {
+            self.error_at(
+                &self.key_loc(parent, key),
+                format!("`{key}` must be a list of field names"),
+            )
+            .help(format!("write {key} = [\"field\", ...]"))
+        };
+        let arr = item.as_array().ok_or_else(bad)?;
+        arr.iter()
+            .map(|v| match v {
+                Value::String(s) => Ok((s.value().clone(), self.loc(v.span()))),
+                _ => Err(self
+                    .error_at(
+                        &self.loc(v.span()),
+                        format!("`{key}` lists something that is not a field name"),
+                    )
+                    .help("field names are quoted strings")),
+            })
+            .collect()
+    }
+
+    fn struct_access(
+        &self,
+        parent: &dyn TableLike,
+        name: &str,
+        item: &Item,
+    ) -> Result<StructAccess, Diagnostic> {
+        let t = self.table(parent, name, item)?;
+        let mut s = StructAccess {
+            name: name.to_string(),
+            offset: None,
+            classes: Vec::new(),
+            pinned: Vec::new(),
+            at: self.key_loc(parent, name),
+        };
+        let place = format!("in [struct.{name}]");
+        for (key, v) in t.iter() {
+            let mut add = |names: Vec<(String, Location)>, access: Access, key: String| {
+                s.classes
+                    .extend(names.into_iter().map(|(field, at)| ClassEntry {
+                        field,
+                        access: access.clone(),
+                        key: key.clone(),
+                        at,
+                    }));
+            };
+            match key {
+                "offset" => {
+                    s.offset = Some(self.uint(t, key, v, "the struct's offset in its container")?)
+                }
+                "read_mostly" => add(self.names(t, key, v)?, Access::ReadMostly, key.into()),
+                "cold" => add(self.names(t, key, v)?, Access::Cold, key.into()),
+                "pinned" => s.pinned = self.names(t, key, v)?,
+                "lockless_atomic" if v.is_array() => add(
+                    self.names(t, key, v)?,
+                    Access::Lockless { group: None },
+                    key.into(),
+                ),
+                "lockless_atomic" | "locked_write" => {
+                    let groups = v.as_table_like().ok_or_else(|| {
+                        let example = if key == "locked_write" {
+                            "locked_write.LOCK = [\"field\", ...]"
+                        } else {
+                            "lockless_atomic = [\"field\", ...] or lockless_atomic.GROUP = [...]"
+                        };
+                        self.error_at(
+                            &self.key_loc(t, key),
+                            format!("`{key}` has the wrong shape"),
+                        )
+                        .help(format!("write {example}"))
+                    })?;
+                    for (group, list) in groups.iter() {
+                        let names = self.names(groups, group, list)?;
+                        let access = if key == "locked_write" {
+                            Access::LockedWrite {
+                                lock: group.to_string(),
+                            }
+                        } else {
+                            Access::Lockless {
+                                group: Some(group.to_string()),
+                            }
+                        };
+                        add(names, access, format!("{key}.{group}"));
+                    }
+                }
+                _ => return Err(self.unknown_key(t, key, &place, STRUCT_KEYS)),
+            }
+        }
+        Ok(s)
+    }
+}
+
+impl AccessFile {
+    /// The `offset` given for `name`, the default for `--offset`.
+    pub fn struct_offset(&self, name: &str) -> Option<u64> {
+        self.structs.get(name).and_then(|s| s.offset)
+    }
+
+    fn error_at(&self, at: &Location, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(message)
+            .in_file(&self.path)
+            .at(at.line, at.column)
+    }
+
+    /// Sets the access classes and pins of the struct named `s.name` from
+    /// its `[struct.NAME]` table. Unlisted fields keep their class (`Cold`
+    /// from the C front-end). A file without a table for the struct changes
+    /// nothing, unless it has a table with a close name (a typo).
+    pub fn apply(&self, s: &mut Struct) -> Result<(), Diagnostic> {
+        let Some(sa) = self.structs.get(&s.name) else {
+            let close = close_names(&s.name, self.structs.keys().map(String::as_str));
+            if let Some(c) = close.first() {
+                let at = &self.structs[c].at;
+                return Err(self
+                    .error_at(
+                        at,
+                        format!("[struct.{c}] does not match struct `{}`", s.name),
+                    )
+                    .help(format!("rename the table to [struct.{}]", s.name)));
+            }
+            return Ok(());
+        };
+        let field_names: Vec<String> = s.fields.iter().map(|f| f.name.clone()).collect();
+        let lookup = |name: &str, at: &Location| -> Result<usize, Diagnostic> {
+            s.field_index(name).ok_or_else(|| {
+                let close = close_names(name, field_names.iter().map(String::as_str));
+                let help = match close.as_slice() {
+                    [] => format!("its fields are: {}", field_names.join(", ")),
+                    c => format!("did you mean `{}`?", c.join("`, `")),
+                };
+                self.error_at(at, format!("struct {} has no field `{name}`", s.name))
+                    .help(help)
+            })
+        };
+        let mut seen: BTreeMap<usize, &ClassEntry> = BTreeMap::new();
+        let mut updates = Vec::new();
+        for e in &sa.classes {
+            let i = lookup(&e.field, &e.at)?;
+            if let Some(first) = seen.get(&i) {
+                let message = if first.key == e.key {
+                    format!("field `{}` is listed twice in {}", e.field, e.key)
+                } else {
+                    format!(
+                        "field `{}` is in two classes: {} (line {}) and {}",
+                        e.field, first.key, first.at.line, e.key
+                    )
+                };
+                return Err(self
+                    .error_at(&e.at, message)
+                    .help("give each field one class"));
+            }
+            seen.insert(i, e);
+            updates.push((i, e.access.clone()));
+        }
+        let mut pins = Vec::new();
+        for (name, at) in &sa.pinned {
+            pins.push(lookup(name, at)?);
+        }
+        for (i, access) in updates {
+            s.fields[i].access = access;
+        }
+        for i in pins {
+            s.fields[i].pinned = true;
+        }
+        Ok(())
+    }
+}
+
+/// Up to three of `candidates` that look like `name` (typos, case,
+/// prefixes), closest first.
+pub(crate) fn close_names<'a>(
+    name: &str,
+    candidates: impl Iterator<Item = &'a str>,
+) -> Vec<String> {
+    let lower = name.to_lowercase();
+    let limit = (name.chars().count() / 3).max(1);
+    let mut scored: Vec<(usize, String)> = candidates
+        .filter(|c| *c != name)
+        .filter_map(|c| {
+            let cl = c.to_lowercase();
+            let d = edit_distance(&lower, &cl);
+            let contains =
+                lower.len() >= 3 && cl.len() >= 3 && (cl.contains(&lower) || lower.contains(&cl));
+            (d <= limit || contains).then(|| (d, c.to_string()))
+        })
+        .collect();
+    scored.sort();
+    scored.dedup();
+    scored.into_iter().take(3).map(|(_, c)| c).collect()
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn close_names_find_typos_and_prefixes() {
+        let c = ["counters", "lru_gen_folio", "lruvec", "hits"];
+        assert_eq!(close_names("counter", c.iter().copied()), vec!["counters"]);
+        assert_eq!(close_names("hitz", c.iter().copied()), vec!["hits"]);
+        assert_eq!(
+            close_names("lru_gen", c.iter().copied()),
+            vec!["lru_gen_folio"]
+        );
+        assert!(close_names("zzz", c.iter().copied()).is_empty());
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn tables_normalize_names() {
+        let mut t = TypeTable::default();
+        t.insert("struct   foo", 16, 8);
+        assert_eq!(t.get("struct foo"), Some((16, 8)));
+        let d: Defines = [("A", 1)].into_iter().collect();
+        assert_eq!(d.get("A"), Some(1));
+    }
+}

@@ -1,1 +1,248 @@
-//! (being written)
+//! The C header front-end: reads a header (x86_64, LP64, as gcc lays it
+//! out) and gives one struct as a [`Struct`] model with the byte ranges the
+//! diff emitter needs.
+//!
+//! ```text
+//! text ─► preprocess (conditionals, #defines, attributes blanked in place)
+//!      ─► parse (tree-sitter-c) ─► types (gcc layout) ─► CStruct
+//! ```
+//!
+//! What is read:
+//! - `#if/#ifdef/#ifndef/#elif/#else/#endif` anywhere, evaluated from the
+//!   header's `#define`s, [`Defines`] (`-D` flags, the access file's
+//!   `[defines]`) and gcc's x86_64 predefined macros; `defined(X)`,
+//!   `IS_ENABLED(CONFIG_X)`; skipped groups are not fields.
+//! - Integer constant expressions in array sizes, bit-field widths and
+//!   alignments: macros (object-like and simple function-like), enumerators,
+//!   `sizeof(type)`, casts to scalar types, C's operators.
+//! - Types: C scalars, pointers (function pointers too), arrays of any rank,
+//!   typedefs, structs, unions and enums defined in the header (nested and
+//!   anonymous too), the access file's `[types]`, then a built-in table of
+//!   kernel types ([`types`]). Types defined in the header win.
+//! - Attributes: `__attribute__((aligned(N), packed))`, the kernel's
+//!   `____cacheline_aligned_in_smp` (64), `__aligned(N)`, `__packed` and the
+//!   annotations that do not change a layout (`__rcu`, `__randomize_layout`,
+//!   ...); bit-fields with gcc's rules.
+//! - Struct-body markers: `CACHELINE_PADDING(name);` and
+//!   `__cacheline_group_{begin,end}[_aligned](name[, align]);` are zero-size
+//!   members that align what follows; they are not fields.
+//!
+//! The model's fields: one per declarator (`int a, b;` gives two fields
+//! whose [`MemberSource`]s share `lines` and `decl` and differ in `name`);
+//! one per anonymous struct or union member, named after the first named
+//! field inside it; one per run of adjacent bit-fields (they share storage
+//! units), named after its first named bit-field, whose member declarations
+//! all point at it.
+//!
+//! Syntax errors are reported by [`Header::find_struct`] when they lie in
+//! the struct or a type it uses (or when the struct cannot be found), so
+//! that an unparsable inline function elsewhere in a big header does not
+//! stop the work.
+
+mod attrs;
+mod consts;
+mod lex;
+mod parse;
+mod preprocess;
+mod ranges;
+mod structs;
+mod types;
+
+pub use crate::access::{Defines, TypeTable};
+
+use crate::error::Diagnostic;
+use crate::model::Struct;
+use crate::source::StructSource;
+use parse::{Ast, RecordKind, TypeRef};
+use preprocess::Preprocessed;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A parsed header. Cheap to query many times: each [`Header::find_struct`]
+/// lays out only what the struct needs.
+#[derive(Clone, Debug)]
+pub struct Header {
+    path: PathBuf,
+    text: String,
+    pre: Preprocessed,
+    ast: Ast,
+    types: TypeTable,
+    index: Index,
+}
+
+/// Names defined in the header (the first definition of each wins).
+#[derive(Clone, Debug, Default)]
+struct Index {
+    /// struct and union tags
+    records: HashMap<String, usize>,
+    typedefs: HashMap<String, usize>,
+    enums: HashMap<String, usize>,
+    /// enumerator name -> (enum index, position)
+    enumerators: HashMap<String, (usize, usize)>,
+}
+
+impl Index {
+    fn build(ast: &Ast) -> Self {
+        let mut ix = Index::default();
+        for (i, r) in ast.records.iter().enumerate() {
+            if let Some(t) = &r.tag {
+                ix.records.entry(t.clone()).or_insert(i);
+            }
+        }
+        for (i, t) in ast.typedefs.iter().enumerate() {
+            if let Some(n) = &t.declarator.name {
+                ix.typedefs.entry(n.clone()).or_insert(i);
+            }
+        }
+        for (i, e) in ast.enums.iter().enumerate() {
+            if let Some(t) = &e.tag {
+                ix.enums.entry(t.clone()).or_insert(i);
+            }
+            for (k, en) in e.enumerators.iter().enumerate() {
+                ix.enumerators.entry(en.name.clone()).or_insert((i, k));
+            }
+        }
+        ix
+    }
+}
+
+/// One struct as gcc lays it out, with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CStruct {
+    /// Fields in declaration order with gcc's offsets in `original_offset`;
+    /// every access class is `Cold` until an access file is applied;
+    /// `min_align` is the struct's own `aligned` attribute (1 if none).
+    pub model: Struct,
+    /// `sizeof` and `_Alignof` as gcc computes them.
+    pub size: u64,
+    pub align: u64,
+    pub source: StructSource,
+}
+
+/// Parses `text` (the contents of `path`). Fails on preprocessor errors
+/// (unterminated `#if`, a bad `#if` expression, an active `#error`).
+pub fn parse_header(
+    path: &Path,
+    text: &str,
+    defines: &Defines,
+    types: &TypeTable,
+) -> Result<Header, Diagnostic> {
+    let pre = preprocess::run(path, text, defines)?;
+    let ast = parse::parse(&pre.parse_text, &pre.attributes)
+        .map_err(|m| Diagnostic::new(m).in_file(path))?;
+    let index = Index::build(&ast);
+    Ok(Header {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        pre,
+        ast,
+        types: types.clone(),
+        index,
+    })
+}
+
+impl Header {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Structs [`Header::find_struct`] can lay out, in source order: struct
+    /// tags, and typedef names of structs.
+    pub fn struct_names(&self) -> Vec<String> {
+        let mut named: Vec<(usize, String)> = Vec::new();
+        for r in &self.ast.records {
+            if let (RecordKind::Struct, Some(t)) = (r.kind, &r.tag) {
+                named.push((r.specifier.start, t.clone()));
+            }
+        }
+        for td in &self.ast.typedefs {
+            if let Some(n) = &td.declarator.name {
+                if td.declarator.derived.is_empty() && self.typedef_record(n, 0).is_some() {
+                    named.push((td.declarator.range.start, n.clone()));
+                }
+            }
+        }
+        named.sort();
+        let mut seen = std::collections::HashSet::new();
+        named
+            .into_iter()
+            .filter(|(_, n)| seen.insert(n.clone()))
+            .map(|(_, n)| n)
+            .collect()
+    }
+
+    /// The struct (not union) a typedef name stands for.
+    fn typedef_record(&self, name: &str, depth: usize) -> Option<usize> {
+        let td = &self.ast.typedefs[*self.index.typedefs.get(name)?];
+        if depth > 16 || !td.declarator.derived.is_empty() {
+            return None;
+        }
+        let idx = match &td.ty {
+            TypeRef::Record { def: Some(i), .. } => *i,
+            TypeRef::Record { tag: Some(t), .. } => *self.index.records.get(t)?,
+            TypeRef::Name(n) => return self.typedef_record(n, depth + 1),
+            _ => return None,
+        };
+        (self.ast.records[idx].kind == RecordKind::Struct).then_some(idx)
+    }
+
+    /// Lays out one struct, named by its tag (`lru_gen_folio` or
+    /// `struct lru_gen_folio`) or by a typedef name.
+    pub fn find_struct(&self, name: &str) -> Result<CStruct, Diagnostic> {
+        let name = name.trim();
+        let name = name.strip_prefix("struct ").map_or(name, str::trim);
+        let resolver = types::Resolver::new(self);
+        let idx = match self.index.records.get(name) {
+            Some(&i) if self.ast.records[i].kind == RecordKind::Union => {
+                let at = self.ast.records[i].specifier.start;
+                return Err(resolver
+                    .error(
+                        at,
+                        format!("`{name}` is a union; only structs can be laid out"),
+                    )
+                    .help("pick the struct that embeds it"));
+            }
+            Some(&i) => i,
+            None => match self.typedef_record(name, 0) {
+                Some(i) => i,
+                None => return Err(self.unknown_struct(name, &resolver)),
+            },
+        };
+        structs::build(self, &resolver, name, idx)
+    }
+
+    fn unknown_struct(&self, name: &str, resolver: &types::Resolver) -> Diagnostic {
+        let names = self.struct_names();
+        let close = crate::access::close_names(name, names.iter().map(String::as_str));
+        let d = Diagnostic::new(format!("no struct `{name}` in the header")).in_file(&self.path);
+        if !close.is_empty() {
+            return d.help(format!("did you mean {}?", quote_list(&close)));
+        }
+        if let Some(e) = self.ast.errors.first() {
+            let mut s = resolver.syntax_diagnostic(e.at, &e.message);
+            s.help = Some(format!(
+                "struct `{name}` was not found, maybe because of this error; {}",
+                s.help.unwrap_or_default()
+            ));
+            return s;
+        }
+        if names.is_empty() {
+            d.help("the header defines no struct (inactive #if branches do not count)")
+        } else {
+            let shown: Vec<String> = names.iter().take(12).cloned().collect();
+            d.help(format!("structs in this header: {}", quote_list(&shown)))
+        }
+    }
+}
+
+fn quote_list(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,567 @@
+//! The part of the C preprocessor a layout needs, done without moving a
+//! byte: conditionals are evaluated, `#define`s collected, and directive
+//! lines, skipped groups and attributes are blanked with spaces (newlines
+//! kept) in a copy of the text that tree-sitter then parses. Byte offsets
+//! and line numbers in that copy are those of the original header.
+//!
+//! Not done: `#include` (types from other headers come from the built-in
+//! table or the access file's `[types]`), and expansion of macros that are
+//! not attributes or struct-body markers (see [`super::attrs`]).
+
+use super::attrs::{self, Attr, MarkerKind};
+use super::consts::{self, collect_args, Env, Macro, MacroTable, Mode, PTok};
+use super::lex::{tokenize, Tok, TokKind};
+use super::Defines;
+use crate::error::{line_col, Diagnostic};
+use std::ops::Range;
+use std::path::Path;
+
+/// An attribute that was blanked, and what it meant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AttrUse {
+    pub range: Range<usize>,
+    pub attrs: Vec<Attr>,
+}
+
+/// A blanked struct-body marker macro such as `CACHELINE_PADDING(_pad1_);`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Marker {
+    pub kind: MarkerKind,
+    /// From the macro name through the `;` (or `)` when no `;` follows).
+    pub range: Range<usize>,
+    /// The first argument (the padding or group name).
+    pub name: Range<usize>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RegionKind {
+    /// A directive line of an active conditional context (`#ifdef`,
+    /// `#endif`, `#define`, ...), from the line start to before its newline.
+    Directive,
+    /// Consecutive lines of skipped groups.
+    Inactive,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub kind: RegionKind,
+    pub range: Range<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Preprocessed {
+    /// The header with directives, skipped groups, attributes and markers
+    /// blanked.
+    pub parse_text: String,
+    /// Macros at the end of the header.
+    pub macros: MacroTable,
+    pub attributes: Vec<AttrUse>,
+    pub markers: Vec<Marker>,
+    pub regions: Vec<Region>,
+}
+
+/// Macros every translation unit sees: gcc's predefined x86_64 LP64 macros
+/// and a few kernel constants with their x86_64 values.
+fn builtin_macros() -> MacroTable {
+    let mut t = MacroTable::default();
+    let object = [
+        ("__x86_64__", "1"),
+        ("__x86_64", "1"),
+        ("__LP64__", "1"),
+        ("_LP64", "1"),
+        ("__GNUC__", "12"),
+        ("__CHAR_BIT__", "8"),
+        ("__SIZEOF_SHORT__", "2"),
+        ("__SIZEOF_INT__", "4"),
+        ("__SIZEOF_LONG__", "8"),
+        ("__SIZEOF_LONG_LONG__", "8"),
+        ("__SIZEOF_POINTER__", "8"),
+        ("__SIZEOF_SIZE_T__", "8"),
+        ("__BIGGEST_ALIGNMENT__", "16"),
+        ("__ORDER_LITTLE_ENDIAN__", "1234"),
+        ("__ORDER_BIG_ENDIAN__", "4321"),
+        ("__BYTE_ORDER__", "1234"),
+        ("__LITTLE_ENDIAN", "1234"),
+        ("__LITTLE_ENDIAN_BITFIELD", "1"),
+        ("BITS_PER_BYTE", "8"),
+        ("BITS_PER_LONG", "64"),
+        ("BITS_PER_LONG_LONG", "64"),
+        ("L1_CACHE_SHIFT", "6"),
+        ("L1_CACHE_BYTES", "64"),
+        ("SMP_CACHE_BYTES", "64"),
+        ("PAGE_SHIFT", "12"),
+        ("PAGE_SIZE", "(1UL << 12)"),
+    ];
+    for (name, body) in object {
+        t.define(name, Macro::object(consts::ptokens(body)));
+    }
+    t.define(
+        "DIV_ROUND_UP",
+        Macro::function(&["n", "d"], "(((n) + (d) - 1) / (d))"),
+    );
+    t.define(
+        "BITS_TO_LONGS",
+        Macro::function(&["nr"], "DIV_ROUND_UP(nr, 64)"),
+    );
+    t.define("BIT", Macro::function(&["nr"], "(1UL << (nr))"));
+    t.define("BIT_ULL", Macro::function(&["nr"], "(1ULL << (nr))"));
+    t
+}
+
+struct MacroEnv<'a>(&'a MacroTable);
+
+impl Env for MacroEnv<'_> {
+    fn macros(&self) -> &MacroTable {
+        self.0
+    }
+}
+
+/// One open `#if` group.
+struct Frame {
+    /// Was the text around the `#if` active?
+    parent_active: bool,
+    /// Is the current branch taken?
+    branch_active: bool,
+    /// Has some branch been taken (then later ones are skipped)?
+    taken: bool,
+    else_seen: bool,
+    /// Byte offset of the `#if`, for "unterminated" errors.
+    at: usize,
+}
+
+struct Pre<'a> {
+    path: &'a Path,
+    text: &'a str,
+    macros: MacroTable,
+    stack: Vec<Frame>,
+    regions: Vec<Region>,
+    /// Active code tokens (no comments, no newlines), in order.
+    code: Vec<Tok>,
+}
+
+pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preprocessed, Diagnostic> {
+    let mut macros = builtin_macros();
+    for (name, value) in defines.iter() {
+        macros.define(name, Macro::object(vec![PTok::Number(value.to_string())]));
+    }
+    let mut pre = Pre {
+        path,
+        text,
+        macros,
+        stack: Vec::new(),
+        regions: Vec::new(),
+        code: Vec::new(),
+    };
+    pre.lines()?;
+    if let Some(open) = pre.stack.last() {
+        return Err(pre
+            .error(open.at, "unterminated conditional directive")
+            .help("add the matching #endif"));
+    }
+    let mut bytes = text.as_bytes().to_vec();
+    for r in &pre.regions {
+        blank(&mut bytes, r.range.clone());
+    }
+    let (attributes, markers) = scan_code(text, &pre.code, &pre.macros, &mut bytes);
+    let parse_text = String::from_utf8(bytes)
+        .map_err(|_| Diagnostic::new("internal error: blanking broke UTF-8").in_file(path))?;
+    Ok(Preprocessed {
+        parse_text,
+        macros: pre.macros,
+        attributes,
+        markers,
+        regions: pre.regions,
+    })
+}
+
+fn blank(bytes: &mut [u8], range: Range<usize>) {
+    for b in &mut bytes[range] {
+        if *b != b'\n' {
+            *b = b' ';
+        }
+    }
+}
+
+impl Pre<'_> {
+    fn error(&self, at: usize, message: impl Into<String>) -> Diagnostic {
+        let (line, col) = line_col(self.text, at);
+        Diagnostic::new(message).in_file(self.path).at(line, col)
+    }
+
+    fn active(&self) -> bool {
+        self.stack
+            .last()
+            .map_or(true, |f| f.parent_active && f.branch_active)
+    }
+
+    fn push_region(&mut self, kind: RegionKind, range: Range<usize>) {
+        if kind == RegionKind::Inactive {
+            if let Some(last) = self.regions.last_mut() {
+                let between = &self.text[last.range.end..range.start];
+                if last.kind == RegionKind::Inactive
+                    && between.trim_matches([' ', '\t', '\r']) == "\n"
+                {
+                    last.range.end = range.end;
+                    return;
+                }
+            }
+        }
+        self.regions.push(Region { kind, range });
+    }
+
+    /// Walks the logical lines of the header.
+    fn lines(&mut self) -> Result<(), Diagnostic> {
+        let toks = tokenize(self.text);
+        let mut i = 0;
+        let mut line_start = 0;
+        loop {
+            let j = toks[i..]
+                .iter()
+                .position(|t| t.kind == TokKind::Newline)
+                .map_or(toks.len(), |p| i + p);
+            let line_end = toks.get(j).map_or(self.text.len(), |t| t.range.start);
+            let line = &toks[i..j];
+            let first_code = line.iter().position(|t| t.kind != TokKind::Comment);
+            let is_directive = first_code
+                .is_some_and(|k| line[k].kind == TokKind::Punct && line[k].text(self.text) == "#");
+            if is_directive {
+                let after_hash = &line[first_code.unwrap_or(0) + 1..];
+                let kind = self.directive(after_hash, line_start)?;
+                self.push_region(kind, line_start..line_end);
+            } else if self.active() {
+                self.code
+                    .extend(line.iter().filter(|t| t.kind != TokKind::Comment).cloned());
+            } else if line_end > line_start {
+                self.push_region(RegionKind::Inactive, line_start..line_end);
+            }
+            match toks.get(j) {
+                Some(nl) => {
+                    line_start = nl.range.end;
+                    i = j + 1;
+                }
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Handles one directive; returns how its line counts.
+    fn directive(&mut self, toks: &[Tok], at: usize) -> Result<RegionKind, Diagnostic> {
+        let words: Vec<&Tok> = toks.iter().filter(|t| t.kind != TokKind::Comment).collect();
+        let name = words.first().map_or("", |t| t.text(self.text));
+        let rest: Vec<PTok> = words
+            .iter()
+            .skip(1)
+            .map(|t| consts::ptokens(t.text(self.text)))
+            .flat_map(|v| v.into_iter())
+            .collect();
+        let was_active = self.active();
+        let kind_if = |active: bool| {
+            if active {
+                RegionKind::Directive
+            } else {
+                RegionKind::Inactive
+            }
+        };
+        match name {
+            "if" | "ifdef" | "ifndef" => {
+                let cond = was_active && self.condition(name, &rest, at)?;
+                self.stack.push(Frame {
+                    parent_active: was_active,
+                    branch_active: cond,
+                    taken: cond || !was_active,
+                    else_seen: false,
+                    at,
+                });
+                Ok(kind_if(was_active))
+            }
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                let Some(frame) = self.stack.last() else {
+                    return Err(self.error(at, format!("#{name} without #if")));
+                };
+                if frame.else_seen {
+                    return Err(self.error(at, format!("#{name} after #else")));
+                }
+                let parent = frame.parent_active;
+                let open = parent && !frame.taken;
+                let cond = match name {
+                    "else" => open,
+                    _ => open && self.condition(&name.replace("elif", "if"), &rest, at)?,
+                };
+                let frame = self.stack.last_mut().expect("checked above");
+                frame.branch_active = cond;
+                frame.taken |= cond;
+                frame.else_seen = name == "else";
+                Ok(kind_if(parent))
+            }
+            "endif" => match self.stack.pop() {
+                Some(frame) => Ok(kind_if(frame.parent_active)),
+                None => Err(self.error(at, "#endif without #if")),
+            },
+            _ if !was_active => Ok(RegionKind::Inactive),
+            "define" => {
+                self.define(toks, at)?;
+                Ok(RegionKind::Directive)
+            }
+            "undef" => {
+                if let Some(PTok::Ident(n)) = rest.first() {
+                    self.macros.undef(n);
+                }
+                Ok(RegionKind::Directive)
+            }
+            "error" => Err(self
+                .error(at, format!("#error {}", consts::join(&rest)))
+                .help("the header refuses this configuration: check the -D flags and [defines]")),
+            "pragma" if matches!(rest.first(), Some(PTok::Ident(p)) if p == "pack") => Err(self
+                .error(at, "#pragma pack is not supported")
+                .help("lay out this struct from BTF or DWARF of a real build")),
+            _ => Ok(RegionKind::Directive),
+        }
+    }
+
+    fn condition(&self, name: &str, rest: &[PTok], at: usize) -> Result<bool, Diagnostic> {
+        match name {
+            "ifdef" | "ifndef" => {
+                let Some(PTok::Ident(n)) = rest.first() else {
+                    return Err(self.error(at, format!("#{name} needs a macro name")));
+                };
+                Ok(self.macros.is_defined(n) == (name == "ifdef"))
+            }
+            _ => consts::eval_tokens(rest, &MacroEnv(&self.macros), Mode::Directive)
+                .map(|v| v != 0)
+                .map_err(|e| {
+                    let d = self.error(at, format!("cannot evaluate #{name}: {}", e.message));
+                    match e.help {
+                        Some(h) => d.help(h),
+                        None => d.help("simplify the condition or pass the macros it uses with -D"),
+                    }
+                }),
+        }
+    }
+
+    /// `#define NAME body` or `#define NAME(params) body`.
+    fn define(&mut self, toks: &[Tok], at: usize) -> Result<(), Diagnostic> {
+        let code: Vec<&Tok> = toks.iter().filter(|t| t.kind != TokKind::Comment).collect();
+        let Some(name_tok) = code.get(1).filter(|t| t.kind == TokKind::Ident) else {
+            return Err(self.error(at, "#define needs a macro name"));
+        };
+        let name = name_tok.text(self.text).to_string();
+        let to_ptoks = |ts: &[&Tok]| -> Vec<PTok> {
+            ts.iter()
+                .flat_map(|t| consts::ptokens(t.text(self.text)))
+                .collect()
+        };
+        let function_like = code
+            .get(2)
+            .is_some_and(|t| t.text(self.text) == "(" && t.range.start == name_tok.range.end);
+        if !function_like {
+            self.macros
+                .define(name, Macro::object(to_ptoks(&code[2..])));
+            return Ok(());
+        }
+        let close = code[3..]
+            .iter()
+            .position(|t| t.text(self.text) == ")")
+            .map(|p| p + 3)
+            .ok_or_else(|| {
+                self.error(at, format!("#define {name}: unterminated parameter list"))
+            })?;
+        let mut params = Vec::new();
+        let mut variadic = false;
+        for t in &code[3..close] {
+            match (t.kind, t.text(self.text)) {
+                (TokKind::Ident, p) => params.push(p.to_string()),
+                (TokKind::Punct, "...") => variadic = true,
+                (TokKind::Punct, ",") => {}
+                _ => return Err(self.error(at, format!("#define {name}: bad parameter list"))),
+            }
+        }
+        self.macros.define(
+            name,
+            Macro {
+                params: Some(params),
+                variadic,
+                body: to_ptoks(&code[close + 1..]),
+            },
+        );
+        Ok(())
+    }
+}
+
+/// Finds attributes, marker macros and GNU keyword spellings in the active
+/// code, records them and blanks (or respells) them in `bytes`.
+fn scan_code(
+    text: &str,
+    code: &[Tok],
+    macros: &MacroTable,
+    bytes: &mut [u8],
+) -> (Vec<AttrUse>, Vec<Marker>) {
+    let ptoks: Vec<PTok> = code
+        .iter()
+        .map(|t| match t.kind {
+            TokKind::Ident => PTok::Ident(t.text(text).to_string()),
+            TokKind::Number => PTok::Number(t.text(text).to_string()),
+            TokKind::CharLit => PTok::CharLit(t.text(text).to_string()),
+            TokKind::Punct => PTok::Punct(t.text(text).to_string()),
+            _ => PTok::Other(t.text(text).to_string()),
+        })
+        .collect();
+    let mut attributes = Vec::new();
+    let mut markers = Vec::new();
+    let mut i = 0;
+    while i < ptoks.len() {
+        let PTok::Ident(name) = &ptoks[i] else {
+            i += 1;
+            continue;
+        };
+        if let Some(spelling) = attrs::keyword_respelling(name) {
+            bytes[code[i].range.clone()].copy_from_slice(spelling.as_bytes());
+            i += 1;
+            continue;
+        }
+        let paren_next = matches!(ptoks.get(i + 1), Some(PTok::Punct(p)) if p == "(");
+        if paren_next {
+            if let Ok((args, next)) = collect_args(&ptoks, i + 1) {
+                if let Some(kind) = attrs::marker_kind(name, &args) {
+                    let mut end = code[next - 1].range.end;
+                    let mut after = next;
+                    if matches!(ptoks.get(next), Some(PTok::Punct(p)) if p == ";") {
+                        end = code[next].range.end;
+                        after = next + 1;
+                    }
+                    let start = code[i].range.start;
+                    let name_range = match args.first().map(Vec::as_slice) {
+                        Some([PTok::Ident(_)]) => code[i + 2].range.clone(),
+                        _ => start..start,
+                    };
+                    blank(bytes, start..end);
+                    markers.push(Marker {
+                        kind,
+                        range: start..end,
+                        name: name_range,
+                    });
+                    i = after;
+                    continue;
+                }
+            }
+        }
+        if let Some(r) = attrs::read_one(&ptoks, i, macros) {
+            let range = code[i].range.start..code[r.next - 1].range.end;
+            blank(bytes, range.clone());
+            attributes.push(AttrUse {
+                range,
+                attrs: r.attrs,
+            });
+            i = r.next;
+            continue;
+        }
+        i += 1;
+    }
+    (attributes, markers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pre(text: &str) -> Preprocessed {
+        let mut d = Defines::default();
+        d.insert("CONFIG_ON", 1);
+        d.insert("LEVEL", 3);
+        run(Path::new("t.h"), text, &d).unwrap()
+    }
+
+    fn err(text: &str) -> Diagnostic {
+        run(Path::new("t.h"), text, &Defines::default()).unwrap_err()
+    }
+
+    #[test]
+    fn conditionals_blank_inactive_text_and_keep_offsets() {
+        let text = "struct s {\n#ifdef CONFIG_ON\n\tint a;\n#else\n\tint b;\n\tint c;\n#endif\n#if LEVEL > 2 && !defined(CONFIG_OFF)\n\tint d;\n#elif 1\n\tint e;\n#endif\n};\n";
+        let p = pre(text);
+        assert_eq!(p.parse_text.len(), text.len());
+        assert_eq!(p.parse_text.lines().count(), text.lines().count());
+        assert!(p.parse_text.contains("int a;"));
+        assert!(!p.parse_text.contains("int b;") && !p.parse_text.contains("int c;"));
+        assert!(p.parse_text.contains("int d;"));
+        assert!(!p.parse_text.contains("int e;"));
+        assert!(!p.parse_text.contains('#'));
+        let kinds: Vec<RegionKind> = p.regions.iter().map(|r| r.kind).collect();
+        use RegionKind::*;
+        assert_eq!(
+            kinds,
+            [
+                Directive, Directive, Inactive, Directive, Directive, Directive, Inactive,
+                Directive
+            ]
+        );
+        assert_eq!(&text[p.regions[2].range.clone()], "\tint b;\n\tint c;");
+    }
+
+    #[test]
+    fn nested_groups_inside_skipped_ones_stay_skipped() {
+        let p = pre(
+            "#ifdef CONFIG_OFF\n#ifdef CONFIG_ON\nint a;\n#else\nint b;\n#endif\n#endif\nint c;\n",
+        );
+        assert!(!p.parse_text.contains("int a") && !p.parse_text.contains("int b"));
+        assert!(p.parse_text.contains("int c"));
+        assert_eq!(p.regions.len(), 3, "{:?}", p.regions);
+    }
+
+    #[test]
+    fn defines_and_undefs() {
+        let p = pre("#define A 4\n#define F(x, y) ((x) * (y))\n#define G(...) __VA_ARGS__\n#define B\n#undef B\n#ifndef A\n#define A 5\n#endif\n");
+        let env = MacroEnv(&p.macros);
+        assert_eq!(consts::eval("F(A, 2)", &env, Mode::Constant), Ok(8));
+        assert_eq!(consts::eval("G(3) + 1", &env, Mode::Constant), Ok(4));
+        assert!(!p.macros.is_defined("B"));
+        assert!(p.macros.is_defined("__x86_64__"));
+    }
+
+    #[test]
+    fn attributes_and_markers_are_blanked_and_recorded() {
+        let text = "struct s {\n\tint a ____cacheline_aligned_in_smp;\n\tCACHELINE_PADDING(_pad1_);\n\tint __rcu *p __attribute__((aligned(16)));\n\t__signed__ char c;\n} __packed;\n";
+        let p = pre(text);
+        assert_eq!(p.attributes.len(), 4);
+        assert_eq!(
+            &text[p.attributes[0].range.clone()],
+            "____cacheline_aligned_in_smp"
+        );
+        assert_eq!(p.markers.len(), 1);
+        assert_eq!(
+            &text[p.markers[0].range.clone()],
+            "CACHELINE_PADDING(_pad1_);"
+        );
+        assert_eq!(&text[p.markers[0].name.clone()], "_pad1_");
+        assert!(p
+            .parse_text
+            .contains("\tint a                             ;\n"));
+        assert!(p.parse_text.contains("signed     char c;"));
+        assert!(p.parse_text.contains("}         ;"));
+    }
+
+    #[test]
+    fn directive_errors_have_lines() {
+        assert_eq!(err("int a;\n#if 1\n").line, 2);
+        assert_eq!(err("#else\n").line, 1);
+        assert_eq!(err("#if 1\n#else\n#else\n#endif\n").line, 3);
+        assert_eq!(err("\n#if 1 +\n#endif\n").line, 2);
+        assert_eq!(err("#endif\n").line, 1);
+        let e = err("\n\n#error nope\n");
+        assert_eq!((e.line, e.message.as_str()), (3, "#error nope"));
+        assert_eq!(err("#pragma pack(1)\n").line, 1);
+        assert!(run(
+            Path::new("t.h"),
+            "#if 0\n#error skipped\n#endif\n",
+            &Defines::default()
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn comments_and_continuations_in_directives() {
+        let p = pre("#define N /* four */ 4 \\\n  + 1\n#if N == 5 /* yes\n  still a comment */\nint a;\n#endif\n");
+        assert!(p.parse_text.contains("int a;"));
+        assert_eq!(p.regions[0].kind, RegionKind::Directive);
+        assert_eq!(p.regions.len(), 3);
+    }
+}

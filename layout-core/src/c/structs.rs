@@ -1,0 +1,284 @@
+//! From a record layout to the model: fields with gcc's offsets, and the
+//! byte ranges of every member of the body.
+
+use super::parse::{Declarator, FieldDecl, RecordDef, TypeRef};
+use super::preprocess::RegionKind;
+use super::ranges::LineRanges;
+use super::types::{Item, Placed, Resolver};
+use super::{CStruct, Header};
+use crate::error::{line_col, Diagnostic};
+use crate::model::{Field, SourceSpan, Struct};
+use crate::source::{MemberSource, StructSource};
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// A model field being assembled, and the (member, declarator) slots it covers.
+struct Pending {
+    field: Field,
+    /// Bit range of a bit-field run (excluding zero-width members).
+    bits: Option<Range<u64>>,
+    named: bool,
+    slots: Vec<(usize, Option<usize>)>,
+}
+
+pub(crate) fn build(
+    h: &Header,
+    r: &Resolver,
+    name: &str,
+    idx: usize,
+) -> Result<CStruct, Diagnostic> {
+    let rec = &h.ast.records[idx];
+    let layout = r.record(idx)?;
+    let lines = LineRanges {
+        text: &h.text,
+        comments: &h.ast.comments,
+    };
+    let mut pending: Vec<Pending> = Vec::new();
+    let mut prev_bitfield = false;
+    for p in &layout.placed {
+        let Item::Field { member, declarator } = p.item else {
+            prev_bitfield = false;
+            continue;
+        };
+        let f = &rec.members[member];
+        let d = declarator.map(|k| &f.declarators[k]);
+        match p.bits {
+            Some(w) => {
+                if !prev_bitfield {
+                    pending.push(Pending {
+                        field: Field::new("", "", 0, 1),
+                        bits: None,
+                        named: false,
+                        slots: Vec::new(),
+                    });
+                }
+                prev_bitfield = true;
+                let run = pending.last_mut().expect("pushed above");
+                extend_run(
+                    run,
+                    p,
+                    w,
+                    f,
+                    d.expect("bit-fields have declarators"),
+                    h,
+                    &lines,
+                    rec,
+                );
+                run.slots.push((member, declarator));
+            }
+            None => {
+                prev_bitfield = false;
+                let (fname, ty, at) = match d {
+                    Some(d) => (d.name.clone(), type_text(f, d), d.name_range.start),
+                    None => (first_name(h, &f.ty), f.spec_text.clone(), f.range.start),
+                };
+                let Some(fname) = fname else { continue };
+                let mut field = Field::new(fname, ty, p.size, p.align);
+                field.original_offset = Some(p.bit_offset / 8);
+                field.span = Some(span(
+                    h,
+                    at,
+                    lines.member_lines(f.range.clone(), rec.body.clone()),
+                ));
+                pending.push(Pending {
+                    field,
+                    bits: None,
+                    named: true,
+                    slots: vec![(member, declarator)],
+                });
+            }
+        }
+    }
+    pending.retain(|p| p.named);
+    let mut slot_field: HashMap<(usize, Option<usize>), usize> = HashMap::new();
+    let mut fields = Vec::with_capacity(pending.len());
+    for (i, p) in pending.into_iter().enumerate() {
+        for s in p.slots {
+            slot_field.insert(s, i);
+        }
+        fields.push(p.field);
+    }
+    let members = members(h, rec, &slot_field, &lines);
+    let mut model = Struct::new(name, fields);
+    model.min_align = layout.attr_align;
+    Ok(CStruct {
+        model,
+        size: layout.size,
+        align: layout.align,
+        source: StructSource {
+            path: h.path.clone(),
+            text: h.text.clone(),
+            definition: rec.specifier.clone(),
+            body: rec.body.clone(),
+            members,
+        },
+    })
+}
+
+fn span(h: &Header, at: usize, bytes: Range<usize>) -> SourceSpan {
+    let (line, column) = line_col(&h.text, at);
+    SourceSpan {
+        file: Some(h.path.clone()),
+        line,
+        column,
+        bytes,
+    }
+}
+
+/// `unsigned long[4]`, `char *`, `void (*)(int)`.
+fn type_text(f: &FieldDecl, d: &Declarator) -> String {
+    let a = &d.abstract_text;
+    if a.is_empty() {
+        f.spec_text.clone()
+    } else if a.starts_with('[') {
+        format!("{}{a}", f.spec_text)
+    } else {
+        format!("{} {a}", f.spec_text)
+    }
+}
+
+/// The first named field of an anonymous struct or union (recursively).
+fn first_name(h: &Header, ty: &TypeRef) -> Option<String> {
+    let TypeRef::Record { def: Some(idx), .. } = ty else {
+        return None;
+    };
+    for m in &h.ast.records[*idx].members {
+        if let Some(n) = m.declarators.iter().find_map(|d| d.name.clone()) {
+            return Some(n);
+        }
+        if m.declarators.is_empty() {
+            if let Some(n) = first_name(h, &m.ty) {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+/// Adds one bit-field to the run: the field covers the bytes its bits
+/// touch; its alignment is that of the declared types, lowered to what the
+/// run's start offset allows.
+#[allow(clippy::too_many_arguments)]
+fn extend_run(
+    run: &mut Pending,
+    p: &Placed,
+    width: u64,
+    f: &FieldDecl,
+    d: &Declarator,
+    h: &Header,
+    lines: &LineRanges,
+    rec: &RecordDef,
+) {
+    let piece = format!("{}:{width}", type_text(f, d));
+    run.field.ty = if run.field.ty.is_empty() {
+        piece
+    } else {
+        format!("{}; {piece}", run.field.ty)
+    };
+    if width > 0 {
+        let b = p.bit_offset..p.bit_offset + width;
+        run.bits = Some(match &run.bits {
+            Some(r) => r.start.min(b.start)..r.end.max(b.end),
+            None => b,
+        });
+    }
+    if let Some(n) = &d.name {
+        if !run.named {
+            run.named = true;
+            run.field.name = n.clone();
+            run.field.span = Some(span(
+                h,
+                d.name_range.start,
+                lines.member_lines(f.range.clone(), rec.body.clone()),
+            ));
+        }
+        run.field.align = run.field.align.max(p.align);
+    }
+    if let Some(bits) = &run.bits {
+        let start = bits.start / 8;
+        let end = bits.end.div_ceil(8);
+        run.field.original_offset = Some(start);
+        run.field.size = end - start;
+        while run.field.align > 1 && start % run.field.align != 0 {
+            run.field.align /= 2;
+        }
+    }
+    if let Some(s) = &mut run.field.span {
+        let member = lines.member_lines(f.range.clone(), rec.body.clone());
+        s.bytes.end = s.bytes.end.max(member.end);
+    }
+}
+
+/// Every member of the body: field declarations, markers, directive lines
+/// and skipped groups, in source order.
+fn members(
+    h: &Header,
+    rec: &RecordDef,
+    slot_field: &HashMap<(usize, Option<usize>), usize>,
+    lines: &LineRanges,
+) -> Vec<MemberSource> {
+    let body = rec.body.clone();
+    let in_member = |at: usize| rec.members.iter().any(|m| m.range.contains(&at));
+    let mut out: Vec<MemberSource> = Vec::new();
+    for (m, f) in rec.members.iter().enumerate() {
+        let lines_r = lines.member_lines(f.range.clone(), body.clone());
+        let indent = lines.indent(f.range.start);
+        let make = |field: Option<usize>, name: Range<usize>| MemberSource {
+            field,
+            lines: lines_r.clone(),
+            decl: f.range.clone(),
+            name,
+            indent: indent.clone(),
+        };
+        if f.declarators.is_empty() {
+            let field = slot_field.get(&(m, None)).copied();
+            out.push(make(field, f.range.start..f.range.start));
+            continue;
+        }
+        let mut last_field = None;
+        for (k, d) in f.declarators.iter().enumerate() {
+            let field = slot_field.get(&(m, Some(k))).copied();
+            // Bit-fields of one run in one declaration: one member.
+            if field.is_some() && field == last_field {
+                continue;
+            }
+            last_field = field;
+            out.push(make(field, d.name_range.clone()));
+        }
+    }
+    for mk in &h.pre.markers {
+        if body.contains(&mk.range.start) && !in_member(mk.range.start) {
+            out.push(MemberSource {
+                field: None,
+                lines: lines.member_lines(mk.range.clone(), body.clone()),
+                decl: mk.range.clone(),
+                name: mk.name.clone(),
+                indent: lines.indent(mk.range.start),
+            });
+        }
+    }
+    for region in &h.pre.regions {
+        let r = region.range.clone();
+        if !body.contains(&r.start) || in_member(r.start) {
+            continue;
+        }
+        // The text itself, without the line's leading blanks.
+        let lead = h.text[r.clone()].len() - h.text[r.clone()].trim_start().len();
+        let decl_start = if region.kind == RegionKind::Directive {
+            r.start + lead
+        } else {
+            r.start
+        };
+        let decl_end = r.start + h.text[r.clone()].trim_end().len();
+        let decl = decl_start..decl_end.max(decl_start);
+        out.push(MemberSource {
+            field: None,
+            lines: lines.member_lines(decl.clone(), body.clone()),
+            decl: decl.clone(),
+            name: decl.start..decl.start,
+            indent: lines.indent(r.start),
+        });
+    }
+    out.sort_by_key(|m| (m.decl.start, m.field));
+    out
+}

@@ -1,0 +1,785 @@
+//! C type layout as gcc does it on x86_64 (System V, LP64): scalars,
+//! pointers, arrays, typedefs, enums, structs and unions with `aligned` and
+//! `packed` attributes, bit-fields, and the zero-size struct-body markers.
+//!
+//! Types are looked up in this order: definitions in the header, the access
+//! file's `[types]`, then the built-in table of common kernel types (as
+//! configured without lock debugging).
+
+use super::attrs::{Attr, MarkerKind, SMP_CACHE_BYTES};
+use super::consts::{self, Env, EvalError, MacroTable, Mode, PTok};
+use super::parse::{Declarator, Derived, FieldDecl, RecordDef, RecordKind, TypeRef};
+use super::Header;
+use crate::error::{line_col, Diagnostic};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::rc::Rc;
+
+/// Size and alignment in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct TyLayout {
+    pub size: u64,
+    pub align: u64,
+}
+
+const POINTER: TyLayout = TyLayout { size: 8, align: 8 };
+
+/// x86_64 sizes of keyword scalar types (`unsigned long`, `long double`).
+pub(crate) fn scalar_layout(words: &[String]) -> Option<TyLayout> {
+    let has = |w: &str| words.iter().any(|x| x == w);
+    let longs = words.iter().filter(|w| *w == "long").count();
+    let n = |size| Some(TyLayout { size, align: size });
+    if has("void") {
+        return None;
+    }
+    if has("__int128") || has("__int128_t") || has("__uint128_t") {
+        return n(16);
+    }
+    if has("char") {
+        n(1)
+    } else if has("short") {
+        n(2)
+    } else if has("double") {
+        if longs > 0 {
+            n(16)
+        } else {
+            n(8)
+        }
+    } else if has("float") {
+        n(4)
+    } else if has("_Bool") {
+        n(1)
+    } else if longs > 0 {
+        n(8)
+    } else if has("int") || has("signed") || has("unsigned") {
+        n(4)
+    } else {
+        None
+    }
+}
+
+/// Types a header often uses without defining: C and kernel typedefs, and
+/// kernel structs whose size does not depend on the configuration (or is
+/// given here for x86_64 without lock debugging).
+pub(crate) fn builtin_type(name: &str) -> Option<TyLayout> {
+    let (size, align) =
+        match name {
+            "bool" | "_Bool" | "u8" | "s8" | "__u8" | "__s8" | "int8_t" | "uint8_t"
+            | "u_int8_t" => (1, 1),
+            "u16" | "s16" | "__u16" | "__s16" | "int16_t" | "uint16_t" | "u_int16_t" | "__le16"
+            | "__be16" | "__sum16" | "umode_t" | "wchar_t" | "char16_t" => (2, 2),
+            "u32" | "s32" | "__u32" | "__s32" | "int32_t" | "uint32_t" | "u_int32_t" | "__le32"
+            | "__be32" | "__wsum" | "gfp_t" | "fmode_t" | "pid_t" | "uid_t" | "gid_t"
+            | "kuid_t" | "kgid_t" | "dev_t" | "char32_t" | "atomic_t" | "refcount_t"
+            | "spinlock_t" | "raw_spinlock_t" | "arch_spinlock_t" | "seqcount_t"
+            | "__kernel_pid_t" | "mode_t" => (4, 4),
+            "u64" | "s64" | "__u64" | "__s64" | "int64_t" | "uint64_t" | "u_int64_t" | "__le64"
+            | "__be64" | "__aligned_u64" | "__aligned_le64" | "__aligned_be64" | "size_t"
+            | "ssize_t" | "ptrdiff_t" | "intptr_t" | "uintptr_t" | "intmax_t" | "uintmax_t"
+            | "loff_t" | "off_t" | "time64_t" | "ktime_t" | "sector_t" | "blkcnt_t"
+            | "phys_addr_t" | "dma_addr_t" | "resource_size_t" | "atomic_long_t" | "atomic64_t"
+            | "__kernel_size_t" | "__kernel_ssize_t" | "__kernel_long_t" | "__kernel_ulong_t"
+            | "pgoff_t" | "cpumask_var_t" | "nullptr_t" => (8, 8),
+            "seqlock_t" => (8, 4),
+            "rwlock_t" => (8, 4),
+            "__int128" | "__int128_t" | "__uint128_t" | "s128" | "u128" => (16, 16),
+            "struct list_head"
+            | "struct hlist_node"
+            | "struct hlist_nulls_node"
+            | "struct callback_head"
+            | "struct rcu_head"
+            | "struct rb_root_cached" => (16, 8),
+            "struct hlist_head"
+            | "struct hlist_nulls_head"
+            | "struct llist_node"
+            | "struct llist_head"
+            | "struct rb_root" => (8, 8),
+            "struct rb_node" | "wait_queue_head_t" | "struct wait_queue_head" => (24, 8),
+            "struct mutex" => (32, 8),
+            _ => return None,
+        };
+    Some(TyLayout { size, align })
+}
+
+/// Where one member landed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Placed {
+    /// The member declaration (index into [`RecordDef::members`]), or a marker.
+    pub item: Item,
+    /// Offset in bits from the record start.
+    pub bit_offset: u64,
+    /// Size in bytes (for a bit-field: of its declared type).
+    pub size: u64,
+    /// The alignment the member asked for (after `packed` and `aligned`).
+    pub align: u64,
+    /// Width of a bit-field.
+    pub bits: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Item {
+    /// Declarator `declarator` of member `member`; `None` for an anonymous
+    /// struct or union member.
+    Field {
+        member: usize,
+        declarator: Option<usize>,
+    },
+    /// Index into the header's markers.
+    Marker(usize),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RecordLayout {
+    pub size: u64,
+    pub align: u64,
+    /// The largest `aligned` attribute on the record itself (1 if none).
+    pub attr_align: u64,
+    pub placed: Vec<Placed>,
+}
+
+/// Answers layout questions about one header; caches record layouts.
+pub(crate) struct Resolver<'h> {
+    h: &'h Header,
+    records: RefCell<HashMap<usize, Rc<RecordLayout>>>,
+    /// Records and typedefs being laid out, to stop on cycles.
+    active: RefCell<Vec<String>>,
+    enum_values: RefCell<HashMap<(usize, usize), Option<i64>>>,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)) * a.max(1)
+}
+
+impl<'h> Resolver<'h> {
+    pub fn new(h: &'h Header) -> Self {
+        Resolver {
+            h,
+            records: RefCell::default(),
+            active: RefCell::default(),
+            enum_values: RefCell::default(),
+        }
+    }
+
+    pub fn error(&self, at: usize, message: impl Into<String>) -> Diagnostic {
+        let (line, col) = line_col(&self.h.text, at);
+        Diagnostic::new(message).in_file(&self.h.path).at(line, col)
+    }
+
+    fn unknown_type(&self, name: &str, at: usize) -> Diagnostic {
+        self.error(at, format!("unknown type `{name}`")).help(format!(
+            "define it in the header, or add it to [types] in the access file: \"{name}\" = {{ size = N, align = M }}"
+        ))
+    }
+
+    /// The first syntax error inside `range`, as a diagnostic.
+    pub fn syntax_error_in(&self, range: Range<usize>) -> Option<Diagnostic> {
+        self.h
+            .ast
+            .errors
+            .iter()
+            .find(|e| range.contains(&e.at))
+            .map(|e| self.syntax_diagnostic(e.at, &e.message))
+    }
+
+    pub fn syntax_diagnostic(&self, at: usize, message: &str) -> Diagnostic {
+        self.error(at, message.to_string()).help(
+            "check the C syntax here; macros in declarations are not expanded, except attributes, \
+             CACHELINE_PADDING() and __cacheline_group_*() markers",
+        )
+    }
+
+    /// Evaluates an integer constant expression written at `range`.
+    pub fn eval_range(&self, range: Range<usize>) -> Result<i64, Diagnostic> {
+        consts::eval(&self.h.text[range.clone()], self, Mode::Constant)
+            .map_err(|e| self.eval_error(e, range.start))
+    }
+
+    pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i64, Diagnostic> {
+        consts::eval_tokens(toks, self, Mode::Constant).map_err(|e| self.eval_error(e, at))
+    }
+
+    fn eval_error(&self, e: EvalError, at: usize) -> Diagnostic {
+        let d = self.error(at, e.message);
+        match e.help {
+            Some(h) => d.help(h),
+            None => d,
+        }
+    }
+
+    fn enter(&self, key: String, at: usize) -> Result<(), Diagnostic> {
+        if self.active.borrow().contains(&key) {
+            return Err(self
+                .error(at, format!("{key} contains itself"))
+                .help("a struct can hold a pointer to itself, not itself"));
+        }
+        if self.active.borrow().len() > 64 {
+            return Err(self.error(at, "types nest too deeply"));
+        }
+        self.active.borrow_mut().push(key);
+        Ok(())
+    }
+
+    fn leave(&self) {
+        self.active.borrow_mut().pop();
+    }
+
+    /// Layout of the type a specifier names; `at` locates errors.
+    pub fn type_ref(&self, ty: &TypeRef, at: usize) -> Result<TyLayout, Diagnostic> {
+        match ty {
+            TypeRef::Scalar(words) => scalar_layout(words).ok_or_else(|| {
+                let name = words.join(" ");
+                if words.iter().any(|w| w == "void") {
+                    self.error(at, "a member cannot have type void")
+                        .help("did you mean `void *`?")
+                } else {
+                    self.unknown_type(&name, at)
+                }
+            }),
+            TypeRef::Name(name) => self.named(name, at),
+            TypeRef::Record { kind, tag, def } => match (def, tag) {
+                (Some(idx), _) => self.record(*idx).map(|r| TyLayout {
+                    size: r.size,
+                    align: r.align,
+                }),
+                (None, Some(tag)) => self.tagged(*kind, tag, at),
+                (None, None) => Err(self.error(at, "a struct without tag or body")),
+            },
+            TypeRef::Enum { tag, def } => self.enumeration(tag.as_deref(), *def, at),
+            TypeRef::Unsupported(text) => Err(self
+                .error(at, format!("cannot lay out type `{text}`"))
+                .help("write the type out, or add it to [types] in the access file")),
+        }
+    }
+
+    /// A typedef name: the header's typedef, `[types]`, then the built-ins.
+    fn named(&self, name: &str, at: usize) -> Result<TyLayout, Diagnostic> {
+        if let Some(&idx) = self.h.index.typedefs.get(name) {
+            let td = &self.h.ast.typedefs[idx];
+            if let Some(d) = self.syntax_error_in(td.spec_range.start..td.declarator.range.end) {
+                return Err(d);
+            }
+            self.enter(name.to_string(), at)?;
+            let r = self.declared(&td.ty, &td.declarator, td.spec_range.start);
+            self.leave();
+            let mut l = r?;
+            // On a typedef, `aligned` sets the alignment (it may lower it).
+            for a in &td.declarator.attrs {
+                match a {
+                    Attr::Aligned(arg) => {
+                        l.align = self.align_arg(arg.as_deref(), td.declarator.range.start)?
+                    }
+                    Attr::Unsupported(what) => {
+                        return Err(self.unsupported_attr(what, td.declarator.range.start))
+                    }
+                    Attr::Packed => {}
+                }
+            }
+            return Ok(l);
+        }
+        if let Some((size, align)) = self.h.types.get(name) {
+            return Ok(TyLayout { size, align });
+        }
+        if let Some(l) = builtin_type(name) {
+            return Ok(l);
+        }
+        // `#define my_type unsigned long` used as a type.
+        if let Some(m) = self.h.pre.macros.get(name).filter(|m| m.params.is_none()) {
+            let text = consts::join(&m.body);
+            if !text.is_empty() && text != name {
+                self.enter(name.to_string(), at)?;
+                let r = self.type_name(&text, at);
+                self.leave();
+                if let Ok(l) = r {
+                    return Ok(l);
+                }
+            }
+        }
+        Err(self.unknown_type(name, at))
+    }
+
+    /// `struct tag` / `union tag`: the header's definition, `[types]`, built-ins.
+    fn tagged(&self, kind: RecordKind, tag: &str, at: usize) -> Result<TyLayout, Diagnostic> {
+        if let Some(&idx) = self.h.index.records.get(tag) {
+            let r = self.record(idx)?;
+            return Ok(TyLayout {
+                size: r.size,
+                align: r.align,
+            });
+        }
+        let key = format!("{} {tag}", kind.keyword());
+        if let Some((size, align)) = self.h.types.get(&key) {
+            return Ok(TyLayout { size, align });
+        }
+        builtin_type(&key).ok_or_else(|| self.unknown_type(&key, at))
+    }
+
+    fn enumeration(
+        &self,
+        tag: Option<&str>,
+        def: Option<usize>,
+        at: usize,
+    ) -> Result<TyLayout, Diagnostic> {
+        let def = def.or_else(|| tag.and_then(|t| self.h.index.enums.get(t).copied()));
+        let Some(idx) = def else {
+            let key = format!("enum {}", tag.unwrap_or(""));
+            if let Some((size, align)) = self.h.types.get(&key) {
+                return Ok(TyLayout { size, align });
+            }
+            // An enum declared elsewhere: gcc makes it an int unless its
+            // values need more.
+            return Ok(TyLayout { size: 4, align: 4 });
+        };
+        let e = &self.h.ast.enums[idx];
+        let packed = e.attrs.contains(&Attr::Packed);
+        let mut lo = 0i64;
+        let mut hi = 0i64;
+        for k in 0..e.enumerators.len() {
+            match self.enumerator_value(idx, k) {
+                Some(v) => {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+                None if packed => {
+                    return Err(self.error(
+                        e.enumerators[k].at,
+                        format!("cannot compute the value of {}", e.enumerators[k].name),
+                    ))
+                }
+                None => {}
+            }
+        }
+        let fits = |bytes: u32| {
+            let bits = bytes * 8;
+            (lo >= 0 && (hi as i128) < (1i128 << bits))
+                || ((lo as i128) >= -(1i128 << (bits - 1)) && (hi as i128) < (1i128 << (bits - 1)))
+        };
+        let size = if packed {
+            [1, 2, 4, 8].into_iter().find(|&b| fits(b)).unwrap_or(8)
+        } else if fits(4) {
+            4
+        } else {
+            8
+        };
+        let _ = at;
+        Ok(TyLayout {
+            size: u64::from(size),
+            align: u64::from(size),
+        })
+    }
+
+    /// The value of enumerator `k` of enum `idx` (cached; `None` when it
+    /// cannot be computed).
+    pub fn enumerator_value(&self, idx: usize, k: usize) -> Option<i64> {
+        if let Some(v) = self.enum_values.borrow().get(&(idx, k)) {
+            return *v;
+        }
+        // Mark as in progress: a self-reference evaluates to "unknown".
+        self.enum_values.borrow_mut().insert((idx, k), None);
+        let e = &self.h.ast.enums[idx].enumerators[k];
+        let v = match &e.value {
+            Some(r) => self.eval_range(r.clone()).ok(),
+            None if k == 0 => Some(0),
+            None => self
+                .enumerator_value(idx, k - 1)
+                .and_then(|p| p.checked_add(1)),
+        };
+        self.enum_values.borrow_mut().insert((idx, k), v);
+        v
+    }
+
+    /// Layout of a declarator applied to a type: pointers, arrays, functions.
+    pub fn declared(
+        &self,
+        ty: &TypeRef,
+        d: &Declarator,
+        spec_at: usize,
+    ) -> Result<TyLayout, Diagnostic> {
+        // The innermost derivation is the outermost type constructor.
+        // Below a pointer nothing needs a size.
+        let start = d.derived.iter().rposition(|x| *x == Derived::Pointer);
+        let mut l = match start {
+            Some(_) => POINTER,
+            None => self.type_ref(ty, spec_at)?,
+        };
+        let from = start.map_or(0, |p| p + 1);
+        for step in &d.derived[from..] {
+            match step {
+                Derived::Pointer => l = POINTER,
+                Derived::Function => {
+                    return Err(self
+                        .error(d.range.start, "a member cannot be a function")
+                        .help("did you mean a function pointer, `(*name)(...)`?"))
+                }
+                Derived::Array(None) => l.size = 0,
+                Derived::Array(Some(r)) => {
+                    let n = self.eval_range(r.clone())?;
+                    let n = u64::try_from(n)
+                        .map_err(|_| self.error(r.start, format!("array size {n} is negative")))?;
+                    l.size = l
+                        .size
+                        .checked_mul(n)
+                        .filter(|s| *s < 1 << 48)
+                        .ok_or_else(|| self.error(r.start, "array is too large"))?;
+                }
+            }
+        }
+        Ok(l)
+    }
+
+    fn unsupported_attr(&self, what: &str, at: usize) -> Diagnostic {
+        self.error(at, format!("attribute `{what}` is not supported"))
+            .help("lay out this struct from BTF or DWARF of a real build")
+    }
+
+    /// The value of an `aligned(...)` argument: a constant, or a type name
+    /// (`_Alignas(long)`); no argument means the biggest alignment, 16.
+    fn align_arg(&self, arg: Option<&[PTok]>, at: usize) -> Result<u64, Diagnostic> {
+        let Some(toks) = arg else { return Ok(16) };
+        let v = match self.eval_tokens(toks, at) {
+            Ok(v) => v,
+            Err(e) => match self.type_name(&consts::join(toks), at) {
+                Ok(l) => l.align as i64,
+                Err(_) => return Err(e),
+            },
+        };
+        match u64::try_from(v) {
+            Ok(a) if a.is_power_of_two() => Ok(a),
+            _ => Err(self.error(at, format!("alignment {v} is not a power of two"))),
+        }
+    }
+
+    fn max_align(&self, attrs: &[Attr], at: usize) -> Result<Option<u64>, Diagnostic> {
+        let mut best = None;
+        for a in attrs {
+            match a {
+                Attr::Aligned(arg) => {
+                    let v = self.align_arg(arg.as_deref(), at)?;
+                    best = Some(best.map_or(v, |b: u64| b.max(v)));
+                }
+                Attr::Unsupported(what) => return Err(self.unsupported_attr(what, at)),
+                Attr::Packed => {}
+            }
+        }
+        Ok(best)
+    }
+
+    /// A type name as in `sizeof(...)`: keywords, `struct tag`, a typedef
+    /// name, followed by `*`s.
+    pub fn type_name(&self, text: &str, at: usize) -> Result<TyLayout, Diagnostic> {
+        let toks = consts::ptokens(text);
+        let mut words = Vec::new();
+        let mut pointer = false;
+        for t in &toks {
+            match t {
+                PTok::Ident(w) if !pointer => {
+                    if !matches!(w.as_str(), "const" | "volatile" | "_Atomic" | "restrict") {
+                        words.push(w.clone());
+                    }
+                }
+                PTok::Punct(p) if p == "*" => pointer = true,
+                _ => return Err(self.error(at, format!("cannot read the type name `{text}`"))),
+            }
+        }
+        if pointer {
+            return Ok(POINTER);
+        }
+        match words.as_slice() {
+            [] => Err(self.error(at, "empty type name")),
+            [kw, tag] if kw == "struct" || kw == "union" => {
+                let kind = if kw == "struct" {
+                    RecordKind::Struct
+                } else {
+                    RecordKind::Union
+                };
+                self.tagged(kind, tag, at)
+            }
+            [kw, tag] if kw == "enum" => self.enumeration(Some(tag), None, at),
+            [name] if scalar_layout(&words).is_none() => self.named(name, at),
+            _ => scalar_layout(&words).ok_or_else(|| self.unknown_type(text, at)),
+        }
+    }
+
+    /// Layout of the record defined at `idx` (cached).
+    pub fn record(&self, idx: usize) -> Result<Rc<RecordLayout>, Diagnostic> {
+        if let Some(r) = self.records.borrow().get(&idx) {
+            return Ok(r.clone());
+        }
+        let rec = &self.h.ast.records[idx];
+        if let Some(d) = self.syntax_error_in(rec.specifier.clone()) {
+            return Err(d);
+        }
+        let key = match &rec.tag {
+            Some(t) => format!("{} {t}", rec.kind.keyword()),
+            None => format!(
+                "the anonymous {} at line {}",
+                rec.kind.keyword(),
+                line_col(&self.h.text, rec.specifier.start).0
+            ),
+        };
+        self.enter(key, rec.specifier.start)?;
+        let r = self.lay_out(rec);
+        self.leave();
+        let r = Rc::new(r?);
+        self.records.borrow_mut().insert(idx, r.clone());
+        Ok(r)
+    }
+
+    /// Members and markers of a record body, in source order.
+    fn items(&self, rec: &RecordDef) -> Vec<(usize, Item)> {
+        let mut items: Vec<(usize, Item)> = Vec::new();
+        for (m, f) in rec.members.iter().enumerate() {
+            items.push((
+                f.range.start,
+                Item::Field {
+                    member: m,
+                    declarator: None,
+                },
+            ));
+        }
+        for (k, mk) in self.h.pre.markers.iter().enumerate() {
+            let inside = rec.body.contains(&mk.range.start);
+            let in_member = rec
+                .members
+                .iter()
+                .any(|f| f.range.contains(&mk.range.start));
+            if inside && !in_member {
+                items.push((mk.range.start, Item::Marker(k)));
+            }
+        }
+        items.sort_by_key(|(at, _)| *at);
+        items
+    }
+
+    fn marker_align(&self, kind: &MarkerKind, at: usize) -> Result<u64, Diagnostic> {
+        let arg_or_line = |arg: &Option<Vec<PTok>>| match arg {
+            Some(toks) => match self.eval_tokens(toks, at)? {
+                0 => Ok(SMP_CACHE_BYTES),
+                v => u64::try_from(v)
+                    .ok()
+                    .filter(|a| a.is_power_of_two())
+                    .ok_or_else(|| self.error(at, format!("alignment {v} is not a power of two"))),
+            },
+            None => Ok(SMP_CACHE_BYTES),
+        };
+        match kind {
+            MarkerKind::Padding => Ok(SMP_CACHE_BYTES),
+            MarkerKind::GroupBegin | MarkerKind::GroupEnd => Ok(1),
+            MarkerKind::GroupBeginAligned(arg) => arg_or_line(arg),
+            MarkerKind::GroupEndAligned(arg) => Ok(arg_or_line(arg)?.max(8)),
+        }
+    }
+
+    fn lay_out(&self, rec: &RecordDef) -> Result<RecordLayout, Diagnostic> {
+        let packed = rec.attrs.contains(&Attr::Packed);
+        let attr_align = self.max_align(&rec.attrs, rec.specifier.start)?;
+        let union = rec.kind == RecordKind::Union;
+        let mut bit = 0u64; // next free bit (struct)
+        let mut end_bits = 0u64; // largest member end (union)
+        let mut align = 1u64;
+        let mut placed = Vec::new();
+        for (at, item) in self.items(rec) {
+            let m = match item {
+                Item::Marker(k) => {
+                    let a = self.marker_align(&self.h.pre.markers[k].kind, at)?;
+                    if !union {
+                        bit = align_up(bit, a * 8);
+                    }
+                    align = align.max(a);
+                    placed.push(Placed {
+                        item,
+                        bit_offset: if union { 0 } else { bit },
+                        size: 0,
+                        align: a,
+                        bits: None,
+                    });
+                    continue;
+                }
+                Item::Field { member, .. } => member,
+            };
+            let f = &rec.members[m];
+            for (d_idx, slot) in self.slots(f)? {
+                let (l, bits, field_align) = match &slot {
+                    Slot::Anonymous(l) => (*l, None, if packed { 1 } else { l.align }),
+                    Slot::Declarator(d) => {
+                        let l = self.declared(&f.ty, d, f.spec_range.start)?;
+                        let field_packed = packed || d.attrs.contains(&Attr::Packed);
+                        let bits = match &d.bitfield {
+                            Some(w) => Some(self.bit_width(w.clone(), l, d)?),
+                            None => None,
+                        };
+                        let mut a = if field_packed { 1 } else { l.align };
+                        if let Some(x) = self.max_align(&d.attrs, d.range.start)? {
+                            a = a.max(x);
+                        }
+                        (l, bits, a)
+                    }
+                };
+                let item = Item::Field {
+                    member: m,
+                    declarator: d_idx,
+                };
+                match bits {
+                    Some(w) => {
+                        let named = matches!(&slot, Slot::Declarator(d) if d.name.is_some());
+                        let field_packed = packed
+                            || matches!(&slot, Slot::Declarator(d) if d.attrs.contains(&Attr::Packed));
+                        let unit = l.align * 8;
+                        let mut at_bit = if union { 0 } else { bit };
+                        if w == 0 {
+                            at_bit = align_up(at_bit, unit);
+                        } else if !field_packed && (at_bit % unit) + w > l.size * 8 {
+                            at_bit = align_up(at_bit, unit);
+                        }
+                        if named && !field_packed && w > 0 {
+                            align = align.max(field_align);
+                        }
+                        if union {
+                            end_bits = end_bits.max(w);
+                        } else {
+                            bit = at_bit + w;
+                        }
+                        placed.push(Placed {
+                            item,
+                            bit_offset: at_bit,
+                            size: l.size,
+                            align: if field_packed { 1 } else { l.align },
+                            bits: Some(w),
+                        });
+                    }
+                    None => {
+                        let at_bit = if union {
+                            0
+                        } else {
+                            align_up(bit, field_align * 8)
+                        };
+                        if union {
+                            end_bits = end_bits.max(l.size * 8);
+                        } else {
+                            bit = at_bit + l.size * 8;
+                        }
+                        align = align.max(field_align);
+                        placed.push(Placed {
+                            item,
+                            bit_offset: at_bit,
+                            size: l.size,
+                            align: field_align,
+                            bits: None,
+                        });
+                    }
+                }
+            }
+        }
+        if let Some(a) = attr_align {
+            align = align.max(a);
+        }
+        let used = if union { end_bits } else { bit };
+        let size = align_up(used.div_ceil(8), align);
+        Ok(RecordLayout {
+            size,
+            align,
+            attr_align: attr_align.unwrap_or(1),
+            placed,
+        })
+    }
+
+    fn bit_width(&self, w: Range<usize>, l: TyLayout, d: &Declarator) -> Result<u64, Diagnostic> {
+        let v = self.eval_range(w.clone())?;
+        let v = u64::try_from(v)
+            .map_err(|_| self.error(w.start, format!("negative bit-field width {v}")))?;
+        if v > l.size * 8 {
+            return Err(self.error(
+                w.start,
+                format!("bit-field width {v} exceeds its type ({} bits)", l.size * 8),
+            ));
+        }
+        if v == 0 && d.name.is_some() {
+            return Err(self.error(w.start, "a named bit-field cannot have width 0"));
+        }
+        Ok(v)
+    }
+
+    /// The layout slots a member declaration makes: one per declarator, or
+    /// one for an anonymous struct/union, or none (`struct foo;`).
+    fn slots<'f>(&self, f: &'f FieldDecl) -> Result<Vec<(Option<usize>, Slot<'f>)>, Diagnostic> {
+        if !f.declarators.is_empty() {
+            return Ok(f
+                .declarators
+                .iter()
+                .enumerate()
+                .map(|(k, d)| (Some(k), Slot::Declarator(d)))
+                .collect());
+        }
+        match &f.ty {
+            TypeRef::Record { tag: None, def: Some(idx), .. } => {
+                let r = self.record(*idx)?;
+                Ok(vec![(None, Slot::Anonymous(TyLayout { size: r.size, align: r.align }))])
+            }
+            TypeRef::Record { .. } | TypeRef::Enum { .. } => Ok(Vec::new()),
+            _ => Err(self
+                .error(f.range.start, format!("cannot read the member `{}`", self.h.text[f.range.clone()].trim()))
+                .help("macros in struct bodies are not expanded (except CACHELINE_PADDING and __cacheline_group_*): write the member out")),
+        }
+    }
+}
+
+enum Slot<'f> {
+    Declarator(&'f Declarator),
+    Anonymous(TyLayout),
+}
+
+impl Env for Resolver<'_> {
+    fn macros(&self) -> &MacroTable {
+        &self.h.pre.macros
+    }
+
+    fn enumerator(&self, name: &str) -> Option<i64> {
+        let &(idx, k) = self.h.index.enumerators.get(name)?;
+        self.enumerator_value(idx, k)
+    }
+
+    fn size_of(&self, type_name: &str) -> Option<Result<u64, EvalError>> {
+        Some(self.type_name(type_name, 0).map(|l| l.size).map_err(|d| {
+            let mut e = EvalError::new(format!("sizeof({type_name}): {}", d.message));
+            e.help = d.help;
+            e
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn scalars() {
+        let sz = |s: &str| scalar_layout(&words(s)).map(|l| (l.size, l.align));
+        assert_eq!(sz("unsigned long"), Some((8, 8)));
+        assert_eq!(sz("long unsigned int"), Some((8, 8)));
+        assert_eq!(sz("long long"), Some((8, 8)));
+        assert_eq!(sz("unsigned"), Some((4, 4)));
+        assert_eq!(sz("signed char"), Some((1, 1)));
+        assert_eq!(sz("short int"), Some((2, 2)));
+        assert_eq!(sz("long double"), Some((16, 16)));
+        assert_eq!(sz("double"), Some((8, 8)));
+        assert_eq!(sz("void"), None);
+    }
+
+    #[test]
+    fn builtins() {
+        assert_eq!(
+            builtin_type("struct list_head"),
+            Some(TyLayout { size: 16, align: 8 })
+        );
+        assert_eq!(
+            builtin_type("atomic_t"),
+            Some(TyLayout { size: 4, align: 4 })
+        );
+        assert_eq!(builtin_type("__be32"), Some(TyLayout { size: 4, align: 4 }));
+        assert_eq!(builtin_type("struct nope"), None);
+    }
+}
