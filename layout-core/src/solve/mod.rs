@@ -4,9 +4,52 @@
 //! read-mostly fields → movement from the original order (the [`Preset`]
 //! changes the order of the last three). Every returned layout has passed
 //! [`crate::verify`].
+//!
+//! # Formulation
+//!
+//! Fields get a *colour* ([`problem`]): read-mostly fields one, each lockless
+//! writer group its own, everything else none (locked fields join the
+//! read-mostly colour under `separate_soft`). The hard rule says no line holds
+//! bytes of two colours, at every phase the placement allows ([`geometry`]).
+//!
+//! For a fixed order of the fields, placing each as early as it may go is
+//! optimal ([`place`]), so a layout is an order. The solver
+//!
+//! 1. bounds the size from below ([`bound`]): bytes, lines per colour, and
+//!    the gap every colour change costs when the phase is unknown;
+//! 2. tries the declaration order and a padding-free one — with no conflicts
+//!    at all that usually settles it;
+//! 3. searches all orders exactly for small structs ([`exact`]: branch and
+//!    bound on the whole key);
+//! 4. otherwise builds layouts from runs of one class or colour with the
+//!    gaps between runs filled by free fields ([`construct`], [`fill`]),
+//!    re-balances the gap fills with an integer program when the size is
+//!    above the bound ([`ilp`]), and polishes by local search ([`improve`]).
+//!
+//! In aligned mode every struct alignment from the natural one up to the
+//! line size is a candidate geometry; at equal size the smaller alignment
+//! wins (it costs embedding structs nothing).
+//!
+//! `optimal` is claimed when the exact search finished, or when the size
+//! equals the bound and every later goal equals its own bound (soft cost 0,
+//! read lines `ceil(read bytes / L)`, movement 0), except that movement, when
+//! it is the last goal of the preset, is only minimised by local search.
+
+mod bound;
+mod construct;
+mod driver;
+mod eval;
+mod exact;
+mod fill;
+mod geometry;
+mod ilp;
+mod improve;
+mod place;
+mod problem;
 
 use crate::cost::{Cost, SoftWeights};
 use crate::model::{Placement, Struct};
+
 use crate::verify::VerifiedLayout;
 use std::fmt;
 use std::time::Duration;
@@ -30,7 +73,9 @@ impl std::str::FromStr for Preset {
             "balanced" => Ok(Preset::Balanced),
             "min-diff" => Ok(Preset::MinDiff),
             "compact-hot" => Ok(Preset::CompactHot),
-            _ => Err(format!("unknown objective preset `{s}`: use balanced, min-diff or compact-hot")),
+            _ => Err(format!(
+                "unknown objective preset `{s}`: use balanced, min-diff or compact-hot"
+            )),
         }
     }
 }
@@ -70,7 +115,9 @@ pub struct Solution {
     /// A proven lower bound on the size of any layout obeying the hard rule.
     pub lower_bound: u64,
     /// True when the size is proven minimal and the secondary goals are
-    /// optimal among layouts of that size within the model searched.
+    /// optimal among layouts of that size within the model searched: the
+    /// exact search finished, or every goal meets its bound (movement, when
+    /// it is the preset's last goal, is minimised by local search only).
     pub optimal: bool,
     pub solve_ms: u64,
     /// How it was found: "no-conflict", "exact", "ilp", "heuristic".
@@ -99,6 +146,15 @@ impl std::error::Error for SolveError {}
 
 /// Find the best layout of `s` under `opts`.
 pub fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    let _ = (s, opts);
-    todo!("solver: being written")
+    driver::solve(s, opts)
+}
+
+/// The best order found so far, with the geometry it was placed in.
+#[derive(Clone, Debug)]
+pub(crate) struct Incumbent {
+    pub key: eval::Key,
+    pub geom: geometry::Geometry,
+    /// Order of the unpinned fields.
+    pub order: Vec<usize>,
+    pub method: &'static str,
 }

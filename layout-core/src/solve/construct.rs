@@ -1,0 +1,194 @@
+//! Constructions: layouts built from runs of lines (DESIGN.md §5).
+//!
+//! Fields of one block (a colour, or a class) sit together in one run; only
+//! at the boundary between two runs must a line boundary fall, and the gap up
+//! to it is filled with pool fields by [`super::fill`], so that the next run
+//! starts exactly where it may. Leftover pool fields go to the end.
+//!
+//! Two families:
+//! - **strict**: blocks are the classes (read-mostly, each lockless group,
+//!   each lock); the pool is the cold fields; the placer keeps different
+//!   classes apart at the report phase. A layout of this family has no soft
+//!   cost; when it is also as small as possible it is the answer.
+//! - **hard**: blocks are the colours; the pool is every free field (locked
+//!   and cold ones), which fills the gaps the hard rule needs.
+//!
+//! Every order of the blocks is tried when there are few of them, a few
+//! natural ones otherwise.
+
+use super::fill::{tidy_order, Pool};
+use super::geometry::Geometry;
+use super::place::Placer;
+use super::problem::Problem;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Family {
+    Strict,
+    Hard,
+}
+
+/// The blocks of `family` (in order of first appearance, each in its
+/// internal order) and the pool fields.
+fn blocks_of(p: &Problem, family: Family) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let label = |f: usize| match family {
+        Family::Strict => p.class[f],
+        Family::Hard => p.color[f],
+    };
+    let mut blocks: Vec<(u32, Vec<usize>)> = Vec::new();
+    let mut pool = Vec::new();
+    for &f in &p.free {
+        let l = label(f);
+        if l == 0 {
+            pool.push(f);
+        } else {
+            match blocks.iter_mut().find(|b| b.0 == l) {
+                Some(b) => b.1.push(f),
+                None => blocks.push((l, vec![f])),
+            }
+        }
+    }
+    let blocks = blocks
+        .into_iter()
+        .map(|(_, fields)| block_order(p, &fields, family))
+        .collect();
+    (blocks, pool)
+}
+
+/// One run per colour, each in its internal order (used by [`super::ilp`]).
+pub(crate) fn hard_blocks(p: &Problem) -> Vec<Vec<usize>> {
+    blocks_of(p, Family::Hard).0
+}
+
+/// Orders of the unpinned fields built by `family` on geometry `g`.
+pub(crate) fn build_all(p: &Problem, g: Geometry, family: Family) -> Vec<Vec<usize>> {
+    let (blocks, pool) = blocks_of(p, family);
+    let placer = Placer::new(p, g, family == Family::Strict);
+    let pool = Pool::new(p, &pool);
+    let mut out = Vec::new();
+    let front_fills: &[bool] = if g.report != 0 {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    for sigma in block_orders(p, &blocks) {
+        for &front in front_fills {
+            out.push(build(&placer, &blocks, &sigma, pool.clone(), front));
+        }
+    }
+    out
+}
+
+/// Inside a block: classes in order of first appearance (hard family), each
+/// tidy (declaration order unless that pads).
+fn block_order(p: &Problem, fields: &[usize], family: Family) -> Vec<usize> {
+    if family == Family::Strict {
+        return tidy_order(p, fields);
+    }
+    let mut classes: Vec<u32> = Vec::new();
+    for &f in fields {
+        if !classes.contains(&p.class[f]) {
+            classes.push(p.class[f]);
+        }
+    }
+    if classes.len() == 1 {
+        return tidy_order(p, fields);
+    }
+    // Several classes of one colour: keep each class together, and the whole
+    // block free of padding by decreasing alignment first.
+    let mut v = fields.to_vec();
+    v.sort_by_key(|&f| {
+        (
+            std::cmp::Reverse(p.align[f]),
+            classes.iter().position(|&c| c == p.class[f]),
+            f,
+        )
+    });
+    v
+}
+
+/// The block orders to try: all of them for up to 5 blocks, else a few.
+fn block_orders(p: &Problem, blocks: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let m = blocks.len();
+    if m <= 5 {
+        let mut out = Vec::new();
+        permutations(&mut (0..m).collect(), 0, &mut out);
+        return out;
+    }
+    // First appearance; by role (read-mostly, locked, lockless) and reversed;
+    // largest first and last.
+    let role_rank = |b: &Vec<usize>| match p.role[b[0]] {
+        super::problem::SoftRole::Read => 0,
+        super::problem::SoftRole::Locked(_) => 1,
+        super::problem::SoftRole::Lockless => 2,
+        super::problem::SoftRole::Cold => 3,
+    };
+    let bytes = |b: &Vec<usize>| b.iter().map(|&f| p.size[f]).sum::<u64>();
+    let natural: Vec<usize> = (0..m).collect();
+    let mut by_role = natural.clone();
+    by_role.sort_by_key(|&i| role_rank(&blocks[i]));
+    let mut by_role_rev = by_role.clone();
+    by_role_rev.reverse();
+    let mut by_size = natural.clone();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(bytes(&blocks[i])));
+    let mut middle_big = Vec::new();
+    for (k, &i) in by_size.iter().enumerate() {
+        if k % 2 == 0 {
+            middle_big.push(i);
+        } else {
+            middle_big.insert(0, i);
+        }
+    }
+    let mut out = vec![natural, by_role, by_role_rev, by_size, middle_big];
+    out.dedup();
+    out
+}
+
+/// Every permutation of `v[k..]` (after `v[..k]`), appended to `out`.
+pub(crate) fn permutations(v: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
+    if k == v.len() {
+        out.push(v.clone());
+        return;
+    }
+    for i in k..v.len() {
+        v.swap(k, i);
+        permutations(v, k + 1, out);
+        v.swap(k, i);
+    }
+}
+
+/// Lay the blocks in the order `sigma`, filling each boundary gap from the pool.
+fn build(
+    placer: &Placer,
+    blocks: &[Vec<usize>],
+    sigma: &[usize],
+    mut pool: Pool,
+    front_fill: bool,
+) -> Vec<usize> {
+    let p = placer.p;
+    let g = placer.g;
+    let limit = 4 * g.line + 4 * p.natural_align;
+    let mut cur = placer.start();
+    let mut seq = Vec::with_capacity(p.free.len());
+    for (k, &b) in sigma.iter().enumerate() {
+        let first = blocks[b][0];
+        let target = if k == 0 {
+            if front_fill {
+                g.report_sep_start(1).min(g.line)
+            } else {
+                0
+            }
+        } else {
+            placer.earliest(&cur, first)
+        };
+        for f in pool.fill(cur.end, target, p.align[first], g.line, limit) {
+            seq.push(f);
+            placer.place(&mut cur, f);
+        }
+        for &f in &blocks[b] {
+            seq.push(f);
+            placer.place(&mut cur, f);
+        }
+    }
+    seq.extend(tidy_order(p, &pool.rest()));
+    seq
+}

@@ -1,0 +1,216 @@
+//! Exact search for small structs: branch and bound over the order of the
+//! unpinned fields, each order placed by the greedy placer (optimal for its
+//! order, see [`super::place`]), on the full lexicographic key.
+//!
+//! Interchangeable fields (same size, alignment and access) are one type;
+//! they are taken in declaration order, which never costs movement. At every
+//! node the key of any completion is bounded below, term by term:
+//!
+//! - size: the bytes still to come after the cursor (remaining fields and
+//!   the pins ahead of it), the geometry's bound, and the pins' ends;
+//! - soft cost and read lines: the lines already touched by placed and
+//!   pinned fields (a line's cost only grows as fields join it);
+//! - movement: inversions among placed fields, plus every pair of a placed
+//!   field and an unplaced field declared before it (the unplaced one will
+//!   come after it).
+//!
+//! A node whose bound is not below the incumbent's key is cut. Since the
+//! final key is at least the bound in every term, it is at least the bound
+//! lexicographically.
+
+use super::eval::{key_of, Evaluator, Key};
+use super::geometry::{align_up, Geometry};
+use super::place::{Cursor, Placed, Placer};
+use super::problem::Problem;
+use super::Incumbent;
+use crate::cost::Cost;
+use std::time::Instant;
+
+/// Groups of interchangeable unpinned fields, each in declaration order.
+pub(crate) fn types(p: &Problem) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for &f in &p.free {
+        let same = |g: usize| {
+            p.size[g] == p.size[f]
+                && p.align[g] == p.align[f]
+                && p.color[g] == p.color[f]
+                && p.class[g] == p.class[f]
+                && p.role[g] == p.role[f]
+        };
+        match out.iter_mut().find(|t| same(t[0])) {
+            Some(t) => t.push(f),
+            None => out.push(vec![f]),
+        }
+    }
+    out
+}
+
+/// Number of distinct orders of the unpinned fields (saturating, as f64).
+pub(crate) fn order_count(types: &[Vec<usize>]) -> f64 {
+    let mut n = 0u32;
+    let mut count = 1f64;
+    for t in types {
+        for k in 1..=t.len() as u32 {
+            n += 1;
+            count = count * f64::from(n) / f64::from(k);
+        }
+    }
+    count
+}
+
+pub(crate) struct Limits {
+    pub deadline: Instant,
+    pub max_nodes: u64,
+}
+
+struct Search<'a, 'p> {
+    p: &'p Problem,
+    placer: Placer<'p>,
+    ev: &'a mut Evaluator<'p>,
+    bound: u64,
+    types: Vec<Vec<usize>>,
+    taken: Vec<usize>,
+    seq: Vec<usize>,
+    offset: Vec<u64>,
+    /// Sizes of the pins, by increasing start, for "bytes ahead".
+    pins: Vec<(u64, u64)>,
+    nodes: u64,
+    limits: &'a Limits,
+    stopped: bool,
+}
+
+/// Run the search on every geometry (`bounds[i]` is the size bound of
+/// `geoms[i]`), improving `best`. Returns true when it finished: the
+/// incumbent is then optimal.
+pub(crate) fn branch_and_bound<'p>(
+    p: &'p Problem,
+    geoms: &[Geometry],
+    bounds: &[u64],
+    ev: &mut Evaluator<'p>,
+    best: &mut Option<Incumbent>,
+    limits: &Limits,
+) -> bool {
+    let types = types(p);
+    let pins: Vec<(u64, u64)> = p
+        .pinned
+        .iter()
+        .map(|&i| (p.pin[i].unwrap_or(0), p.size[i]))
+        .collect();
+    let mut nodes = 0;
+    for (g, &bound) in geoms.iter().zip(bounds) {
+        let mut s = Search {
+            p,
+            placer: Placer::new(p, *g, false),
+            ev: &mut *ev,
+            bound,
+            taken: vec![0; types.len()],
+            types: types.clone(),
+            seq: Vec::with_capacity(p.free.len()),
+            offset: vec![0; p.n],
+            pins: pins.clone(),
+            nodes,
+            limits,
+            stopped: false,
+        };
+        for &i in &p.pinned {
+            s.offset[i] = p.pin[i].unwrap_or(0);
+        }
+        let cur = s.placer.start();
+        let rem: u64 = p.free.iter().map(|&f| p.size[f]).sum();
+        s.dfs(cur, rem, 0, best);
+        nodes = s.nodes;
+        if s.stopped {
+            return false;
+        }
+    }
+    true
+}
+
+impl<'a, 'p> Search<'a, 'p> {
+    fn dfs(&mut self, cur: Cursor, rem: u64, mv: u64, best: &mut Option<Incumbent>) {
+        self.nodes += 1;
+        if self.nodes % 512 == 0
+            && (self.nodes > self.limits.max_nodes || Instant::now() >= self.limits.deadline)
+        {
+            self.stopped = true;
+        }
+        if self.stopped {
+            return;
+        }
+        let g = self.placer.g;
+        if self.seq.len() == self.p.free.len() {
+            let size = align_up(cur.max_end, g.align);
+            let placed = Placed {
+                offset: self.offset.clone(),
+                size,
+                order: self.placer.merge(&self.seq, &self.offset),
+            };
+            let key = self.ev.key(&placed, &g);
+            if best.as_ref().is_none_or(|b| key < b.key) {
+                *best = Some(Incumbent {
+                    key,
+                    geom: g,
+                    order: self.seq.clone(),
+                    method: "exact",
+                });
+            }
+            return;
+        }
+        if let Some(b) = best {
+            if self.lower_key(&cur, rem, mv) >= b.key {
+                return;
+            }
+        }
+        // Children: each type's next field, earliest-declared first.
+        let mut next: Vec<(usize, usize)> = (0..self.types.len())
+            .filter(|&t| self.taken[t] < self.types[t].len())
+            .map(|t| (self.types[t][self.taken[t]], t))
+            .collect();
+        next.sort_unstable();
+        for (f, t) in next {
+            let mut c = cur;
+            self.offset[f] = self.placer.place(&mut c, f);
+            // New pairs (f, unplaced earlier-declared field) that must invert.
+            let earlier_unplaced = self
+                .types
+                .iter()
+                .zip(&self.taken)
+                .map(|(ty, &k)| ty[k..].iter().filter(|&&h| h < f).count() as u64)
+                .sum::<u64>();
+            self.taken[t] += 1;
+            self.seq.push(f);
+            self.dfs(c, rem - self.p.size[f], mv + earlier_unplaced, best);
+            self.seq.pop();
+            self.taken[t] -= 1;
+            if self.stopped {
+                return;
+            }
+        }
+    }
+
+    fn lower_key(&mut self, cur: &Cursor, rem: u64, mv: u64) -> Key {
+        let g = self.placer.g;
+        let ahead: u64 = self
+            .pins
+            .iter()
+            .filter(|&&(start, _)| start >= cur.end)
+            .map(|&(_, size)| size)
+            .sum();
+        let size = align_up(
+            cur.max_end.max(cur.end + rem + ahead).max(self.bound),
+            g.align,
+        );
+        let order = self.placer.merge(&self.seq, &self.offset);
+        let (soft, read_lines) = self.ev.lines(&order, &self.offset, &g);
+        key_of(
+            &Cost {
+                size,
+                soft,
+                read_lines,
+                movement: mv,
+            },
+            g.align,
+            self.ev.preset(),
+        )
+    }
+}

@@ -1,0 +1,207 @@
+//! The gap-fill integer program (DESIGN.md §5, "line types").
+//!
+//! Conflicting fields form one run per colour, laid in an order `π` of the
+//! colours (every order up to 4 colours). Free fields, grouped into types
+//! `t` of equal size `w_t` and alignment with `N_t` fields each, go to the
+//! gaps `k = 0..=m` before, between and after the `m` runs. Run `j` (in `π`
+//! order) has length `h_j` and alignment `a_j`. With struct alignment `A`
+//! and line size `L`:
+//!
+//! ```text
+//! minimise   S
+//! subject to sum_k n[k][t] = N_t                       n[k][t] ∈ {0..N_t}
+//!            g_k  = sum_t w_t n[k][t]                   (bytes in gap k)
+//!            s_0 >= g_0,   s_j = a_j z_j                z_j ∈ ℕ
+//!            s_{j+1} >= s_j + h_j + g_{j+1}
+//!            S >= s_{m-1} + h_{m-1} + g_m,   S = A σ,   σ ∈ ℕ,   S <= best - 1
+//! and a line boundary between consecutive runs:
+//!   one phase p:          L μ_j >= p + s_j + h_j,   s_{j+1} + p >= L μ_j
+//!   every multiple of a:  a μ_j >= s_j + h_j - a,   s_{j+1} >= a μ_j + L
+//! ```
+//!
+//! (The second form is `s_{j+1} >= L + a floor((e_j - 1) / a)`, see
+//! [`super::geometry`].) Since every two colours conflict, consecutive runs
+//! suffice. Counts per type instead of one variable per field remove the
+//! symmetry between interchangeable fields. Each solution is realised as an
+//! order (each gap's fields by increasing alignment) and placed by the
+//! greedy placer, which has the last word on offsets.
+//!
+//! The default backend is microlp (pure Rust); with the `highs` feature,
+//! HiGHS solves the same model.
+
+use super::construct::hard_blocks;
+use super::geometry::{Geometry, Phases};
+use super::problem::Problem;
+use good_lp::{
+    variable, Expression, ProblemVariables, Solution, SolverModel, Variable, WithTimeLimit,
+};
+use std::time::Instant;
+
+#[cfg(feature = "highs")]
+use good_lp::highs as backend;
+#[cfg(not(feature = "highs"))]
+use good_lp::microlp as backend;
+
+/// Most run orders tried.
+const MAX_ORDERS: usize = 24;
+
+/// Orders realised from the program, one per run order where it found a
+/// layout smaller than `best_size` (by its own account).
+pub(crate) fn gap_fills(
+    p: &Problem,
+    g: Geometry,
+    best_size: u64,
+    deadline: Instant,
+) -> Vec<Vec<usize>> {
+    let blocks = hard_blocks(p);
+    let m = blocks.len();
+    if m < 2 {
+        return Vec::new();
+    }
+    let flex: Vec<usize> = p
+        .free
+        .iter()
+        .copied()
+        .filter(|&f| p.color[f] == 0)
+        .collect();
+    let mut types: Vec<(u64, u64, Vec<usize>)> = Vec::new();
+    for &f in &flex {
+        match types
+            .iter_mut()
+            .find(|t| t.0 == p.size[f] && t.1 == p.align[f])
+        {
+            Some(t) => t.2.push(f),
+            None => types.push((p.size[f], p.align[f], vec![f])),
+        }
+    }
+    let mut orders = Vec::new();
+    super::construct::permutations(&mut (0..m).collect(), 0, &mut orders);
+    orders.truncate(MAX_ORDERS);
+    let mut out = Vec::new();
+    for pi in orders {
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        if left <= 0.0 {
+            break;
+        }
+        let runs: Vec<&Vec<usize>> = pi.iter().map(|&j| &blocks[j]).collect();
+        if let Some(counts) = solve_model(p, g, &runs, &types, best_size, left) {
+            out.push(realise(p, &runs, &types, &counts));
+        }
+    }
+    out
+}
+
+/// Length of a run laid from an offset aligned to its first field.
+fn run_length(p: &Problem, run: &[usize]) -> u64 {
+    run.iter().fold(0, |at, &f| {
+        super::geometry::align_up(at, p.align[f]) + p.size[f]
+    })
+}
+
+/// Solve the program for one run order; the counts `n[k][t]` of its solution.
+fn solve_model(
+    p: &Problem,
+    g: Geometry,
+    runs: &[&Vec<usize>],
+    types: &[(u64, u64, Vec<usize>)],
+    best_size: u64,
+    seconds: f64,
+) -> Option<Vec<Vec<u64>>> {
+    let m = runs.len();
+    let line = g.line as f64;
+    let mut vars = ProblemVariables::new();
+    let n: Vec<Vec<Variable>> = (0..=m)
+        .map(|_| {
+            types
+                .iter()
+                .map(|t| vars.add(variable().integer().min(0).max(t.2.len() as f64)))
+                .collect()
+        })
+        .collect();
+    let z: Vec<Variable> = (0..m)
+        .map(|_| vars.add(variable().integer().min(0)))
+        .collect();
+    let mu: Vec<Variable> = (0..m - 1)
+        .map(|_| vars.add(variable().integer().min(0)))
+        .collect();
+    let sigma = vars.add(variable().integer().min(0));
+    let size = g.align as f64 * sigma;
+    let gap =
+        |k: usize| -> Expression { types.iter().zip(&n[k]).map(|(t, &v)| t.0 as f64 * v).sum() };
+    let start = |j: usize| -> Expression { p_align(p, runs[j]) as f64 * z[j] };
+    let len = |j: usize| run_length(p, runs[j]) as f64;
+    let mut model = vars
+        .minimise(size.clone())
+        .using(backend)
+        .with_time_limit(seconds);
+    for (ti, t) in types.iter().enumerate() {
+        let total: Expression = (0..=m).map(|k| n[k][ti]).sum();
+        model.add_constraint(total.eq(t.2.len() as f64));
+    }
+    model.add_constraint(start(0).geq(gap(0)));
+    for j in 0..m - 1 {
+        let end_j = start(j) + len(j);
+        model.add_constraint(start(j + 1).geq(end_j.clone() + gap(j + 1)));
+        match g.phases {
+            Phases::One(ph) => {
+                let ph = ph as f64;
+                model.add_constraint((line * mu[j]).geq(end_j + ph));
+                model.add_constraint((start(j + 1) + ph).geq(line * mu[j]));
+            }
+            Phases::EveryMultipleOf(a) => {
+                let a = a as f64;
+                model.add_constraint((a * mu[j]).geq(end_j - a));
+                model.add_constraint(start(j + 1).geq(a * mu[j] + line));
+            }
+        }
+    }
+    model.add_constraint(size.clone().geq(start(m - 1) + len(m - 1) + gap(m)));
+    model.add_constraint(size.leq(best_size.saturating_sub(1) as f64));
+    let solution = model.solve().ok()?;
+    Some(
+        n.iter()
+            .map(|row| {
+                row.iter()
+                    .map(|&v| solution.value(v).round().max(0.0) as u64)
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+fn p_align(p: &Problem, run: &[usize]) -> u64 {
+    run.first().map_or(1, |&f| p.align[f])
+}
+
+/// The order: gap 0, run 0, gap 1, ..., gap m; each type's fields handed out
+/// to the gaps in declaration order; inside a gap by increasing alignment.
+fn realise(
+    p: &Problem,
+    runs: &[&Vec<usize>],
+    types: &[(u64, u64, Vec<usize>)],
+    counts: &[Vec<u64>],
+) -> Vec<usize> {
+    let mut next = vec![0usize; types.len()];
+    let mut order = Vec::with_capacity(p.free.len());
+    for (k, row) in counts.iter().enumerate() {
+        let mut gap: Vec<usize> = Vec::new();
+        for (ti, &c) in row.iter().enumerate() {
+            let fields = &types[ti].2;
+            let take = (c as usize).min(fields.len() - next[ti]);
+            gap.extend_from_slice(&fields[next[ti]..next[ti] + take]);
+            next[ti] += take;
+        }
+        gap.sort_by_key(|&f| (p.align[f], f));
+        order.extend(gap);
+        if let Some(run) = runs.get(k) {
+            order.extend_from_slice(run);
+        }
+    }
+    // Rounding can leave fields out: they go last.
+    for (ti, t) in types.iter().enumerate() {
+        order.extend_from_slice(&t.2[next[ti]..]);
+    }
+    order
+}

@@ -1,0 +1,146 @@
+//! Local search on the order of the unpinned fields: small changes to the
+//! order, each placed by the greedy placer and kept when the key improves.
+//!
+//! Moves (drawn by a fixed-seed generator, so results are reproducible):
+//! move one field elsewhere, swap two fields, swap neighbours, send a field
+//! back to its declaration rank, or sort a run of one class back into
+//! declaration order (the last two shrink the diff).
+
+use super::eval::{Evaluator, Key};
+use super::place::{Placed, Placer};
+use std::time::Instant;
+
+/// A small linear congruential generator (Knuth's MMIX constants).
+pub(crate) struct Lcg(u64);
+
+impl Lcg {
+    pub fn new(seed: u64) -> Lcg {
+        Lcg(seed ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+pub(crate) struct Budget {
+    pub evals: u64,
+    pub deadline: Instant,
+}
+
+/// Improve `order` (with key `key`) in place. Stops early once `done(key)`.
+pub(crate) fn local_search(
+    placer: &Placer,
+    ev: &mut Evaluator,
+    order: &mut Vec<usize>,
+    key: &mut Key,
+    budget: &Budget,
+    done: &dyn Fn(&Key) -> bool,
+) {
+    let n = order.len();
+    if n < 2 || done(key) {
+        return;
+    }
+    let p = placer.p;
+    let mut rng = Lcg::new(n as u64 * 7919 + key[0]);
+    let mut scratch = Placed {
+        offset: vec![0; p.n],
+        size: 0,
+        order: Vec::with_capacity(p.n),
+    };
+    let mut try_order = |order: &[usize], key: &mut Key, scratch: &mut Placed| -> bool {
+        placer.place_into(order, scratch);
+        let k = ev.key(scratch, &placer.g);
+        if k < *key {
+            *key = k;
+            true
+        } else {
+            false
+        }
+    };
+    let mut evals = 0;
+    while evals < budget.evals {
+        if evals % 64 == 0 && Instant::now() >= budget.deadline {
+            return;
+        }
+        evals += 1;
+        let i = rng.below(n);
+        match rng.below(10) {
+            0..=3 => {
+                let j = rng.below(n);
+                if i == j {
+                    continue;
+                }
+                let f = order.remove(i);
+                order.insert(j, f);
+                if !try_order(order, key, &mut scratch) {
+                    order.remove(j);
+                    order.insert(i, f);
+                }
+            }
+            4..=5 => {
+                let j = rng.below(n);
+                if p.size[order[i]] == p.size[order[j]] && p.class[order[i]] == p.class[order[j]] {
+                    continue;
+                }
+                order.swap(i, j);
+                if !try_order(order, key, &mut scratch) {
+                    order.swap(i, j);
+                }
+            }
+            6..=7 => {
+                let j = (i + 1) % n;
+                order.swap(i, j);
+                if !try_order(order, key, &mut scratch) {
+                    order.swap(i, j);
+                }
+            }
+            8 => {
+                // Back to its declaration rank among the others.
+                let f = order[i];
+                let rank = order.iter().filter(|&&h| h < f).count();
+                if rank == i {
+                    continue;
+                }
+                order.remove(i);
+                order.insert(rank, f);
+                if !try_order(order, key, &mut scratch) {
+                    order.remove(rank);
+                    order.insert(i, f);
+                }
+            }
+            _ => {
+                // Sort the run of i's class around i by declaration order.
+                let c = p.class[order[i]];
+                let mut lo = i;
+                while lo > 0 && p.class[order[lo - 1]] == c {
+                    lo -= 1;
+                }
+                let mut hi = i + 1;
+                while hi < n && p.class[order[hi]] == c {
+                    hi += 1;
+                }
+                if order[lo..hi].windows(2).all(|w| w[0] < w[1]) {
+                    continue;
+                }
+                let saved: Vec<usize> = order[lo..hi].to_vec();
+                order[lo..hi].sort_unstable();
+                if !try_order(order, key, &mut scratch) {
+                    order[lo..hi].copy_from_slice(&saved);
+                }
+            }
+        }
+        if done(key) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The struct as the solver sees it: per field its size, alignment, pin, and
+//! two labels derived from its access class.
+//!
+//! - **colour** (hard rule): two fields of different non-zero colours must not
+//!   share a line at any allowed phase. Read-mostly fields get colour 1, each
+//!   lockless writer group its own colour; with `separate_soft`, locked fields
+//!   join colour 1 (they must then avoid lockless fields, and may sit with
+//!   read-mostly ones). Everything else has colour 0 and is free. Every pair
+//!   of distinct non-zero colours conflicts, so the rule is a line colouring.
+//! - **class** (soft costs): read-mostly, each lockless group, each lock, and
+//!   cold (class 0). Lines holding one class plus cold fields cost nothing.
+//!
+//! Zero-size fields hold no bytes, so they get colour 0 and class 0.
+
+use super::SolveError;
+use crate::model::{Access, Struct};
+use std::collections::BTreeMap;
+
+/// What a field contributes to the soft costs of a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SoftRole {
+    Read,
+    Lockless,
+    /// Locked by the lock with this index.
+    Locked(u32),
+    Cold,
+}
+
+pub(crate) struct Problem {
+    pub n: usize,
+    pub size: Vec<u64>,
+    pub align: Vec<u64>,
+    pub color: Vec<u32>,
+    pub class: Vec<u32>,
+    pub role: Vec<SoftRole>,
+    /// Required offset of pinned fields.
+    pub pin: Vec<Option<u64>>,
+    /// Unpinned fields, in declaration order.
+    pub free: Vec<usize>,
+    /// Pinned fields, by increasing offset.
+    pub pinned: Vec<usize>,
+    pub natural_align: u64,
+    /// Sum of all field sizes.
+    pub total: u64,
+    /// Bytes of fields with each colour (index = colour).
+    pub color_bytes: Vec<u64>,
+    /// Bytes of read-mostly fields.
+    pub read_bytes: u64,
+    pub names: Vec<String>,
+}
+
+impl Problem {
+    pub fn new(s: &Struct, separate_soft: bool) -> Result<Problem, SolveError> {
+        let n = s.fields.len();
+        if !s.min_align.is_power_of_two() && s.min_align != 0 {
+            return Err(SolveError::BadField(format!(
+                "struct `{}` asks for alignment {}: alignments must be powers of two",
+                s.name, s.min_align
+            )));
+        }
+        for f in &s.fields {
+            if !f.align.is_power_of_two() {
+                return Err(SolveError::BadField(format!(
+                    "field `{}` has alignment {}: alignments must be powers of two",
+                    f.name, f.align
+                )));
+            }
+            if f.pinned {
+                let Some(o) = f.original_offset else {
+                    return Err(SolveError::BadField(format!(
+                        "field `{}` is pinned but its original offset is unknown: give its offset or drop the pin",
+                        f.name
+                    )));
+                };
+                if o % f.align != 0 {
+                    return Err(SolveError::BadField(format!(
+                        "field `{}` is pinned at offset {o}, which is not a multiple of its alignment {}",
+                        f.name, f.align
+                    )));
+                }
+            }
+        }
+        let mut groups: BTreeMap<Option<&str>, u32> = BTreeMap::new();
+        let mut locks: BTreeMap<&str, u32> = BTreeMap::new();
+        for f in &s.fields {
+            match &f.access {
+                Access::Lockless { group } => {
+                    let next = groups.len() as u32;
+                    groups.entry(group.as_deref()).or_insert(next);
+                }
+                Access::LockedWrite { lock } => {
+                    let next = locks.len() as u32;
+                    locks.entry(lock.as_str()).or_insert(next);
+                }
+                _ => {}
+            }
+        }
+        let n_groups = groups.len() as u32;
+        let mut p = Problem {
+            n,
+            size: s.fields.iter().map(|f| f.size).collect(),
+            align: s.fields.iter().map(|f| f.align).collect(),
+            color: vec![0; n],
+            class: vec![0; n],
+            role: vec![SoftRole::Cold; n],
+            pin: s
+                .fields
+                .iter()
+                .map(|f| if f.pinned { f.original_offset } else { None })
+                .collect(),
+            free: Vec::new(),
+            pinned: Vec::new(),
+            natural_align: s.natural_align(),
+            total: s.fields.iter().map(|f| f.size).sum(),
+            color_bytes: Vec::new(),
+            read_bytes: 0,
+            names: s.fields.iter().map(|f| f.name.clone()).collect(),
+        };
+        for (i, f) in s.fields.iter().enumerate() {
+            let (color, class, role) = match &f.access {
+                Access::ReadMostly => (1, 1, SoftRole::Read),
+                Access::Lockless { group } => {
+                    let g = groups[&group.as_deref()];
+                    (2 + g, 2 + g, SoftRole::Lockless)
+                }
+                Access::LockedWrite { lock } => {
+                    let k = locks[lock.as_str()];
+                    (
+                        u32::from(separate_soft),
+                        2 + n_groups + k,
+                        SoftRole::Locked(k),
+                    )
+                }
+                Access::Cold => (0, 0, SoftRole::Cold),
+            };
+            p.role[i] = role;
+            if f.size > 0 {
+                p.color[i] = color;
+                p.class[i] = class;
+            }
+            if role == SoftRole::Read {
+                p.read_bytes += f.size;
+            }
+        }
+        // Without two distinct colours nothing conflicts: clear the colours.
+        let mut present: Vec<u32> = p.color.iter().copied().filter(|&c| c != 0).collect();
+        present.sort_unstable();
+        present.dedup();
+        if present.len() < 2 {
+            p.color.iter_mut().for_each(|c| *c = 0);
+        }
+        let n_colors = p.color.iter().copied().max().unwrap_or(0) as usize + 1;
+        p.color_bytes = vec![0; n_colors];
+        for i in 0..n {
+            p.color_bytes[p.color[i] as usize] += p.size[i];
+        }
+        p.free = (0..n).filter(|&i| p.pin[i].is_none()).collect();
+        p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
+        p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
+        Ok(p)
+    }
+
+    /// True when some pair of fields falls under the (effective) hard rule.
+    pub fn has_conflicts(&self) -> bool {
+        self.color.iter().any(|&c| c != 0)
+    }
+
+    /// Do fields `a` and `b` fall under the hard rule?
+    pub fn conflict(&self, a: usize, b: usize) -> bool {
+        let (ca, cb) = (self.color[a], self.color[b]);
+        ca != 0 && cb != 0 && ca != cb
+    }
+
+    /// Number of distinct non-zero colours with bytes.
+    pub fn colors_present(&self) -> usize {
+        self.color_bytes.iter().skip(1).filter(|&&b| b > 0).count()
+    }
+
+    /// Bytes of colour-0 (free) fields.
+    pub fn free_bytes(&self) -> u64 {
+        self.color_bytes.first().copied().unwrap_or(0)
+    }
+}
