@@ -5,9 +5,13 @@
 //! [`layout::Layout`] → [`verify`] → emitters ([`report`], [`emit`]).
 
 pub mod access;
+#[cfg(feature = "btf")]
+pub mod btf;
 #[cfg(feature = "c-header")]
 pub mod c;
 pub mod cost;
+#[cfg(feature = "dwarf")]
+pub mod dwarf;
 pub mod emit;
 pub mod error;
 pub mod layout;
@@ -15,6 +19,7 @@ pub mod model;
 pub mod report;
 pub mod solve;
 pub mod source;
+pub mod typedb;
 pub mod verify;
 
 pub use error::Diagnostic;

@@ -1,0 +1,382 @@
+//! Sizes and alignments of the types in a [`TypeGraph`], with the alignment
+//! inference that BTF (and DWARF without `DW_AT_alignment`) needs.
+//! The rules are documented on [`crate::typedb`].
+
+use super::graph::{Node, RawMember, TypeGraph, TypeId};
+
+/// The cache line size the kernel's `____cacheline_aligned` uses on x86_64 and
+/// arm64: inferred attributes are taken as large as the offset allows, up to it.
+pub(crate) const LINE: u64 = 64;
+
+/// Deepest typedef/qualifier/array chain followed; deeper means a cycle.
+const MAX_DEPTH: u32 = 64;
+
+/// Deepest nesting of aggregates analysed (the kernel's is under 20); deeper
+/// input is corrupt or hostile, and recursing further could overflow the stack.
+const MAX_NESTING: u32 = 256;
+
+/// Alignment facts of one struct or union.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AggAlign {
+    /// Certain lower bound: what the members' types alone require (1 when packed).
+    pub natural: u64,
+    /// The alignment: natural, raised by stated or inferred attributes.
+    pub align: u64,
+    /// Alignment stated or inferred for the aggregate itself (its tail padding
+    /// says so); 0 when none.
+    pub own: u64,
+    pub packed: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum State {
+    Unknown,
+    InProgress,
+    Done(AggAlign),
+}
+
+/// Memoised size and alignment queries over a graph.
+pub(crate) struct Aligner<'g, 'a> {
+    g: &'g TypeGraph<'a>,
+    state: Vec<State>,
+    /// Upper bound on an aggregate's inferred alignment from the offsets where
+    /// it is embedded (0: none).
+    cap: Vec<u64>,
+    /// Largest natural alignment of a base type (16 on LP64: `__int128`, `long double`).
+    base_cap: u64,
+    /// Aggregates being analysed now (nesting depth).
+    nesting: u32,
+}
+
+impl<'g, 'a> Aligner<'g, 'a> {
+    pub(crate) fn new(g: &'g TypeGraph<'a>) -> Self {
+        let mut aligner = Aligner {
+            g,
+            state: vec![State::Unknown; g.nodes.len()],
+            cap: vec![0; g.nodes.len()],
+            base_cap: if g.pointer_size >= 8 { 16 } else { 8 },
+            nesting: 0,
+        };
+        if g.infer_align && aligner.cap_from_embeddings() {
+            aligner.state.fill(State::Unknown);
+        }
+        aligner
+    }
+
+    pub(crate) fn graph(&self) -> &'g TypeGraph<'a> {
+        self.g
+    }
+
+    /// Size in bytes (0 for void, functions, incomplete types).
+    pub(crate) fn size_of(&self, id: TypeId) -> u64 {
+        let mut id = id;
+        let mut factor: u64 = 1;
+        for _ in 0..MAX_DEPTH {
+            match self.g.node(id) {
+                Node::Int { size, .. } | Node::Float { size, .. } | Node::Enum { size, .. } => {
+                    return factor.saturating_mul(u64::from(size))
+                }
+                Node::Ptr { .. } => return factor.saturating_mul(self.g.pointer_size),
+                Node::Aggregate { size, .. } => return factor.saturating_mul(size),
+                Node::Array { elem, count } => {
+                    factor = factor.saturating_mul(count);
+                    id = elem;
+                }
+                Node::Typedef { to, .. } | Node::Qual { to, .. } => id = to,
+                Node::Void | Node::Fwd { .. } | Node::Func { .. } | Node::NotAType => return 0,
+            }
+        }
+        0
+    }
+
+    /// Natural alignment of a base type of `size` bytes.
+    fn base_align(&self, size: u64) -> u64 {
+        if size == 0 {
+            1
+        } else {
+            (1u64 << size.trailing_zeros()).min(self.base_cap)
+        }
+    }
+
+    /// The alignment of a type.
+    pub(crate) fn align_of(&mut self, id: TypeId) -> u64 {
+        self.align_rec(id, false, 0)
+    }
+
+    /// The certain part of a type's alignment (no inferred attributes).
+    fn natural_of(&mut self, id: TypeId) -> u64 {
+        self.align_rec(id, true, 0)
+    }
+
+    fn align_rec(&mut self, id: TypeId, natural: bool, depth: u32) -> u64 {
+        if depth > MAX_DEPTH {
+            return 1;
+        }
+        match self.g.node(id) {
+            Node::Int { size, .. } | Node::Float { size, .. } | Node::Enum { size, .. } => {
+                self.base_align(u64::from(size))
+            }
+            Node::Ptr { .. } => self.g.pointer_size.max(1),
+            Node::Array { elem, .. } => self.align_rec(elem, natural, depth + 1),
+            Node::Qual { to, .. } => self.align_rec(to, natural, depth + 1),
+            Node::Typedef { to, align, .. } => {
+                if align > 0 {
+                    u64::from(align)
+                } else {
+                    self.align_rec(to, natural, depth + 1)
+                }
+            }
+            Node::Aggregate { .. } => match self.aggregate(id) {
+                Some(a) if natural => a.natural,
+                Some(a) => a.align,
+                None => 1,
+            },
+            Node::Void | Node::Fwd { .. } | Node::Func { .. } | Node::NotAType => 1,
+        }
+    }
+
+    /// Alignment facts of the aggregate `id`; `None` for other types and
+    /// for aggregates that (through corrupt input) contain themselves.
+    pub(crate) fn aggregate(&mut self, id: TypeId) -> Option<AggAlign> {
+        match self.state.get(id as usize).copied()? {
+            State::Done(a) => return Some(a),
+            State::InProgress => return None,
+            State::Unknown => {}
+        }
+        let Node::Aggregate {
+            union,
+            size,
+            members,
+            align,
+            ..
+        } = self.g.node(id)
+        else {
+            return None;
+        };
+        if self.nesting >= MAX_NESTING {
+            return None;
+        }
+        self.nesting += 1;
+        self.state[id as usize] = State::InProgress;
+        let g = self.g;
+        let members = g.members_of(members);
+        let result = self.analyze(id, union, size, members, u64::from(align));
+        self.state[id as usize] = State::Done(result);
+        self.nesting -= 1;
+        Some(result)
+    }
+
+    fn analyze(
+        &mut self,
+        id: TypeId,
+        union: bool,
+        size: u64,
+        members: &[RawMember],
+        stated: u64,
+    ) -> AggAlign {
+        let mut max_natural = 1;
+        let mut max_align = 1;
+        let mut max_stated = stated.max(1);
+        let mut packed = false;
+        for m in members {
+            let natural = self.natural_of(m.ty);
+            max_natural = max_natural.max(natural);
+            max_align = max_align.max(self.align_of(m.ty));
+            max_stated = max_stated.max(u64::from(m.align));
+            let misplaced = m.bit_offset % 8 != 0 || (m.bit_offset / 8) % natural != 0;
+            if m.bit_size == 0 && self.size_of(m.ty) > 0 && misplaced {
+                packed = true;
+            }
+        }
+        if size > 0 && size % max_natural != 0 {
+            packed = true;
+        }
+        let natural = if packed { 1 } else { max_natural }.max(max_stated);
+        let (attrs, end) = self.member_attrs_for(union, size, packed, members);
+        let from_members =
+            if packed { 1 } else { max_align }.max(attrs.iter().copied().max().unwrap_or(1));
+        // DWARF states an alignment wherever one was asked for, members
+        // included (gcc marks a struct with an aligned member as aligned too);
+        // the struct's own attribute is the part its members do not explain.
+        let mut own = if stated > from_members { stated } else { 0 };
+        let mut align = from_members.max(stated);
+        if self.g.infer_align && size > round_up(end, align) {
+            if let Some(a) = infer(size, end, align) {
+                own = own.max(a);
+                align = align.max(a);
+            }
+        }
+        // Evidence against over-inference: a type's alignment divides its size
+        // and every offset where a non-packed struct embeds it.
+        if size > 0 {
+            align = align.min(1 << size.trailing_zeros());
+        }
+        if let Some(&cap) = self.cap.get(id as usize) {
+            if cap > 0 {
+                align = align.min(cap);
+                own = own.min(cap);
+            }
+        }
+        let align = align.max(natural);
+        AggAlign {
+            natural,
+            align,
+            own: if own > 1 { own } else { 0 },
+            packed,
+        }
+    }
+
+    /// The alignment attribute of each member of aggregate `id` (stated, or
+    /// inferred from an offset natural placement does not explain); 0 for none.
+    pub(crate) fn member_attrs(&mut self, id: TypeId) -> Vec<u64> {
+        let Node::Aggregate {
+            union,
+            size,
+            members,
+            ..
+        } = self.g.node(id)
+        else {
+            return Vec::new();
+        };
+        let packed = self.aggregate(id).is_some_and(|a| a.packed);
+        let g = self.g;
+        let members = g.members_of(members);
+        self.member_attrs_for(union, size, packed, members).0
+    }
+
+    /// Member attributes and the end (in bytes) of the last member.
+    fn member_attrs_for(
+        &mut self,
+        union: bool,
+        size: u64,
+        packed: bool,
+        members: &[RawMember],
+    ) -> (Vec<u64>, u64) {
+        let mut attrs = Vec::with_capacity(members.len());
+        let mut end_bits: u64 = 0;
+        for m in members {
+            let stated = u64::from(m.align);
+            let type_size = self.size_of(m.ty);
+            // A stated alignment is the member's own attribute where its
+            // type does not explain it (gcc states it for members of aligned
+            // types too).
+            let explained = if packed { 1 } else { self.align_of(m.ty) };
+            let mut attr = if stated > explained { stated } else { 0 };
+            let ordinary = m.bit_size == 0 && m.bit_offset % 8 == 0;
+            if self.g.infer_align && !union && ordinary {
+                let placed = if packed { 1 } else { self.align_of(m.ty) }.max(stated);
+                let start = end_bits.div_ceil(8);
+                let offset = m.bit_offset / 8;
+                if offset > round_up(start, placed) {
+                    if let Some(a) = infer(offset, start, placed) {
+                        // A member's alignment divides the struct size.
+                        let a = a.min(lowbit(size));
+                        if offset - start < a && a > placed {
+                            attr = attr.max(a);
+                        }
+                    }
+                }
+            }
+            attrs.push(attr);
+            let bits = if m.bit_size > 0 {
+                u64::from(m.bit_size)
+            } else {
+                type_size.saturating_mul(8)
+            };
+            end_bits = end_bits.max(m.bit_offset.saturating_add(bits));
+        }
+        (attrs, end_bits.div_ceil(8))
+    }
+
+    /// Caps aggregates' inferred alignment by the offsets where non-packed
+    /// aggregates embed them. True when some cap applied.
+    fn cap_from_embeddings(&mut self) -> bool {
+        let g = self.g;
+        let mut changed = false;
+        for (pid, node) in g.nodes.iter().enumerate() {
+            let Node::Aggregate { members, .. } = *node else {
+                continue;
+            };
+            if !self.aggregate(pid as TypeId).is_some_and(|a| !a.packed) {
+                continue;
+            }
+            for m in g.members_of(members) {
+                if m.bit_size > 0 || m.bit_offset % 8 != 0 {
+                    continue;
+                }
+                let (elem, count) = self.element(m.ty);
+                let Some(facts) = self.aggregate(elem) else {
+                    continue;
+                };
+                if facts.align <= facts.natural {
+                    continue;
+                }
+                let mut bound = lowbit(m.bit_offset / 8);
+                if count > 1 {
+                    bound = bound.min(lowbit(self.size_of(elem)));
+                }
+                if bound < facts.align {
+                    let cap = &mut self.cap[elem as usize];
+                    let new = if *cap == 0 { bound } else { (*cap).min(bound) }.max(facts.natural);
+                    if new != *cap {
+                        *cap = new;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        changed
+    }
+
+    /// The element type under typedefs, qualifiers and arrays, and the number
+    /// of elements (product of the array dimensions; 1 for non-arrays).
+    pub(crate) fn element(&self, id: TypeId) -> (TypeId, u64) {
+        let mut id = id;
+        let mut count: u64 = 1;
+        for _ in 0..MAX_DEPTH {
+            match self.g.node(id) {
+                Node::Array { elem, count: n } => {
+                    count = count.saturating_mul(n);
+                    id = elem;
+                }
+                Node::Typedef { to, .. } | Node::Qual { to, .. } => id = to,
+                _ => return (id, count),
+            }
+        }
+        (0, count)
+    }
+}
+
+/// The alignment an attribute must have had for a member (or the struct's
+/// tail) to sit at `offset` when natural placement (alignment `natural`) would
+/// have put it right after `end`. Any power of two above the gap
+/// `offset - end` that divides `offset` explains it; this picks the largest
+/// one up to [`LINE`] (but at least the smallest one), so that it never
+/// understates an attribute of up to a cache line. `None` when no alignment
+/// explains the gap or it would be natural anyway.
+pub(crate) fn infer(offset: u64, end: u64, natural: u64) -> Option<u64> {
+    let gap = offset.checked_sub(end).filter(|&g| g > 0)?;
+    let smallest = gap.checked_add(1)?.checked_next_power_of_two()?;
+    if offset % smallest != 0 {
+        return None;
+    }
+    let a = lowbit(offset).min(LINE).max(smallest);
+    (a > natural).then_some(a)
+}
+
+pub(crate) fn round_up(x: u64, align: u64) -> u64 {
+    if align <= 1 {
+        x
+    } else {
+        x.div_ceil(align).saturating_mul(align)
+    }
+}
+
+/// The largest power of two dividing `x` (`u64::MAX` for 0: no bound).
+fn lowbit(x: u64) -> u64 {
+    if x == 0 {
+        u64::MAX
+    } else {
+        1 << x.trailing_zeros()
+    }
+}

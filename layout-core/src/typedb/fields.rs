@@ -1,0 +1,123 @@
+//! An [`Aggregate`] as a layout [`Struct`]: one field per member, except
+//!
+//! - bitfields: consecutive bitfields that share a storage unit (each one's
+//!   unit starts before the previous ones' units end) become one field named
+//!   after them, `flags_a:flags_b`, because moving one alone would change how
+//!   the others pack. The field spans the bytes their bits occupy, starting at
+//!   the storage unit; it aligns like the widest declared type. When the unit
+//!   starts inside the previous field (`char c; unsigned a:8;` puts `a` in
+//!   byte 1), the field starts at the byte of its first bit and keeps the
+//!   alignment that byte has.
+//! - anonymous struct/union members stay one field each, named
+//!   `anon_union@OFFSET` / `anon_struct@OFFSET`: their members share storage
+//!   (a union) or are reached as if they were the parent's (C11 anonymous
+//!   members), and moving them apart would change the type.
+//!
+//! A member's alignment is the larger of its type's and its own `aligned`
+//! attribute's: with BTF it cannot be known whether the attribute was on the
+//! member or on its type, and dropping a type's alignment would let the solver
+//! place a field where the compiler will not. Every field is cold, not pinned,
+//! with its original offset. Meant for structs: a union's fields all start at 0.
+
+use super::{Aggregate, Member};
+use crate::model::{Field, Struct};
+
+pub(crate) fn to_model(agg: &Aggregate) -> Struct {
+    let members = &agg.members;
+    let mut fields: Vec<Field> = Vec::with_capacity(members.len());
+    let mut i = 0;
+    while i < members.len() {
+        let m = &members[i];
+        if m.is_bitfield() {
+            let end = bitfield_group_end(members, i);
+            let prev_end = fields
+                .last()
+                .map_or(0, |f| f.original_offset.unwrap_or(0) + f.size);
+            fields.push(bitfield_field(&members[i..end], prev_end));
+            i = end;
+        } else {
+            fields.push(member_field(m));
+            i += 1;
+        }
+    }
+    let mut model = Struct::new(agg.name.clone(), fields);
+    model.min_align = agg.attr_align.unwrap_or(1);
+    model
+}
+
+fn member_field(m: &Member) -> Field {
+    let name = if m.name.is_empty() {
+        let kind = if m.ty.starts_with("union") {
+            "union"
+        } else {
+            "struct"
+        };
+        format!("anon_{kind}@{}", m.offset)
+    } else {
+        m.name.clone()
+    };
+    let align = m.align.max(m.attr_align.unwrap_or(1)).max(1);
+    let mut field = Field::new(name, m.ty.clone(), m.size, align);
+    field.original_offset = Some(m.offset);
+    field
+}
+
+/// One past the last bitfield of the group that starts at `start`.
+fn bitfield_group_end(members: &[Member], start: usize) -> usize {
+    let first = &members[start];
+    let mut unit_end = first.offset + first.size;
+    let mut end = start + 1;
+    while let Some(m) = members.get(end) {
+        if !m.is_bitfield() || m.offset >= unit_end {
+            break;
+        }
+        unit_end = unit_end.max(m.offset + m.size);
+        end += 1;
+    }
+    end
+}
+
+fn bitfield_field(group: &[Member], prev_end: u64) -> Field {
+    let unit_start = group.iter().map(|m| m.offset).min().unwrap_or(0);
+    let first_bit = group.iter().filter_map(|m| m.bit_offset).min().unwrap_or(0);
+    let bit_end = group
+        .iter()
+        .map(|m| m.bit_offset.unwrap_or(0) + m.bit_size.unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let widest = group.iter().map(|m| m.align.max(1)).max().unwrap_or(1);
+    let (offset, align) = if unit_start >= prev_end {
+        (unit_start, widest)
+    } else {
+        let byte = first_bit / 8;
+        let shown = if byte == 0 {
+            widest
+        } else {
+            1 << byte.trailing_zeros()
+        };
+        (byte, shown.min(widest))
+    };
+    let size = bit_end.div_ceil(8).saturating_sub(offset);
+    let named: Vec<&str> = group
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let name = if named.is_empty() {
+        format!("bitfield@{offset}")
+    } else {
+        named.join(":")
+    };
+    let ty = if group.iter().all(|m| m.ty == group[0].ty) {
+        group[0].ty.clone()
+    } else {
+        group
+            .iter()
+            .map(|m| m.ty.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut field = Field::new(name, ty, size, align);
+    field.original_offset = Some(offset);
+    field
+}
