@@ -524,7 +524,7 @@ pub(crate) fn close_names<'a>(
     candidates: impl Iterator<Item = &'a str>,
 ) -> Vec<String> {
     let lower = name.to_lowercase();
-    let limit = (name.chars().count() / 3).max(1);
+    let limit = name.chars().count() / 3;
     let mut scored: Vec<(usize, String)> = candidates
         .filter(|c| *c != name)
         .filter_map(|c| {

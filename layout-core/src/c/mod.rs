@@ -128,7 +128,7 @@ pub fn parse_header(
     types: &TypeTable,
 ) -> Result<Header, Diagnostic> {
     let pre = preprocess::run(path, text, defines)?;
-    let ast = parse::parse(&pre.parse_text, &pre.attributes)
+    let ast = parse::parse(&pre.parse_text, &pre.attributes, &pre.unnamed_bitfields)
         .map_err(|m| Diagnostic::new(m).in_file(path))?;
     let index = Index::build(&ast);
     Ok(Header {
@@ -223,7 +223,7 @@ impl Header {
             return d.help(format!("did you mean {}?", quote_list(&close)));
         }
         if let Some(e) = self.ast.errors.first() {
-            let mut s = resolver.syntax_diagnostic(e.at, &e.message);
+            let mut s = resolver.syntax_diagnostic(e);
             s.help = Some(format!(
                 "struct `{name}` was not found, maybe because of this error; {}",
                 s.help.unwrap_or_default()

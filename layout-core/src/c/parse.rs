@@ -7,6 +7,7 @@
 //! and real headers hide much macro magic there.
 
 use super::attrs::Attr;
+use super::lex::{tokenize, TokKind};
 use super::preprocess::AttrUse;
 use std::ops::Range;
 use tree_sitter::{Node, Parser};
@@ -127,7 +128,11 @@ pub(crate) struct TypedefDef {
 pub(crate) struct SyntaxError {
     pub at: usize,
     pub message: String,
+    pub help: String,
 }
+
+const GENERIC_HELP: &str = "check the C syntax here; macros in declarations are not expanded, \
+                            except attributes, CACHELINE_PADDING() and __cacheline_group_*() markers";
 
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Ast {
@@ -141,7 +146,11 @@ pub(crate) struct Ast {
 
 /// Parses `parse_text` (the preprocessed header); `attrs` are the blanked
 /// attributes, sorted by position.
-pub(crate) fn parse(parse_text: &str, attrs: &[AttrUse]) -> Result<Ast, String> {
+pub(crate) fn parse(
+    parse_text: &str,
+    attrs: &[AttrUse],
+    unnamed_bitfields: &[usize],
+) -> Result<Ast, String> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
@@ -152,6 +161,7 @@ pub(crate) fn parse(parse_text: &str, attrs: &[AttrUse]) -> Result<Ast, String> 
     let mut b = Builder {
         text: parse_text,
         attrs,
+        unnamed_bitfields,
         ast: Ast::default(),
     };
     let root = tree.root_node();
@@ -163,6 +173,8 @@ pub(crate) fn parse(parse_text: &str, attrs: &[AttrUse]) -> Result<Ast, String> 
 struct Builder<'a> {
     text: &'a str,
     attrs: &'a [AttrUse],
+    /// Positions of the `_` names the preprocessor gave unnamed bit-fields.
+    unnamed_bitfields: &'a [usize],
     ast: Ast,
 }
 
@@ -211,9 +223,12 @@ impl<'a> Builder<'a> {
             if unnamed_bitfield {
                 return;
             }
+            let (message, help) =
+                self.hint(node, format!("syntax error: expected `{}`", node.kind()));
             self.ast.errors.push(SyntaxError {
                 at: node.start_byte(),
-                message: format!("syntax error: expected `{}`", node.kind()),
+                message,
+                help,
             });
             return;
         }
@@ -224,14 +239,62 @@ impl<'a> Builder<'a> {
                 .collect::<Vec<_>>()
                 .join(" ");
             let snippet: String = snippet.chars().take(40).collect();
+            let (message, help) =
+                self.hint(node, format!("syntax error: cannot parse `{snippet}`"));
             self.ast.errors.push(SyntaxError {
                 at: node.start_byte(),
-                message: format!("syntax error: cannot parse `{snippet}`"),
+                message,
+                help,
             });
         }
         for c in children(node) {
             self.collect_errors_and_comments(c);
         }
+    }
+
+    /// A better message and help for a syntax error, from the declaration
+    /// around it: an unexpanded macro call, or an unknown attribute macro.
+    fn hint(&self, node: Node, message: String) -> (String, String) {
+        let mut ctx = node;
+        while let Some(p) = ctx.parent() {
+            if matches!(
+                ctx.kind(),
+                "field_declaration" | "declaration" | "type_definition"
+            ) || p.kind() == "translation_unit"
+            {
+                break;
+            }
+            ctx = p;
+        }
+        let text = self.slice(ctx.byte_range());
+        let toks: Vec<&str> = tokenize(text)
+            .into_iter()
+            .filter(|t| t.kind != TokKind::Comment && t.kind != TokKind::Newline)
+            .map(|t| &text[t.range])
+            .collect();
+        let is_ident = |t: &str| t.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if let [name, "(", ..] = toks.as_slice() {
+            let keyword = matches!(
+                *name,
+                "struct" | "union" | "enum" | "typeof" | "__typeof__" | "_Atomic" | "sizeof"
+            );
+            if is_ident(name) && !keyword {
+                return (
+                    format!("cannot read `{name}(...)` here: macros in declarations are not expanded"),
+                    "write the member out by hand in a copy of the header, or lay the struct out from BTF or DWARF of a real build".into(),
+                );
+            }
+        }
+        let unknown_attr = toks.iter().rev().find(|t| {
+            t.starts_with("__") && is_ident(t) && super::types::builtin_type(t).is_none()
+        });
+        if let Some(a) = unknown_attr {
+            return (
+                format!("{message} (is `{a}` an attribute macro this tool does not know?)"),
+                format!("if it is, add `#define {a}` to the header so that it expands to nothing"),
+            );
+        }
+        (message, GENERIC_HELP.into())
     }
 
     /// Attribute uses that start inside `range`.
@@ -557,18 +620,23 @@ impl<'a> Builder<'a> {
                     .named_children(&mut n.walk())
                     .find(|c| c.kind() != "comment" && c.kind() != "attribute_specifier"),
                 "field_identifier" | "identifier" | "type_identifier" | "primitive_type" => {
-                    // tree-sitter gives an unnamed bit-field an empty identifier.
-                    name = Some(n).filter(|n| n.end_byte() > n.start_byte());
+                    name = Some(n);
                     None
                 }
                 _ => None,
             };
         }
         let range = node.byte_range();
+        let written = name.map_or(range.start..range.start, |n| n.byte_range());
+        // An unnamed bit-field: tree-sitter's empty identifier, or the `_`
+        // the preprocessor wrote.
+        let name = name.filter(|n| {
+            n.end_byte() > n.start_byte() && !self.unnamed_bitfields.contains(&n.start_byte())
+        });
         let name_range = name.map_or(range.start..range.start, |n| n.byte_range());
         let abstract_text = {
-            let before = self.clean(range.start..name_range.start);
-            let after = self.clean(name_range.end..range.end);
+            let before = self.clean(range.start..written.start);
+            let after = self.clean(written.end..range.end);
             let glue = if before.is_empty()
                 || after.is_empty()
                 || after.starts_with(')')
@@ -597,7 +665,7 @@ mod tests {
     use super::*;
 
     fn ast(text: &str) -> Ast {
-        parse(text, &[]).unwrap()
+        parse(text, &[], &[]).unwrap()
     }
 
     #[test]
@@ -673,7 +741,7 @@ mod tests {
                 attrs: vec![Attr::Aligned(None)],
             },
         ];
-        let a = parse(text, &uses).unwrap();
+        let a = parse(text, &uses, &[]).unwrap();
         let s = &a.records[0];
         assert_eq!(s.members[0].declarators[0].attrs, vec![Attr::Packed]);
         assert_eq!(s.members[0].declarators[1].attrs, vec![Attr::Aligned(None)]);

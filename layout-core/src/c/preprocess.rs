@@ -57,6 +57,10 @@ pub(crate) struct Preprocessed {
     pub macros: MacroTable,
     pub attributes: Vec<AttrUse>,
     pub markers: Vec<Marker>,
+    /// Where a `_` was written into the parse text to name an unnamed
+    /// bit-field (`unsigned short : 4` → `unsigned short _:4`): tree-sitter
+    /// cannot parse an unnamed bit-field after a multi-word type.
+    pub unnamed_bitfields: Vec<usize>,
     pub regions: Vec<Region>,
 }
 
@@ -162,14 +166,15 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
     for r in &pre.regions {
         blank(&mut bytes, r.range.clone());
     }
-    let (attributes, markers) = scan_code(text, &pre.code, &pre.macros, &mut bytes);
+    let scan = scan_code(text, &pre.code, &pre.macros, &mut bytes);
     let parse_text = String::from_utf8(bytes)
         .map_err(|_| Diagnostic::new("internal error: blanking broke UTF-8").in_file(path))?;
     Ok(Preprocessed {
         parse_text,
         macros: pre.macros,
-        attributes,
-        markers,
+        attributes: scan.attributes,
+        markers: scan.markers,
+        unnamed_bitfields: scan.unnamed_bitfields,
         regions: pre.regions,
     })
 }
@@ -387,14 +392,35 @@ impl Pre<'_> {
     }
 }
 
+struct Scan {
+    attributes: Vec<AttrUse>,
+    markers: Vec<Marker>,
+    unnamed_bitfields: Vec<usize>,
+}
+
+const TYPE_KEYWORDS: &[&str] = &[
+    "short", "long", "signed", "unsigned", "int", "char", "_Bool",
+];
+
+/// Names an unnamed bit-field right after type keyword `kw` and before
+/// `colon` with a `_` in the blanks around the colon; returns where.
+fn name_unnamed_bitfield(bytes: &mut [u8], kw: &Tok, colon: &Tok) -> Option<usize> {
+    let (a, c) = (kw.range.end, colon.range.start);
+    if c >= a + 2 {
+        bytes[c - 1] = b'_';
+        return Some(c - 1);
+    }
+    if c == a + 1 && matches!(bytes.get(c + 1), Some(b' ' | b'\t')) {
+        bytes[c] = b'_';
+        bytes[c + 1] = b':';
+        return Some(c);
+    }
+    None
+}
+
 /// Finds attributes, marker macros and GNU keyword spellings in the active
 /// code, records them and blanks (or respells) them in `bytes`.
-fn scan_code(
-    text: &str,
-    code: &[Tok],
-    macros: &MacroTable,
-    bytes: &mut [u8],
-) -> (Vec<AttrUse>, Vec<Marker>) {
+fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) -> Scan {
     let ptoks: Vec<PTok> = code
         .iter()
         .map(|t| match t.kind {
@@ -407,12 +433,21 @@ fn scan_code(
         .collect();
     let mut attributes = Vec::new();
     let mut markers = Vec::new();
+    let mut unnamed_bitfields = Vec::new();
     let mut i = 0;
     while i < ptoks.len() {
         let PTok::Ident(name) = &ptoks[i] else {
             i += 1;
             continue;
         };
+        let colon_next = matches!(ptoks.get(i + 1), Some(PTok::Punct(p)) if p == ":");
+        if colon_next && TYPE_KEYWORDS.contains(&name.as_str()) {
+            if let Some(at) = name_unnamed_bitfield(bytes, &code[i], &code[i + 1]) {
+                unnamed_bitfields.push(at);
+            }
+            i += 1;
+            continue;
+        }
         if let Some(spelling) = attrs::keyword_respelling(name) {
             bytes[code[i].range.clone()].copy_from_slice(spelling.as_bytes());
             i += 1;
@@ -456,7 +491,11 @@ fn scan_code(
         }
         i += 1;
     }
-    (attributes, markers)
+    Scan {
+        attributes,
+        markers,
+        unnamed_bitfields,
+    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub(crate) fn build(
     idx: usize,
 ) -> Result<CStruct, Diagnostic> {
     let rec = &h.ast.records[idx];
-    let layout = r.record(idx)?;
+    let layout = r.record(idx, rec.specifier.start)?;
     let lines = LineRanges {
         text: &h.text,
         comments: &h.ast.comments,
@@ -155,8 +155,8 @@ fn first_name(h: &Header, ty: &TypeRef) -> Option<String> {
     None
 }
 
-/// Adds one bit-field to the run: the field covers the bytes its bits
-/// touch; its alignment is that of the declared types, lowered to what the
+/// Adds one bit-field to the run: the field covers the bytes its named
+/// bits touch; its alignment is that of the declared types, lowered to what the
 /// run's start offset allows.
 #[allow(clippy::too_many_arguments)]
 fn extend_run(
@@ -169,13 +169,17 @@ fn extend_run(
     lines: &LineRanges,
     rec: &RecordDef,
 ) {
-    let piece = format!("{}:{width}", type_text(f, d));
+    let piece = match &d.name {
+        Some(n) => format!("{} {n}:{width}", type_text(f, d)),
+        None => format!("{}:{width}", type_text(f, d)),
+    };
     run.field.ty = if run.field.ty.is_empty() {
         piece
     } else {
         format!("{}; {piece}", run.field.ty)
     };
-    if width > 0 {
+    // Unnamed bit-fields are padding: the field covers the named bits.
+    if width > 0 && d.name.is_some() {
         let b = p.bit_offset..p.bit_offset + width;
         run.bits = Some(match &run.bits {
             Some(r) => r.start.min(b.start)..r.end.max(b.end),

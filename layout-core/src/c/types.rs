@@ -8,7 +8,7 @@
 
 use super::attrs::{Attr, MarkerKind, SMP_CACHE_BYTES};
 use super::consts::{self, Env, EvalError, MacroTable, Mode, PTok};
-use super::parse::{Declarator, Derived, FieldDecl, RecordDef, RecordKind, TypeRef};
+use super::parse::{Declarator, Derived, FieldDecl, RecordDef, RecordKind, SyntaxError, TypeRef};
 use super::Header;
 use crate::error::{line_col, Diagnostic};
 use std::cell::RefCell;
@@ -179,14 +179,11 @@ impl<'h> Resolver<'h> {
             .errors
             .iter()
             .find(|e| range.contains(&e.at))
-            .map(|e| self.syntax_diagnostic(e.at, &e.message))
+            .map(|e| self.syntax_diagnostic(e))
     }
 
-    pub fn syntax_diagnostic(&self, at: usize, message: &str) -> Diagnostic {
-        self.error(at, message.to_string()).help(
-            "check the C syntax here; macros in declarations are not expanded, except attributes, \
-             CACHELINE_PADDING() and __cacheline_group_*() markers",
-        )
+    pub fn syntax_diagnostic(&self, e: &SyntaxError) -> Diagnostic {
+        self.error(e.at, e.message.clone()).help(e.help.clone())
     }
 
     /// Evaluates an integer constant expression written at `range`.
@@ -238,7 +235,7 @@ impl<'h> Resolver<'h> {
             }),
             TypeRef::Name(name) => self.named(name, at),
             TypeRef::Record { kind, tag, def } => match (def, tag) {
-                (Some(idx), _) => self.record(*idx).map(|r| TyLayout {
+                (Some(idx), _) => self.record(*idx, at).map(|r| TyLayout {
                     size: r.size,
                     align: r.align,
                 }),
@@ -301,7 +298,7 @@ impl<'h> Resolver<'h> {
     /// `struct tag` / `union tag`: the header's definition, `[types]`, built-ins.
     fn tagged(&self, kind: RecordKind, tag: &str, at: usize) -> Result<TyLayout, Diagnostic> {
         if let Some(&idx) = self.h.index.records.get(tag) {
-            let r = self.record(idx)?;
+            let r = self.record(idx, at)?;
             return Ok(TyLayout {
                 size: r.size,
                 align: r.align,
@@ -500,8 +497,9 @@ impl<'h> Resolver<'h> {
         }
     }
 
-    /// Layout of the record defined at `idx` (cached).
-    pub fn record(&self, idx: usize) -> Result<Rc<RecordLayout>, Diagnostic> {
+    /// Layout of the record defined at `idx` (cached); `at` is where it is
+    /// used (for "contains itself" errors).
+    pub fn record(&self, idx: usize, at: usize) -> Result<Rc<RecordLayout>, Diagnostic> {
         if let Some(r) = self.records.borrow().get(&idx) {
             return Ok(r.clone());
         }
@@ -517,7 +515,7 @@ impl<'h> Resolver<'h> {
                 line_col(&self.h.text, rec.specifier.start).0
             ),
         };
-        self.enter(key, rec.specifier.start)?;
+        self.enter(key, at)?;
         let r = self.lay_out(rec);
         self.leave();
         let r = Rc::new(r?);
@@ -712,7 +710,7 @@ impl<'h> Resolver<'h> {
         }
         match &f.ty {
             TypeRef::Record { tag: None, def: Some(idx), .. } => {
-                let r = self.record(*idx)?;
+                let r = self.record(*idx, f.range.start)?;
                 Ok(vec![(None, Slot::Anonymous(TyLayout { size: r.size, align: r.align }))])
             }
             TypeRef::Record { .. } | TypeRef::Enum { .. } => Ok(Vec::new()),

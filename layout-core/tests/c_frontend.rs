@@ -1,0 +1,663 @@
+//! The C header front-end on hand-written headers: the seed struct, the
+//! byte ranges the diff emitter relies on, preprocessor conditionals,
+//! attributes, unions, anonymous members, declarator lists, typedefs, and
+//! every error with its line.
+
+#![cfg(feature = "c-header")]
+
+use layout_core::c::{parse_header, CStruct, Defines, Header, TypeTable};
+use layout_core::{Access, Diagnostic};
+use std::path::Path;
+
+const SEED: &str = include_str!("fixtures/lru_gen.h");
+
+fn header_with(text: &str, defines: &Defines, types: &TypeTable) -> Header {
+    parse_header(Path::new("t.h"), text, defines, types).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn header(text: &str) -> Header {
+    header_with(text, &Defines::default(), &TypeTable::default())
+}
+
+fn layout(text: &str, name: &str) -> CStruct {
+    header(text)
+        .find_struct(name)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn error(text: &str, name: &str) -> Diagnostic {
+    match parse_header(
+        Path::new("t.h"),
+        text,
+        &Defines::default(),
+        &TypeTable::default(),
+    ) {
+        Ok(h) => h.find_struct(name).expect_err("expected an error"),
+        Err(e) => e,
+    }
+}
+
+/// (name, offset, size, align) of every field.
+fn fields(s: &CStruct) -> Vec<(String, u64, u64, u64)> {
+    s.model
+        .fields
+        .iter()
+        .map(|f| (f.name.clone(), f.original_offset.unwrap(), f.size, f.align))
+        .collect()
+}
+
+fn offset(s: &CStruct, name: &str) -> u64 {
+    let i = s
+        .model
+        .field_index(name)
+        .unwrap_or_else(|| panic!("no field {name}"));
+    s.model.fields[i].original_offset.unwrap()
+}
+
+fn names(s: &CStruct) -> Vec<&str> {
+    s.model.fields.iter().map(|f| f.name.as_str()).collect()
+}
+
+#[test]
+fn seed_struct_has_gcc_offsets() {
+    let s = layout(SEED, "lru_gen_folio");
+    assert_eq!((s.size, s.align), (1360, 8));
+    assert_eq!(offset(&s, "refaulted"), 1272);
+    assert_eq!(offset(&s, "enabled"), 1336);
+    assert_eq!(offset(&s, "list"), 1344);
+    assert_eq!(
+        names(&s),
+        [
+            "max_seq",
+            "min_seq",
+            "timestamps",
+            "folios",
+            "nr_pages",
+            "avg_refaulted",
+            "avg_total",
+            "protected",
+            "evicted",
+            "refaulted",
+            "enabled",
+            "gen",
+            "seg",
+            "list"
+        ]
+    );
+    let f = &s.model.fields;
+    assert_eq!(
+        f[3].ty,
+        "struct list_head[MAX_NR_GENS][ANON_AND_FILE][MAX_NR_ZONES]"
+    );
+    assert_eq!((f[3].size, f[3].align), (640, 8));
+    assert_eq!(
+        f[9].ty,
+        "atomic_long_t[NR_HIST_GENS][ANON_AND_FILE][MAX_NR_TIERS]"
+    );
+    assert_eq!(f[10].ty, "_Bool");
+    assert_eq!((f[13].size, f[13].align), (16, 8));
+    assert!(f.iter().all(|x| x.access == Access::Cold && !x.pinned));
+    assert_eq!(s.model.name, "lru_gen_folio");
+    assert_eq!(s.model.min_align, 1);
+    let span = f[9].span.as_ref().unwrap();
+    assert_eq!(span.file.as_deref(), Some(Path::new("t.h")));
+    assert_eq!(
+        SEED.lines().nth(span.line - 1).unwrap().trim(),
+        "atomic_long_t refaulted[NR_HIST_GENS][ANON_AND_FILE][MAX_NR_TIERS];"
+    );
+}
+
+#[test]
+fn seed_struct_follows_the_config() {
+    let mut d = Defines::default();
+    d.insert("CONFIG_LRU_GEN_STATS", 1);
+    let s = header_with(SEED, &d, &TypeTable::default())
+        .find_struct("struct lru_gen_folio")
+        .unwrap();
+    // protected, evicted and refaulted grow from 1 to 4 history generations.
+    assert_eq!(s.size, 1360 + 3 * 3 * 64);
+    assert_eq!(s.model.fields[9].size, 256);
+}
+
+#[test]
+fn seed_ranges_cover_comments_and_lines() {
+    let s = layout(SEED, "lru_gen_folio");
+    let src = &s.source;
+    let text = |r: &std::ops::Range<usize>| &src.text[r.clone()];
+    assert!(text(&src.definition).starts_with("struct lru_gen_folio {"));
+    assert!(text(&src.definition).ends_with('}'));
+    assert_eq!(
+        &src.text[src.definition.end - 1..src.definition.end + 1],
+        "};"
+    );
+    assert_eq!(
+        src.body,
+        src.definition.start + "struct lru_gen_folio {".len()..src.definition.end - 1
+    );
+    assert_eq!(src.members.len(), 14);
+    let m = &src.members[0];
+    assert_eq!(m.field, Some(0));
+    assert_eq!(
+        text(&m.lines),
+        "\t/* youngest generation; aging bumps it */\n\tunsigned long max_seq;\n"
+    );
+    assert_eq!(text(&m.decl), "unsigned long max_seq;");
+    assert_eq!(text(&m.name), "max_seq");
+    assert_eq!(m.indent, "\t");
+    // avg_total has no comment of its own: the one above avg_refaulted stays there.
+    let avg_total = &src.members[6];
+    assert_eq!(
+        text(&avg_total.lines),
+        "\tunsigned long avg_total[ANON_AND_FILE][MAX_NR_TIERS];\n"
+    );
+    assert!(text(&src.members[5].lines).starts_with("\t/* moving averages"));
+    // Members tile the body from the first comment to the last newline.
+    for w in src.members.windows(2) {
+        assert_eq!(w[0].lines.end, w[1].lines.start, "members are adjacent");
+    }
+    assert_eq!(src.members.last().unwrap().lines.end, src.body.end);
+    for (i, m) in src.members.iter().enumerate() {
+        assert_eq!(m.field, Some(i));
+        assert!(text(&m.decl).ends_with(';'));
+        assert_eq!(s.model.fields[i].span.as_ref().unwrap().bytes, m.lines);
+    }
+}
+
+#[test]
+fn conditionals_in_bodies() {
+    let text = "\
+#define LEVEL 5
+struct cfg {
+	long always;
+#ifdef CONFIG_A
+	int a;
+#else
+	/* without A */
+	int not_a;
+	int not_a2;
+#endif
+#if defined(CONFIG_A) && LEVEL > 3
+	int a_and_level;
+#elif IS_ENABLED(CONFIG_B)
+	int b;
+#endif
+#ifndef CONFIG_A
+	char no_a;
+#endif
+};
+";
+    let s = layout(text, "cfg");
+    assert_eq!(names(&s), ["always", "not_a", "not_a2", "no_a"]);
+    assert_eq!(s.size, 24);
+
+    let mut d = Defines::default();
+    d.insert("CONFIG_A", 1);
+    let s = header_with(text, &d, &TypeTable::default())
+        .find_struct("cfg")
+        .unwrap();
+    assert_eq!(names(&s), ["always", "a", "a_and_level"]);
+    assert_eq!(s.size, 16);
+
+    let mut d = Defines::default();
+    d.insert("CONFIG_B_MODULE", 1);
+    let s = header_with(text, &d, &TypeTable::default())
+        .find_struct("cfg")
+        .unwrap();
+    assert_eq!(names(&s), ["always", "not_a", "not_a2", "b", "no_a"]);
+
+    // Directive lines and skipped groups are members without a field.
+    let s = layout(text, "cfg");
+    let src = &s.source;
+    let decls: Vec<(Option<usize>, &str)> = src
+        .members
+        .iter()
+        .map(|m| (m.field, &src.text[m.decl.clone()]))
+        .collect();
+    assert_eq!(
+        decls,
+        [
+            (Some(0), "long always;"),
+            (None, "#ifdef CONFIG_A"),
+            (None, "\tint a;"),
+            (None, "#else"),
+            (Some(1), "int not_a;"),
+            (Some(2), "int not_a2;"),
+            (None, "#endif"),
+            (None, "#if defined(CONFIG_A) && LEVEL > 3"),
+            (None, "\tint a_and_level;"),
+            (None, "#elif IS_ENABLED(CONFIG_B)"),
+            (None, "\tint b;"),
+            (None, "#endif"),
+            (None, "#ifndef CONFIG_A"),
+            (Some(3), "char no_a;"),
+            (None, "#endif"),
+        ]
+    );
+    assert_eq!(
+        &src.text[src.members[4].lines.clone()],
+        "\t/* without A */\n\tint not_a;\n"
+    );
+    assert_eq!(&src.text[src.members[2].lines.clone()], "\tint a;\n");
+}
+
+#[test]
+fn kernel_attributes_on_fields_and_structs() {
+    let text = "\
+struct hot {
+	unsigned long config;
+	unsigned long hits ____cacheline_aligned_in_smp;
+	int x __aligned(16);
+	struct list_head __rcu *p;
+	char tail;
+} __aligned(32) __randomize_layout;
+";
+    let s = layout(text, "hot");
+    assert_eq!(
+        fields(&s),
+        [
+            ("config".to_string(), 0, 8, 8),
+            ("hits".to_string(), 64, 8, 64),
+            ("x".to_string(), 80, 4, 16),
+            ("p".to_string(), 88, 8, 8),
+            ("tail".to_string(), 96, 1, 1),
+        ]
+    );
+    assert_eq!((s.size, s.align), (128, 64));
+    assert_eq!(s.model.min_align, 32);
+    assert_eq!(s.model.fields[3].ty, "struct list_head *");
+}
+
+#[test]
+fn gnu_attributes_and_header_defined_attribute_macros() {
+    let text = "\
+#define SMP_CACHE_BYTES 128
+#define ____cacheline_aligned_in_smp __attribute__((__aligned__(SMP_CACHE_BYTES)))
+struct __attribute__((packed)) wire {
+	char tag;
+	unsigned int len;
+	unsigned long long id __attribute__((aligned(4)));
+};
+struct big {
+	char c;
+	long stat ____cacheline_aligned_in_smp;
+};
+";
+    let s = layout(text, "wire");
+    assert_eq!(
+        fields(&s),
+        [
+            ("tag".into(), 0, 1, 1),
+            ("len".into(), 1, 4, 1),
+            ("id".into(), 8, 8, 4)
+        ]
+    );
+    assert_eq!((s.size, s.align), (16, 4));
+    let s = layout(text, "big");
+    assert_eq!(offset(&s, "stat"), 128, "the header's own definition wins");
+    assert_eq!(s.size, 256);
+}
+
+#[test]
+fn padding_markers_and_groups() {
+    let text = "\
+struct grouped {
+	long a;
+	CACHELINE_PADDING(_pad1_);
+	long b;
+	__cacheline_group_begin_aligned(hot);
+	int c;
+	__cacheline_group_end_aligned(hot);
+	int d;
+};
+";
+    let s = layout(text, "grouped");
+    assert_eq!(names(&s), ["a", "b", "c", "d"]);
+    assert_eq!(offset(&s, "b"), 64);
+    assert_eq!(offset(&s, "c"), 128);
+    assert_eq!(offset(&s, "d"), 192);
+    assert_eq!((s.size, s.align), (256, 64));
+    let src = &s.source;
+    let pad = &src.members[1];
+    assert_eq!(pad.field, None);
+    assert_eq!(&src.text[pad.decl.clone()], "CACHELINE_PADDING(_pad1_);");
+    assert_eq!(&src.text[pad.name.clone()], "_pad1_");
+    assert_eq!(src.members.iter().filter(|m| m.field.is_none()).count(), 3);
+}
+
+#[test]
+fn unions_and_anonymous_members() {
+    let text = "\
+union val { int i; double d; char bytes[12]; };
+struct node {
+	char kind;
+	union val v;
+	union {
+		struct list_head lru;
+		struct {
+			void *filler;
+			unsigned int count;
+		};
+	};
+	struct {
+		short x, y;
+	} pos;
+	struct inner { char q; } in;
+};
+";
+    let s = layout(text, "node");
+    assert_eq!(
+        fields(&s),
+        [
+            ("kind".into(), 0, 1, 1),
+            ("v".into(), 8, 16, 8),
+            ("lru".into(), 24, 16, 8),
+            ("pos".into(), 40, 4, 2),
+            ("in".into(), 44, 1, 1),
+        ]
+    );
+    assert_eq!(s.size, 48);
+    assert_eq!(s.model.fields[2].ty, "union {...}");
+    assert_eq!(s.model.fields[3].ty, "struct {...}");
+    assert_eq!(s.model.fields[4].ty, "struct inner");
+    // The anonymous union is one member: its whole text moves together.
+    let m = &s.source.members[2];
+    assert!(s.source.text[m.decl.clone()].starts_with("union {"));
+    assert!(s.source.text[m.decl.clone()].ends_with("};"));
+    // A struct defined inside another is visible by its tag.
+    assert_eq!(layout(text, "inner").size, 1);
+    let e = error(text, "val");
+    assert!(e.message.contains("union"), "{e}");
+}
+
+#[test]
+fn declarator_lists_share_member_ranges() {
+    let text = "struct pt {\n\t/* both */\n\tint x, *px, arr[3];\n\tvoid (*cb)(int, char *);\n};\n";
+    let s = layout(text, "pt");
+    assert_eq!(
+        fields(&s),
+        [
+            ("x".into(), 0, 4, 4),
+            ("px".into(), 8, 8, 8),
+            ("arr".into(), 16, 12, 4),
+            ("cb".into(), 32, 8, 8)
+        ]
+    );
+    let tys: Vec<&str> = s.model.fields.iter().map(|f| f.ty.as_str()).collect();
+    assert_eq!(tys, ["int", "int *", "int[3]", "void (*)(int, char *)"]);
+    let m = &s.source.members;
+    assert_eq!(m.len(), 4);
+    assert_eq!(
+        (m[0].lines.clone(), m[0].decl.clone()),
+        (m[1].lines.clone(), m[1].decl.clone())
+    );
+    assert_eq!(m[2].lines, m[0].lines);
+    let name = |i: usize| &s.source.text[m[i].name.clone()];
+    assert_eq!((name(0), name(1), name(2)), ("x", "px", "arr"));
+    assert_eq!(
+        m.iter().map(|x| x.field).collect::<Vec<_>>(),
+        [Some(0), Some(1), Some(2), Some(3)]
+    );
+}
+
+#[test]
+fn typedef_names_find_structs() {
+    let text = "\
+typedef struct { unsigned long a; char b; } anon_t;
+struct tagged { short s; };
+typedef struct tagged tagged_t;
+typedef tagged_t again_t;
+typedef unsigned int u32;
+typedef u32 my_arr[4];
+struct user { anon_t an; my_arr arr; tagged_t t; };
+";
+    let h = header(text);
+    assert_eq!(
+        h.struct_names(),
+        ["anon_t", "tagged", "tagged_t", "again_t", "user"]
+    );
+    let s = h.find_struct("anon_t").unwrap();
+    assert_eq!((s.size, s.model.name.as_str()), (16, "anon_t"));
+    assert_eq!(h.find_struct("again_t").unwrap().size, 2);
+    let u = h.find_struct("user").unwrap();
+    assert_eq!(
+        fields(&u),
+        [
+            ("an".into(), 0, 16, 8),
+            ("arr".into(), 16, 16, 4),
+            ("t".into(), 32, 2, 2)
+        ]
+    );
+    assert_eq!(u.size, 40);
+}
+
+#[test]
+fn bitfields_form_one_field_per_run() {
+    let text = "struct flags {\n\tunsigned int a:1, b:2;\n\tunsigned int c:5;\n\tlong after;\n\tchar x;\n\tunsigned short d:3;\n};\n";
+    let s = layout(text, "flags");
+    assert_eq!(names(&s), ["a", "after", "x", "d"]);
+    assert_eq!(fields(&s)[0], ("a".into(), 0, 1, 4));
+    assert_eq!(
+        s.model.fields[0].ty,
+        "unsigned int a:1; unsigned int b:2; unsigned int c:5"
+    );
+    assert_eq!(fields(&s)[3], ("d".into(), 17, 1, 1));
+    assert_eq!(s.size, 24);
+    let m = &s.source.members;
+    assert_eq!(
+        m.iter().map(|x| x.field).collect::<Vec<_>>(),
+        [Some(0), Some(0), Some(1), Some(2), Some(3)]
+    );
+}
+
+#[test]
+fn constants_from_enums_sizeof_and_macros() {
+    let text = "\
+enum zone { ZONE_DMA, ZONE_NORMAL, ZONE_MOVABLE, __MAX_NR_ZONES };
+#define NR_X (__MAX_NR_ZONES * 2)
+#define ROUND(n, d) (((n) + (d) - 1) / (d))
+struct c {
+	long per_zone[__MAX_NR_ZONES];
+	char buf[sizeof(struct list_head) + NR_X];
+	unsigned long bits[ROUND(100, BITS_PER_LONG)];
+	enum zone z;
+};
+";
+    let s = layout(text, "c");
+    assert_eq!(
+        fields(&s),
+        [
+            ("per_zone".into(), 0, 24, 8),
+            ("buf".into(), 24, 22, 1),
+            ("bits".into(), 48, 16, 8),
+            ("z".into(), 64, 4, 4)
+        ]
+    );
+}
+
+#[test]
+fn type_table_and_defines_fill_the_gaps() {
+    let text = "struct t {\n\tstruct mystery m;\n\tmystery_t n;\n\tlong a[NR_CPUS];\n\tatomic_t builtin;\n\tspinlock_t lock;\n};\n";
+    let mut types = TypeTable::default();
+    types.insert("struct mystery", 24, 8);
+    types.insert("mystery_t", 2, 2);
+    types.insert("spinlock_t", 64, 8);
+    let mut d = Defines::default();
+    d.insert("NR_CPUS", 3);
+    let s = header_with(text, &d, &types).find_struct("t").unwrap();
+    assert_eq!(
+        fields(&s),
+        [
+            ("m".into(), 0, 24, 8),
+            ("n".into(), 24, 2, 2),
+            ("a".into(), 32, 24, 8),
+            ("builtin".into(), 56, 4, 4),
+            ("lock".into(), 64, 64, 8),
+        ]
+    );
+    // A header definition beats both tables.
+    let text2 = "typedef struct { long x[3]; } atomic_t;\nstruct t { atomic_t a; };\n";
+    let mut types = TypeTable::default();
+    types.insert("atomic_t", 4, 4);
+    let s = header_with(text2, &Defines::default(), &types)
+        .find_struct("t")
+        .unwrap();
+    assert_eq!(s.size, 24);
+}
+
+#[test]
+fn unknown_struct_lists_close_names() {
+    let e = error(SEED, "lru_gen_foli");
+    assert_eq!(e.file.as_deref(), Some(Path::new("t.h")));
+    assert_eq!(e.line, 0);
+    assert!(e.message.contains("lru_gen_foli"), "{e}");
+    assert!(
+        e.help.as_deref().unwrap().contains("`lru_gen_folio`"),
+        "{e}"
+    );
+    let e = error(SEED, "nothing_like_it");
+    assert!(
+        e.help.as_deref().unwrap().contains("list_head"),
+        "lists what exists: {e}"
+    );
+}
+
+#[test]
+fn unknown_type_names_its_line_and_the_fix() {
+    let e = error(
+        "struct counters {\n\tunsigned long config;\n\tstruct mystery m;\n};\n",
+        "counters",
+    );
+    assert_eq!((e.line, e.column), (3, 2));
+    assert!(e.message.contains("struct mystery"), "{e}");
+    let help = e.help.unwrap();
+    assert!(
+        help.contains("[types]") && help.contains("\"struct mystery\" = { size = N, align = M }"),
+        "{help}"
+    );
+    let e = error("struct c {\n\tint a;\n\tfoo_t x;\n};\n", "c");
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("foo_t"), "{e}");
+    // through a typedef: the error is where the unknown type is written
+    let e = error(
+        "typedef struct nope nope_t;\nstruct c {\n\tnope_t x;\n};\n",
+        "c",
+    );
+    assert_eq!(e.line, 1, "{e}");
+    assert!(e.message.contains("struct nope"));
+    // pointers to unknown types are fine
+    assert_eq!(
+        layout("struct c { struct nope *p; nope_t *q; };", "c").size,
+        16
+    );
+}
+
+#[test]
+fn missing_constant_names_its_line() {
+    let e = error("struct counters {\n\tlong hits[NR_CPUS];\n};\n", "counters");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("NR_CPUS"), "{e}");
+    assert!(e.help.unwrap().contains("-D NR_CPUS=VALUE"));
+    let e = error(
+        "#define N (M * 2)\nstruct c {\n\tint a;\n\tint b[N];\n};\n",
+        "c",
+    );
+    assert_eq!(e.line, 4);
+    assert!(e.message.contains('M'), "{e}");
+    let e = error("struct c {\n\tint a : W;\n};\n", "c");
+    assert_eq!(e.line, 2);
+}
+
+#[test]
+fn syntax_errors_point_at_the_line() {
+    let e = error(
+        "struct counters {\n\tunsigned long config;\n\tlong hits[4]\n\tint @@@;\n};\n",
+        "counters",
+    );
+    assert_eq!(e.line, 3, "{e}");
+    assert!(e.message.contains("syntax"), "{e}");
+    let e = error("struct c {\n\tint a;\n\tint b c;\n};\n", "c");
+    assert_eq!((e.line, e.column), (3, 8), "{e}");
+    // An unknown attribute macro after a field name.
+    let e = error("struct c {\n\tint a;\n\tint b __my_attr;\n};\n", "c");
+    assert_eq!(e.line, 3, "{e}");
+    // A struct swallowed by an error is reported as the error.
+    let e = error("struct a { int x; }\nstruct c { int b; };\n", "c");
+    assert!(e.message.contains("syntax"), "{e}");
+    // Errors elsewhere do not block a struct that parses.
+    let ok = "static inline int f(void) { return @@@; }\nstruct c { int b; };\n";
+    assert_eq!(layout(ok, "c").size, 4);
+}
+
+#[test]
+fn preprocessor_errors_have_lines() {
+    let e = error("struct c {\n#if 1\n\tint a;\n};\n", "c");
+    assert_eq!(e.line, 2);
+    assert!(e.help.unwrap().contains("#endif"));
+    let e = error("#ifndef CONFIG_X\n#error needs CONFIG_X\n#endif\n", "c");
+    assert_eq!(e.line, 2);
+    let e = error("#if FOO(\n#endif\n", "c");
+    assert_eq!(e.line, 1);
+}
+
+#[test]
+fn other_layout_errors() {
+    let e = error("struct c {\n\tint a;\n\tvoid v;\n};\n", "c");
+    assert_eq!(e.line, 3);
+    let e = error("struct c {\n\tstruct c inner;\n};\n", "c");
+    assert!(e.message.contains("contains itself"), "{e}");
+    let e = error("struct c {\n\tint a[-1];\n};\n", "c");
+    assert_eq!(e.line, 2);
+    let e = error(
+        "struct c {\n\tint a __attribute__((aligned(3)));\n};\n",
+        "c",
+    );
+    assert!(e.message.contains("power of two"), "{e}");
+    let e = error("struct c {\n\tDECLARE_BITMAP(mask, 64);\n};\n", "c");
+    assert_eq!(e.line, 2, "{e}");
+    let e = error("struct c {\n\tint x __attribute__((mode(DI)));\n};\n", "c");
+    assert!(e.message.contains("mode"), "{e}");
+}
+
+#[test]
+fn never_panics_on_truncated_or_mangled_input() {
+    let step = 7;
+    for cut in (0..SEED.len()).step_by(step) {
+        if !SEED.is_char_boundary(cut) {
+            continue;
+        }
+        let text = &SEED[..cut];
+        if let Ok(h) = parse_header(
+            Path::new("t.h"),
+            text,
+            &Defines::default(),
+            &TypeTable::default(),
+        ) {
+            let _ = h.find_struct("lru_gen_folio");
+            let _ = h.struct_names();
+        }
+    }
+    // Swap bytes around: braces, brackets and operators in odd places.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let specials = b"{}[]();,*#:/\n\\\"'_0@";
+    for _ in 0..150 {
+        let mut bytes = SEED.as_bytes().to_vec();
+        for _ in 0..8 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = (state % bytes.len() as u64) as usize;
+            bytes[at] = specials[(state >> 40) as usize % specials.len()];
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        if let Ok(h) = parse_header(
+            Path::new("t.h"),
+            &text,
+            &Defines::default(),
+            &TypeTable::default(),
+        ) {
+            let _ = h.find_struct("lru_gen_folio");
+        }
+    }
+}
