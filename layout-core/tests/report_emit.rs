@@ -661,8 +661,25 @@ fn apply(dir: &Path, path: &str, text: &str, diff: &str) -> String {
 /// Compiles `header` with gcc and asserts every field's offset, the size and
 /// the alignment of the verified layout.
 fn assert_gcc_layout(dir: &Path, header: &str, v: &VerifiedLayout) {
+    assert_gcc_layout_with(dir, PRELUDE, header, v, &[], &[]);
+}
+
+/// [`assert_gcc_layout`] with the given prelude, extra C lines after the
+/// header and extra gcc flags.
+fn assert_gcc_layout_with(
+    dir: &Path,
+    prelude: &str,
+    header: &str,
+    v: &VerifiedLayout,
+    extra: &[String],
+    flags: &[&str],
+) {
     let s = v.strukt();
-    let mut c = format!("{PRELUDE}#include \"{header}\"\n");
+    let mut c = format!("{prelude}#include \"{header}\"\n");
+    for line in extra {
+        c.push_str(line);
+        c.push('\n');
+    }
     for sl in &v.slots {
         let name = &s.fields[sl.field].name;
         c.push_str(&format!(
@@ -680,7 +697,9 @@ fn assert_gcc_layout(dir: &Path, header: &str, v: &VerifiedLayout) {
     ));
     std::fs::write(dir.join("check.c"), c).unwrap();
     let out = Command::new("gcc")
-        .args(["-std=gnu11", "-fsyntax-only", "-I", ".", "check.c"])
+        .args(["-std=gnu11", "-fsyntax-only", "-I", "."])
+        .args(flags)
+        .arg("check.c")
         .current_dir(dir)
         .output()
         .expect("gcc runs");
@@ -996,4 +1015,292 @@ fn missing_declaration_is_a_located_error() {
         "counter.h:4:1: error: field `flags` of struct `counter` has no declaration in the header; \
          help: a field the diff must move has to come from this header"
     );
+}
+
+// ---------------------------------------------------------------------------
+// C diff on structs read by the C front-end.
+
+#[cfg(feature = "c-header")]
+mod with_front_end {
+    use super::*;
+    use layout_core::c::{parse_header, CStruct, Defines, TypeTable};
+
+    fn read(path: &str, text: &str, name: &str, defines: &Defines) -> CStruct {
+        parse_header(Path::new(path), text, defines, &TypeTable::default())
+            .and_then(|h| h.find_struct(name))
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn classify(s: &mut Struct, classes: &[(&str, Access)]) {
+        for (name, access) in classes {
+            let i = s
+                .field_index(name)
+                .unwrap_or_else(|| panic!("no field {name}"));
+            s.fields[i].access = access.clone();
+        }
+    }
+
+    const LRU_GEN: &str = include_str!("../../examples/kernel/lru_gen.h");
+    const LRU_GEN_PATH: &str = "include/linux/lru_gen.h";
+    /// The kernel's `static_assert`, for the phase assertion.
+    const STATIC_ASSERT: &str = "#include <stddef.h>\n\
+        #define __static_assert(expr, msg, ...) _Static_assert(expr, msg)\n\
+        #define static_assert(expr, ...) __static_assert(expr, ##__VA_ARGS__, #expr)\n";
+
+    fn seed_from_header() -> Struct {
+        let mut s = read(LRU_GEN_PATH, LRU_GEN, "lru_gen_folio", &Defines::default()).model;
+        let seed = seed_struct();
+        for f in &mut s.fields {
+            f.access = seed.fields[seed.field_index(&f.name).unwrap()]
+                .access
+                .clone();
+        }
+        s
+    }
+
+    #[test]
+    fn seed_header_phase_layout_applies_and_keeps_the_phase() {
+        let s = seed_from_header();
+        let src = read(LRU_GEN_PATH, LRU_GEN, "lru_gen_folio", &Defines::default()).source;
+        // The phase layout of `phase_mode_diff_pads_to_a_container_line`.
+        let mut offsets = vec![
+            ("max_seq", 0),
+            ("min_seq", 8),
+            ("timestamps", 24),
+            ("enabled", 56),
+            ("gen", 57),
+            ("seg", 58),
+            ("list", 64),
+            ("folios", 80),
+            ("nr_pages", 720),
+            ("avg_refaulted", 1040),
+            ("avg_total", 1104),
+            ("protected", 1168),
+            ("evicted", 1296),
+            ("refaulted", 1360),
+        ];
+        offsets.sort_by_key(|&(_, o)| o);
+        let v = verify(&s, &at(&s, &offsets, 1424, 8, Placement::Offset(304))).unwrap();
+        let diff = c_diff(&src, &v, CStyle::Aligned).unwrap();
+        let dir = scratch_dir("fe-seed-phase");
+        apply(&dir, LRU_GEN_PATH, LRU_GEN, &diff);
+        let pin = phase_assertion(&s.name, Some("mem_cgroup_per_node.lruvec.lrugen"), &v).unwrap();
+        assert_gcc_layout_with(&dir, STATIC_ASSERT, LRU_GEN_PATH, &v, &[pin], &[]);
+    }
+
+    #[test]
+    fn seed_header_aligned_layout_applies() {
+        let s = seed_from_header();
+        let src = read(LRU_GEN_PATH, LRU_GEN, "lru_gen_folio", &Defines::default()).source;
+        let after = seed_after();
+        let offsets: Vec<(&str, u64)> = after
+            .slots
+            .iter()
+            .map(|sl| (after.strukt().fields[sl.field].name.as_str(), sl.offset))
+            .collect();
+        let v = verify(&s, &at(&s, &offsets, 1408, 64, Placement::Offset(320))).unwrap();
+        let diff = c_diff(&src, &v, CStyle::Aligned).unwrap();
+        let dir = scratch_dir("fe-seed-aligned");
+        apply(&dir, LRU_GEN_PATH, LRU_GEN, &diff);
+        // lrugen moves from 304 to 320 in mem_cgroup_per_node (seed 000).
+        let moved = "_Static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) == 320, \"lrugen\");";
+        assert_gcc_layout_with(
+            &dir,
+            STATIC_ASSERT,
+            LRU_GEN_PATH,
+            &v,
+            &[moved.to_string()],
+            &[],
+        );
+    }
+
+    const STATS: &str = "\
+struct cacheline_padding {
+\tchar x[0];
+} __attribute__((__aligned__(64)));
+#define CACHELINE_PADDING(name) struct cacheline_padding name
+#define ____cacheline_aligned_in_smp __attribute__((__aligned__(64)))
+typedef struct {
+\tlong counter;
+} atomic_long_t;
+
+struct stats {
+\t/* hot: read on every lookup */
+\tunsigned long flags;
+\tatomic_long_t hits;
+#ifdef CONFIG_DEBUG_STATS
+\tunsigned long debug_a;
+\tunsigned long debug_b;
+#endif
+\tint a, b;
+
+\tCACHELINE_PADDING(_pad1_);
+
+\tunsigned long max;
+\tint lock_word;
+};
+";
+
+    fn stats() -> (Struct, StructSource, Defines) {
+        let mut defines = Defines::default();
+        defines.insert("CONFIG_DEBUG_STATS", 1);
+        let c = read("stats.h", STATS, "stats", &defines);
+        let mut s = c.model;
+        classify(
+            &mut s,
+            &[
+                ("flags", r()),
+                ("max", r()),
+                ("hits", a()),
+                (
+                    "lock_word",
+                    Access::LockedWrite {
+                        lock: "lock".into(),
+                    },
+                ),
+            ],
+        );
+        (s, c.source, defines)
+    }
+
+    fn stats_layout(s: &Struct, offsets: &[(&str, u64)], size: u64) -> VerifiedLayout {
+        verify(s, &at(s, offsets, size, 64, Placement::Aligned)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn conditional_block_and_declarator_list_move_whole_and_an_unneeded_padding_line_goes() {
+        let (s, src, _) = stats();
+        let v = stats_layout(
+            &s,
+            &[
+                ("flags", 0),
+                ("max", 8),
+                ("debug_a", 16),
+                ("debug_b", 24),
+                ("a", 32),
+                ("b", 36),
+                ("lock_word", 40),
+                ("hits", 64),
+            ],
+            128,
+        );
+        let diff = c_diff(&src, &v, CStyle::Aligned).unwrap();
+        println!("{diff}");
+        let dir = scratch_dir("fe-stats-block");
+        let patched = apply(&dir, "stats.h", STATS, &diff);
+        assert!(patched.contains(
+            "\tunsigned long flags;\n\tunsigned long max;\n#ifdef CONFIG_DEBUG_STATS\n\tunsigned long debug_a;\n\tunsigned long debug_b;\n#endif\n\tint a, b;\n\n\tint lock_word;\n\tatomic_long_t hits ____cacheline_aligned_in_smp;\n};\n"
+        ), "{patched}");
+        assert_gcc_layout_with(
+            &dir,
+            "#include <stddef.h>\n",
+            "stats.h",
+            &v,
+            &[],
+            &["-DCONFIG_DEBUG_STATS"],
+        );
+    }
+
+    #[test]
+    fn a_padding_line_before_a_member_that_starts_a_line_stays() {
+        let (s, src, _) = stats();
+        let v = stats_layout(
+            &s,
+            &[
+                ("flags", 0),
+                ("lock_word", 8),
+                ("debug_a", 16),
+                ("debug_b", 24),
+                ("a", 32),
+                ("b", 36),
+                ("hits", 64),
+                ("max", 128),
+            ],
+            192,
+        );
+        let diff = c_diff(&src, &v, CStyle::Aligned).unwrap();
+        println!("{diff}");
+        let dir = scratch_dir("fe-stats-marker");
+        let patched = apply(&dir, "stats.h", STATS, &diff);
+        assert!(patched.contains(
+            "\tint a, b;\n\n\tCACHELINE_PADDING(_pad1_);\n\n\tatomic_long_t hits;\n\tunsigned long max ____cacheline_aligned_in_smp;\n"
+        ), "{patched}");
+        assert_gcc_layout_with(
+            &dir,
+            "#include <stddef.h>\n",
+            "stats.h",
+            &v,
+            &[],
+            &["-DCONFIG_DEBUG_STATS"],
+        );
+    }
+
+    #[test]
+    fn splitting_a_conditional_block_or_a_declarator_list_is_refused() {
+        let (s, src, _) = stats();
+        let block = stats_layout(
+            &s,
+            &[
+                ("flags", 0),
+                ("max", 8),
+                ("debug_a", 16),
+                ("a", 24),
+                ("b", 28),
+                ("lock_word", 32),
+                ("debug_b", 40),
+                ("hits", 64),
+            ],
+            128,
+        );
+        let err = c_diff(&src, &block, CStyle::Aligned)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "stats.h:10:1: error: the layout moves fields between `debug_a`, `debug_b`"
+            ),
+            "{err}"
+        );
+        let list = stats_layout(
+            &s,
+            &[
+                ("flags", 0),
+                ("max", 8),
+                ("debug_a", 16),
+                ("debug_b", 24),
+                ("a", 32),
+                ("lock_word", 36),
+                ("b", 40),
+                ("hits", 64),
+            ],
+            128,
+        );
+        let err = c_diff(&src, &list, CStyle::Aligned)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("separates or reorders `a`, `b`"), "{err}");
+        assert!(err.contains("help: declare them one per line"), "{err}");
+    }
+
+    #[test]
+    fn group_markers_need_the_groups_style() {
+        let text = "\
+struct g {
+\t__cacheline_group_begin(hot);
+\tunsigned long x;
+\t__cacheline_group_end(hot);
+\tunsigned long y;
+};
+";
+        let c = read("g.h", text, "g", &Defines::default());
+        let l = sequential(&c.model, &["y", "x"], Placement::Aligned);
+        let v = verify(&c.model, &l).unwrap();
+        let err = c_diff(&c.source, &v, CStyle::Aligned)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("g.h:2:2: error: struct `g` uses __cacheline_group markers"),
+            "{err}"
+        );
+    }
 }

@@ -18,6 +18,8 @@
 //!    [`CStyle`].
 
 mod assertion;
+mod attribute;
+mod body;
 mod cdiff;
 mod plan;
 

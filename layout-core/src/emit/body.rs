@@ -1,0 +1,235 @@
+//! A struct body as the C diff sees it, and its members in a new order.
+//!
+//! The body is a list of nodes: text that stays where it is (blank lines,
+//! directives, skipped `#if` groups, anything that is not a field), marker
+//! macros (`CACHELINE_PADDING(...)`, `__cacheline_group_*(...)`), field
+//! declarations, and conditional blocks (`#if` ... `#endif`) holding nodes of
+//! their own. Reordering keeps every node that is not a field where it is and
+//! refills the positions of the field-carrying nodes in the new order, level
+//! by level: a conditional block moves as a whole, so no field enters or
+//! leaves a conditional; a declaration of several fields (`int a, b;`, a run
+//! of bit-fields) moves as a whole too.
+
+use crate::error::Diagnostic;
+use crate::model::Struct;
+use crate::source::{MemberSource, StructSource};
+use std::ops::Range;
+
+/// A struct-body macro that stands for an aligned zero-size member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MarkerKind {
+    /// `CACHELINE_PADDING(name);`: the next member starts a new line.
+    Padding,
+    /// `__cacheline_group_begin(...)` / `_end(...)` and their `_aligned` forms.
+    Group,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Node<'a> {
+    /// Source text kept as it is, where it is.
+    Keep(Range<usize>),
+    Marker {
+        member: &'a MemberSource,
+        kind: MarkerKind,
+    },
+    /// One declaration: its whole lines, its members (one per declarator or
+    /// bit-field) and their fields in source order.
+    Decl {
+        lines: Range<usize>,
+        members: Vec<&'a MemberSource>,
+        fields: Vec<usize>,
+    },
+    /// `#if` ... `#endif`, both directive lines included (as `Keep` nodes).
+    Block(Vec<Node<'a>>),
+}
+
+impl Node<'_> {
+    /// Every field inside, in source order.
+    fn fields(&self) -> Vec<usize> {
+        match self {
+            Node::Decl { fields, .. } => fields.clone(),
+            Node::Block(nodes) => nodes.iter().flat_map(Node::fields).collect(),
+            Node::Keep(_) | Node::Marker { .. } => Vec::new(),
+        }
+    }
+}
+
+/// Builds the node list of `src`'s body. `src` must have passed the range
+/// checks (members in order, inside the body).
+pub(crate) fn parse<'a>(src: &'a StructSource) -> Result<Vec<Node<'a>>, Diagnostic> {
+    let text = &src.text;
+    // The open blocks, innermost last; the body itself at the bottom.
+    let mut stack: Vec<Vec<Node<'a>>> = vec![Vec::new()];
+    let mut cursor = src.body.start;
+    for m in &src.members {
+        let depth = stack.len();
+        let top = stack.last_mut().expect("the body level is never popped");
+        if m.lines.start > cursor {
+            top.push(Node::Keep(cursor..m.lines.start));
+        }
+        cursor = m.lines.end;
+        if let Some(field) = m.field {
+            push_declaration(top, m, field);
+            continue;
+        }
+        let decl = text[m.decl.clone()].trim_start();
+        match directive(decl) {
+            Some("if" | "ifdef" | "ifndef") => stack.push(vec![Node::Keep(m.lines.clone())]),
+            Some("endif") if depth > 1 => {
+                let mut block = stack.pop().expect("checked above");
+                block.push(Node::Keep(m.lines.clone()));
+                stack
+                    .last_mut()
+                    .expect("the body level is never popped")
+                    .push(Node::Block(block));
+            }
+            Some(_) => top.push(Node::Keep(m.lines.clone())),
+            None => match marker_kind(decl) {
+                Some(kind) => top.push(Node::Marker { member: m, kind }),
+                None => top.push(Node::Keep(m.lines.clone())),
+            },
+        }
+    }
+    if stack.len() > 1 {
+        return Err(Diagnostic::new(
+            "a conditional (`#if`) in the struct body has no `#endif`",
+        ));
+    }
+    let top = stack.last_mut().expect("the body level is never popped");
+    if src.body.end > cursor {
+        top.push(Node::Keep(cursor..src.body.end));
+    }
+    Ok(stack.pop().expect("the body level"))
+}
+
+/// Adds member `m` of `field`: to the declaration it shares lines or its
+/// field with (`int a, b;`, bit-fields of one storage unit), else as a new one.
+fn push_declaration<'a>(nodes: &mut Vec<Node<'a>>, m: &'a MemberSource, field: usize) {
+    // The declaration to join, looking back over kept text only.
+    let join = nodes
+        .iter()
+        .rposition(|n| !matches!(n, Node::Keep(_)))
+        .filter(|&i| match &nodes[i] {
+            Node::Decl { lines, fields, .. } => lines == &m.lines || fields.contains(&field),
+            _ => false,
+        });
+    match join {
+        Some(i) => {
+            // Kept text between the two members becomes part of the declaration.
+            nodes.truncate(i + 1);
+            if let Node::Decl {
+                lines,
+                members,
+                fields,
+            } = &mut nodes[i]
+            {
+                lines.end = lines.end.max(m.lines.end);
+                members.push(m);
+                if !fields.contains(&field) {
+                    fields.push(field);
+                }
+            }
+        }
+        None => nodes.push(Node::Decl {
+            lines: m.lines.clone(),
+            members: vec![m],
+            fields: vec![field],
+        }),
+    }
+}
+
+/// The directive name of a preprocessor line (`#  ifdef X` → `ifdef`).
+fn directive(decl: &str) -> Option<&str> {
+    let rest = decl.strip_prefix('#')?.trim_start();
+    let end = rest
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+fn marker_kind(decl: &str) -> Option<MarkerKind> {
+    let end = decl
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(decl.len());
+    match &decl[..end] {
+        "CACHELINE_PADDING" => Some(MarkerKind::Padding),
+        "__cacheline_group_begin"
+        | "__cacheline_group_end"
+        | "__cacheline_group_begin_aligned"
+        | "__cacheline_group_end_aligned" => Some(MarkerKind::Group),
+        _ => None,
+    }
+}
+
+/// The nodes with their field-carrying nodes in the order of `rank`
+/// (`rank[field]` = position in the new order), at every level.
+pub(crate) fn reorder<'a>(
+    s: &Struct,
+    nodes: &[Node<'a>],
+    rank: &[usize],
+) -> Result<Vec<Node<'a>>, Diagnostic> {
+    let mut carriers: Vec<(usize, Node<'a>)> = Vec::new();
+    for node in nodes.iter().filter(|n| !n.fields().is_empty()) {
+        let fields = node.fields();
+        let ranks: Vec<usize> = fields.iter().map(|&f| rank[f]).collect();
+        let (lo, hi) = (
+            *ranks.iter().min().expect("not empty"),
+            *ranks.iter().max().expect("not empty"),
+        );
+        let names = || {
+            fields
+                .iter()
+                .map(|&f| format!("`{}`", s.fields[f].name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let node = match node {
+            Node::Decl { .. }
+                if ranks.windows(2).any(|w| w[0] > w[1]) || hi - lo + 1 != ranks.len() =>
+            {
+                return Err(Diagnostic::new(format!(
+                    "the layout separates or reorders {} of struct `{}`, declared together",
+                    names(),
+                    s.name
+                ))
+                .help("declare them one per line, or keep them together in the layout"));
+            }
+            Node::Block(_) if hi - lo + 1 != ranks.len() => {
+                return Err(Diagnostic::new(format!(
+                    "the layout moves fields between {} of struct `{}`, which sit in one \
+                     `#if` block",
+                    names(),
+                    s.name
+                ))
+                .help(
+                    "the diff moves a conditional block only as a whole; keep its fields together",
+                ));
+            }
+            Node::Block(inner) => Node::Block(reorder(s, inner, rank)?),
+            other => other.clone(),
+        };
+        carriers.push((lo, node));
+    }
+    carriers.sort_by_key(|(lo, _)| *lo);
+    let mut next = carriers.into_iter().map(|(_, n)| n);
+    Ok(nodes
+        .iter()
+        .map(|n| {
+            if n.fields().is_empty() {
+                n.clone()
+            } else {
+                next.next().expect("one carrier per carrying position")
+            }
+        })
+        .collect())
+}
+
+/// Nodes in text order, blocks opened up.
+pub(crate) fn flatten<'a, 'n>(nodes: &'n [Node<'a>], out: &mut Vec<&'n Node<'a>>) {
+    for n in nodes {
+        match n {
+            Node::Block(inner) => flatten(inner, out),
+            other => out.push(other),
+        }
+    }
+}
