@@ -161,14 +161,14 @@ pub fn parse(path: &Path, text: &str) -> Result<AccessFile, Diagnostic> {
         let message = e
             .message()
             .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .trim()
-            .to_string();
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ");
         Diagnostic::new(format!("invalid TOML: {message}"))
             .in_file(path)
             .at(line, col)
-            .help("see the access file format in the README")
+            .help("fix the TOML syntax here")
     })?;
     let root = doc.as_table();
     let mut file = AccessFile {

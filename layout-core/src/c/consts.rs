@@ -515,10 +515,7 @@ impl Parser<'_> {
 
     fn binary(&mut self, min_prec: u8, live: bool) -> Result<Val, EvalError> {
         let mut lhs = self.unary(live)?;
-        loop {
-            let Some(PTok::Punct(op)) = self.peek() else {
-                break;
-            };
+        while let Some(PTok::Punct(op)) = self.peek() {
             let op = op.clone();
             let Some(prec) = precedence(&op) else { break };
             if prec < min_prec {
@@ -784,7 +781,7 @@ fn apply(op: &str, a: Val, b: Val) -> Result<Val, EvalError> {
 
 fn parse_number(text: &str) -> Result<Val, EvalError> {
     let digits_end = text
-        .find(|c: char| matches!(c, 'u' | 'U' | 'l' | 'L'))
+        .find(['u', 'U', 'l', 'L'])
         .filter(|&p| {
             text[p..]
                 .chars()

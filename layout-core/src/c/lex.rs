@@ -154,9 +154,9 @@ fn quoted_end(bytes: &[u8], i: usize) -> usize {
 fn number_end(bytes: &[u8], mut i: usize) -> usize {
     while i < bytes.len() {
         let c = bytes[i];
-        if matches!(c, b'+' | b'-') && matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P') {
-            i += 1;
-        } else if is_ident_continue(c) || c == b'.' {
+        let exponent_sign =
+            matches!(c, b'+' | b'-') && matches!(bytes[i - 1], b'e' | b'E' | b'p' | b'P');
+        if exponent_sign || is_ident_continue(c) || c == b'.' {
             i += 1;
         } else {
             break;

@@ -242,7 +242,7 @@ impl<'h> Resolver<'h> {
                 (None, Some(tag)) => self.tagged(*kind, tag, at),
                 (None, None) => Err(self.error(at, "a struct without tag or body")),
             },
-            TypeRef::Enum { tag, def } => self.enumeration(tag.as_deref(), *def, at),
+            TypeRef::Enum { tag, def } => self.enumeration(tag.as_deref(), *def),
             TypeRef::Unsupported(text) => Err(self
                 .error(at, format!("cannot lay out type `{text}`"))
                 .help("write the type out, or add it to [types] in the access file")),
@@ -311,12 +311,7 @@ impl<'h> Resolver<'h> {
         builtin_type(&key).ok_or_else(|| self.unknown_type(&key, at))
     }
 
-    fn enumeration(
-        &self,
-        tag: Option<&str>,
-        def: Option<usize>,
-        at: usize,
-    ) -> Result<TyLayout, Diagnostic> {
+    fn enumeration(&self, tag: Option<&str>, def: Option<usize>) -> Result<TyLayout, Diagnostic> {
         let def = def.or_else(|| tag.and_then(|t| self.h.index.enums.get(t).copied()));
         let Some(idx) = def else {
             let key = format!("enum {}", tag.unwrap_or(""));
@@ -358,7 +353,6 @@ impl<'h> Resolver<'h> {
         } else {
             8
         };
-        let _ = at;
         Ok(TyLayout {
             size: u64::from(size),
             align: u64::from(size),
@@ -491,7 +485,7 @@ impl<'h> Resolver<'h> {
                 };
                 self.tagged(kind, tag, at)
             }
-            [kw, tag] if kw == "enum" => self.enumeration(Some(tag), None, at),
+            [kw, tag] if kw == "enum" => self.enumeration(Some(tag), None),
             [name] if scalar_layout(&words).is_none() => self.named(name, at),
             _ => scalar_layout(&words).ok_or_else(|| self.unknown_type(text, at)),
         }
@@ -624,9 +618,9 @@ impl<'h> Resolver<'h> {
                             || matches!(&slot, Slot::Declarator(d) if d.attrs.contains(&Attr::Packed));
                         let unit = l.align * 8;
                         let mut at_bit = if union { 0 } else { bit };
-                        if w == 0 {
-                            at_bit = align_up(at_bit, unit);
-                        } else if !field_packed && (at_bit % unit) + w > l.size * 8 {
+                        // A zero width aligns to the type; otherwise a bit-field
+                        // may not straddle a unit of its type (unless packed).
+                        if w == 0 || (!field_packed && (at_bit % unit) + w > l.size * 8) {
                             at_bit = align_up(at_bit, unit);
                         }
                         if named && !field_packed && w > 0 {
