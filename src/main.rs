@@ -1,2 +1,9 @@
-// Temporarily disabled while layout-core APIs land; see /work/notes/main.rs.real
-fn main() {}
+//! The `cachelayout` command line: `show` a struct's layout, `propose` a better one.
+
+mod cli;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::run()
+}
