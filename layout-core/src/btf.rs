@@ -35,18 +35,28 @@ pub fn load_btf(path: &Path) -> Result<TypeDb, Diagnostic> {
 pub fn load_btf_split(base: &Path, path: &Path) -> Result<TypeDb, Diagnostic> {
     let base_bytes = read(base)?;
     let split_bytes = read(path)?;
-    let base_blob = blob(&base_bytes).map_err(|m| failure(base, m))?;
-    let split_blob = blob(&split_bytes).map_err(|m| failure(path, m))?;
-    let base_parts = sections(base_blob).map_err(|m| failure(base, m))?;
-    let split_parts = sections(split_blob).map_err(|m| failure(path, m))?;
+    parse_btf_split(&base_bytes, base, &split_bytes, path)
+}
+
+/// [`load_btf_split`] from memory; `base_source` and `source` name the blobs.
+pub fn parse_btf_split(
+    base_bytes: &[u8],
+    base_source: &Path,
+    bytes: &[u8],
+    source: &Path,
+) -> Result<TypeDb, Diagnostic> {
+    let base_blob = blob(base_bytes).map_err(|m| failure(base_source, m))?;
+    let split_blob = blob(bytes).map_err(|m| failure(source, m))?;
+    let base_parts = sections(base_blob).map_err(|m| failure(base_source, m))?;
+    let split_parts = sections(split_blob).map_err(|m| failure(source, m))?;
     let mut strings = Vec::with_capacity(base_parts.strings.len() + split_parts.strings.len());
     strings.extend_from_slice(base_parts.strings);
     strings.extend_from_slice(split_parts.strings);
     let mut g = empty_graph(Cow::Owned(strings));
-    parse_types(&base_parts, &mut g).map_err(|m| failure(base, m))?;
-    parse_types(&split_parts, &mut g).map_err(|m| failure(path, m))?;
-    finish(&mut g).map_err(|m| failure(path, m))?;
-    Ok(crate::typedb::build(&g, path))
+    parse_types(&base_parts, &mut g).map_err(|m| failure(base_source, m))?;
+    parse_types(&split_parts, &mut g).map_err(|m| failure(source, m))?;
+    finish(&mut g).map_err(|m| failure(source, m))?;
+    Ok(crate::typedb::build(&g, source))
 }
 
 /// Parses BTF from memory: raw BTF or an ELF file with a `.BTF` section.
@@ -413,4 +423,249 @@ fn finish(g: &mut TypeGraph<'_>) -> Result<(), String> {
         g.pointer_size = u64::from(size);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A BTF blob under construction.
+    struct Blob {
+        types: Vec<u8>,
+        strings: Vec<u8>,
+        /// Offset of this blob's strings in the combined string space (split BTF).
+        string_base: u32,
+        big_endian: bool,
+    }
+
+    impl Blob {
+        fn new(big_endian: bool) -> Self {
+            Blob {
+                types: Vec::new(),
+                strings: vec![0],
+                string_base: 0,
+                big_endian,
+            }
+        }
+
+        fn split_of(base: &Blob) -> Self {
+            Blob {
+                types: Vec::new(),
+                strings: Vec::new(),
+                string_base: base.strings.len() as u32,
+                big_endian: false,
+            }
+        }
+
+        fn word(&mut self, v: u32) -> &mut Self {
+            let bytes = if self.big_endian {
+                v.to_be_bytes()
+            } else {
+                v.to_le_bytes()
+            };
+            self.types.extend_from_slice(&bytes);
+            self
+        }
+
+        fn name(&mut self, s: &str) -> u32 {
+            let at = self.string_base + self.strings.len() as u32;
+            self.strings.extend_from_slice(s.as_bytes());
+            self.strings.push(0);
+            at
+        }
+
+        /// A type record: name, kind, vlen, kind_flag, size or type.
+        fn ty(
+            &mut self,
+            name: &str,
+            kind: u32,
+            vlen: u32,
+            kind_flag: bool,
+            size_or_type: u32,
+        ) -> &mut Self {
+            let name = if name.is_empty() { 0 } else { self.name(name) };
+            let info = (u32::from(kind_flag) << 31) | (kind << 24) | vlen;
+            self.word(name).word(info).word(size_or_type)
+        }
+
+        fn member(&mut self, name: &str, ty: u32, offset: u32) -> &mut Self {
+            let name = self.name(name);
+            self.word(name).word(ty).word(offset)
+        }
+
+        fn bytes(&self) -> Vec<u8> {
+            let w = |v: u32| {
+                if self.big_endian {
+                    v.to_be_bytes()
+                } else {
+                    v.to_le_bytes()
+                }
+            };
+            let mut out = Vec::new();
+            out.extend_from_slice(&if self.big_endian {
+                MAGIC.to_be_bytes()
+            } else {
+                MAGIC.to_le_bytes()
+            });
+            out.extend_from_slice(&[1, 0]);
+            let (types, strings) = (self.types.len() as u32, self.strings.len() as u32);
+            for v in [24, 0, types, types, strings] {
+                out.extend_from_slice(&w(v));
+            }
+            out.extend_from_slice(&self.types);
+            out.extend_from_slice(&self.strings);
+            out
+        }
+    }
+
+    /// Types 1..: int, a 3-bit int, a 5-bit int at bit offset 2 (INT
+    /// encoding), struct bits { a:3; b:5 } without kind_flag.
+    fn int_bitfields(big_endian: bool) -> Vec<u8> {
+        let mut b = Blob::new(big_endian);
+        b.ty("unsigned int", kind::INT, 0, false, 4).word(32);
+        b.ty("unsigned int", kind::INT, 0, false, 4).word(3);
+        b.ty("unsigned int", kind::INT, 0, false, 4)
+            .word((2 << 16) | 5);
+        b.ty("bits", kind::STRUCT, 3, false, 8);
+        b.member("a", 2, 0).member("b", 3, 1).member("c", 1, 32);
+        b.bytes()
+    }
+
+    #[test]
+    fn int_encoded_bitfields_without_kind_flag() {
+        let db = parse_btf(&int_bitfields(false), Path::new("bits.btf")).unwrap();
+        let bits = db.find("bits").unwrap();
+        let facts: Vec<_> = bits
+            .members
+            .iter()
+            .map(|m| (m.bit_offset, m.bit_size, m.offset))
+            .collect();
+        assert_eq!(
+            facts,
+            [
+                (Some(0), Some(3), 0),
+                (Some(3), Some(5), 0),
+                (None, None, 4)
+            ]
+        );
+        assert_eq!(bits.members[0].ty, "unsigned int");
+    }
+
+    #[test]
+    fn big_endian_blobs_read_the_same() {
+        let little = parse_btf(&int_bitfields(false), Path::new("le.btf")).unwrap();
+        let big = parse_btf(&int_bitfields(true), Path::new("be.btf")).unwrap();
+        assert_eq!(little.find("bits"), big.find("bits"));
+    }
+
+    #[test]
+    fn every_kind_is_read() {
+        let mut b = Blob::new(false);
+        b.ty("int", kind::INT, 0, false, 4).word(32); // 1
+        b.ty("", kind::FUNC_PROTO, 2, false, 1); // 2: int (*)(int, ...)
+        b.word(0).word(1).word(0).word(0);
+        b.ty("", kind::PTR, 0, false, 2); // 3
+        b.ty("long double", kind::FLOAT, 0, false, 16); // 4
+        b.ty("user", kind::TYPE_TAG, 0, false, 1); // 5
+        b.ty("", kind::PTR, 0, false, 5); // 6: int __user *
+        b.ty("big", kind::ENUM64, 1, true, 8); // 7
+        b.word(0).word(1).word(1);
+        b.ty("u", kind::FWD, 0, true, 0); // 8: union u
+        b.ty("", kind::PTR, 0, false, 8); // 9
+        b.ty("", kind::VOLATILE, 0, false, 1); // 10
+        b.ty("", kind::RESTRICT, 0, false, 6); // 11: int *restrict
+        b.ty("small", kind::ENUM, 1, false, 4); // 12
+        b.word(0).word(0);
+        b.ty("all", kind::STRUCT, 8, false, 64); // 13
+        b.member("call", 3, 0)
+            .member("ld", 4, 128)
+            .member("user", 6, 256)
+            .member("e", 7, 320);
+        b.member("fwd", 9, 384)
+            .member("v", 10, 448)
+            .member("r", 11, 0)
+            .member("s", 12, 480);
+        b.ty("f", kind::FUNC, 0, false, 2); // 14
+        b.ty("x", kind::VAR, 0, false, 13).word(1); // 15
+        b.ty("tag", kind::DECL_TAG, 0, false, 13).word(u32::MAX); // 16
+        b.ty(".data", kind::DATASEC, 1, false, 64)
+            .word(15)
+            .word(0)
+            .word(64); // 17
+        let db = parse_btf(&b.bytes(), Path::new("kinds.btf")).unwrap();
+        let all = db.find("all").unwrap();
+        let types: Vec<(&str, u64, u64)> = all
+            .members
+            .iter()
+            .map(|m| (m.ty.as_str(), m.size, m.align))
+            .collect();
+        assert_eq!(
+            types,
+            [
+                ("int (*)(int, ...)", 8, 8),
+                ("long double", 16, 16),
+                ("int *", 8, 8),
+                ("enum big", 8, 8),
+                ("union u *", 8, 8),
+                ("volatile int", 4, 4),
+                ("int *restrict", 8, 8),
+                ("enum small", 4, 4),
+            ]
+        );
+        assert_eq!(db.len(), 1);
+    }
+
+    #[test]
+    fn split_btf_extends_its_base() {
+        let mut base = Blob::new(false);
+        base.ty("int", kind::INT, 0, false, 4).word(32); // 1
+        base.ty("base_s", kind::STRUCT, 1, false, 4)
+            .member("x", 1, 0); // 2
+        let mut split = Blob::split_of(&base);
+        split.ty("", kind::PTR, 0, false, 1); // 3
+        split
+            .ty("mod_s", kind::STRUCT, 2, false, 16)
+            .member("b", 2, 0)
+            .member("p", 3, 64); // 4
+        let (base_bytes, split_bytes) = (base.bytes(), split.bytes());
+        let db = parse_btf_split(
+            &base_bytes,
+            Path::new("vmlinux"),
+            &split_bytes,
+            Path::new("mod"),
+        )
+        .unwrap();
+        let module = db.find("mod_s").unwrap();
+        assert_eq!(
+            module.members[0].aggregate.as_deref(),
+            Some("struct base_s")
+        );
+        assert_eq!(module.members[1].ty, "int *");
+        assert_eq!(db.embedders("base_s").len(), 1);
+        let alone = parse_btf(&split_bytes, Path::new("mod")).unwrap_err();
+        assert!(alone.to_string().contains("split"), "{alone}");
+    }
+
+    #[test]
+    fn unknown_kinds_and_bad_headers_are_errors() {
+        let mut b = Blob::new(false);
+        b.ty("what", 20, 0, false, 0);
+        let err = parse_btf(&b.bytes(), Path::new("new.btf"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown BTF kind 20"), "{err}");
+        let mut bytes = int_bitfields(false);
+        bytes[2] = 2;
+        let err = parse_btf(&bytes, Path::new("v2.btf"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("version 2"), "{err}");
+        let mut bytes = int_bitfields(false);
+        let last = bytes.len() - 1;
+        bytes[last] = b'x';
+        let err = parse_btf(&bytes, Path::new("nul.btf"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("NUL"), "{err}");
+    }
 }

@@ -5,9 +5,11 @@
 //! identical aggregates repeated in several units are kept once. Relocatable
 //! objects (`gcc -g -c`) get their `.debug_*` relocations applied first.
 //! `DW_AT_alignment` gives explicit alignments (gcc emits it for every
-//! `aligned` attribute; other producers from DWARF 5 on); when a unit may lack
-//! it (a non-GNU producer before DWARF 5), alignment is also inferred from
-//! offsets as for BTF and [`TypeDb::align_inferred`] says so.
+//! `aligned` attribute, and for structs and members that inherit one, except
+//! with `-gdwarf-4 -gstrict-dwarf`; other producers from DWARF 5 on); when a
+//! unit may lack it (DWARF 4 or older from a non-GNU producer or strict gcc),
+//! alignment is also inferred from offsets as for BTF and
+//! [`TypeDb::align_inferred`] says so.
 //!
 //! Not read: compressed debug sections (decompress them with `objcopy
 //! --decompress-debug-sections`), split DWARF (`.dwo`), type units referenced
@@ -345,18 +347,24 @@ impl GraphReader {
         Ok(())
     }
 
-    /// Alignment must be inferred when a unit's producer may omit `DW_AT_alignment`.
+    /// Alignment must be inferred when a unit's producer may omit
+    /// `DW_AT_alignment`: before DWARF 5, gcc writes it unless told
+    /// `-gstrict-dwarf`; other producers are not relied on.
     fn note_producer(
         &mut self,
         dwarf: &gimli::Dwarf<Reader<'_>>,
         unit: &gimli::Unit<Reader<'_>>,
         entry: &gimli::DebuggingInformationEntry<Reader<'_>>,
     ) {
-        let gnu = entry
+        let producer = entry
             .attr_value(dw::DW_AT_producer)
             .and_then(|v| dwarf.attr_string(unit, v).ok())
-            .is_some_and(|s| s.slice().starts_with(b"GNU "));
-        if !gnu && unit.header.version() < 5 {
+            .map(|s| s.slice())
+            .unwrap_or_default();
+        let strict = producer.windows(15).any(|w| w == b"-gstrict-dwarf ")
+            || producer.ends_with(b"-gstrict-dwarf");
+        let gcc_states_alignment = producer.starts_with(b"GNU ") && !strict;
+        if unit.header.version() < 5 && !gcc_states_alignment {
             self.graph.infer_align = true;
         }
     }

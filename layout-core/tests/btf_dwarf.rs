@@ -55,6 +55,12 @@ fn gcc(flags: &[&str], source: &Path, output: &Path) {
 /// The fixture objects, compiled once.
 struct Objects {
     dwarf: PathBuf,
+    /// DWARF 4: bitfields as `DW_AT_bit_offset`.
+    dwarf4: PathBuf,
+    /// DWARF 4 without `DW_AT_alignment`: alignment must be inferred.
+    dwarf4_strict: PathBuf,
+    /// layouts.c and second_unit.c linked: two units repeating types.
+    program: PathBuf,
     btf: PathBuf,
     /// The raw `.BTF` section of `btf`.
     raw_btf: PathBuf,
@@ -69,11 +75,26 @@ fn objects() -> &'static Objects {
         let source = fixtures().join("layouts.c");
         let objects = Objects {
             dwarf: dir.join("layouts.dwarf.o"),
+            dwarf4: dir.join("layouts.dwarf4.o"),
+            dwarf4_strict: dir.join("layouts.dwarf4-strict.o"),
+            program: dir.join("layouts-program"),
             btf: dir.join("layouts.btf.o"),
             raw_btf: dir.join("layouts.btf"),
             plain: dir.join("layouts.plain.o"),
         };
         gcc(&["-g"], &source, &objects.dwarf);
+        gcc(&["-gdwarf-4"], &source, &objects.dwarf4);
+        gcc(
+            &["-gdwarf-4", "-gstrict-dwarf"],
+            &source,
+            &objects.dwarf4_strict,
+        );
+        run(Command::new("gcc")
+            .arg("-g")
+            .arg(&source)
+            .arg(fixtures().join("second_unit.c"))
+            .arg("-o")
+            .arg(&objects.program));
         gcc(&["-gbtf"], &source, &objects.btf);
         gcc(&[], &source, &objects.plain);
         let dump = format!(".BTF={}", objects.raw_btf.display());
@@ -93,6 +114,26 @@ fn dwarf_db() -> &'static TypeDb {
 fn btf_db() -> &'static TypeDb {
     static DB: OnceLock<TypeDb> = OnceLock::new();
     DB.get_or_init(|| load_btf(&objects().btf).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn dwarf4_db() -> &'static TypeDb {
+    static DB: OnceLock<TypeDb> = OnceLock::new();
+    DB.get_or_init(|| load_dwarf(&objects().dwarf4).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn strict_db() -> &'static TypeDb {
+    static DB: OnceLock<TypeDb> = OnceLock::new();
+    DB.get_or_init(|| load_dwarf(&objects().dwarf4_strict).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Every reading of the fixture, named for messages.
+fn all_dbs() -> [(&'static TypeDb, &'static str); 4] {
+    [
+        (dwarf_db(), "DWARF 5"),
+        (dwarf4_db(), "DWARF 4"),
+        (strict_db(), "strict DWARF 4"),
+        (btf_db(), "BTF"),
+    ]
 }
 
 /// gcc's answers: `S type size align` and `M type path offset size align`.
@@ -253,7 +294,7 @@ fn sizes_and_alignments_match_gcc() {
         "oracle saw {} types",
         oracle.structs.len()
     );
-    for (db, reader) in [(dwarf_db(), "DWARF"), (btf_db(), "BTF")] {
+    for (db, reader) in all_dbs() {
         for (ty, size, align) in &oracle.structs {
             let agg = get(db, ty);
             assert_eq!(agg.size, *size, "{reader}: sizeof({ty})");
@@ -268,6 +309,8 @@ fn sizes_and_alignments_match_gcc() {
         }
     }
     assert!(!dwarf_db().align_inferred());
+    assert!(!dwarf4_db().align_inferred());
+    assert!(strict_db().align_inferred());
     assert!(btf_db().align_inferred());
 }
 
@@ -279,7 +322,7 @@ fn member_offsets_sizes_and_alignments_match_gcc() {
         "oracle saw {} members",
         oracle.members.len()
     );
-    for (db, reader) in [(dwarf_db(), "DWARF"), (btf_db(), "BTF")] {
+    for (db, reader) in all_dbs() {
         for (ty, name, offset, size, align) in &oracle.members {
             let agg = get(db, ty);
             let (m, at) = member(db, agg, name);
@@ -351,8 +394,43 @@ fn both_readers_agree_on_every_member() {
 }
 
 #[test]
+fn dwarf_versions_and_repeated_units_read_the_same() {
+    let dwarf = dwarf_db();
+    // DWARF 4 encodes bitfields from the most significant bit; same layout.
+    let dwarf4 = dwarf4_db();
+    assert_eq!(dwarf4.len(), dwarf.len());
+    for (a, b) in dwarf4.aggregates().zip(dwarf.aggregates()) {
+        assert_eq!(a, b);
+    }
+    // Strict DWARF 4 states no alignment: inferred, it reads like BTF.
+    let strict = strict_db();
+    for a in strict.aggregates() {
+        let b = btf_db().find(&a.name).expect("BTF has every type");
+        assert_eq!(
+            (a.size, a.align, a.packed, a.attr_align),
+            (b.size, b.align, b.packed, b.attr_align),
+            "{}",
+            a.name
+        );
+    }
+    // Two units repeat the shared types: each is kept once.
+    let program = load_dwarf(&objects().program).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(program.len(), dwarf.len());
+    for a in program.aggregates() {
+        assert_eq!(Some(a), dwarf.find(&a.name), "{}", a.name);
+    }
+    let mut found: Vec<String> = program
+        .embedders("list_node")
+        .into_iter()
+        .map(|(a, i)| format!("{}.{}", a.name, a.members[i].name))
+        .collect();
+    found.sort();
+    assert_eq!(found.len(), 6, "{found:?}");
+}
+
+#[test]
 fn bitfields_sit_in_their_storage_units() {
-    for db in [dwarf_db(), btf_db()] {
+    for (db, _) in all_dbs() {
         let agg = get(db, "bitfields");
         let bits: Vec<(&str, u64, Option<u64>, Option<u64>)> = agg
             .members

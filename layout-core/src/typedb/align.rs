@@ -2,7 +2,7 @@
 //! inference that BTF (and DWARF without `DW_AT_alignment`) needs.
 //! The rules are documented on [`crate::typedb`].
 
-use super::graph::{Node, RawMember, TypeGraph, TypeId};
+use super::graph::{Node, Span, TypeGraph, TypeId};
 
 /// The cache line size the kernel's `____cacheline_aligned` uses on x86_64 and
 /// arm64: inferred attributes are taken as large as the offset allows, up to it.
@@ -46,6 +46,9 @@ pub(crate) struct Aligner<'g, 'a> {
     base_cap: u64,
     /// Aggregates being analysed now (nesting depth).
     nesting: u32,
+    /// Alignment attribute of every member (by index in the graph's
+    /// members), stated or inferred; 0 for none. Filled by the analysis.
+    attrs: Vec<u64>,
 }
 
 impl<'g, 'a> Aligner<'g, 'a> {
@@ -56,6 +59,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
             cap: vec![0; g.nodes.len()],
             base_cap: if g.pointer_size >= 8 { 16 } else { 8 },
             nesting: 0,
+            attrs: vec![0; g.members.len()],
         };
         if g.infer_align && aligner.cap_from_embeddings() {
             aligner.state.fill(State::Unknown);
@@ -158,22 +162,15 @@ impl<'g, 'a> Aligner<'g, 'a> {
         }
         self.nesting += 1;
         self.state[id as usize] = State::InProgress;
-        let g = self.g;
-        let members = g.members_of(members);
         let result = self.analyze(id, union, size, members, u64::from(align));
         self.state[id as usize] = State::Done(result);
         self.nesting -= 1;
         Some(result)
     }
 
-    fn analyze(
-        &mut self,
-        id: TypeId,
-        union: bool,
-        size: u64,
-        members: &[RawMember],
-        stated: u64,
-    ) -> AggAlign {
+    fn analyze(&mut self, id: TypeId, union: bool, size: u64, span: Span, stated: u64) -> AggAlign {
+        let g = self.g;
+        let members = g.members_of(span);
         let mut max_natural = 1;
         let mut max_align = 1;
         let mut max_stated = stated.max(1);
@@ -192,9 +189,8 @@ impl<'g, 'a> Aligner<'g, 'a> {
             packed = true;
         }
         let natural = if packed { 1 } else { max_natural }.max(max_stated);
-        let (attrs, end) = self.member_attrs_for(union, size, packed, members);
-        let from_members =
-            if packed { 1 } else { max_align }.max(attrs.iter().copied().max().unwrap_or(1));
+        let (max_attr, end) = self.member_attrs_for(union, size, packed, span);
+        let from_members = if packed { 1 } else { max_align }.max(max_attr);
         // DWARF states an alignment wherever one was asked for, members
         // included (gcc marks a struct with an aligned member as aligned too);
         // the struct's own attribute is the part its members do not explain.
@@ -228,33 +224,23 @@ impl<'g, 'a> Aligner<'g, 'a> {
 
     /// The alignment attribute of each member of aggregate `id` (stated, or
     /// inferred from an offset natural placement does not explain); 0 for none.
-    pub(crate) fn member_attrs(&mut self, id: TypeId) -> Vec<u64> {
-        let Node::Aggregate {
-            union,
-            size,
-            members,
-            ..
-        } = self.g.node(id)
-        else {
-            return Vec::new();
+    pub(crate) fn member_attrs(&mut self, id: TypeId) -> &[u64] {
+        let Node::Aggregate { members, .. } = self.g.node(id) else {
+            return &[];
         };
-        let packed = self.aggregate(id).is_some_and(|a| a.packed);
-        let g = self.g;
-        let members = g.members_of(members);
-        self.member_attrs_for(union, size, packed, members).0
+        if self.aggregate(id).is_none() {
+            return &[];
+        }
+        self.attrs.get(members.range()).unwrap_or(&[])
     }
 
-    /// Member attributes and the end (in bytes) of the last member.
-    fn member_attrs_for(
-        &mut self,
-        union: bool,
-        size: u64,
-        packed: bool,
-        members: &[RawMember],
-    ) -> (Vec<u64>, u64) {
-        let mut attrs = Vec::with_capacity(members.len());
+    /// Stores the member attributes of the aggregate whose members are
+    /// `span`; returns the largest and the end (in bytes) of the last member.
+    fn member_attrs_for(&mut self, union: bool, size: u64, packed: bool, span: Span) -> (u64, u64) {
+        let g = self.g;
+        let mut max_attr = 1;
         let mut end_bits: u64 = 0;
-        for m in members {
+        for (i, m) in g.members_of(span).iter().enumerate() {
             let stated = u64::from(m.align);
             let type_size = self.size_of(m.ty);
             // A stated alignment is the member's own attribute where its
@@ -263,8 +249,8 @@ impl<'g, 'a> Aligner<'g, 'a> {
             let explained = if packed { 1 } else { self.align_of(m.ty) };
             let mut attr = if stated > explained { stated } else { 0 };
             let ordinary = m.bit_size == 0 && m.bit_offset % 8 == 0;
-            if self.g.infer_align && !union && ordinary {
-                let placed = if packed { 1 } else { self.align_of(m.ty) }.max(stated);
+            if g.infer_align && !union && ordinary {
+                let placed = explained.max(stated);
                 let start = end_bits.div_ceil(8);
                 let offset = m.bit_offset / 8;
                 if offset > round_up(start, placed) {
@@ -277,7 +263,10 @@ impl<'g, 'a> Aligner<'g, 'a> {
                     }
                 }
             }
-            attrs.push(attr);
+            if let Some(slot) = self.attrs.get_mut(span.start as usize + i) {
+                *slot = attr;
+            }
+            max_attr = max_attr.max(attr);
             let bits = if m.bit_size > 0 {
                 u64::from(m.bit_size)
             } else {
@@ -285,7 +274,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
             };
             end_bits = end_bits.max(m.bit_offset.saturating_add(bits));
         }
-        (attrs, end_bits.div_ceil(8))
+        (max_attr, end_bits.div_ceil(8))
     }
 
     /// Caps aggregates' inferred alignment by the offsets where non-packed

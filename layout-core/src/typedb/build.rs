@@ -21,12 +21,13 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
     let names = Names::assign(g, &aligner, &ids, &slot_of);
 
     let mut aggregates = Vec::with_capacity(ids.len());
-    let mut targets = Vec::new();
+    let mut targets = Vec::with_capacity(g.members.len());
     let mut texts = TypeTexts::new(g);
     for &id in &ids {
-        let (agg, member_targets) = materialize(&mut aligner, &mut texts, &names, &slot_of, id);
-        aggregates.push(agg);
-        targets.push(member_targets);
+        if let Some(agg) = materialize(&mut aligner, &mut texts, &names, &slot_of, id, &mut targets)
+        {
+            aggregates.push(agg);
+        }
     }
     let mut keys = names.keys(g, &ids, &slot_of);
     if g.may_repeat {
@@ -35,11 +36,10 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
             key.2 = remap[key.2 as usize];
         }
     }
-    let flat: Vec<u32> = targets.into_iter().flatten().collect();
     TypeDb::assemble(
         source.to_path_buf(),
         aggregates,
-        flat,
+        targets,
         keys,
         g.infer_align,
         g.pointer_size,
@@ -51,8 +51,9 @@ struct Names {
     /// Name of each aggregate slot.
     name: Vec<String>,
     /// Member path of anonymous aggregates named after their parent
-    /// (`page.@8`), used to name their own anonymous children.
-    path: Vec<String>,
+    /// (`page.@8`), used to name their own anonymous children; `None` where
+    /// it is the name.
+    path: Vec<Option<String>>,
     /// How a member refers to each slot (`struct foo`, `atomic_t`, `(anon ...)`).
     key: Vec<String>,
     kind: Vec<NameKind>,
@@ -68,7 +69,7 @@ impl Names {
         let n = ids.len();
         let mut names = Names {
             name: vec![String::new(); n],
-            path: vec![String::new(); n],
+            path: vec![None; n],
             key: vec![String::new(); n],
             kind: vec![NameKind::Anonymous; n],
         };
@@ -78,7 +79,6 @@ impl Names {
                 let tag = g.name(name);
                 if !tag.is_empty() {
                     names.name[slot] = tag.to_string();
-                    names.path[slot] = tag.to_string();
                     names.key[slot] = format!("{} {tag}", keyword(union));
                     names.kind[slot] = NameKind::Tag;
                     queue.push(slot as u32);
@@ -103,7 +103,6 @@ impl Names {
             }
             let slot = slot as usize;
             names.name[slot] = typedef.to_string();
-            names.path[slot] = typedef.to_string();
             names.key[slot] = typedef.to_string();
             names.kind[slot] = NameKind::Typedef;
             queue.push(slot as u32);
@@ -133,12 +132,13 @@ impl Names {
                 } else {
                     member.to_string()
                 };
-                let path = format!("{}.{step}", names.path[parent]);
+                let parent_path = names.path[parent].as_deref().unwrap_or(&names.name[parent]);
+                let path = format!("{parent_path}.{step}");
                 let name = format!("(anon {} at {path})", keyword(union));
                 let slot = slot as usize;
                 names.key[slot] = name.clone();
                 names.name[slot] = name;
-                names.path[slot] = path;
+                names.path[slot] = Some(path);
                 queue.push(slot as u32);
             }
         }
@@ -196,14 +196,16 @@ impl Names {
     }
 }
 
-/// The aggregate `id` and, for each member, the slot of the aggregate it embeds.
+/// The aggregate `id`; pushes, for each member, the slot of the aggregate it
+/// embeds (or [`NO_TARGET`]) to `targets`.
 fn materialize(
     aligner: &mut Aligner<'_, '_>,
     texts: &mut TypeTexts,
     names: &Names,
     slot_of: &[u32],
     id: TypeId,
-) -> (Aggregate, Vec<u32>) {
+    targets: &mut Vec<u32>,
+) -> Option<Aggregate> {
     let g = aligner.graph();
     let Node::Aggregate {
         union,
@@ -212,13 +214,11 @@ fn materialize(
         ..
     } = g.node(id)
     else {
-        unreachable!("materialize is called on aggregates only")
+        return None;
     };
     let facts = aligner.aggregate(id);
-    let attrs = aligner.member_attrs(id);
     let raw = g.members_of(members);
     let mut out = Vec::with_capacity(raw.len());
-    let mut member_targets = Vec::with_capacity(raw.len());
     for (i, m) in raw.iter().enumerate() {
         let size = aligner.size_of(m.ty);
         let (elem, count) = aligner.element(m.ty);
@@ -229,7 +229,7 @@ fn materialize(
         } else {
             m.bit_offset / 8
         };
-        let attr = attrs.get(i).copied().unwrap_or(0);
+        let attr = aligner.member_attrs(id).get(i).copied().unwrap_or(0);
         out.push(Member {
             name: g.name(m.name).to_string(),
             ty: texts.get(g, m.ty).to_string(),
@@ -242,10 +242,10 @@ fn materialize(
             aggregate: (target != NO_TARGET).then(|| names.key[target as usize].clone()),
             count,
         });
-        member_targets.push(target);
+        targets.push(target);
     }
     let slot = slot_of[id as usize] as usize;
-    let agg = Aggregate {
+    Some(Aggregate {
         name: names.name[slot].clone(),
         name_kind: names.kind[slot],
         kind: if union {
@@ -258,8 +258,7 @@ fn materialize(
         members: out,
         packed: facts.is_some_and(|f| f.packed),
         attr_align: facts.and_then(|f| (f.own > 1).then_some(f.own)),
-    };
-    (agg, member_targets)
+    })
 }
 
 /// C text of member types, rendered once per type.
@@ -291,38 +290,35 @@ impl TypeTexts {
 }
 
 /// Drops aggregates identical to an earlier one (DWARF repeats types in every
-/// unit); returns the new slot of every old slot and remaps `targets`.
-fn dedupe(aggregates: &mut Vec<Aggregate>, targets: &mut Vec<Vec<u32>>) -> Vec<u32> {
+/// unit) with their `targets` (flattened per aggregate and member); returns
+/// the new slot of every old slot and remaps the targets.
+fn dedupe(aggregates: &mut Vec<Aggregate>, targets: &mut Vec<u32>) -> Vec<u32> {
     let mut first: HashMap<&Aggregate, u32> = HashMap::with_capacity(aggregates.len());
     let mut remap = Vec::with_capacity(aggregates.len());
-    let mut kept = 0u32;
     let mut keep = Vec::with_capacity(aggregates.len());
     for agg in aggregates.iter() {
-        match first.get(agg) {
-            Some(&slot) => {
-                remap.push(slot);
-                keep.push(false);
-            }
-            None => {
-                first.insert(agg, kept);
-                remap.push(kept);
-                keep.push(true);
-                kept += 1;
-            }
-        }
+        let next = first.len() as u32;
+        let slot = *first.entry(agg).or_insert(next);
+        keep.push(slot == next);
+        remap.push(slot);
     }
     drop(first);
+    let mut kept_targets = Vec::with_capacity(targets.len());
+    let mut at = 0;
+    for (agg, &kept) in aggregates.iter().zip(&keep) {
+        let n = agg.members.len();
+        if kept {
+            let own = targets.get(at..at + n).unwrap_or(&[]);
+            kept_targets.extend(
+                own.iter()
+                    .map(|&t| if t == NO_TARGET { t } else { remap[t as usize] }),
+            );
+        }
+        at += n;
+    }
+    *targets = kept_targets;
     let mut keep_iter = keep.iter();
     aggregates.retain(|_| *keep_iter.next().unwrap_or(&false));
-    let mut keep_iter = keep.iter();
-    targets.retain(|_| *keep_iter.next().unwrap_or(&false));
-    for list in targets.iter_mut() {
-        for t in list.iter_mut() {
-            if *t != NO_TARGET {
-                *t = remap[*t as usize];
-            }
-        }
-    }
     remap
 }
 
