@@ -44,6 +44,12 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         let (line, col) = line_col(&src.text, src.definition.start);
         d.in_file(&src.path).at(line, col)
     };
+    if !l.line.is_power_of_two() {
+        return Err(at_struct(Diagnostic::new(format!(
+            "line size {} is not a power of two",
+            l.line
+        ))));
+    }
     check_ranges(src, s).map_err(at_struct)?;
     let nodes = body::parse(src).map_err(at_struct)?;
     let mut flat = Vec::new();

@@ -8,12 +8,12 @@
 //!
 //! The C diff is built in two steps, so that the kernel's other idioms can be
 //! added as styles without touching the placement logic:
-//! 1. [`plan`] replays C's sequential member placement over the layout's order
+//! 1. `plan` replays C's sequential member placement over the layout's order
 //!    and says, member by member, what C needs to hit the verified offset: a
 //!    start on a new line of the struct (an alignment break), or explicit
 //!    padding bytes (a gap no alignment can express, e.g. a line boundary of
 //!    the container in phase mode).
-//! 2. [`cdiff`] writes the members in that order, moving each one's source
+//! 2. `cdiff` writes the members in that order, moving each one's source
 //!    lines as a unit, and spells every alignment break in the chosen
 //!    [`CStyle`].
 

@@ -18,13 +18,50 @@ pub use syntax::Syntax;
 use crate::layout::{reported_conflicts, Layout, LineConflict, Slot};
 use crate::model::Struct;
 
-/// A pahole-style table of the layout; see [`table::render`].
+/// A pahole-style table of the layout:
+///
+/// ```text
+/// struct lru_gen_folio {
+///         atomic_long_t  refaulted[1][2][4];  /*  1272    64 */  A
+///         /* --- cacheline 25 boundary (1600 bytes) was 40 bytes ago --- */
+///         /* !!! line 25: lockless refaulted shares with read-mostly enabled, gen, seg, list */
+///         bool           enabled;             /*  1336     1 */  R
+///         ...
+///         /* size: 1360, cachelines: 22, members: 14, sum members: 1355, holes: 1, sum holes: 5, padding: 0 */
+///         /* hard conflicts: 1 */
+/// };
+/// ```
+///
+/// Member offsets and sizes are the struct's own, as pahole prints them;
+/// cacheline numbers and boundary bytes are counted from the container (a
+/// comment at the top says so in `Offset` mode). The last column is the
+/// access class (`R`, `L(lock)`, `A`, `A(group)`, `C`). Holes, tail padding
+/// and lines that break the hard rule are commented where they fall (those
+/// that break it only at another phase, in aligned mode, at the top). Types
+/// print in C (`unsigned long nr_pages[4][2][5];`) or, when a field type can
+/// only be Rust, in Rust (`counts: [AtomicU64; 4],`); see [`Syntax`].
 pub fn table(s: &Struct, l: &Layout) -> String {
     table::render(s, l)
 }
 
 /// Box diagrams of the given lines (numbered as [`Layout::line_of`] numbers
-/// them); see [`diagram::render`].
+/// them), in the style of seed 000:
+///
+/// ```text
+/// line 25 (1600-1663)
+/// +------------+-----------------+-----------+-------------+
+/// | refaulted  | enabled,gen,seg | pad       | list        |
+/// | <1600-1639 | 1640-1642       | 1643-1647 | 1648-1663   |
+/// | lockless   | read-mostly     |           | read-mostly |
+/// +------------+-----------------+-----------+-------------+
+/// ```
+///
+/// then the CPUs that touch the line (who writes without a lock, who holds
+/// which lock, who reads) side by side, and a one-line verdict. Byte ranges
+/// are container offsets; `<` and `>` mark a field that continues on the
+/// previous or next line; adjacent fields of the same class share a cell.
+/// Output lines stay within 100 columns (a line with many cells becomes
+/// several boxes), unless a single name is wider.
 pub fn diagram(s: &Struct, l: &Layout, lines: &[u64]) -> String {
     diagram::render(s, l, lines)
 }
@@ -38,7 +75,21 @@ pub fn conflict_lines(s: &Struct, l: &Layout) -> Vec<u64> {
     lines
 }
 
-/// The layout as JSON; see [`json::render`] for the exact shape.
+/// The layout as JSON:
+///
+/// ```json
+/// {"struct": "lru_gen_folio", "size": 1360, "align": 8, "line": 64, "offset": 304,
+///  "fields": [{"name": "max_seq", "offset": 0, "size": 8, "align": 8,
+///              "access": "read_mostly", "lock": null, "group": null}],
+///  "hard_conflicts": [{"line": 25, "phase": 48, "lockless": ["refaulted"],
+///                      "read_mostly": ["enabled", "gen", "seg", "list"]}]}
+/// ```
+///
+/// `offset` is the struct's offset in its container, `null` in aligned mode.
+/// Fields come in offset order; zero-size fields are left out. `access` is
+/// one of `read_mostly`, `locked_write`, `lockless_atomic`, `cold`; `lock`
+/// and `group` are `null` when absent. A conflict's `lockless` lists every
+/// lockless field on the line, of all writer groups.
 pub fn layout_json(s: &Struct, l: &Layout) -> serde_json::Value {
     json::render(s, l)
 }

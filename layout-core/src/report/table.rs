@@ -13,7 +13,8 @@
 //! start ([`Layout::line_of`]); in `Offset` mode a comment at the top says so.
 //! The last column is the access class. Holes, tail padding and lines that
 //! break the hard rule get comments where they fall, and the summary at the
-//! end counts them.
+//! end counts them; its `cachelines` are the lines the struct touches at
+//! its placement.
 
 use super::{conflict_sentence, ordered_slots, Syntax};
 use crate::layout::{reported_conflicts, Layout, LineConflict};
@@ -61,10 +62,10 @@ pub(super) fn render(s: &Struct, l: &Layout) -> String {
     let mut rows = Vec::new();
     if let Placement::Offset(o) = l.placement {
         rows.push(Row::Comment(format!(
-            "at offset {o} of a line-aligned container (phase {placement_phase}): member offsets"
+            "placed at offset {o} of a cacheline-aligned container (phase {placement_phase}):"
         )));
         rows.push(Row::Comment(
-            "are from the struct start, cachelines from the container start".into(),
+            "offsets are the struct's, cachelines are counted from the container".into(),
         ));
     }
     for c in &elsewhere {
