@@ -661,3 +661,52 @@ fn never_panics_on_truncated_or_mangled_input() {
         }
     }
 }
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    let n = 3000;
+    let structs = format!(
+        "struct deep {{ {} int x; {} }};\n",
+        "struct { ".repeat(n),
+        "} a;".repeat(n)
+    );
+    if let Ok(h) = parse_header(
+        Path::new("t.h"),
+        &structs,
+        &Defines::default(),
+        &TypeTable::default(),
+    ) {
+        assert!(h.find_struct("deep").is_err());
+    }
+    let parens = format!(
+        "struct p {{ int a[{}1{}]; }};\n",
+        "(".repeat(n),
+        ")".repeat(n)
+    );
+    let e = error(&parens, "p");
+    assert!(e.message.contains("deeply"), "{e}");
+    let directive = format!(
+        "#if {}1{}\n#endif\nstruct q {{ int a; }};\n",
+        "(".repeat(n),
+        ")".repeat(n)
+    );
+    let e = error(&directive, "q");
+    assert_eq!(e.line, 1, "{e}");
+    let unary = format!("struct r {{ int a[{}1]; }};\n", "- ".repeat(n));
+    assert!(parse_header(
+        Path::new("t.h"),
+        &unary,
+        &Defines::default(),
+        &TypeTable::default()
+    )
+    .is_ok());
+    assert!(error(&unary, "r").message.contains("deeply"));
+    let macros: String = (0..200)
+        .map(|i| format!("#define M{i} (M{} + 1)\n", i + 1))
+        .collect();
+    let e = error(
+        &format!("{macros}#define M200 1\nstruct m {{ int a[M0]; }};\n"),
+        "m",
+    );
+    assert!(e.message.contains("deeply"), "{e}");
+}

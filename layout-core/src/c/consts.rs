@@ -176,6 +176,7 @@ pub(crate) fn eval(src: &str, env: &dyn Env, mode: Mode) -> Result<i64, EvalErro
 pub(crate) fn eval_tokens(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<i64, EvalError> {
     let expanded = expand(toks, env, &mut Vec::new(), 0)?;
     let mut p = Parser {
+        depth: 0,
         toks: &expanded,
         pos: 0,
         env,
@@ -315,6 +316,7 @@ fn config_test(
             Some(m) if m.params.is_none() => {
                 let toks = expand(&m.body, env, disabled, depth + 1)?;
                 let mut p = Parser {
+                    depth: 0,
                     toks: &toks,
                     pos: 0,
                     env,
@@ -462,7 +464,11 @@ fn cast_type(words: &[&str]) -> Option<(u32, bool)> {
     Some((bytes, signed && !unsigned))
 }
 
+/// How deeply parentheses and unary operators may nest.
+const MAX_NESTING: usize = 256;
+
 struct Parser<'a> {
+    depth: usize,
     toks: &'a [PTok],
     pos: usize,
     env: &'a dyn Env,
@@ -538,6 +544,16 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self, live: bool) -> Result<Val, EvalError> {
+        if self.depth >= MAX_NESTING {
+            return Err(EvalError::new("constant expression nests too deeply"));
+        }
+        self.depth += 1;
+        let v = self.unary_inner(live);
+        self.depth -= 1;
+        v
+    }
+
+    fn unary_inner(&mut self, live: bool) -> Result<Val, EvalError> {
         let Some(t) = self.peek().cloned() else {
             return Err(EvalError::new("constant expression ends too early"));
         };

@@ -159,6 +159,7 @@ pub(crate) fn parse(
         .parse(parse_text, None)
         .ok_or_else(|| "tree-sitter gave no parse tree".to_string())?;
     let mut b = Builder {
+        depth: 0,
         text: parse_text,
         attrs,
         unnamed_bitfields,
@@ -170,7 +171,11 @@ pub(crate) fn parse(
     Ok(b.ast)
 }
 
+/// How deeply definitions may nest before the builder stops descending.
+const MAX_NESTING: usize = 64;
+
 struct Builder<'a> {
+    depth: usize,
     text: &'a str,
     attrs: &'a [AttrUse],
     /// Positions of the `_` names the preprocessor gave unnamed bit-fields.
@@ -205,51 +210,57 @@ impl<'a> Builder<'a> {
         out.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
-    fn collect_errors_and_comments(&mut self, node: Node) {
-        if node.kind() == "comment" {
-            self.ast.comments.push(node.byte_range());
-            return;
-        }
-        if node.kind() == "compound_statement" {
-            // Function bodies: neither their comments nor their errors matter.
-            return;
-        }
-        if node.is_missing() {
-            // An unnamed bit-field (`int : 3;`) parses with a missing name.
-            let unnamed_bitfield = node.kind() == "field_identifier"
-                && node
-                    .next_sibling()
-                    .is_some_and(|n| n.kind() == "bitfield_clause");
-            if unnamed_bitfield {
-                return;
+    /// Walks the whole tree (iteratively: nesting depth is unbounded)
+    /// except function bodies.
+    fn collect_errors_and_comments(&mut self, root: Node) {
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            if node.kind() == "comment" {
+                self.ast.comments.push(node.byte_range());
+                continue;
             }
-            let (message, help) =
-                self.hint(node, format!("syntax error: expected `{}`", node.kind()));
-            self.ast.errors.push(SyntaxError {
-                at: node.start_byte(),
-                message,
-                help,
-            });
-            return;
+            if node.kind() == "compound_statement" {
+                // Function bodies: neither their comments nor their errors matter.
+                continue;
+            }
+            if node.is_missing() {
+                // An unnamed bit-field (`int : 3;`) parses with a missing name.
+                let unnamed_bitfield = node.kind() == "field_identifier"
+                    && node
+                        .next_sibling()
+                        .is_some_and(|n| n.kind() == "bitfield_clause");
+                if !unnamed_bitfield {
+                    let (message, help) =
+                        self.hint(node, format!("syntax error: expected `{}`", node.kind()));
+                    self.ast.errors.push(SyntaxError {
+                        at: node.start_byte(),
+                        message,
+                        help,
+                    });
+                }
+                continue;
+            }
+            if node.is_error() {
+                let snippet: String = self
+                    .slice(node.byte_range())
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let snippet: String = snippet.chars().take(40).collect();
+                let (message, help) =
+                    self.hint(node, format!("syntax error: cannot parse `{snippet}`"));
+                self.ast.errors.push(SyntaxError {
+                    at: node.start_byte(),
+                    message,
+                    help,
+                });
+            }
+            let mut kids = children(node);
+            kids.reverse();
+            stack.extend(kids);
         }
-        if node.is_error() {
-            let snippet: String = self
-                .slice(node.byte_range())
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
-            let snippet: String = snippet.chars().take(40).collect();
-            let (message, help) =
-                self.hint(node, format!("syntax error: cannot parse `{snippet}`"));
-            self.ast.errors.push(SyntaxError {
-                at: node.start_byte(),
-                message,
-                help,
-            });
-        }
-        for c in children(node) {
-            self.collect_errors_and_comments(c);
-        }
+        self.ast.comments.sort_by_key(|c| c.start);
+        self.ast.errors.sort_by_key(|e| e.at);
     }
 
     /// A better message and help for a syntax error, from the declaration
@@ -306,6 +317,15 @@ impl<'a> Builder<'a> {
 
     /// Declarations of the translation unit (or of an ERROR node).
     fn container(&mut self, node: Node) {
+        if self.depth >= MAX_NESTING {
+            return;
+        }
+        self.depth += 1;
+        self.container_inner(node);
+        self.depth -= 1;
+    }
+
+    fn container_inner(&mut self, node: Node) {
         let kids = children(node);
         let mut prev_end = node.start_byte();
         for (k, child) in kids.iter().enumerate() {
@@ -411,7 +431,18 @@ impl<'a> Builder<'a> {
         let attrs = self.type_attrs(body.byte_range(), owner, first_decl);
         let mut members = Vec::new();
         let mut prev_end = inner.start;
-        for child in children(body) {
+        let kids = if self.depth < MAX_NESTING {
+            children(body)
+        } else {
+            self.ast.errors.push(SyntaxError {
+                at: spec.start_byte(),
+                message: "struct and union definitions nest too deeply".into(),
+                help: "this front-end reads up to 64 levels".into(),
+            });
+            Vec::new()
+        };
+        self.depth += 1;
+        for child in kids {
             if child.kind() == "field_declaration" {
                 let owner = prev_end..child.end_byte();
                 if let Some(f) = self.field(child, owner) {
@@ -422,6 +453,7 @@ impl<'a> Builder<'a> {
                 prev_end = child.end_byte();
             }
         }
+        self.depth -= 1;
         self.ast.records.push(RecordDef {
             kind,
             tag,
