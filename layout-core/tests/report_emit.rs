@@ -1303,4 +1303,167 @@ struct g {
             "{err}"
         );
     }
+
+    /// A small deterministic generator (64-bit LCG).
+    struct Lcg(u64);
+    impl Lcg {
+        fn next(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// Random headers and random layouts of them (reordered, with line
+    /// breaks, holes, tail padding, aligned and phase placements): every diff
+    /// applies and gcc puts every member where the layout says.
+    #[test]
+    fn random_layouts_apply_and_compile_exactly() {
+        const TYPES: &[&str] = &[
+            "char",
+            "short",
+            "int",
+            "long",
+            "long nr[3]",
+            "char tag[5]",
+            "int v[3]",
+        ];
+        let mut rng = Lcg(0x5eed);
+        let dir = scratch_dir("random");
+        let mut check = String::from("#include <stddef.h>\n");
+        let mut cases = 0;
+        // Diffs that pad, add an attribute, drop one.
+        let (mut padded, mut added, mut dropped) = (0, 0, 0);
+        for case in 0..100 {
+            // The header: one declaration per line, some with a comment,
+            // some after a blank line, some with the attribute already.
+            let n = 2 + rng.next(7) as usize;
+            let mut text = format!(
+                "#define ____cacheline_aligned_in_smp __attribute__((__aligned__(64)))\n\nstruct s{case} {{\n"
+            );
+            for i in 0..n {
+                if rng.next(4) == 0 {
+                    text.push('\n');
+                }
+                if rng.next(3) == 0 {
+                    text.push_str(&format!("\t/* member {i} */\n"));
+                }
+                let ty = TYPES[rng.next(TYPES.len() as u64) as usize];
+                let (base, dims) = ty.split_once(' ').map_or((ty, ""), |(b, d)| (b, d));
+                let dims = dims.trim_start_matches(|c: char| c.is_alphabetic());
+                let attr = if rng.next(6) == 0 {
+                    " ____cacheline_aligned_in_smp"
+                } else {
+                    ""
+                };
+                text.push_str(&format!("\t{base} f{i}{dims}{attr};\n"));
+            }
+            text.push_str("};\n");
+            let path = format!("h{case}.h");
+            let c = read(&path, &text, &format!("s{case}"), &Defines::default());
+            let s = c.model;
+
+            // A layout: a random order, placed with random breaks and holes.
+            let mut order: Vec<usize> = (0..n).collect();
+            for i in (1..n).rev() {
+                order.swap(i, rng.next(i as u64 + 1) as usize);
+            }
+            let phase_mode = rng.next(3) == 0;
+            let mut pos = 0u64;
+            let mut slots = Vec::new();
+            let mut broke = false;
+            for &f in &order {
+                let fa = s.fields[f].align;
+                pos = pos.div_ceil(fa) * fa;
+                match rng.next(5) {
+                    0 if !phase_mode => {
+                        pos = pos.div_ceil(64) * 64;
+                        broke = true;
+                    }
+                    1 => pos += fa * (1 + rng.next(9)),
+                    _ => {}
+                }
+                slots.push(Slot {
+                    field: f,
+                    offset: pos,
+                });
+                pos += s.fields[f].size;
+            }
+            let natural = s.natural_align();
+            let align = if broke || natural >= 64 {
+                natural.max(64)
+            } else {
+                natural
+            };
+            let size = pos.div_ceil(align) * align + align * rng.next(2);
+            let placement = if phase_mode {
+                Placement::Offset(align * rng.next(16))
+            } else {
+                Placement::Aligned
+            };
+            let l = Layout {
+                slots,
+                size,
+                align,
+                line: 64,
+                placement,
+            };
+            let v = verify(&s, &l).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
+            let diff = c_diff(&c.source, &v, CStyle::Aligned)
+                .unwrap_or_else(|e| panic!("case {case}: {e}"));
+            let attr_lines = |sign: char| {
+                diff.lines()
+                    .filter(|l| l.starts_with(sign) && l.contains(" ____cacheline_aligned_in_smp;"))
+                    .count()
+            };
+            padded += usize::from(
+                diff.contains("+\tchar __cacheline_pad")
+                    || diff.contains("+\tunsigned char __cacheline_pad"),
+            );
+            added += usize::from(attr_lines('+') > attr_lines('-'));
+            dropped += usize::from(attr_lines('-') > attr_lines('+'));
+            let patched = if diff.is_empty() {
+                std::fs::write(dir.join(&path), &text).unwrap();
+                text.clone()
+            } else {
+                apply(&dir, &path, &text, &diff)
+            };
+            assert!(
+                !patched.contains("____cacheline_aligned_in_smp ____cacheline_aligned_in_smp"),
+                "{patched}"
+            );
+            check.push_str(&format!("#include \"{path}\"\n"));
+            for sl in &v.slots {
+                let name = &s.fields[sl.field].name;
+                check.push_str(&format!(
+                    "_Static_assert(offsetof(struct s{case}, {name}) == {}, \"s{case}.{name}\");\n",
+                    sl.offset
+                ));
+            }
+            check.push_str(&format!(
+                "_Static_assert(sizeof(struct s{case}) == {size}, \"s{case} size\");\n\
+                 _Static_assert(_Alignof(struct s{case}) == {align}, \"s{case} align\");\n"
+            ));
+            cases += 1;
+        }
+        assert_eq!(cases, 100);
+        eprintln!("random layouts: {padded} padded, {added} gained an attribute, {dropped} lost one");
+        assert!(
+            padded > 3 && added > 3 && dropped > 0,
+            "padded {padded}, added {added}, dropped {dropped}"
+        );
+        std::fs::write(dir.join("check.c"), &check).unwrap();
+        let out = Command::new("gcc")
+            .args(["-std=gnu11", "-fsyntax-only", "-I", ".", "check.c"])
+            .current_dir(&dir)
+            .output()
+            .expect("gcc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -20,7 +20,7 @@ pub fn phase_assertion(
     let Placement::Offset(offset) = l.placement else {
         return None;
     };
-    let line = l.line;
+    let line = l.line.max(1);
     let phase = offset % line;
     Some(match container_hint.and_then(parse_hint) {
         Some((container, member)) => format!(

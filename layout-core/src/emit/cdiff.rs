@@ -125,7 +125,11 @@ fn check_ranges(src: &StructSource, s: &Struct) -> Result<(), Diagnostic> {
                 m.lines.start
             )));
         }
-        if !valid(&m.decl) || !within(&m.decl, &m.lines) || !within(&m.name, &m.decl) {
+        if !valid(&m.decl)
+            || !valid(&m.name)
+            || !within(&m.decl, &m.lines)
+            || !within(&m.name, &m.decl)
+        {
             return Err(bad(format!(
                 "member at byte {} has a declaration outside its lines",
                 m.lines.start
