@@ -12,9 +12,11 @@
 //!   typedef (`typedef struct { int counter; } atomic_t` gives `atomic_t`), or
 //!   after the first place that embeds it: `(anon union at page.@8)` is the
 //!   anonymous union at byte 8 of `struct page`, `(anon struct at
-//!   page.@8.@0)` the anonymous struct at byte 0 of that union, and
-//!   `(anon struct at foo.bar)` the type of member `bar` declared as
-//!   `struct { ... } bar;`. Others get `(anon struct #ID)`.
+//!   page.@8.@0)` the first anonymous struct at byte 0 of that union and
+//!   `(anon struct at page.@8.@0:1)` the second, and `(anon struct at
+//!   foo.bar)` the type of member `bar` declared as `struct { ... } bar;`.
+//!   Ones that nothing embeds get `(anon struct #TYPE_ID)`; a name that would
+//!   repeat (two different structs with one tag) gets `#INDEX` appended.
 //! - [`Member::ty`] is C text: `unsigned long[4][2]`, `struct page *`,
 //!   `atomic_long_t`, `union {...}` for an anonymous type. gcc's base type
 //!   names are written the usual way (`unsigned long`, not `long unsigned
@@ -369,12 +371,8 @@ impl TypeDb {
             .chain(self.others.keys())
             .map(|k| &**k);
         let close = close_names(name, names);
-        let mut d = Diagnostic::new(format!(
-            "no struct or union `{}` in the types of {}",
-            name.trim(),
-            self.source.display()
-        ))
-        .in_file(&self.source);
+        let mut d = Diagnostic::new(format!("no struct or union named `{}`", name.trim()))
+            .in_file(&self.source);
         d = if close.is_empty() {
             d.help("check the spelling, or load the file that defines it")
         } else {
@@ -442,8 +440,21 @@ impl TypeDb {
         self.aggregates.get(t as usize)
     }
 
-    /// The layout model of `agg` (see [`fields`] for bitfields and anonymous
-    /// members): every field cold, with its original offset.
+    /// The layout model of `agg`: one cold, unpinned field per member with
+    /// its original offset, except that
+    ///
+    /// - consecutive bitfields sharing a storage unit become one field named
+    ///   `a:b:c`, spanning the bytes their bits occupy from the unit's start
+    ///   and aligned like their widest type (moving one alone would change how
+    ///   the others pack); a group whose unit starts inside the previous field
+    ///   (`char c; unsigned a:8;`) starts at its first bit's byte instead;
+    /// - an anonymous struct or union member is one field, `anon_union@8`;
+    /// - a field's alignment is the larger of its type's and its `aligned`
+    ///   attribute's (BTF cannot tell which one carried it, and dropping a
+    ///   type's alignment would let the solver place the field where the
+    ///   compiler will not); `min_align` is the aggregate's own attribute.
+    ///
+    /// Meant for structs: a union's fields all start at 0.
     pub fn to_model(&self, agg: &Aggregate) -> Struct {
         fields::to_model(agg)
     }

@@ -551,6 +551,11 @@ fn anonymous_aggregates_get_names_that_find_resolves() {
             Some("(anon struct at anonymous.@8.@0)")
         );
         assert_eq!(
+            inner.members[2].aggregate.as_deref(),
+            Some("(anon struct at anonymous.@8.@0:1)")
+        );
+        assert_eq!(member(db, agg, "refcount").1, 16);
+        assert_eq!(
             agg.members[2].aggregate.as_deref(),
             Some("(anon struct at anonymous.@24)")
         );
@@ -940,6 +945,15 @@ fn kernel_btf_loads_with_sane_layouts() {
     assert!(embedders.contains(&"mem_cgroup"), "{embedders:?}");
     let atomic = get(db, "atomic_long_t");
     assert_eq!((atomic.size, atomic.align), (8, 8));
+    // Synthetic names are unique, and find() resolves each to its aggregate.
+    let mut seen = std::collections::HashSet::new();
+    for agg in db.aggregates().filter(|a| a.is_anonymous()) {
+        assert!(seen.insert(agg.name.as_str()), "{} twice", agg.name);
+        assert!(std::ptr::eq(
+            db.find(&agg.name).expect("synthetic names resolve"),
+            agg
+        ));
+    }
 }
 
 /// Top-level members of each struct in pahole's output: (offset, size), by

@@ -5,7 +5,7 @@ use super::align::Aligner;
 use super::graph::{Node, TypeGraph, TypeId};
 use super::render::{keyword, type_text};
 use super::{Aggregate, AggregateKind, KeySpace, Member, NameKind, TypeDb, NO_TARGET};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Builds the database of every struct and union in `g`.
@@ -34,6 +34,12 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
         let remap = dedupe(&mut aggregates, &mut targets);
         for key in &mut keys {
             key.2 = remap[key.2 as usize];
+        }
+    }
+    rename_repeated_synthetic(&mut aggregates, &targets);
+    for (slot, agg) in aggregates.iter().enumerate() {
+        if agg.name_kind == NameKind::Anonymous {
+            keys.push((KeySpace::Other, agg.name.clone(), slot as u32));
         }
     }
     TypeDb::assemble(
@@ -115,7 +121,21 @@ impl Names {
             let Node::Aggregate { members, .. } = g.node(ids[parent]) else {
                 continue;
             };
+            // Unnamed members seen so far at each offset (a union's all sit at 0).
+            let mut unnamed_at: Vec<(u64, u32)> = Vec::new();
             for m in g.members_of(members) {
+                let member = g.name(m.name);
+                let offset = m.bit_offset / 8;
+                let mut ordinal = 0;
+                if member.is_empty() {
+                    match unnamed_at.iter_mut().find(|(o, _)| *o == offset) {
+                        Some((_, n)) => {
+                            *n += 1;
+                            ordinal = *n;
+                        }
+                        None => unnamed_at.push((offset, 0)),
+                    }
+                }
                 let (elem, _) = aligner.element(m.ty);
                 let Some(&slot) = slot_of.get(elem as usize) else {
                     continue;
@@ -126,11 +146,10 @@ impl Names {
                 let Node::Aggregate { union, .. } = g.node(elem) else {
                     continue;
                 };
-                let member = g.name(m.name);
-                let step = if member.is_empty() {
-                    format!("@{}", m.bit_offset / 8)
-                } else {
-                    member.to_string()
+                let step = match (member.is_empty(), ordinal) {
+                    (false, _) => member.to_string(),
+                    (true, 0) => format!("@{offset}"),
+                    (true, n) => format!("@{offset}:{n}"),
                 };
                 let parent_path = names.path[parent].as_deref().unwrap_or(&names.name[parent]);
                 let path = format!("{parent_path}.{step}");
@@ -153,7 +172,7 @@ impl Names {
         names
     }
 
-    /// Lookup keys in priority order: tags, then typedefs, then synthetic names.
+    /// Lookup keys of tags and typedefs, in priority order.
     fn keys(
         &self,
         g: &TypeGraph<'_>,
@@ -185,11 +204,6 @@ impl Names {
             let typedef = g.name(name);
             if slot != NO_TARGET && !typedef.is_empty() {
                 keys.push((KeySpace::Other, typedef.to_string(), slot));
-            }
-        }
-        for (slot, name) in self.name.iter().enumerate() {
-            if self.kind[slot] == NameKind::Anonymous {
-                keys.push((KeySpace::Other, name.clone(), slot as u32));
             }
         }
         keys
@@ -320,6 +334,33 @@ fn dedupe(aggregates: &mut Vec<Aggregate>, targets: &mut Vec<u32>) -> Vec<u32> {
     let mut keep_iter = keep.iter();
     aggregates.retain(|_| *keep_iter.next().unwrap_or(&false));
     remap
+}
+
+/// Gives every synthetic name that repeats (two different structs with one
+/// tag give their anonymous members the same path) a `#INDEX` suffix, and
+/// renames the members that embed them (`targets` as in [`dedupe`]).
+fn rename_repeated_synthetic(aggregates: &mut [Aggregate], targets: &[u32]) {
+    let mut seen = HashSet::new();
+    let mut renamed: HashMap<u32, String> = HashMap::new();
+    for (slot, agg) in aggregates.iter_mut().enumerate() {
+        if agg.name_kind == NameKind::Anonymous && !seen.insert(agg.name.clone()) {
+            let base = agg.name.trim_end_matches(')');
+            agg.name = format!("{base} #{slot})");
+            renamed.insert(slot as u32, agg.name.clone());
+        }
+    }
+    if renamed.is_empty() {
+        return;
+    }
+    let mut at = 0;
+    for agg in aggregates.iter_mut() {
+        for m in &mut agg.members {
+            if let Some(name) = targets.get(at).and_then(|t| renamed.get(t)) {
+                m.aggregate = Some(name.clone());
+            }
+            at += 1;
+        }
+    }
 }
 
 fn strip_qualifiers(g: &TypeGraph<'_>, mut id: TypeId) -> TypeId {
