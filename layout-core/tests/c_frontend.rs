@@ -5,7 +5,7 @@
 
 #![cfg(feature = "c-header")]
 
-use layout_core::c::{parse_header, CStruct, Defines, Header, TypeTable};
+use layout_core::c::{load_header, parse_header, CStruct, Defines, Header, TypeTable};
 use layout_core::{Access, Diagnostic};
 use std::path::Path;
 
@@ -709,4 +709,23 @@ fn deep_nesting_is_an_error_not_a_crash() {
         "m",
     );
     assert!(e.message.contains("deeply"), "{e}");
+}
+
+#[test]
+fn load_header_reads_files_and_names_bad_ones() {
+    let dir = std::env::temp_dir().join(format!("c_frontend_load_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("seed.h");
+    std::fs::write(&good, SEED).unwrap();
+    let h = load_header(&good, &Defines::default(), &TypeTable::default()).unwrap();
+    assert_eq!(h.find_struct("lru_gen_folio").unwrap().source.path, good);
+    let missing = dir.join("missing.h");
+    let e = load_header(&missing, &Defines::default(), &TypeTable::default()).unwrap_err();
+    assert_eq!(e.file.as_deref(), Some(missing.as_path()));
+    assert!(e.message.contains("cannot read"), "{e}");
+    let latin1 = dir.join("latin1.h");
+    std::fs::write(&latin1, b"struct a {\n\tint x; /* caf\xe9 */\n};\n").unwrap();
+    let e = load_header(&latin1, &Defines::default(), &TypeTable::default()).unwrap_err();
+    assert_eq!((e.line, e.column), (2, 15), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -34,6 +34,12 @@
 //! units), named after its first named bit-field, whose member declarations
 //! all point at it.
 //!
+//! Macros: gcc's x86_64 predefined macros and a few kernel constants
+//! (`BITS_PER_LONG`, `SMP_CACHE_BYTES`, `PAGE_SIZE`, `DIV_ROUND_UP`,
+//! `BITS_TO_LONGS`, `BIT`) come first, [`Defines`] replace them, and the
+//! header's own `#define`s replace both (as a `-D` flag would be replaced in
+//! C). `#include` is not followed.
+//!
 //! Syntax errors are reported by [`Header::find_struct`] when they lie in
 //! the struct or a type it uses (or when the struct cannot be found), so
 //! that an unparsable inline function elsewhere in a big header does not
@@ -117,6 +123,29 @@ pub struct CStruct {
     pub size: u64,
     pub align: u64,
     pub source: StructSource,
+}
+
+/// Reads the header at `path` and parses it ([`parse_header`]).
+pub fn load_header(
+    path: &Path,
+    defines: &Defines,
+    types: &TypeTable,
+) -> Result<Header, Diagnostic> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::new(format!("cannot read header: {e}"))
+            .in_file(path)
+            .help("check the path")
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let good = String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned();
+        let (line, column) = crate::error::line_col(&good, valid);
+        Diagnostic::new("the header is not valid UTF-8")
+            .in_file(path)
+            .at(line, column)
+            .help("convert it to UTF-8 (e.g. with iconv)")
+    })?;
+    parse_header(path, &text, defines, types)
 }
 
 /// Parses `text` (the contents of `path`). Fails on preprocessor errors
