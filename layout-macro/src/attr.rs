@@ -189,7 +189,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
         }
     }
     let fields = match fields {
-        Fields::Named(f) => parse_fields(f.named.iter(), &mut errors),
+        Fields::Named(f) => parse_fields(f.named.iter(), mode, &mut errors),
         Fields::Unnamed(f) => {
             if mode == Mode::Optimize {
                 errors.at(
@@ -199,7 +199,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
                      to check the struct as it is",
                 );
             }
-            parse_fields(f.unnamed.iter(), &mut errors)
+            parse_fields(f.unnamed.iter(), mode, &mut errors)
         }
         Fields::Unit => Vec::new(),
     };
@@ -384,6 +384,7 @@ fn struct_key(
 
 fn parse_fields<'a>(
     fields: impl Iterator<Item = &'a syn::Field>,
+    mode: Mode,
     errors: &mut Errors,
 ) -> Vec<FieldInput> {
     fields
@@ -398,6 +399,9 @@ fn parse_fields<'a>(
                     field.ty.span(),
                     format!("field `{name}` is unsized: cachelayout needs every field's size; store it behind a pointer (`Box<..>`, `&..`)"),
                 );
+            }
+            if mode == Mode::Optimize {
+                check_cfg(&field.attrs, &name, errors);
             }
             let mut parsed = FieldAttrs::default();
             let mut attrs = Vec::new();
@@ -424,6 +428,43 @@ fn parse_fields<'a>(
             }
         })
         .collect()
+}
+
+/// `#[cachelayout::optimize]` runs before rustc evaluates `#[cfg]` and
+/// `#[cfg_attr]` inside the struct: it cannot know whether a `#[cfg]` field
+/// exists, nor whether a `#[cfg_attr(.., layout(..))]` applies. (The derive
+/// sees the struct after they are evaluated.)
+fn check_cfg(attrs: &[Attribute], field: &str, errors: &mut Errors) {
+    for attr in attrs {
+        if attr.path().is_ident("cfg") {
+            errors.at(
+                attr.meta.span(),
+                format!(
+                    "#[cachelayout::optimize] cannot lay out field `{field}` under `#[cfg]`: the macro runs \
+                     before `cfg` is evaluated, so it cannot know whether the field exists; move the field to \
+                     a struct of its own, or use #[derive(CacheLayout)], which sees the configured struct"
+                ),
+            );
+        } else if attr.path().is_ident("cfg_attr") && cfg_attr_has_layout(attr) {
+            errors.at(
+                attr.meta.span(),
+                "#[cachelayout::optimize] cannot read `#[layout(..)]` inside `#[cfg_attr]`: the macro runs \
+                 before `cfg_attr` is evaluated; write the `#[layout(..)]` attribute directly, or use \
+                 #[derive(CacheLayout)], which sees the configured struct",
+            );
+        }
+    }
+}
+
+/// `#[cfg_attr(pred, .., layout(..), ..)]`.
+pub fn cfg_attr_has_layout(attr: &Attribute) -> bool {
+    attr.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+        input.parse::<syn::Meta>()?;
+        input.parse::<syn::Token![,]>()?;
+        let attrs = Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated(input)?;
+        Ok(attrs.iter().any(|m| m.path().is_ident("layout")))
+    })
+    .unwrap_or(false)
 }
 
 /// The `#[layout(..)]` keys of one field, across all its attributes.

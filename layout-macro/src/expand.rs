@@ -97,11 +97,17 @@ fn check_items(
     }
 }
 
+/// Removes `#[layout(..)]`, also inside `#[cfg_attr]`, which nothing would
+/// read once the macro gave up on the item.
 fn strip_layout_attrs(item: &mut DeriveInput) {
-    item.attrs.retain(|a| !a.path().is_ident("layout"));
+    let keep = |a: &syn::Attribute| {
+        !a.path().is_ident("layout")
+            && !(a.path().is_ident("cfg_attr") && attr::cfg_attr_has_layout(a))
+    };
+    item.attrs.retain(keep);
     if let syn::Data::Struct(s) = &mut item.data {
         for f in s.fields.iter_mut() {
-            f.attrs.retain(|a| !a.path().is_ident("layout"));
+            f.attrs.retain(keep);
         }
     }
 }

@@ -55,6 +55,16 @@ pub fn note(solution: &Solution, options: &Options) -> String {
     }
 }
 
+/// Appends `item`, merging a marker into a marker just before it (rounding
+/// up to one power of two and then to another is rounding up to the larger).
+fn push(out: &mut Vec<Item>, item: Item) {
+    if let (Item::Marker(new), Some(Item::Marker(last))) = (item, out.last_mut()) {
+        *last = (*last).max(new);
+        return;
+    }
+    out.push(item);
+}
+
 /// The items that make `repr(C)` put every field at the layout's offset,
 /// under the model's sizes: a marker (or padding, when no marker lands there)
 /// wherever the layout leaves more room than the field's own alignment does,
@@ -71,27 +81,27 @@ pub fn items(model: &Model, layout: &Layout) -> Vec<Item> {
         if model.known[slot.field].is_none() {
             // A block of whole lines of its own, whatever its real size.
             if end.next_multiple_of(line) != target {
-                out.push(Item::Pad(target - end));
+                push(&mut out, Item::Pad(target - end));
             }
-            out.push(Item::Marker(line));
-            out.push(Item::Field(slot.field));
-            out.push(Item::Marker(line));
+            push(&mut out, Item::Marker(line));
+            push(&mut out, Item::Field(slot.field));
+            push(&mut out, Item::Marker(line));
             align = align.max(line);
             end = target + field.size;
             continue;
         }
         reach(&mut out, end, target, field.align, layout.align, &mut align);
-        out.push(Item::Field(slot.field));
+        push(&mut out, Item::Field(slot.field));
         align = align.max(field.align);
         end = target + field.size;
     }
     if layout.align > align {
         if end.next_multiple_of(layout.align) != layout.size {
-            out.push(Item::Pad(layout.size - end));
+            push(&mut out, Item::Pad(layout.size - end));
         }
-        out.push(Item::Marker(layout.align));
+        push(&mut out, Item::Marker(layout.align));
     } else if end.next_multiple_of(align) != layout.size {
-        out.push(Item::Pad(layout.size - end));
+        push(&mut out, Item::Pad(layout.size - end));
     }
     out
 }
@@ -114,13 +124,13 @@ fn reach(
     let mut m = field_align.max(1) * 2;
     while m <= max_align.min(MAX_MARKER) {
         if end.next_multiple_of(m) == target {
-            out.push(Item::Marker(m));
+            push(out, Item::Marker(m));
             *align = (*align).max(m);
             return;
         }
         m *= 2;
     }
-    out.push(Item::Pad(target - end));
+    push(out, Item::Pad(target - end));
 }
 
 /// Offsets (by field index), size and alignment that `repr(C)` gives `items`
@@ -249,6 +259,22 @@ mod tests {
                 Item::Field(1),
                 Item::Marker(64),
                 Item::Field(2)
+            ]
+        );
+    }
+
+    #[test]
+    fn adjacent_unknown_sizes_share_a_marker() {
+        let m = model(vec![(64, 64, false), (64, 64, false)], 64);
+        let items = round_trip(&m, &layout(&[(0, 0), (1, 64)], 128, 64));
+        assert_eq!(
+            items,
+            vec![
+                Item::Marker(64),
+                Item::Field(0),
+                Item::Marker(64),
+                Item::Field(1),
+                Item::Marker(64)
             ]
         );
     }

@@ -113,7 +113,10 @@ pub const fn hard_rule_message(
     if let Some(plan) = info.plan {
         m = plan_mismatch(m, info, &plan);
     }
-    Some(m.str("; ").str(advice))
+    if !advice.is_empty() {
+        m = m.str("; ").str(advice);
+    }
+    Some(m)
 }
 
 /// Checks `#[layout(size = .., align = ..)]` on `field` against its real

@@ -49,21 +49,21 @@ pub fn report<T: CacheLayout>() -> String {
     let placements = l.phases().len();
     let broken = !reported_conflicts(&s, &l).is_empty();
     let where_ = if placements == 1 {
-        format!("at its one placement ({}-byte aligned)", l.align)
+        "wherever an instance sits, as it always starts on a cache line boundary".to_string()
     } else {
         format!(
-            "at all {placements} placements its {}-byte alignment allows",
-            l.align
+            "at all {placements} offsets within a {}-byte line that its {}-byte alignment lets an instance start at",
+            l.line, l.align
         )
     };
     let verdict = match (info.checked, broken) {
-        (true, _) => format!("the rule holds {where_} (asserted at compile time)"),
+        (true, _) => format!("the rule holds {where_}; asserted at compile time"),
         (false, false) => {
-            format!("the rule holds {where_} (report_only: not asserted at compile time)")
+            format!("the rule holds {where_}; report_only: not asserted at compile time")
         }
         (false, true) => {
-            "the rule is broken, see the lines marked !!! (report_only: not asserted at compile \
-                          time); #[cachelayout::optimize] writes a layout that keeps it"
+            "the rule is broken on the lines marked !!! (report_only: not asserted at compile \
+             time); #[cachelayout::optimize] writes a layout that keeps it"
                 .to_string()
         }
     };

@@ -1,0 +1,13 @@
+// optimize runs before #[cfg] and #[cfg_attr] inside the struct are evaluated.
+use std::sync::atomic::AtomicU64;
+
+#[cachelayout::optimize]
+pub struct Stats {
+    pub hits: AtomicU64,
+    #[cfg(debug_assertions)]
+    pub misses: AtomicU64,
+    #[cfg_attr(target_os = "linux", layout(cold))]
+    pub config: u64,
+}
+
+fn main() {}

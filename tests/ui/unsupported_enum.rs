@@ -1,0 +1,7 @@
+#[derive(cachelayout::CacheLayout)]
+pub enum State {
+    Idle,
+    Busy(u64),
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+#[cachelayout::optimize]
+pub union Word {
+    pub bytes: [u8; 8],
+    pub value: u64,
+}
+
+fn main() {}
