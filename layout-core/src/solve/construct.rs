@@ -189,6 +189,13 @@ fn build(
             placer.place(&mut cur, f);
         }
     }
-    seq.extend(tidy_order(p, &pool.rest()));
+    // Leftovers: first up to the next multiple of their largest alignment
+    // without padding, then the rest, which packs from there.
+    let rest = pool.rest();
+    if let Some(top) = rest.iter().map(|&f| p.align[f]).max() {
+        let aligned = super::geometry::align_up(cur.end, top);
+        seq.extend(pool.fill(cur.end, aligned, top, g.line, limit));
+        seq.extend(tidy_order(p, &pool.rest()));
+    }
     seq
 }

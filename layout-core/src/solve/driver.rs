@@ -9,7 +9,7 @@ use super::geometry::{candidates, Geometry};
 use super::ilp;
 use super::improve::{local_search, Budget};
 use super::place::Placer;
-use super::problem::Problem;
+use super::problem::{Problem, SoftRole};
 use super::{Incumbent, Preset, Solution, SolveError, SolveOptions};
 use crate::cost::cost_of;
 use crate::layout::{Layout, Slot};
@@ -147,9 +147,13 @@ impl<'p> Driver<'p> {
                 return true;
             }
         } else {
+            let t = Instant::now();
             self.heuristics();
+            if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("heuristics {:?} key {:?} lb {}", t.elapsed(), self.best_key(), self.lower_bound); }
             if !self.proven() && p.has_conflicts() && self.best_key()[0] > self.lower_bound {
+                let t = Instant::now();
                 self.ilp();
+                if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("ilp {:?} key {:?}", t.elapsed(), self.best_key()); }
             }
             if !self.proven() && p.free.len() <= PROOF_FIELDS && self.exact(PROOF_NODES) {
                 return true;
@@ -260,6 +264,7 @@ impl<'p> Driver<'p> {
                 }
             }
             built.sort_by_key(|b| b.key);
+            if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("  geom {} built {} best {:?}", g.align, built.len(), built.first().map(|b| b.key)); }
             for b in built.iter().skip(POLISHED) {
                 self.offer(b.clone());
             }
@@ -284,6 +289,7 @@ impl<'p> Driver<'p> {
 
     /// Local search from `inc`, then offer the result.
     pub(super) fn polish(&mut self, mut inc: Incumbent) {
+        let _t = Instant::now();
         let placer = Placer::new(self.p, inc.geom, false);
         let n = self.p.free.len() as u64;
         let budget = Budget {
@@ -291,24 +297,31 @@ impl<'p> Driver<'p> {
             deadline: self.deadline,
         };
         let proof = &self.proof;
+        let bound = self.bounds[self.geoms.iter().position(|g| *g == inc.geom).unwrap_or(0)];
         local_search(
             &placer,
             &mut self.ev,
             &mut inc.order,
             &mut inc.key,
+            bound,
             &budget,
             &|k| proof.meets(k, false),
         );
+        if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("  polish {:?} -> {:?}", _t.elapsed(), inc.key); }
         self.offer(inc);
     }
 
     fn ilp(&mut self) {
+        // The program only re-balances gap fills: give it a bounded share.
+        let share = self.deadline.saturating_duration_since(Instant::now()) / 4;
+        let cap = std::time::Duration::from_millis(50 + 2 * self.p.n as u64);
+        let deadline = Instant::now() + share.min(cap);
         for gi in 0..self.geoms.len() {
-            if !self.may_improve(gi) || Instant::now() >= self.deadline {
+            if !self.may_improve(gi) || Instant::now() >= deadline {
                 continue;
             }
             let g = self.geoms[gi];
-            for order in ilp::gap_fills(self.p, g, self.best_key()[0], self.deadline) {
+            for order in ilp::gap_fills(self.p, g, self.best_key()[0], deadline) {
                 let placed = Placer::new(self.p, g, false).place_all(&order);
                 let key = self.ev.key(&placed, &g);
                 self.polish(Incumbent {
@@ -349,7 +362,10 @@ impl<'p> Driver<'p> {
                 line: opts.line,
                 placement: opts.placement,
             };
-            match verify(s, &layout) {
+            let checked = verify(s, &layout).map_err(|e| e.to_string()).and_then(|v| {
+                separated(self.p, &layout).map(|()| v)
+            });
+            match checked {
                 Ok(v) => {
                     let cost = cost_of(s, &layout, &opts.weights);
                     debug_assert_eq!(self.ev.cost(&placed, &inc.geom), cost);
@@ -382,6 +398,31 @@ impl<'p> Driver<'p> {
                 .unwrap_or_else(|| "no candidate".into())
         )))
     }
+}
+
+/// The verifier knows the hard rule only; with `separate_soft` the solver
+/// also promised to keep lockless and locked fields apart. Check those pairs
+/// phase by phase.
+fn separated(p: &Problem, l: &Layout) -> Result<(), String> {
+    let offset = l.offsets_by_field(p.n);
+    let lines = |phase: u64, f: usize| {
+        let o = offset[f].unwrap_or(0);
+        ((phase + o) / l.line, (phase + o + p.size[f] - 1) / l.line)
+    };
+    for phase in crate::layout::phases(l.placement, l.align, l.line) {
+        for a in 0..p.n {
+            for b in a + 1..p.n {
+                let locked = |f: usize| matches!(p.role[f], SoftRole::Locked(_));
+                if p.conflict(a, b) && (locked(a) || locked(b)) {
+                    let ((a0, a1), (b0, b1)) = (lines(phase, a), lines(phase, b));
+                    if a0 <= b1 && b0 <= a1 {
+                        return Err(format!("`{}` and `{}` share a line at phase {phase}", p.names[a], p.names[b]));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The bounds every goal is measured against.

@@ -142,6 +142,7 @@ impl<'a, 'p> Search<'a, 'p> {
             let size = align_up(cur.max_end, g.align);
             let placed = Placed {
                 offset: self.offset.clone(),
+                end: cur.max_end,
                 size,
                 order: self.placer.merge(&self.seq, &self.offset),
             };
@@ -151,7 +152,7 @@ impl<'a, 'p> Search<'a, 'p> {
                     key,
                     geom: g,
                     order: self.seq.clone(),
-                    method: "exact",
+                    method: "heuristic",
                 });
             }
             return;

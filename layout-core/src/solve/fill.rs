@@ -70,63 +70,70 @@ impl Pool {
 
     /// Take the fields that fill `start .. target` (see the module docs), in
     /// the order they are to be laid out. `limit` caps the table's span.
-    pub fn fill(
-        &mut self,
-        start: u64,
-        target: u64,
-        next_align: u64,
-        line: u64,
-        limit: u64,
-    ) -> Vec<usize> {
+    ///
+    /// Each type is used in one run, types by increasing alignment (small
+    /// fields realign first, large ones follow without padding). Among fills
+    /// ending at the same offset, the one spending the fewest small fields
+    /// wins: a type costs `ceil(64 / size)` per field, since small fields are
+    /// what later gaps need to realign.
+    pub fn fill(&mut self, start: u64, target: u64, next_align: u64, line: u64, limit: u64) -> Vec<usize> {
         if target <= start || self.is_empty() {
             return Vec::new();
         }
         let span = (target - start + line + next_align).min(limit) as usize;
-        // from[d]: (type, previous d) of the last field of a fill ending at start + d.
-        let mut from: Vec<Option<(usize, usize)>> = vec![None; span + 1];
-        let mut reach = vec![false; span + 1];
-        reach[0] = true;
-        let mut used = vec![0usize; span + 1];
-        for (ti, t) in self.types.iter().enumerate() {
+        const UNREACHED: u64 = u64::MAX;
+        let mut cost = vec![UNREACHED; span + 1];
+        cost[0] = 0;
+        // runs[ti][d]: (count, previous d) when type ti's pass improved the
+        // fill ending at start + d.
+        let mut runs: Vec<Vec<Option<(usize, usize)>>> = Vec::with_capacity(self.types.len());
+        for t in &self.types {
+            let mut run = vec![None; span + 1];
             let (size, align, left) = (t.size as usize, t.align, t.left());
             if size == 0 || left == 0 {
+                runs.push(run);
                 continue;
             }
-            for d in 0..=span {
-                if reach[d] {
-                    used[d] = 0;
+            let unit = 64u64.div_ceil(t.size);
+            let before = cost.clone();
+            for q in 0..=span {
+                if before[q] == UNREACHED || (start + q as u64) % align != 0 {
                     continue;
                 }
-                if d >= size {
-                    let prev = d - size;
-                    if reach[prev] && (start + prev as u64) % align == 0 && used[prev] < left {
-                        reach[d] = true;
-                        used[d] = used[prev] + 1;
-                        from[d] = Some((ti, prev));
+                for k in 1..=left {
+                    let d = q + k * size;
+                    if d > span {
+                        break;
+                    }
+                    let c = before[q] + k as u64 * unit;
+                    if c < cost[d] {
+                        cost[d] = c;
+                        run[d] = Some((k, q));
                     }
                 }
             }
+            runs.push(run);
         }
         let need = (target - start) as usize;
-        let exact = (need..=span).find(|&d| reach[d] && (start + d as u64) % next_align == 0);
-        let end = exact
-            .or_else(|| (0..need.min(span + 1)).rev().find(|&d| reach[d]))
-            .unwrap_or(0);
-        let mut picked_types = Vec::new();
+        let exact = (need..=span).find(|&d| cost[d] != UNREACHED && (start + d as u64) % next_align == 0);
+        let end = exact.or_else(|| (0..need.min(span + 1)).rev().find(|&d| cost[d] != UNREACHED)).unwrap_or(0);
+        // Walk the passes backwards: the last pass that improved d made its last run.
+        let mut picked = Vec::new();
         let mut d = end;
-        while let Some((ti, prev)) = from[d] {
-            picked_types.push(ti);
-            d = prev;
+        for ti in (0..self.types.len()).rev() {
+            if let Some((k, q)) = runs[ti][d] {
+                picked.push((ti, k));
+                d = q;
+            }
         }
-        picked_types.reverse();
-        picked_types
-            .into_iter()
-            .map(|ti| {
-                let t = &mut self.types[ti];
-                t.taken += 1;
-                t.fields[t.taken - 1]
-            })
-            .collect()
+        picked.reverse();
+        let mut out = Vec::new();
+        for (ti, k) in picked {
+            let t = &mut self.types[ti];
+            out.extend_from_slice(&t.fields[t.taken..t.taken + k]);
+            t.taken += k;
+        }
+        out
     }
 }
 

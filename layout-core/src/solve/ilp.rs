@@ -78,10 +78,10 @@ pub(crate) fn gap_fills(
     super::construct::permutations(&mut (0..m).collect(), 0, &mut orders);
     orders.truncate(MAX_ORDERS);
     let mut out = Vec::new();
-    for pi in orders {
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs_f64();
+    let count = orders.len();
+    for (k, pi) in orders.into_iter().enumerate() {
+        // Each remaining order gets an equal share of what is left.
+        let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64() / (count - k) as f64;
         if left <= 0.0 {
             break;
         }

@@ -37,12 +37,21 @@ pub(crate) struct Budget {
     pub deadline: Instant,
 }
 
+/// The key the search climbs: while the size is above `size_bound`, the
+/// unrounded end comes right after it, so that moves which remove padding
+/// count before the padding is all gone.
+fn guided(key: &Key, end: u64, size_bound: u64) -> [u64; 6] {
+    let end = if key[0] > size_bound { end } else { 0 };
+    [key[0], end, key[1], key[2], key[3], key[4]]
+}
+
 /// Improve `order` (with key `key`) in place. Stops early once `done(key)`.
 pub(crate) fn local_search(
     placer: &Placer,
     ev: &mut Evaluator,
     order: &mut Vec<usize>,
     key: &mut Key,
+    size_bound: u64,
     budget: &Budget,
     done: &dyn Fn(&Key) -> bool,
 ) {
@@ -52,15 +61,15 @@ pub(crate) fn local_search(
     }
     let p = placer.p;
     let mut rng = Lcg::new(n as u64 * 7919 + key[0]);
-    let mut scratch = Placed {
-        offset: vec![0; p.n],
-        size: 0,
-        order: Vec::with_capacity(p.n),
-    };
+    let mut scratch = Placed { offset: vec![0; p.n], end: 0, size: 0, order: Vec::with_capacity(p.n) };
+    placer.place_into(order, &mut scratch);
+    let mut current = guided(key, scratch.end, size_bound);
     let mut try_order = |order: &[usize], key: &mut Key, scratch: &mut Placed| -> bool {
         placer.place_into(order, scratch);
         let k = ev.key(scratch, &placer.g);
-        if k < *key {
+        let g = guided(&k, scratch.end, size_bound);
+        if g < current {
+            current = g;
             *key = k;
             true
         } else {

@@ -174,6 +174,7 @@ impl<'p> Placer<'p> {
     pub fn place_all(&self, order: &[usize]) -> Placed {
         let mut placed = Placed {
             offset: vec![0; self.p.n],
+            end: 0,
             size: 0,
             order: Vec::with_capacity(self.p.n),
         };
@@ -191,6 +192,7 @@ impl<'p> Placer<'p> {
         for &i in &self.p.pinned {
             out.offset[i] = self.p.pin[i].unwrap_or(0);
         }
+        out.end = cur.max_end;
         out.size = align_up(cur.max_end, self.g.align);
         if self.p.pinned.is_empty() {
             out.order.clear();
@@ -231,6 +233,8 @@ impl<'p> Placer<'p> {
 pub(crate) struct Placed {
     /// Offset of each field, by field index.
     pub offset: Vec<u64>,
+    /// End of the last byte of any field (the size before tail padding).
+    pub end: u64,
     pub size: u64,
     /// All fields (pinned ones included) in layout order.
     pub order: Vec<usize>,
