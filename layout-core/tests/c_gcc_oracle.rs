@@ -108,6 +108,13 @@ const PRELUDE: &str = "\
 #define N5 (N3 * 2 - 1)
 #define HALF(x) ((x) / 2)
 typedef unsigned char u8;
+typedef unsigned char __u8;
+struct cacheline_padding { char x[0]; } __attribute__((__aligned__(64)));
+#define CACHELINE_PADDING(name) struct cacheline_padding name
+#define __cacheline_group_begin(GROUP) __u8 __cacheline_group_begin__##GROUP[0]
+#define __cacheline_group_end(GROUP) __u8 __cacheline_group_end__##GROUP[0]
+#define __cacheline_group_begin_aligned(GROUP, ...) __cacheline_group_begin(GROUP) __aligned((__VA_ARGS__ + 0) ? : 64)
+#define __cacheline_group_end_aligned(GROUP, ...) __cacheline_group_end(GROUP) __aligned(sizeof(long)); struct { } __cacheline_group_pad__##GROUP __aligned((__VA_ARGS__ + 0) ? : 64)
 typedef unsigned short u16;
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -126,6 +133,9 @@ enum Atom {
     Anon { first: String },
     /// One bit-field (`None` name when unnamed).
     Bit { name: Option<String>, width: u64 },
+    /// A zero-size marker (`CACHELINE_PADDING`): no field, but it ends a
+    /// run of bit-fields.
+    Marker,
 }
 
 struct Check {
@@ -396,6 +406,24 @@ impl Gen {
         let mut text = String::new();
         let mut est = 0;
         for _ in 0..1 + self.rng.below(8) {
+            if !union && self.rng.chance(6) {
+                // Zero-size markers: not fields, but they move what follows.
+                let g = self.fresh("g");
+                let marker = match self.rng.below(6) {
+                    0 => format!("CACHELINE_PADDING(_pad_{g}_)"),
+                    1 => format!("__cacheline_group_begin({g})"),
+                    2 => format!("__cacheline_group_end({g})"),
+                    3 => format!("__cacheline_group_begin_aligned({g})"),
+                    4 => format!("__cacheline_group_begin_aligned({g}, 32)"),
+                    _ => format!(
+                        "__cacheline_group_end_aligned({g}, {})",
+                        self.rng.pick(&["16", "64", "128"])
+                    ),
+                };
+                text.push_str(&format!("\t{marker};\n"));
+                atoms.push(Atom::Marker);
+                continue;
+            }
             if !union && self.rng.chance(8) {
                 let (on, off) = match self.rng.below(3) {
                     0 => ("#ifdef CFG_ON", "#ifdef CFG_OFF"),
@@ -580,7 +608,7 @@ fn program(header: &str, checks: &[Check]) -> String {
                         "\t{{ {t} v; memset(&v, 0, sizeof v); v.{n} = -1; first_bit(\"{l}\", \"{n}\", (const unsigned char *)&v, sizeof v, {width}); }}"
                     );
                 }
-                Atom::Bit { name: None, .. } => {}
+                Atom::Bit { name: None, .. } | Atom::Marker => {}
             }
         }
         c.push_str("}\n");
@@ -661,6 +689,7 @@ fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
                 flush(&mut run, &mut out);
                 out.push((first.clone(), f.anon[first], u64::MAX, None));
             }
+            Atom::Marker => flush(&mut run, &mut out),
         }
     }
     flush(&mut run, &mut out);

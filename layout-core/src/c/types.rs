@@ -573,7 +573,15 @@ impl<'h> Resolver<'h> {
         for (at, item) in self.items(rec) {
             let m = match item {
                 Item::Marker(k) => {
-                    let a = self.marker_align(&self.h.pre.markers[k].kind, at)?;
+                    let kind = &self.h.pre.markers[k].kind;
+                    // CACHELINE_PADDING is a member of an aligned type, which
+                    // `packed` overrides; the group markers carry `aligned`
+                    // attributes of their own, which it does not.
+                    let a = if packed && *kind == MarkerKind::Padding {
+                        1
+                    } else {
+                        self.marker_align(kind, at)?
+                    };
                     if !union {
                         bit = align_up(bit, a * 8);
                     }
