@@ -109,6 +109,9 @@ const PRELUDE: &str = "\
 #define HALF(x) ((x) / 2)
 typedef unsigned char u8;
 typedef unsigned char __u8;
+typedef unsigned long long ull16 __attribute__((aligned(16)));
+typedef int int_a2 __attribute__((aligned(2)));
+typedef long __attribute__((aligned(4))) long_a4;
 struct cacheline_padding { char x[0]; } __attribute__((__aligned__(64)));
 #define CACHELINE_PADDING(name) struct cacheline_padding name
 #define __cacheline_group_begin(GROUP) __u8 __cacheline_group_begin__##GROUP[0]
@@ -231,6 +234,13 @@ impl Gen {
         if r == 3 && !self.array_typedefs.is_empty() {
             let t = self.rng.pick(&self.array_typedefs).clone();
             return t;
+        }
+        if r == 4 && self.rng.chance(30) {
+            // typedefs whose `aligned` raises or lowers the alignment
+            return (
+                self.rng.pick(&["ull16", "int_a2", "long_a4"]).to_string(),
+                16,
+            );
         }
         let (t, s) = *self.rng.pick(SCALARS);
         (t.to_string(), s)
@@ -377,7 +387,12 @@ impl Gen {
                 let (t, s) = self.member_type();
                 let n = self.fresh("f");
                 let limit = if s > 256 { 2 } else { 24 };
-                let (dims, count) = self.dims(limit);
+                // An array of ull16 would have elements smaller than their alignment.
+                let (dims, count) = if t == "ull16" {
+                    (String::new(), 1)
+                } else {
+                    self.dims(limit)
+                };
                 let attr = self.field_attr();
                 let qual = if self.rng.chance(10) {
                     "const volatile "
