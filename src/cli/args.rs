@@ -41,8 +41,9 @@ pub enum Command {
 /// Where the struct comes from and how fields are accessed.
 #[derive(Args, Debug)]
 pub struct InputArgs {
-    /// The C header that defines the struct.
-    pub header: PathBuf,
+    /// The C header that defines the struct. Optional with --btf or --dwarf, which give
+    /// the exact layout; `propose` needs it to write the diff.
+    pub header: Option<PathBuf>,
     /// The struct to lay out (without the `struct` keyword), or a typedef name.
     #[arg(long = "struct", value_name = "NAME")]
     pub struct_name: String,
@@ -56,6 +57,15 @@ pub struct InputArgs {
     /// Cache line size in bytes: 32, 64, 128 or 256.
     #[arg(long, default_value_t = 64, value_name = "BYTES")]
     pub line: u64,
+    /// Take sizes, alignments and offsets from BTF as the compiler laid them out
+    /// (/sys/kernel/btf/vmlinux, or an object built with `gcc -gbtf`). BTF records no
+    /// alignment: it is inferred as pahole does.
+    #[arg(long, value_name = "PATH", conflicts_with = "dwarf")]
+    pub btf: Option<PathBuf>,
+    /// Take sizes, alignments and offsets from the DWARF of an object or binary built
+    /// with `gcc -g`.
+    #[arg(long, value_name = "FILE")]
+    pub dwarf: Option<PathBuf>,
     /// Offset of the struct inside a line-aligned container (e.g. 304 for lrugen inside
     /// mem_cgroup_per_node). Lines are then numbered from the container's start.
     /// Overrides `offset` in the access file.

@@ -1,18 +1,34 @@
-//! Loading what every subcommand needs: the header, the access file, the
-//! defines, and from them the struct model with its declared layout.
+//! Loading what every subcommand needs: the header and/or the compiler's
+//! layout (BTF, DWARF), the access file, the defines, and from them the
+//! struct model with its declared layout.
 
 use super::args::InputArgs;
 use layout_core::access::{self, AccessFile};
-use layout_core::c::{self, CStruct, Defines};
-use layout_core::{Diagnostic, Layout, Placement, Target};
+use layout_core::c::{self, Defines, TypeTable};
+use layout_core::source::StructSource;
+use layout_core::typedb::{self, TypeDb};
+use layout_core::{Diagnostic, Layout, Placement, Struct, Target};
+use std::path::{Path, PathBuf};
 
-/// A struct read from a header, with classes applied, and how to judge it.
+/// A struct with classes applied, its declared layout, and how to judge it.
 pub struct Loaded {
-    pub cstruct: CStruct,
+    pub model: Struct,
+    /// Where the struct's text is, when a header was given (needed for diffs).
+    pub source: Option<StructSource>,
+    /// The file the layout came from (header, BTF or DWARF), for messages.
+    pub origin: PathBuf,
     pub target: Target,
     pub placement: Placement,
     /// The layout as declared.
     pub declared: Layout,
+}
+
+/// A struct as a front-end read it: fields with offsets, size and alignment.
+struct Read {
+    model: Struct,
+    size: u64,
+    align: u64,
+    source: Option<StructSource>,
 }
 
 pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
@@ -24,39 +40,119 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     };
     let defines = merged_defines(access_file.as_ref(), &a.defines)?;
     let types = access_file.as_ref().map(|f| f.types.clone()).unwrap_or_default();
-    let text = std::fs::read_to_string(&a.header).map_err(|e| {
-        Diagnostic::new(format!("cannot read header: {e}"))
-            .in_file(&a.header)
-            .help("check the path")
-    })?;
-    let header = c::parse_header(&a.header, &text, &defines, &types)?;
-    let mut cstruct = header.find_struct(&a.struct_name)?;
+    let db = load_typedb(a)?;
+    let (read, origin) = match (&db, &a.header) {
+        (None, None) => {
+            return Err(Diagnostic::new("no input: give a C header, or --btf PATH / --dwarf FILE")
+                .help("e.g. cachelayout show include/linux/mmzone.h --struct zone"))
+        }
+        (None, Some(h)) => (read_header(h, &a.struct_name, &defines, &types)?, h.clone()),
+        (Some(db), header) => {
+            let agg = db.find_struct(&a.struct_name)?;
+            let exact = Read {
+                model: db.to_model(agg),
+                size: agg.size,
+                align: agg.align,
+                source: None,
+            };
+            let read = match header {
+                None => exact,
+                Some(h) => with_header_source(exact, agg, h, &a.struct_name, &defines, types)?,
+            };
+            (read, db.source().to_path_buf())
+        }
+    };
+    let Read { mut model, size, align, source } = read;
     if let Some(f) = &access_file {
-        f.apply(&mut cstruct.model)?;
+        f.apply(&mut model)?;
     }
     let offset = a
         .offset
         .or_else(|| access_file.as_ref().and_then(|f| f.struct_offset(&a.struct_name)));
     let placement = match offset {
-        Some(o) => {
-            if o % cstruct.align != 0 {
-                return Err(Diagnostic::new(format!(
-                    "offset {o} is not a multiple of the alignment of struct {} ({})",
-                    a.struct_name, cstruct.align
-                ))
-                .help("give the struct's real offset inside its container"));
-            }
-            Placement::Offset(o)
+        Some(o) if o % align != 0 => {
+            return Err(Diagnostic::new(format!(
+                "offset {o} is not a multiple of the alignment of struct {} ({align})",
+                a.struct_name
+            ))
+            .help("give the struct's real offset inside its container"))
         }
+        Some(o) => Placement::Offset(o),
         None => Placement::Aligned,
     };
-    let declared = Layout::declared(&cstruct.model, cstruct.size, cstruct.align, target.line, placement)
-        .ok_or_else(|| Diagnostic::new("the header front-end gave a field without an offset"))?;
-    layout_core::verify::check_structure(&cstruct.model, &declared).map_err(|e| {
+    let declared = Layout::declared(&model, size, align, target.line, placement)
+        .ok_or_else(|| Diagnostic::new("the front-end gave a field without an offset").in_file(&origin))?;
+    layout_core::verify::check_structure(&model, &declared).map_err(|e| {
         Diagnostic::new(format!("the declared layout of struct {} is inconsistent: {e}", a.struct_name))
-            .in_file(&a.header)
+            .in_file(&origin)
     })?;
-    Ok(Loaded { cstruct, target, placement, declared })
+    Ok(Loaded { model, source, origin, target, placement, declared })
+}
+
+fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {
+    match (&a.btf, &a.dwarf) {
+        (Some(p), _) => layout_core::btf::load_btf(p).map(Some),
+        (None, Some(p)) => layout_core::dwarf::load_dwarf(p).map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
+fn read_header(path: &Path, name: &str, defines: &Defines, types: &TypeTable) -> Result<Read, Diagnostic> {
+    let header = c::load_header(path, defines, types)?;
+    let cs = header.find_struct(name)?;
+    Ok(Read { model: cs.model, size: cs.size, align: cs.align, source: Some(cs.source) })
+}
+
+/// The compiler's layout with the header's text: the header is read for its
+/// byte ranges only; every size, alignment and offset comes from `exact`. The
+/// types of the struct's members are taken from the compiler too, so the
+/// header needs no types table.
+fn with_header_source(
+    exact: Read,
+    agg: &typedb::Aggregate,
+    header: &Path,
+    name: &str,
+    defines: &Defines,
+    mut types: TypeTable,
+) -> Result<Read, Diagnostic> {
+    for m in &agg.members {
+        let base = m.ty.split('[').next().unwrap_or(&m.ty).trim();
+        if m.count > 0 && !base.is_empty() && !base.contains('{') && types.get(base).is_none() {
+            types.insert(base, m.size / m.count, m.align);
+        }
+    }
+    let from_header = read_header(header, name, defines, &types)?;
+    let mut model = from_header.model;
+    for f in &mut model.fields {
+        let Some(e) = exact.model.fields.iter().find(|e| e.name == f.name) else {
+            return Err(Diagnostic::new(format!(
+                "field `{}` of struct {name} is in the header but not in the compiler's layout",
+                f.name
+            ))
+            .in_file(header)
+            .help("pass the header of the same build (and the same -D / --config) as the BTF or DWARF"));
+        };
+        f.size = e.size;
+        f.align = e.align;
+        f.original_offset = e.original_offset;
+    }
+    if model.fields.len() != exact.model.fields.len() {
+        let missing: Vec<&str> = exact
+            .model
+            .fields
+            .iter()
+            .filter(|e| !model.fields.iter().any(|f| f.name == e.name))
+            .map(|e| e.name.as_str())
+            .collect();
+        return Err(Diagnostic::new(format!(
+            "struct {name} in the header lacks fields the compiler laid out: {}",
+            missing.join(", ")
+        ))
+        .in_file(header)
+        .help("pass the header of the same build (and the same -D / --config) as the BTF or DWARF"));
+    }
+    model.min_align = model.min_align.max(exact.model.min_align);
+    Ok(Read { model, size: exact.size, align: exact.align, source: from_header.source })
 }
 
 /// The access file's [defines], then -D flags on top (a flag without a value means 1).
@@ -70,8 +166,7 @@ fn merged_defines(file: Option<&AccessFile>, flags: &[String]) -> Result<Defines
         let valid_name = !name.is_empty()
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !name.starts_with(|c: char| c.is_ascii_digit());
-        let value = parse_int(value);
-        match (valid_name, value) {
+        match (valid_name, parse_int(value)) {
             (true, Some(v)) => defines.insert(name, v),
             _ => {
                 return Err(Diagnostic::new(format!("bad -D {flag}"))

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
-    let s = &loaded.cstruct.model;
+    let s = &loaded.model;
     let preset: Preset = a.objective.parse().map_err(Diagnostic::new)?;
     if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
         return Err(Diagnostic::new(format!("--time-limit {} is not a positive number of seconds", a.time_limit)));
@@ -25,7 +25,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         separate_soft: a.separate_locked,
         ..SolveOptions::default()
     };
-    let solved = solve_or_explain(s, &opts, &a.input.header)?;
+    let solved = solve_or_explain(s, &opts, &loaded.origin)?;
     // When lockless fields still share lines with locked ones, price separating them too.
     let separated = if a.separate_locked {
         None
@@ -39,7 +39,11 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let mut out = String::new();
     match a.format {
         ProposeFormat::Diff => {
-            out = emit::c_diff(&loaded.cstruct.source, &solved.layout, CStyle::Aligned)?;
+            let source = loaded.source.as_ref().ok_or_else(|| {
+                Diagnostic::new("a diff needs the C header that defines the struct")
+                    .help("pass the header as well as --btf/--dwarf, or use --format table or json")
+            })?;
+            out = emit::c_diff(source, &solved.layout, CStyle::Aligned)?;
         }
         ProposeFormat::Table => {
             let lines = report::conflict_lines(s, before);

@@ -6,7 +6,7 @@ use layout_core::{layout, report, Diagnostic};
 
 pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
-    let s = &loaded.cstruct.model;
+    let s = &loaded.model;
     let l = &loaded.declared;
     let conflicts = layout::reported_conflicts(s, l);
     match a.format {
