@@ -64,18 +64,75 @@ pub(crate) fn build_all(p: &Problem, g: Geometry, family: Family) -> Vec<Vec<usi
     let (blocks, pool) = blocks_of(p, family);
     let placer = Placer::new(p, g, family == Family::Strict);
     let pool = Pool::new(p, &pool);
+    let orders = block_orders(p, &blocks);
     let mut out = Vec::new();
-    let front_fills: &[bool] = if g.report != 0 {
-        &[false, true]
-    } else {
-        &[false]
-    };
-    for sigma in block_orders(p, &blocks) {
-        for &front in front_fills {
-            out.push(build(&placer, &blocks, &sigma, pool.clone(), front));
+    let front_fills: &[bool] = if g.report != 0 { &[false, true] } else { &[false] };
+    for &front in front_fills {
+        let mut start = Partial { cur: placer.start(), seq: Vec::with_capacity(p.free.len()), pool: pool.clone() };
+        if front {
+            // Fill up to the first line boundary at the report phase.
+            let target = g.report_sep_start(1);
+            start.append(&placer, target, &[], blocks.first().map_or(1, |b| p.align[b[0]]));
+        }
+        // stack[k]: the layout after the first k blocks of the current order;
+        // consecutive orders share prefixes, and so the work on them.
+        let mut stack = vec![start];
+        let mut previous: &[usize] = &[];
+        for sigma in &orders {
+            let shared = sigma.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            stack.truncate(shared + 1);
+            for &b in &sigma[shared..] {
+                let mut next = stack.last().expect("stack holds the start").clone();
+                let target = if next.seq.is_empty() && !front { 0 } else { placer.earliest(&next.cur, blocks[b][0]) };
+                next.append(&placer, target, &blocks[b], p.align[blocks[b][0]]);
+                stack.push(next);
+            }
+            out.push(stack.last().expect("stack holds the start").finish(&placer));
+            previous = sigma;
         }
     }
     out
+}
+
+/// A layout being built: the placed prefix and the pool fields left.
+#[derive(Clone)]
+struct Partial {
+    cur: super::place::Cursor,
+    seq: Vec<usize>,
+    pool: Pool,
+}
+
+impl Partial {
+    /// Fill from the pool up to `target` (for a field of alignment
+    /// `next_align`), then lay `block`.
+    fn append(&mut self, placer: &Placer, target: u64, block: &[usize], next_align: u64) {
+        let g = placer.g;
+        let limit = 4 * g.line + 4 * placer.p.natural_align;
+        for f in self.pool.fill(self.cur.end, target, next_align, g.line, limit) {
+            self.seq.push(f);
+            placer.place(&mut self.cur, f);
+        }
+        for &f in block {
+            self.seq.push(f);
+            placer.place(&mut self.cur, f);
+        }
+    }
+
+    /// The whole order: leftovers first up to the next multiple of their
+    /// largest alignment without padding, then the rest, which packs from there.
+    fn finish(&self, placer: &Placer) -> Vec<usize> {
+        let p = placer.p;
+        let g = placer.g;
+        let mut seq = self.seq.clone();
+        let mut pool = self.pool.clone();
+        let rest = pool.rest();
+        if let Some(top) = rest.iter().map(|&f| p.align[f]).max() {
+            let aligned = super::geometry::align_up(self.cur.end, top);
+            seq.extend(pool.fill(self.cur.end, aligned, top, g.line, 4 * g.line + 4 * p.natural_align));
+            seq.extend(tidy_order(p, &pool.rest()));
+        }
+        seq
+    }
 }
 
 /// Inside a block: classes in order of first appearance (hard family), each
@@ -154,48 +211,4 @@ pub(crate) fn permutations(v: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize
         permutations(v, k + 1, out);
         v.swap(k, i);
     }
-}
-
-/// Lay the blocks in the order `sigma`, filling each boundary gap from the pool.
-fn build(
-    placer: &Placer,
-    blocks: &[Vec<usize>],
-    sigma: &[usize],
-    mut pool: Pool,
-    front_fill: bool,
-) -> Vec<usize> {
-    let p = placer.p;
-    let g = placer.g;
-    let limit = 4 * g.line + 4 * p.natural_align;
-    let mut cur = placer.start();
-    let mut seq = Vec::with_capacity(p.free.len());
-    for (k, &b) in sigma.iter().enumerate() {
-        let first = blocks[b][0];
-        let target = if k == 0 {
-            if front_fill {
-                g.report_sep_start(1).min(g.line)
-            } else {
-                0
-            }
-        } else {
-            placer.earliest(&cur, first)
-        };
-        for f in pool.fill(cur.end, target, p.align[first], g.line, limit) {
-            seq.push(f);
-            placer.place(&mut cur, f);
-        }
-        for &f in &blocks[b] {
-            seq.push(f);
-            placer.place(&mut cur, f);
-        }
-    }
-    // Leftovers: first up to the next multiple of their largest alignment
-    // without padding, then the rest, which packs from there.
-    let rest = pool.rest();
-    if let Some(top) = rest.iter().map(|&f| p.align[f]).max() {
-        let aligned = super::geometry::align_up(cur.end, top);
-        seq.extend(pool.fill(cur.end, aligned, top, g.line, limit));
-        seq.extend(tidy_order(p, &pool.rest()));
-    }
-    seq
 }

@@ -22,7 +22,7 @@ const EXACT_ORDERS: f64 = 40_000.0;
 /// Up to this many unpinned fields, a node-capped exact search tries to
 /// prove what the heuristics found.
 const PROOF_FIELDS: usize = 14;
-const PROOF_NODES: u64 = 150_000;
+const PROOF_NODES: u64 = 60_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
@@ -275,15 +275,15 @@ impl<'p> Driver<'p> {
                 return;
             }
         }
-        // The declaration order itself, polished: often the smallest diff.
-        if let Some(first) = self.best.first().cloned() {
-            let start = Incumbent {
-                order: p.free.clone(),
-                ..first.clone()
-            };
-            let placed = Placer::new(p, first.geom, false).place_all(&start.order);
-            let key = self.ev.key(&placed, &first.geom);
-            self.polish(Incumbent { key, ..start });
+        // The declaration order itself, polished: the smallest diffs start
+        // there, which matters when movement comes before soft costs.
+        if self.ev.preset() == Preset::MinDiff {
+            if let Some(first) = self.best.first().cloned() {
+                let order = p.free.clone();
+                let placed = Placer::new(p, first.geom, false).place_all(&order);
+                let key = self.ev.key(&placed, &first.geom);
+                self.polish(Incumbent { key, order, ..first });
+            }
         }
     }
 

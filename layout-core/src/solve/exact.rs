@@ -19,7 +19,7 @@
 //! lexicographically.
 
 use super::eval::{key_of, Evaluator, Key};
-use super::geometry::{align_up, Geometry};
+use super::geometry::{align_up, Geometry, Phases};
 use super::place::{Cursor, Placed, Placer};
 use super::problem::Problem;
 use super::Incumbent;
@@ -74,6 +74,8 @@ struct Search<'a, 'p> {
     offset: Vec<u64>,
     /// Sizes of the pins, by increasing start, for "bytes ahead".
     pins: Vec<(u64, u64)>,
+    /// Bytes of unplaced unpinned fields, per colour.
+    rem_color: Vec<u64>,
     nodes: u64,
     limits: &'a Limits,
     stopped: bool,
@@ -108,6 +110,13 @@ pub(crate) fn branch_and_bound<'p>(
             seq: Vec::with_capacity(p.free.len()),
             offset: vec![0; p.n],
             pins: pins.clone(),
+            rem_color: {
+                let mut r = vec![0; p.color_bytes.len()];
+                for &f in &p.free {
+                    r[p.color[f] as usize] += p.size[f];
+                }
+                r
+            },
             nodes,
             limits,
             stopped: false,
@@ -178,10 +187,13 @@ impl<'a, 'p> Search<'a, 'p> {
                 .zip(&self.taken)
                 .map(|(ty, &k)| ty[k..].iter().filter(|&&h| h < f).count() as u64)
                 .sum::<u64>();
+            let color = self.p.color[f] as usize;
             self.taken[t] += 1;
+            self.rem_color[color] -= self.p.size[f];
             self.seq.push(f);
             self.dfs(c, rem - self.p.size[f], mv + earlier_unplaced, best);
             self.seq.pop();
+            self.rem_color[color] += self.p.size[f];
             self.taken[t] -= 1;
             if self.stopped {
                 return;
@@ -189,29 +201,38 @@ impl<'a, 'p> Search<'a, 'p> {
         }
     }
 
+    /// A bound on the end of the last byte of any completion of the node.
+    fn end_bound(&self, cur: &Cursor, rem: u64) -> u64 {
+        let g = self.placer.g;
+        let ahead: u64 = self.pins.iter().filter(|&&(start, _)| start >= cur.end).map(|&(_, size)| size).sum();
+        let mut end = cur.max_end.max(cur.end + rem + ahead);
+        // The first remaining field of colour c starts after the separation
+        // from the placed fields of other colours; the rest of c follows.
+        let (mut colors, mut hard) = (0, 0);
+        for (c, &bytes) in self.rem_color.iter().enumerate().skip(1) {
+            if bytes > 0 {
+                colors += 1;
+                hard += bytes;
+                let start = cur.end.max(g.sep_start(cur.end_of_other_colors(c as u32)));
+                end = end.max(start + bytes);
+            }
+        }
+        // Unknown phase: every colour change among them leaves a gap of at
+        // least L - a bytes that only free fields, pins or padding fill.
+        if let Phases::EveryMultipleOf(a) = g.phases {
+            if colors >= 2 {
+                let fillers = self.rem_color[0] + ahead;
+                end = end.max(cur.end + hard + fillers.max((colors - 1) * (g.line - a)));
+            }
+        }
+        end
+    }
+
     fn lower_key(&mut self, cur: &Cursor, rem: u64, mv: u64) -> Key {
         let g = self.placer.g;
-        let ahead: u64 = self
-            .pins
-            .iter()
-            .filter(|&&(start, _)| start >= cur.end)
-            .map(|&(_, size)| size)
-            .sum();
-        let size = align_up(
-            cur.max_end.max(cur.end + rem + ahead).max(self.bound),
-            g.align,
-        );
+        let size = align_up(self.end_bound(cur, rem).max(self.bound), g.align);
         let order = self.placer.merge(&self.seq, &self.offset);
         let (soft, read_lines) = self.ev.lines(&order, &self.offset, &g);
-        key_of(
-            &Cost {
-                size,
-                soft,
-                read_lines,
-                movement: mv,
-            },
-            g.align,
-            self.ev.preset(),
-        )
+        key_of(&Cost { size, soft, read_lines, movement: mv }, g.align, self.ev.preset())
     }
 }

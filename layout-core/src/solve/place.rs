@@ -33,6 +33,13 @@ pub(crate) struct Cursor {
     class: Last,
 }
 
+impl Cursor {
+    /// Largest end of a placed unpinned field whose colour is not `color`.
+    pub fn end_of_other_colors(&self, color: u32) -> u64 {
+        self.color.end_of_others(color)
+    }
+}
+
 /// The colour (or class) of the latest-ending field and the largest end of
 /// any field of another colour.
 #[derive(Clone, Copy, Debug, Default)]
