@@ -77,11 +77,12 @@ mod align;
 mod build;
 mod fields;
 pub(crate) mod graph;
+mod index;
 mod render;
 
 use crate::error::Diagnostic;
 use crate::model::Struct;
-use std::collections::HashMap;
+use index::NameIndex;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -194,6 +195,7 @@ impl Aggregate {
 
 /// Which name space a lookup key lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum KeySpace {
     /// `struct TAG`.
     Struct,
@@ -212,9 +214,7 @@ pub struct TypeDb {
     /// `u32::MAX`; flattened, `target_start[i]` is aggregate i's first.
     targets: Vec<u32>,
     target_start: Vec<u32>,
-    structs: HashMap<Box<str>, u32>,
-    unions: HashMap<Box<str>, u32>,
-    others: HashMap<Box<str>, u32>,
+    index: NameIndex,
     align_inferred: bool,
     pointer_size: u64,
     embedders: OnceLock<Vec<Vec<(u32, u32)>>>,
@@ -230,52 +230,45 @@ impl TypeDb {
         aggregates: Vec<Aggregate>,
         align_inferred: bool,
     ) -> TypeDb {
-        let keys: Vec<(KeySpace, String, u32)> = aggregates
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let space = match (a.name_kind, a.kind) {
-                    (NameKind::Tag, AggregateKind::Struct) => KeySpace::Struct,
-                    (NameKind::Tag, AggregateKind::Union) => KeySpace::Union,
-                    _ => KeySpace::Other,
-                };
-                (space, a.name.clone(), i as u32)
-            })
-            .collect();
+        let mut index = NameIndex::with_capacity(aggregates.len());
+        for (i, a) in aggregates.iter().enumerate() {
+            let space = match (a.name_kind, a.kind) {
+                (NameKind::Tag, AggregateKind::Struct) => KeySpace::Struct,
+                (NameKind::Tag, AggregateKind::Union) => KeySpace::Union,
+                _ => KeySpace::Other,
+            };
+            index.insert(space, &a.name, i as u32);
+        }
         let mut db = TypeDb::assemble(
             source.into(),
             aggregates,
             Vec::new(),
-            keys,
+            index,
             align_inferred,
             8,
         );
-        let targets: Vec<Vec<u32>> = db
+        let targets: Vec<u32> = db
             .aggregates
             .iter()
-            .map(|a| {
-                a.members
-                    .iter()
-                    .map(|m| {
-                        m.aggregate
-                            .as_deref()
-                            .and_then(|k| db.index(k))
-                            .map_or(NO_TARGET, |i| i as u32)
-                    })
-                    .collect()
+            .flat_map(|a| &a.members)
+            .map(|m| {
+                m.aggregate
+                    .as_deref()
+                    .and_then(|k| db.index(k))
+                    .map_or(NO_TARGET, |i| i as u32)
             })
             .collect();
-        db.targets = targets.into_iter().flatten().collect();
+        db.targets = targets;
         db
     }
 
     /// Assembles a database; `targets` flattened per aggregate and member
-    /// (empty: filled by the caller), `keys` the lookup names in priority order.
+    /// (empty: filled by the caller).
     pub(crate) fn assemble(
         source: PathBuf,
         aggregates: Vec<Aggregate>,
         targets: Vec<u32>,
-        keys: Vec<(KeySpace, String, u32)>,
+        index: NameIndex,
         align_inferred: bool,
         pointer_size: u64,
     ) -> TypeDb {
@@ -285,27 +278,16 @@ impl TypeDb {
             target_start.push(next);
             next += a.members.len() as u32;
         }
-        let mut db = TypeDb {
+        TypeDb {
             source,
             aggregates,
             targets,
             target_start,
-            structs: HashMap::new(),
-            unions: HashMap::new(),
-            others: HashMap::new(),
+            index,
             align_inferred,
             pointer_size,
             embedders: OnceLock::new(),
-        };
-        for (space, key, index) in keys {
-            let map = match space {
-                KeySpace::Struct => &mut db.structs,
-                KeySpace::Union => &mut db.unions,
-                KeySpace::Other => &mut db.others,
-            };
-            map.entry(key.into_boxed_str()).or_insert(index);
         }
-        db
     }
 
     /// The file the types came from.
@@ -347,16 +329,16 @@ impl TypeDb {
     fn index(&self, name: &str) -> Option<usize> {
         let name = name.trim();
         let found = if let Some(tag) = name.strip_prefix("struct ") {
-            self.structs.get(tag.trim())
+            self.index.get(KeySpace::Struct, tag.trim())
         } else if let Some(tag) = name.strip_prefix("union ") {
-            self.unions.get(tag.trim())
+            self.index.get(KeySpace::Union, tag.trim())
         } else {
-            self.structs
-                .get(name)
-                .or_else(|| self.unions.get(name))
-                .or_else(|| self.others.get(name))
+            self.index
+                .get(KeySpace::Struct, name)
+                .or_else(|| self.index.get(KeySpace::Union, name))
+                .or_else(|| self.index.get(KeySpace::Other, name))
         };
-        found.map(|&i| i as usize)
+        found.map(|i| i as usize)
     }
 
     /// Like [`TypeDb::find`], with an error that names the file and close names.
@@ -364,13 +346,7 @@ impl TypeDb {
         if let Some(found) = self.find(name) {
             return Ok(found);
         }
-        let names = self
-            .structs
-            .keys()
-            .chain(self.unions.keys())
-            .chain(self.others.keys())
-            .map(|k| &**k);
-        let close = close_names(name, names);
+        let close = close_names(name, self.index.names());
         let mut d = Diagnostic::new(format!("no struct or union named `{}`", name.trim()))
             .in_file(&self.source);
         d = if close.is_empty() {

@@ -28,6 +28,12 @@ pub(crate) struct AggAlign {
     pub packed: bool,
 }
 
+/// What an alignment comes from.
+enum AlignSource {
+    Fixed(u64),
+    Aggregate(TypeId),
+}
+
 #[derive(Clone, Copy, Debug)]
 enum State {
     Unknown,
@@ -35,11 +41,19 @@ enum State {
     Done(AggAlign),
 }
 
+/// Not an aggregate (in [`Aligner::slot_of`]).
+pub(crate) const NO_SLOT: u32 = u32::MAX;
+
 /// Memoised size and alignment queries over a graph.
 pub(crate) struct Aligner<'g, 'a> {
     g: &'g TypeGraph<'a>,
+    /// Type ids of the aggregates; an aggregate's slot is its index here.
+    ids: Vec<TypeId>,
+    /// Slot of each type id; [`NO_SLOT`] for other types.
+    slot_of: Vec<u32>,
+    /// Analysis state of each slot.
     state: Vec<State>,
-    /// Upper bound on an aggregate's inferred alignment from the offsets where
+    /// Upper bound on each slot's inferred alignment from the offsets where
     /// it is embedded (0: none).
     cap: Vec<u64>,
     /// Largest natural alignment of a base type (16 on LP64: `__int128`, `long double`).
@@ -53,18 +67,44 @@ pub(crate) struct Aligner<'g, 'a> {
 
 impl<'g, 'a> Aligner<'g, 'a> {
     pub(crate) fn new(g: &'g TypeGraph<'a>) -> Self {
+        let ids: Vec<TypeId> = (0..g.nodes.len() as TypeId)
+            .filter(|&id| matches!(g.node(id), Node::Aggregate { .. }))
+            .collect();
+        let mut slot_of = vec![NO_SLOT; g.nodes.len()];
+        for (slot, &id) in ids.iter().enumerate() {
+            slot_of[id as usize] = slot as u32;
+        }
         let mut aligner = Aligner {
             g,
-            state: vec![State::Unknown; g.nodes.len()],
-            cap: vec![0; g.nodes.len()],
+            state: vec![State::Unknown; ids.len()],
+            cap: vec![0; ids.len()],
+            ids,
+            slot_of,
             base_cap: if g.pointer_size >= 8 { 16 } else { 8 },
             nesting: 0,
             attrs: vec![0; g.members.len()],
         };
-        if g.infer_align && aligner.cap_from_embeddings() {
-            aligner.state.fill(State::Unknown);
+        if g.infer_align {
+            aligner.cap_from_embeddings();
         }
         aligner
+    }
+
+    /// Type ids of the aggregates, in type id order; their index is their slot.
+    pub(crate) fn ids(&self) -> &[TypeId] {
+        &self.ids
+    }
+
+    /// Slot of each type id ([`NO_SLOT`] for types that are not aggregates).
+    pub(crate) fn slot_of(&self) -> &[u32] {
+        &self.slot_of
+    }
+
+    fn slot(&self, id: TypeId) -> Option<usize> {
+        match self.slot_of.get(id as usize) {
+            Some(&slot) if slot != NO_SLOT => Some(slot as usize),
+            _ => None,
+        }
     }
 
     pub(crate) fn graph(&self) -> &'g TypeGraph<'a> {
@@ -104,45 +144,72 @@ impl<'g, 'a> Aligner<'g, 'a> {
 
     /// The alignment of a type.
     pub(crate) fn align_of(&mut self, id: TypeId) -> u64 {
-        self.align_rec(id, false, 0)
+        match self.align_source(id) {
+            AlignSource::Fixed(a) => a,
+            AlignSource::Aggregate(id) => self.aggregate(id).map_or(1, |a| a.align),
+        }
     }
 
     /// The certain part of a type's alignment (no inferred attributes).
     fn natural_of(&mut self, id: TypeId) -> u64 {
-        self.align_rec(id, true, 0)
+        match self.align_source(id) {
+            AlignSource::Fixed(a) => a,
+            AlignSource::Aggregate(id) => self.aggregate(id).map_or(1, |a| a.natural),
+        }
     }
 
-    fn align_rec(&mut self, id: TypeId, natural: bool, depth: u32) -> u64 {
-        if depth > MAX_DEPTH {
-            return 1;
+    /// [`Aligner::align_of`] once [`Aligner::finish`] has analysed everything.
+    pub(crate) fn align_known(&self, id: TypeId) -> u64 {
+        match self.align_source(id) {
+            AlignSource::Fixed(a) => a,
+            AlignSource::Aggregate(id) => self.facts(id).map_or(1, |a| a.align),
         }
-        match self.g.node(id) {
-            Node::Int { size, .. } | Node::Float { size, .. } | Node::Enum { size, .. } => {
-                self.base_align(u64::from(size))
-            }
-            Node::Ptr { .. } => self.g.pointer_size.max(1),
-            Node::Array { elem, .. } => self.align_rec(elem, natural, depth + 1),
-            Node::Qual { to, .. } => self.align_rec(to, natural, depth + 1),
-            Node::Typedef { to, align, .. } => {
-                if align > 0 {
-                    u64::from(align)
-                } else {
-                    self.align_rec(to, natural, depth + 1)
+    }
+
+    /// What decides the alignment of `id`, under typedefs, qualifiers and arrays.
+    fn align_source(&self, mut id: TypeId) -> AlignSource {
+        for _ in 0..MAX_DEPTH {
+            match self.g.node(id) {
+                Node::Int { size, .. } | Node::Float { size, .. } | Node::Enum { size, .. } => {
+                    return AlignSource::Fixed(self.base_align(u64::from(size)))
+                }
+                Node::Ptr { .. } => return AlignSource::Fixed(self.g.pointer_size.max(1)),
+                Node::Array { elem: to, .. } | Node::Qual { to, .. } => id = to,
+                Node::Typedef { align, .. } if align > 0 => {
+                    return AlignSource::Fixed(u64::from(align))
+                }
+                Node::Typedef { to, .. } => id = to,
+                Node::Aggregate { .. } => return AlignSource::Aggregate(id),
+                Node::Void | Node::Fwd { .. } | Node::Func { .. } | Node::NotAType => {
+                    return AlignSource::Fixed(1)
                 }
             }
-            Node::Aggregate { .. } => match self.aggregate(id) {
-                Some(a) if natural => a.natural,
-                Some(a) => a.align,
-                None => 1,
-            },
-            Node::Void | Node::Fwd { .. } | Node::Func { .. } | Node::NotAType => 1,
+        }
+        AlignSource::Fixed(1)
+    }
+
+    /// Analyses every aggregate not analysed yet; afterwards the read-only
+    /// queries ([`Aligner::facts`], [`Aligner::align_known`],
+    /// [`Aligner::member_attrs`]) answer for all of them.
+    pub(crate) fn finish(&mut self) {
+        for slot in 0..self.ids.len() {
+            self.aggregate(self.ids[slot]);
+        }
+    }
+
+    /// The alignment facts of aggregate `id`, if analysed.
+    pub(crate) fn facts(&self, id: TypeId) -> Option<AggAlign> {
+        match self.state[self.slot(id)?] {
+            State::Done(a) => Some(a),
+            State::Unknown | State::InProgress => None,
         }
     }
 
     /// Alignment facts of the aggregate `id`; `None` for other types and
     /// for aggregates that (through corrupt input) contain themselves.
     pub(crate) fn aggregate(&mut self, id: TypeId) -> Option<AggAlign> {
-        match self.state.get(id as usize).copied()? {
+        let slot = self.slot(id)?;
+        match self.state[slot] {
             State::Done(a) => return Some(a),
             State::InProgress => return None,
             State::Unknown => {}
@@ -161,9 +228,9 @@ impl<'g, 'a> Aligner<'g, 'a> {
             return None;
         }
         self.nesting += 1;
-        self.state[id as usize] = State::InProgress;
+        self.state[slot] = State::InProgress;
         let result = self.analyze(id, union, size, members, u64::from(align));
-        self.state[id as usize] = State::Done(result);
+        self.state[slot] = State::Done(result);
         self.nesting -= 1;
         Some(result)
     }
@@ -207,7 +274,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
         if size > 0 {
             align = align.min(1 << size.trailing_zeros());
         }
-        if let Some(&cap) = self.cap.get(id as usize) {
+        if let Some(&cap) = self.slot(id).and_then(|slot| self.cap.get(slot)) {
             if cap > 0 {
                 align = align.min(cap);
                 own = own.min(cap);
@@ -223,12 +290,13 @@ impl<'g, 'a> Aligner<'g, 'a> {
     }
 
     /// The alignment attribute of each member of aggregate `id` (stated, or
-    /// inferred from an offset natural placement does not explain); 0 for none.
-    pub(crate) fn member_attrs(&mut self, id: TypeId) -> &[u64] {
+    /// inferred from an offset natural placement does not explain; 0 for
+    /// none), once analysed.
+    pub(crate) fn member_attrs(&self, id: TypeId) -> &[u64] {
         let Node::Aggregate { members, .. } = self.g.node(id) else {
             return &[];
         };
-        if self.aggregate(id).is_none() {
+        if self.facts(id).is_none() {
             return &[];
         }
         self.attrs.get(members.range()).unwrap_or(&[])
@@ -278,15 +346,16 @@ impl<'g, 'a> Aligner<'g, 'a> {
     }
 
     /// Caps aggregates' inferred alignment by the offsets where non-packed
-    /// aggregates embed them. True when some cap applied.
-    fn cap_from_embeddings(&mut self) -> bool {
+    /// aggregates embed them, and forgets the analyses the caps change.
+    fn cap_from_embeddings(&mut self) {
         let g = self.g;
-        let mut changed = false;
-        for (pid, node) in g.nodes.iter().enumerate() {
-            let Node::Aggregate { members, .. } = *node else {
+        let mut capped = vec![false; self.ids.len()];
+        for parent in 0..self.ids.len() {
+            let id = self.ids[parent];
+            let Node::Aggregate { members, .. } = g.node(id) else {
                 continue;
             };
-            if !self.aggregate(pid as TypeId).is_some_and(|a| !a.packed) {
+            if !self.aggregate(id).is_some_and(|a| !a.packed) {
                 continue;
             }
             for m in g.members_of(members) {
@@ -294,6 +363,9 @@ impl<'g, 'a> Aligner<'g, 'a> {
                     continue;
                 }
                 let (elem, count) = self.element(m.ty);
+                let Some(slot) = self.slot(elem) else {
+                    continue;
+                };
                 let Some(facts) = self.aggregate(elem) else {
                     continue;
                 };
@@ -305,16 +377,50 @@ impl<'g, 'a> Aligner<'g, 'a> {
                     bound = bound.min(lowbit(self.size_of(elem)));
                 }
                 if bound < facts.align {
-                    let cap = &mut self.cap[elem as usize];
+                    let cap = &mut self.cap[slot];
                     let new = if *cap == 0 { bound } else { (*cap).min(bound) }.max(facts.natural);
                     if new != *cap {
                         *cap = new;
-                        changed = true;
+                        capped[slot] = true;
                     }
                 }
             }
         }
-        changed
+        self.forget_affected(capped);
+    }
+
+    /// Resets the analysis of the `affected` slots and of every aggregate
+    /// that embeds one of them, directly or not.
+    fn forget_affected(&mut self, mut affected: Vec<bool>) {
+        if !affected.contains(&true) {
+            return;
+        }
+        let g = self.g;
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for parent in 0..self.ids.len() {
+                if affected[parent] {
+                    continue;
+                }
+                let Node::Aggregate { members, .. } = g.node(self.ids[parent]) else {
+                    continue;
+                };
+                let embeds = g
+                    .members_of(members)
+                    .iter()
+                    .any(|m| self.slot(self.element(m.ty).0).is_some_and(|s| affected[s]));
+                if embeds {
+                    affected[parent] = true;
+                    changed = true;
+                }
+            }
+        }
+        for (state, hit) in self.state.iter_mut().zip(affected) {
+            if hit {
+                *state = State::Unknown;
+            }
+        }
     }
 
     /// The element type under typedefs, qualifiers and arrays, and the number

@@ -3,7 +3,8 @@
 
 use super::align::Aligner;
 use super::graph::{Node, TypeGraph, TypeId};
-use super::render::{keyword, type_text};
+use super::index::NameIndex;
+use super::render::{keyword, write_type};
 use super::{Aggregate, AggregateKind, KeySpace, Member, NameKind, TypeDb, NO_TARGET};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -11,45 +12,69 @@ use std::path::Path;
 /// Builds the database of every struct and union in `g`.
 pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
     let mut aligner = Aligner::new(g);
-    let ids: Vec<TypeId> = (0..g.nodes.len() as TypeId)
-        .filter(|&id| matches!(g.node(id), Node::Aggregate { .. }))
-        .collect();
-    let mut slot_of = vec![NO_TARGET; g.nodes.len()];
-    for (slot, &id) in ids.iter().enumerate() {
-        slot_of[id as usize] = slot as u32;
-    }
-    let names = Names::assign(g, &aligner, &ids, &slot_of);
-
-    let mut aggregates = Vec::with_capacity(ids.len());
-    let mut targets = Vec::with_capacity(g.members.len());
-    let mut texts = TypeTexts::new(g);
-    for &id in &ids {
-        if let Some(agg) = materialize(&mut aligner, &mut texts, &names, &slot_of, id, &mut targets)
-        {
-            aggregates.push(agg);
-        }
-    }
-    let mut keys = names.keys(g, &ids, &slot_of);
-    if g.may_repeat {
-        let remap = dedupe(&mut aggregates, &mut targets);
-        for key in &mut keys {
-            key.2 = remap[key.2 as usize];
-        }
-    }
+    aligner.finish();
+    let aligner = aligner;
+    let (ids, slot_of) = (aligner.ids(), aligner.slot_of());
+    let names = Names::assign(g, &aligner, ids, slot_of);
+    let (mut aggregates, mut targets) = materialize_all(&aligner, &names);
+    let remap = if g.may_repeat {
+        dedupe(&mut aggregates, &mut targets)
+    } else {
+        (0..aggregates.len() as u32).collect()
+    };
     rename_repeated_synthetic(&mut aggregates, &targets);
+    let mut index = NameIndex::with_capacity(aggregates.len() * 2);
+    lookup_names(g, ids, slot_of, &remap, &mut index);
     for (slot, agg) in aggregates.iter().enumerate() {
         if agg.name_kind == NameKind::Anonymous {
-            keys.push((KeySpace::Other, agg.name.clone(), slot as u32));
+            index.insert(KeySpace::Other, &agg.name, slot as u32);
         }
     }
     TypeDb::assemble(
         source.to_path_buf(),
         aggregates,
         targets,
-        keys,
+        index,
         g.infer_align,
         g.pointer_size,
     )
+}
+
+/// Adds tags, then typedefs that resolve to aggregates, to `index`
+/// (`remap`: final slot of each slot).
+fn lookup_names(
+    g: &TypeGraph<'_>,
+    ids: &[TypeId],
+    slot_of: &[u32],
+    remap: &[u32],
+    index: &mut NameIndex,
+) {
+    for (slot, &id) in ids.iter().enumerate() {
+        if let Node::Aggregate { union, name, .. } = g.node(id) {
+            let tag = g.name(name);
+            if !tag.is_empty() {
+                let space = if union {
+                    KeySpace::Union
+                } else {
+                    KeySpace::Struct
+                };
+                index.insert(space, tag, remap[slot]);
+            }
+        }
+    }
+    for node in &g.nodes {
+        let Node::Typedef { name, to, .. } = *node else {
+            continue;
+        };
+        let target = strip_typedefs(g, to);
+        let Some(&slot) = slot_of.get(target as usize) else {
+            continue;
+        };
+        let typedef = g.name(name);
+        if slot != NO_TARGET && !typedef.is_empty() {
+            index.insert(KeySpace::Other, typedef, remap[slot as usize]);
+        }
+    }
 }
 
 /// Display names of the aggregates (by slot) and what lookups should find.
@@ -60,8 +85,6 @@ struct Names {
     /// (`page.@8`), used to name their own anonymous children; `None` where
     /// it is the name.
     path: Vec<Option<String>>,
-    /// How a member refers to each slot (`struct foo`, `atomic_t`, `(anon ...)`).
-    key: Vec<String>,
     kind: Vec<NameKind>,
 }
 
@@ -76,16 +99,14 @@ impl Names {
         let mut names = Names {
             name: vec![String::new(); n],
             path: vec![None; n],
-            key: vec![String::new(); n],
             kind: vec![NameKind::Anonymous; n],
         };
         let mut queue: Vec<u32> = Vec::with_capacity(n);
         for (slot, &id) in ids.iter().enumerate() {
-            if let Node::Aggregate { union, name, .. } = g.node(id) {
+            if let Node::Aggregate { name, .. } = g.node(id) {
                 let tag = g.name(name);
                 if !tag.is_empty() {
                     names.name[slot] = tag.to_string();
-                    names.key[slot] = format!("{} {tag}", keyword(union));
                     names.kind[slot] = NameKind::Tag;
                     queue.push(slot as u32);
                 }
@@ -109,7 +130,6 @@ impl Names {
             }
             let slot = slot as usize;
             names.name[slot] = typedef.to_string();
-            names.key[slot] = typedef.to_string();
             names.kind[slot] = NameKind::Typedef;
             queue.push(slot as u32);
         }
@@ -155,7 +175,6 @@ impl Names {
                 let path = format!("{parent_path}.{step}");
                 let name = format!("(anon {} at {path})", keyword(union));
                 let slot = slot as usize;
-                names.key[slot] = name.clone();
                 names.name[slot] = name;
                 names.path[slot] = Some(path);
                 queue.push(slot as u32);
@@ -165,62 +184,60 @@ impl Names {
             if names.name[slot].is_empty() {
                 let union = matches!(g.node(id), Node::Aggregate { union: true, .. });
                 let name = format!("(anon {} #{id})", keyword(union));
-                names.key[slot] = name.clone();
                 names.name[slot] = name;
             }
         }
         names
     }
 
-    /// Lookup keys of tags and typedefs, in priority order.
-    fn keys(
-        &self,
-        g: &TypeGraph<'_>,
-        ids: &[TypeId],
-        slot_of: &[u32],
-    ) -> Vec<(KeySpace, String, u32)> {
-        let mut keys = Vec::with_capacity(ids.len() * 2);
-        for (slot, &id) in ids.iter().enumerate() {
-            if let Node::Aggregate { union, name, .. } = g.node(id) {
-                let tag = g.name(name);
-                if !tag.is_empty() {
-                    let space = if union {
-                        KeySpace::Union
-                    } else {
-                        KeySpace::Struct
-                    };
-                    keys.push((space, tag.to_string(), slot as u32));
-                }
+    /// How a member refers to the aggregate in `slot`: `struct foo`,
+    /// `atomic_t`, `(anon ...)`.
+    fn key(&self, slot: usize, union: bool) -> String {
+        match self.kind[slot] {
+            NameKind::Tag => {
+                let (keyword, name) = (keyword(union), &self.name[slot]);
+                let mut key = String::with_capacity(keyword.len() + 1 + name.len());
+                key.push_str(keyword);
+                key.push(' ');
+                key.push_str(name);
+                key
             }
+            NameKind::Typedef | NameKind::Anonymous => self.name[slot].clone(),
         }
-        for node in &g.nodes {
-            let Node::Typedef { name, to, .. } = *node else {
-                continue;
-            };
-            let target = strip_typedefs(g, to);
-            let Some(&slot) = slot_of.get(target as usize) else {
-                continue;
-            };
-            let typedef = g.name(name);
-            if slot != NO_TARGET && !typedef.is_empty() {
-                keys.push((KeySpace::Other, typedef.to_string(), slot));
-            }
-        }
-        keys
     }
+}
+
+/// Every aggregate, in slot order, and for each member the slot of the
+/// aggregate it embeds (or [`NO_TARGET`]), flattened.
+///
+/// Most of the load time is here, in allocating the members' strings.
+/// Splitting the work over threads did not pay on a loaded machine (each
+/// thread's allocator arena faults in fresh pages), so it runs on one.
+fn materialize_all(aligner: &Aligner<'_, '_>, names: &Names) -> (Vec<Aggregate>, Vec<u32>) {
+    let g = aligner.graph();
+    let ids = aligner.ids();
+    let mut texts = TypeTexts::new(g);
+    let mut aggregates = Vec::with_capacity(ids.len());
+    let mut targets = Vec::with_capacity(g.members.len());
+    for &id in ids {
+        if let Some(agg) = materialize(aligner, &mut texts, names, id, &mut targets) {
+            aggregates.push(agg);
+        }
+    }
+    (aggregates, targets)
 }
 
 /// The aggregate `id`; pushes, for each member, the slot of the aggregate it
 /// embeds (or [`NO_TARGET`]) to `targets`.
 fn materialize(
-    aligner: &mut Aligner<'_, '_>,
+    aligner: &Aligner<'_, '_>,
     texts: &mut TypeTexts,
     names: &Names,
-    slot_of: &[u32],
     id: TypeId,
     targets: &mut Vec<u32>,
 ) -> Option<Aggregate> {
     let g = aligner.graph();
+    let slot_of = aligner.slot_of();
     let Node::Aggregate {
         union,
         size,
@@ -230,7 +247,8 @@ fn materialize(
     else {
         return None;
     };
-    let facts = aligner.aggregate(id);
+    let facts = aligner.facts(id);
+    let attrs = aligner.member_attrs(id);
     let raw = g.members_of(members);
     let mut out = Vec::with_capacity(raw.len());
     for (i, m) in raw.iter().enumerate() {
@@ -243,7 +261,7 @@ fn materialize(
         } else {
             m.bit_offset / 8
         };
-        let attr = aligner.member_attrs(id).get(i).copied().unwrap_or(0);
+        let attr = attrs.get(i).copied().unwrap_or(0);
         out.push(Member {
             name: g.name(m.name).to_string(),
             ty: texts.get(g, m.ty).to_string(),
@@ -251,9 +269,12 @@ fn materialize(
             bit_offset: bitfield.then_some(m.bit_offset),
             bit_size: bitfield.then_some(u64::from(m.bit_size)),
             size,
-            align: aligner.align_of(m.ty),
+            align: aligner.align_known(m.ty),
             attr_align: (attr > 1).then_some(attr),
-            aggregate: (target != NO_TARGET).then(|| names.key[target as usize].clone()),
+            aggregate: (target != NO_TARGET).then(|| {
+                let union = matches!(g.node(elem), Node::Aggregate { union: true, .. });
+                names.key(target as usize, union)
+            }),
             count,
         });
         targets.push(target);
@@ -280,6 +301,7 @@ struct TypeTexts {
     /// Index in `texts` + 1 for each type id; 0 when not rendered yet.
     slot: Vec<u32>,
     texts: Vec<String>,
+    scratch: String,
 }
 
 impl TypeTexts {
@@ -287,19 +309,22 @@ impl TypeTexts {
         TypeTexts {
             slot: vec![0; g.nodes.len()],
             texts: Vec::new(),
+            scratch: String::new(),
         }
     }
 
     fn get(&mut self, g: &TypeGraph<'_>, id: TypeId) -> &str {
-        let Some(&slot) = self.slot.get(id as usize) else {
-            self.texts.push(type_text(g, id));
-            return self.texts.last().map_or("", String::as_str);
-        };
-        if slot == 0 {
-            self.texts.push(type_text(g, id));
-            self.slot[id as usize] = self.texts.len() as u32;
+        let slot = self.slot.get(id as usize).copied().unwrap_or(0);
+        if slot > 0 {
+            return &self.texts[slot as usize - 1];
         }
-        &self.texts[self.slot[id as usize] as usize - 1]
+        let mut text = String::new();
+        write_type(g, id, &mut text, &mut self.scratch);
+        self.texts.push(text);
+        if let Some(s) = self.slot.get_mut(id as usize) {
+            *s = self.texts.len() as u32;
+        }
+        self.texts.last().map_or("", String::as_str)
     }
 }
 

@@ -134,8 +134,10 @@ impl<'a> TypeGraph<'a> {
     /// The name at `offset`; "" when out of range or not UTF-8.
     pub(crate) fn name(&self, offset: u32) -> &str {
         let bytes = self.strings.get(offset as usize..).unwrap_or(&[]);
-        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        std::str::from_utf8(&bytes[..end]).unwrap_or("")
+        match std::ffi::CStr::from_bytes_until_nul(bytes) {
+            Ok(name) => name.to_str().unwrap_or(""),
+            Err(_) => std::str::from_utf8(bytes).unwrap_or(""),
+        }
     }
 
     pub(crate) fn node(&self, id: TypeId) -> Node {

@@ -1,15 +1,20 @@
 //! C type text of a type, as a declaration without the declared name:
 //! `struct list_head`, `unsigned long[4][2]`, `struct page *`,
 //! `void (*)(struct rcu_head *)`, `const char *const`.
+//!
+//! The declarator (`*`, `[4]`, `(*)(int)`) is built in place while walking
+//! from the type to its base type, then the base is written in front.
 
 use super::graph::{Node, Qualifier, TypeGraph, TypeId};
+use std::fmt::Write as _;
 
 /// Deepest declarator nesting rendered; deeper means a cycle in corrupt input.
 const MAX_DEPTH: u32 = 48;
 
-/// The C spelling of `id`.
-pub(crate) fn type_text(g: &TypeGraph<'_>, id: TypeId) -> String {
-    declare(g, id, String::new(), 0)
+/// Appends the C spelling of `id` to `out`; `scratch` is working space.
+pub(crate) fn write_type(g: &TypeGraph<'_>, id: TypeId, out: &mut String, scratch: &mut String) {
+    scratch.clear();
+    declare(g, id, scratch, out, 0);
 }
 
 /// gcc names base types in its own word order (`long unsigned int`); C
@@ -27,68 +32,6 @@ pub(crate) fn c_base_name(name: &str) -> &str {
     }
 }
 
-/// Renders `id` around the declarator `inner` (what is already known to be
-/// derived from it: `*`, `[4]`, `(*)(int)`).
-fn declare(g: &TypeGraph<'_>, id: TypeId, inner: String, depth: u32) -> String {
-    if depth > MAX_DEPTH {
-        return join("?", &inner);
-    }
-    match g.node(id) {
-        Node::Void | Node::NotAType => join("void", &inner),
-        Node::Int { name, .. } | Node::Float { name, .. } => {
-            join(c_base_name(g.name(name)), &inner)
-        }
-        Node::Enum { name, .. } => join(&tagged("enum", g.name(name)), &inner),
-        Node::Aggregate { union, name, .. } | Node::Fwd { union, name } => {
-            join(&tagged(keyword(union), g.name(name)), &inner)
-        }
-        Node::Typedef { name, .. } => join(g.name(name), &inner),
-        Node::Ptr { to } => declare(g, to, format!("*{inner}"), depth + 1),
-        Node::Array { elem, count } => {
-            let dim = if count == 0 {
-                "[]".to_string()
-            } else {
-                format!("[{count}]")
-            };
-            declare(g, elem, format!("{}{dim}", parenthesize(inner)), depth + 1)
-        }
-        Node::Func {
-            ret,
-            params,
-            variadic,
-        } => {
-            let mut list: Vec<String> = g
-                .params_of(params)
-                .iter()
-                .map(|&p| declare(g, p, String::new(), depth + 1))
-                .collect();
-            if variadic {
-                list.push("...".into());
-            }
-            if list.is_empty() {
-                list.push("void".into());
-            }
-            let inner = format!("{}({})", parenthesize(inner), list.join(", "));
-            declare(g, ret, inner, depth + 1)
-        }
-        Node::Qual { .. } => {
-            let (keywords, to) = qualifiers(g, id);
-            if keywords.is_empty() {
-                declare(g, to, inner, depth + 1)
-            } else if matches!(g.node(to), Node::Ptr { .. }) {
-                let inner = if inner.is_empty() {
-                    keywords
-                } else {
-                    format!("{keywords} {inner}")
-                };
-                declare(g, to, inner, depth + 1)
-            } else {
-                format!("{keywords} {}", declare(g, to, inner, depth + 1))
-            }
-        }
-    }
-}
-
 pub(crate) fn keyword(union: bool) -> &'static str {
     if union {
         "union"
@@ -97,65 +40,175 @@ pub(crate) fn keyword(union: bool) -> &'static str {
     }
 }
 
-/// `struct foo`, or `struct {...}` for an anonymous one.
-fn tagged(keyword: &str, name: &str) -> String {
+/// Walks from `id` to its base type, building the declarator in `inner`;
+/// then appends qualifiers, the base and the declarator to `out`.
+fn declare(g: &TypeGraph<'_>, mut id: TypeId, inner: &mut String, out: &mut String, depth: u32) {
+    let mut prefix = Qualifiers::default();
+    for _ in 0..MAX_DEPTH {
+        match g.node(id) {
+            Node::Ptr { to } => {
+                inner.insert(0, '*');
+                id = to;
+            }
+            Node::Array { elem, count } => {
+                parenthesize(inner);
+                if count == 0 {
+                    inner.push_str("[]");
+                } else {
+                    let _ = write!(inner, "[{count}]");
+                }
+                id = elem;
+            }
+            Node::Func {
+                ret,
+                params,
+                variadic,
+            } => {
+                parenthesize(inner);
+                inner.push('(');
+                let list = g.params_of(params);
+                if depth >= MAX_DEPTH {
+                    inner.push('?');
+                } else {
+                    let mut param_inner = String::new();
+                    for (i, &p) in list.iter().enumerate() {
+                        if i > 0 {
+                            inner.push_str(", ");
+                        }
+                        param_inner.clear();
+                        declare(g, p, &mut param_inner, inner, depth + 1);
+                    }
+                }
+                match (list.is_empty(), variadic) {
+                    (true, false) => inner.push_str("void"),
+                    (true, true) => inner.push_str("..."),
+                    (false, true) => inner.push_str(", ..."),
+                    (false, false) => {}
+                }
+                inner.push(')');
+                id = ret;
+            }
+            Node::Qual { .. } => {
+                let (quals, to) = Qualifiers::of(g, id);
+                if matches!(g.node(to), Node::Ptr { .. }) {
+                    // `int *const`: the qualifier follows the star.
+                    let mut words = String::new();
+                    quals.write(&mut words);
+                    if !words.is_empty() {
+                        if !inner.is_empty() {
+                            words.push(' ');
+                        }
+                        inner.insert_str(0, &words);
+                    }
+                } else {
+                    prefix.add(quals);
+                }
+                id = to;
+            }
+            base => {
+                prefix.write(out);
+                if !prefix.is_empty() {
+                    out.push(' ');
+                }
+                write_base(g, base, out);
+                if !inner.is_empty() {
+                    if !inner.starts_with('[') {
+                        out.push(' ');
+                    }
+                    out.push_str(inner);
+                }
+                return;
+            }
+        }
+    }
+    out.push('?');
+    out.push_str(inner);
+}
+
+fn write_base(g: &TypeGraph<'_>, base: Node, out: &mut String) {
+    let (keyword, name) = match base {
+        Node::Int { name, .. } | Node::Float { name, .. } => {
+            out.push_str(c_base_name(g.name(name)));
+            return;
+        }
+        Node::Typedef { name, .. } => {
+            out.push_str(g.name(name));
+            return;
+        }
+        Node::Enum { name, .. } => ("enum", g.name(name)),
+        Node::Aggregate { union, name, .. } | Node::Fwd { union, name } => {
+            (keyword(union), g.name(name))
+        }
+        _ => {
+            out.push_str("void");
+            return;
+        }
+    };
+    out.push_str(keyword);
     if name.is_empty() {
-        format!("{keyword} {{...}}")
+        out.push_str(" {...}");
     } else {
-        format!("{keyword} {name}")
+        out.push(' ');
+        out.push_str(name);
     }
 }
 
-/// The qualifiers of a run of qualifier nodes starting at `id`, in C's usual
-/// order (`const volatile`, whatever order the producer chained them in), and
-/// the type under them.
-fn qualifiers(g: &TypeGraph<'_>, mut id: TypeId) -> (String, TypeId) {
-    let mut present = [false; 4];
-    for _ in 0..MAX_DEPTH {
-        let Node::Qual { qual, to } = g.node(id) else {
-            break;
-        };
-        let slot = match qual {
-            Qualifier::Const => Some(0),
-            Qualifier::Volatile => Some(1),
-            Qualifier::Restrict => Some(2),
-            Qualifier::Atomic => Some(3),
-            Qualifier::TypeTag => None,
-        };
-        if let Some(slot) = slot {
-            present[slot] = true;
-        }
-        id = to;
+/// `*p` becomes `(*p)` before an array or parameter list binds to it.
+fn parenthesize(inner: &mut String) {
+    if inner.starts_with('*') {
+        inner.insert(0, '(');
+        inner.push(')');
     }
-    let order = [
+}
+
+/// A set of C qualifiers, written in C's usual order (`const volatile`)
+/// whatever order the producer chained them in. Type tags are not shown.
+#[derive(Clone, Copy, Default)]
+struct Qualifiers([bool; 4]);
+
+impl Qualifiers {
+    const ORDER: [Qualifier; 4] = [
         Qualifier::Const,
         Qualifier::Volatile,
         Qualifier::Restrict,
         Qualifier::Atomic,
     ];
-    let words: Vec<&str> = order
-        .iter()
-        .zip(present)
-        .filter(|(_, on)| *on)
-        .filter_map(|(q, _)| q.keyword())
-        .collect();
-    (words.join(" "), id)
-}
 
-fn parenthesize(inner: String) -> String {
-    if inner.starts_with('*') {
-        format!("({inner})")
-    } else {
-        inner
+    /// The qualifiers of the run of qualifier nodes at `id`, and the type under them.
+    fn of(g: &TypeGraph<'_>, mut id: TypeId) -> (Qualifiers, TypeId) {
+        let mut quals = Qualifiers::default();
+        for _ in 0..MAX_DEPTH {
+            let Node::Qual { qual, to } = g.node(id) else {
+                break;
+            };
+            if let Some(slot) = Self::ORDER.iter().position(|&q| q == qual) {
+                quals.0[slot] = true;
+            }
+            id = to;
+        }
+        (quals, id)
     }
-}
 
-fn join(base: &str, inner: &str) -> String {
-    if inner.is_empty() {
-        base.to_string()
-    } else if inner.starts_with('[') {
-        format!("{base}{inner}")
-    } else {
-        format!("{base} {inner}")
+    fn add(&mut self, other: Qualifiers) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine |= theirs;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.0.iter().any(|&q| q)
+    }
+
+    fn write(&self, out: &mut String) {
+        let mut first = true;
+        for (q, on) in Self::ORDER.iter().zip(self.0) {
+            if let (true, Some(word)) = (on, q.keyword()) {
+                if !first {
+                    out.push(' ');
+                }
+                out.push_str(word);
+                first = false;
+            }
+        }
     }
 }
