@@ -28,8 +28,11 @@ fn access_of(c: Class) -> Access {
     }
 }
 
-/// Fields as (size, align exponent, class, gap before it), laid out in order.
-fn layout_strategy() -> impl Strategy<Value = (Vec<(usize, u32, u8, usize)>, u32, usize)> {
+/// A field as (size, alignment exponent, class, gap before it).
+type FieldSpec = (usize, u32, u8, usize);
+
+/// Fields laid out in order, an extra struct alignment exponent, the line size.
+fn layout_strategy() -> impl Strategy<Value = (Vec<FieldSpec>, u32, usize)> {
     (
         prop::collection::vec((0usize..80, 0u32..4, any::<u8>(), 0usize..70), 1..8),
         0u32..8,

@@ -100,14 +100,13 @@ fn check_items(
 /// Removes `#[layout(..)]`, also inside `#[cfg_attr]`, which nothing would
 /// read once the macro gave up on the item.
 fn strip_layout_attrs(item: &mut DeriveInput) {
-    let keep = |a: &syn::Attribute| {
-        !a.path().is_ident("layout")
-            && !(a.path().is_ident("cfg_attr") && attr::cfg_attr_has_layout(a))
+    let is_layout = |a: &syn::Attribute| {
+        a.path().is_ident("layout") || (a.path().is_ident("cfg_attr") && attr::cfg_attr_has_layout(a))
     };
-    item.attrs.retain(keep);
+    item.attrs.retain(|a| !is_layout(a));
     if let syn::Data::Struct(s) = &mut item.data {
         for f in s.fields.iter_mut() {
-            f.attrs.retain(keep);
+            f.attrs.retain(|a| !is_layout(a));
         }
     }
 }

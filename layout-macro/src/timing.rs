@@ -7,6 +7,7 @@
 //! `--config 'profile.dev.package."*".opt-level=0'` with a separate
 //! `CARGO_TARGET_DIR`.
 
+use crate::attr::Mode;
 use crate::expand;
 use proc_macro2::TokenStream;
 use std::time::{Duration, Instant};
@@ -59,12 +60,26 @@ fn expansion_time() {
         let item = synthetic(n);
         let (min_o, med_o) = time(|| expand::optimize(TokenStream::new(), item.clone()));
         let (min_d, med_d) = time(|| expand::derive(item.clone()));
+        let input = crate::attr::parse(
+            syn::parse2(item.clone()).unwrap(),
+            Mode::Optimize,
+            TokenStream::new(),
+        )
+        .unwrap();
+        let model = crate::model::build(&input, Mode::Optimize).unwrap();
+        let solution = crate::plan::solve_model(&model, &input.options).unwrap();
         println!(
-            "  {n:>3} fields: optimize {:>7.2} / {:>7.2} ms, derive {:>7.2} / {:>7.2} ms",
+            "  {n:>3} fields: optimize {:>7.2} / {:>7.2} ms, derive {:>7.2} / {:>7.2} ms; solver: {} in {} ms, \
+             {} B (bound {} B, {})",
             min_o.as_secs_f64() * 1e3,
             med_o.as_secs_f64() * 1e3,
             min_d.as_secs_f64() * 1e3,
-            med_d.as_secs_f64() * 1e3
+            med_d.as_secs_f64() * 1e3,
+            solution.method,
+            solution.solve_ms,
+            solution.layout.size,
+            solution.lower_bound,
+            if solution.optimal { "optimal" } else { "budget reached" }
         );
     }
 }
