@@ -16,7 +16,10 @@ struct Lcg(u64);
 
 impl Lcg {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (self.0 >> 33) % n
     }
 }
@@ -32,7 +35,9 @@ fn synthetic(n: usize, seed: u64) -> Struct {
             let access = match rng.below(20) {
                 0..=4 => Access::ReadMostly,
                 5..=6 => Access::Lockless { group: None },
-                7 => Access::Lockless { group: Some("tx".into()) },
+                7 => Access::Lockless {
+                    group: Some("tx".into()),
+                },
                 8..=10 => Access::LockedWrite { lock: "a".into() },
                 11..=12 => Access::LockedWrite { lock: "b".into() },
                 _ => Access::Cold,
@@ -61,9 +66,16 @@ fn synthetic(n: usize, seed: u64) -> Struct {
 fn bench_solve(c: &mut Criterion) {
     let mut group = c.benchmark_group("solve");
     for n in [10, 20, 32, 40, 80, 100, 160, 300] {
-        for (mode, placement) in [("aligned", Placement::Aligned), ("offset48", Placement::Offset(48))] {
+        for (mode, placement) in [
+            ("aligned", Placement::Aligned),
+            ("offset48", Placement::Offset(48)),
+        ] {
             let s = synthetic(n, 1);
-            let opts = SolveOptions { placement, time_limit: Duration::from_secs(10), ..SolveOptions::default() };
+            let opts = SolveOptions {
+                placement,
+                time_limit: Duration::from_secs(10),
+                ..SolveOptions::default()
+            };
             let sol = solve(&s, &opts).expect("synthetic structs are feasible");
             println!(
                 "solve/{mode}/{n}: size {} lower bound {} align {} optimal {} method {} (soft {}, read lines {}, movement {})",
@@ -76,7 +88,9 @@ fn bench_solve(c: &mut Criterion) {
                 sol.cost.read_lines,
                 sol.cost.movement
             );
-            group.bench_with_input(BenchmarkId::new(mode, n), &s, |b, s| b.iter(|| solve(black_box(s), &opts)));
+            group.bench_with_input(BenchmarkId::new(mode, n), &s, |b, s| {
+                b.iter(|| solve(black_box(s), &opts))
+            });
         }
     }
     group.finish();

@@ -423,12 +423,17 @@ proptest! {
 // Errors, pins, time limits.
 
 fn fields(spec: &[(&str, u64, Access)]) -> Vec<Field> {
-    spec.iter().map(|(n, size, a)| Field::new(*n, "t", *size, 8).with_access(a.clone())).collect()
+    spec.iter()
+        .map(|(n, size, a)| Field::new(*n, "t", *size, 8).with_access(a.clone()))
+        .collect()
 }
 
 #[test]
 fn bad_input_is_refused_with_the_field_named() {
-    let mut s = Struct::new("s", fields(&[("a", 8, Access::ReadMostly), ("b", 8, Access::Cold)]));
+    let mut s = Struct::new(
+        "s",
+        fields(&[("a", 8, Access::ReadMostly), ("b", 8, Access::Cold)]),
+    );
     s.fields[1].pinned = true;
     match solve(&s, &SolveOptions::default()) {
         Err(SolveError::BadField(m)) => assert!(m.contains("`b`") && m.contains("offset"), "{m}"),
@@ -436,28 +441,53 @@ fn bad_input_is_refused_with_the_field_named() {
     }
     s.fields[1].original_offset = Some(4);
     match solve(&s, &SolveOptions::default()) {
-        Err(SolveError::BadField(m)) => assert!(m.contains("`b`") && m.contains("alignment 8"), "{m}"),
+        Err(SolveError::BadField(m)) => {
+            assert!(m.contains("`b`") && m.contains("alignment 8"), "{m}")
+        }
         other => panic!("{other:?}"),
     }
     let mut s = Struct::new("s", fields(&[("a", 8, Access::ReadMostly)]));
     s.fields[0].align = 3;
-    assert!(matches!(solve(&s, &SolveOptions::default()), Err(SolveError::BadField(m)) if m.contains("`a`")));
+    assert!(
+        matches!(solve(&s, &SolveOptions::default()), Err(SolveError::BadField(m)) if m.contains("`a`"))
+    );
     let s = Struct::new("s", fields(&[("a", 8, Access::ReadMostly)]));
-    assert!(matches!(solve(&s, &SolveOptions { line: 96, ..SolveOptions::default() }), Err(SolveError::BadField(_))));
-    let offset = SolveOptions { placement: Placement::Offset(4), ..SolveOptions::default() };
+    assert!(matches!(
+        solve(
+            &s,
+            &SolveOptions {
+                line: 96,
+                ..SolveOptions::default()
+            }
+        ),
+        Err(SolveError::BadField(_))
+    ));
+    let offset = SolveOptions {
+        placement: Placement::Offset(4),
+        ..SolveOptions::default()
+    };
     assert!(matches!(solve(&s, &offset), Err(SolveError::Infeasible(m)) if m.contains("offset 4")));
 }
 
 #[test]
 fn pins_that_cannot_hold_name_the_fields() {
     let lockless = Access::Lockless { group: None };
-    let mut s = Struct::new("s", fields(&[("hot", 8, Access::ReadMostly), ("ctr", 8, lockless), ("x", 64, Access::Cold)]));
+    let mut s = Struct::new(
+        "s",
+        fields(&[
+            ("hot", 8, Access::ReadMostly),
+            ("ctr", 8, lockless),
+            ("x", 64, Access::Cold),
+        ]),
+    );
     for (i, o) in [(0, 0), (1, 8)] {
         s.fields[i].pinned = true;
         s.fields[i].original_offset = Some(o);
     }
     match solve(&s, &SolveOptions::default()) {
-        Err(SolveError::Infeasible(m)) => assert!(m.contains("`hot`") && m.contains("`ctr`"), "{m}"),
+        Err(SolveError::Infeasible(m)) => {
+            assert!(m.contains("`hot`") && m.contains("`ctr`"), "{m}")
+        }
         other => panic!("{other:?}"),
     }
     // hot at 8..16 and ctr at 64: at alignment 8 the phase 48 puts both on
@@ -467,7 +497,14 @@ fn pins_that_cannot_hold_name_the_fields() {
     let sol = solve(&s, &SolveOptions::default()).unwrap();
     assert_eq!((sol.layout.align, sol.layout.size), (16, 144));
     assert!(sol.optimal);
-    let sol = solve(&s, &SolveOptions { placement: Placement::Offset(0), ..SolveOptions::default() }).unwrap();
+    let sol = solve(
+        &s,
+        &SolveOptions {
+            placement: Placement::Offset(0),
+            ..SolveOptions::default()
+        },
+    )
+    .unwrap();
     assert_eq!((sol.layout.align, sol.layout.size), (8, 136));
 }
 
@@ -485,7 +522,9 @@ fn synthetic(n: usize, seed: u64) -> Struct {
             let access = match next(6) {
                 0 => Access::ReadMostly,
                 1 => Access::Lockless { group: None },
-                2 => Access::Lockless { group: Some("g".into()) },
+                2 => Access::Lockless {
+                    group: Some("g".into()),
+                },
                 3 => Access::LockedWrite { lock: "a".into() },
                 _ => Access::Cold,
             };
@@ -504,13 +543,22 @@ fn larger_structs_with_pins_verify() {
         for i in [0, 7, 23] {
             s.fields[i].pinned = true;
         }
-        for placement in [Placement::Aligned, Placement::Offset(48 / s.natural_align() * s.natural_align())] {
-            let opts = SolveOptions { placement, ..SolveOptions::default() };
+        for placement in [
+            Placement::Aligned,
+            Placement::Offset(48 / s.natural_align() * s.natural_align()),
+        ] {
+            let opts = SolveOptions {
+                placement,
+                ..SolveOptions::default()
+            };
             match solve(&s, &opts) {
                 Ok(sol) => {
                     check_solution(&s, &opts, &sol).unwrap();
                     for i in [0, 7, 23] {
-                        assert_eq!(sol.layout.slot_of(i).unwrap().offset, s.fields[i].original_offset.unwrap());
+                        assert_eq!(
+                            sol.layout.slot_of(i).unwrap().offset,
+                            s.fields[i].original_offset.unwrap()
+                        );
                     }
                 }
                 Err(SolveError::Infeasible(m)) => assert!(m.contains("pinned"), "{m}"),
@@ -525,7 +573,10 @@ fn larger_structs_reach_the_bound_or_say_how_far() {
     for seed in 0..6 {
         let s = synthetic(60, seed);
         for separate_soft in [false, true] {
-            let opts = SolveOptions { separate_soft, ..SolveOptions::default() };
+            let opts = SolveOptions {
+                separate_soft,
+                ..SolveOptions::default()
+            };
             let sol = solve(&s, &opts).unwrap();
             check_solution(&s, &opts, &sol).unwrap();
             // Within one line of the bound (DESIGN.md §5: report the gap).
@@ -540,7 +591,10 @@ fn larger_structs_reach_the_bound_or_say_how_far() {
 #[test]
 fn a_spent_time_limit_still_returns_a_verified_layout() {
     let s = synthetic(300, 7);
-    let opts = SolveOptions { time_limit: Duration::ZERO, ..SolveOptions::default() };
+    let opts = SolveOptions {
+        time_limit: Duration::ZERO,
+        ..SolveOptions::default()
+    };
     let sol = solve(&s, &opts).unwrap();
     check_solution(&s, &opts, &sol).unwrap();
     assert!(sol.solve_ms < 5_000, "{}", sol.solve_ms);

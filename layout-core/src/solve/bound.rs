@@ -19,8 +19,10 @@
 //! Every bound is rounded up to `A`. The bound over all geometries is the
 //! smallest of theirs.
 
+use super::eval::{movement_slot, Key};
 use super::geometry::{align_up, Geometry, Phases};
 use super::problem::Problem;
+use super::Preset;
 
 pub(crate) fn size_bound(p: &Problem, g: &Geometry) -> u64 {
     let pin_end = p
@@ -55,4 +57,41 @@ pub(crate) fn size_bound(p: &Problem, g: &Geometry) -> u64 {
 /// Lines any layout needs for the read-mostly bytes.
 pub(crate) fn read_lines_bound(p: &Problem, line: u64) -> u64 {
     p.read_bytes.div_ceil(line)
+}
+
+/// The bounds every goal is measured against.
+pub(super) struct Proof {
+    pub lower: u64,
+    pub read: u64,
+    /// (alignment, size bound) of each geometry.
+    pub geoms: Vec<(u64, u64)>,
+    pub preset: Preset,
+}
+
+impl Proof {
+    /// Does key `k` meet every bound? With `movement_last_free`, movement
+    /// need not when it is the preset's last goal.
+    pub fn meets(&self, k: &Key, movement_last_free: bool) -> bool {
+        if k[0] != self.lower {
+            return false;
+        }
+        // No smaller alignment could reach this size.
+        if !self
+            .geoms
+            .iter()
+            .all(|&(align, lb)| align >= k[1] || lb > k[0])
+        {
+            return false;
+        }
+        let mv = movement_slot(self.preset);
+        let read_slot = match self.preset {
+            Preset::Balanced => 3,
+            Preset::MinDiff => 4,
+            Preset::CompactHot => 2,
+        };
+        (2..5).all(|slot| {
+            let bound = if slot == read_slot { self.read } else { 0 };
+            k[slot] == bound || (movement_last_free && slot == mv && mv == 4)
+        })
+    }
 }

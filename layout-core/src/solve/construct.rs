@@ -66,24 +66,45 @@ pub(crate) fn build_all(p: &Problem, g: Geometry, family: Family) -> Vec<Vec<usi
     let pool = Pool::new(p, &pool);
     let orders = block_orders(p, &blocks);
     let mut out = Vec::new();
-    let front_fills: &[bool] = if g.report != 0 { &[false, true] } else { &[false] };
+    let front_fills: &[bool] = if g.report != 0 {
+        &[false, true]
+    } else {
+        &[false]
+    };
     for &front in front_fills {
-        let mut start = Partial { cur: placer.start(), seq: Vec::with_capacity(p.free.len()), pool: pool.clone() };
+        let mut start = Partial {
+            cur: placer.start(),
+            seq: Vec::with_capacity(p.free.len()),
+            pool: pool.clone(),
+        };
         if front {
             // Fill up to the first line boundary at the report phase.
             let target = g.report_sep_start(1);
-            start.append(&placer, target, &[], blocks.first().map_or(1, |b| p.align[b[0]]));
+            start.append(
+                &placer,
+                target,
+                &[],
+                blocks.first().map_or(1, |b| p.align[b[0]]),
+            );
         }
         // stack[k]: the layout after the first k blocks of the current order;
         // consecutive orders share prefixes, and so the work on them.
         let mut stack = vec![start];
         let mut previous: &[usize] = &[];
         for sigma in &orders {
-            let shared = sigma.iter().zip(previous).take_while(|(a, b)| a == b).count();
+            let shared = sigma
+                .iter()
+                .zip(previous)
+                .take_while(|(a, b)| a == b)
+                .count();
             stack.truncate(shared + 1);
             for &b in &sigma[shared..] {
                 let mut next = stack.last().expect("stack holds the start").clone();
-                let target = if next.seq.is_empty() && !front { 0 } else { placer.earliest(&next.cur, blocks[b][0]) };
+                let target = if next.seq.is_empty() && !front {
+                    0
+                } else {
+                    placer.earliest(&next.cur, blocks[b][0])
+                };
                 next.append(&placer, target, &blocks[b], p.align[blocks[b][0]]);
                 stack.push(next);
             }
@@ -108,7 +129,10 @@ impl Partial {
     fn append(&mut self, placer: &Placer, target: u64, block: &[usize], next_align: u64) {
         let g = placer.g;
         let limit = 4 * g.line + 4 * placer.p.natural_align;
-        for f in self.pool.fill(self.cur.end, target, next_align, g.line, limit) {
+        for f in self
+            .pool
+            .fill(self.cur.end, target, next_align, g.line, limit)
+        {
             self.seq.push(f);
             placer.place(&mut self.cur, f);
         }
@@ -128,7 +152,13 @@ impl Partial {
         let rest = pool.rest();
         if let Some(top) = rest.iter().map(|&f| p.align[f]).max() {
             let aligned = super::geometry::align_up(self.cur.end, top);
-            seq.extend(pool.fill(self.cur.end, aligned, top, g.line, 4 * g.line + 4 * p.natural_align));
+            seq.extend(pool.fill(
+                self.cur.end,
+                aligned,
+                top,
+                g.line,
+                4 * g.line + 4 * p.natural_align,
+            ));
             seq.extend(tidy_order(p, &pool.rest()));
         }
         seq

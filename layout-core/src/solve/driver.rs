@@ -1,15 +1,16 @@
 //! The order in which the solver's methods run, and the final verification.
 
-use super::bound::{read_lines_bound, size_bound};
+use super::bound::{read_lines_bound, size_bound, Proof};
+use super::check::{pins_fit, separated};
 use super::construct::{build_all, Family};
-use super::eval::{movement_slot, Evaluator, Key};
+use super::eval::{Evaluator, Key};
 use super::exact::{branch_and_bound, order_count, types, Limits};
 use super::fill::tidy_order;
 use super::geometry::{candidates, Geometry};
 use super::ilp;
 use super::improve::{local_search, Budget};
 use super::place::Placer;
-use super::problem::{Problem, SoftRole};
+use super::problem::Problem;
 use super::{Incumbent, Preset, Solution, SolveError, SolveOptions};
 use crate::cost::cost_of;
 use crate::layout::{Layout, Slot};
@@ -83,34 +84,6 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     d.finish(s, opts, exact, started)
 }
 
-/// Check the pinned fields against each other in geometry `g`.
-fn pins_fit(p: &Problem, g: &Geometry) -> Result<(), String> {
-    let pins = &p.pinned;
-    for (k, &a) in pins.iter().enumerate() {
-        for &b in &pins[k + 1..] {
-            let (sa, sb) = (p.pin[a].unwrap_or(0), p.pin[b].unwrap_or(0));
-            let (ea, eb) = (sa + p.size[a], sb + p.size[b]);
-            let overlap = sa < eb && sb < ea
-                || (p.size[a] == 0 && sb < sa && sa < eb)
-                || (p.size[b] == 0 && sa < sb && sb < ea);
-            if overlap {
-                return Err(format!(
-                    "pinned fields `{}` (offset {sa}, {} bytes) and `{}` (offset {sb}, {} bytes) overlap",
-                    p.names[a], p.size[a], p.names[b], p.size[b]
-                ));
-            }
-            if p.conflict(a, b) && g.sep_start(ea) > sb {
-                return Err(format!(
-                    "pinned fields `{}` (offset {sa}) and `{}` (offset {sb}) may not share a cache line, \
-                     but they do at some placement; unpin one of them",
-                    p.names[a], p.names[b]
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 struct Driver<'p> {
     p: &'p Problem,
     geoms: Vec<Geometry>,
@@ -147,13 +120,9 @@ impl<'p> Driver<'p> {
                 return true;
             }
         } else {
-            let t = Instant::now();
             self.heuristics();
-            if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("heuristics {:?} key {:?} lb {}", t.elapsed(), self.best_key(), self.lower_bound); }
             if !self.proven() && p.has_conflicts() && self.best_key()[0] > self.lower_bound {
-                let t = Instant::now();
                 self.ilp();
-                if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("ilp {:?} key {:?}", t.elapsed(), self.best_key()); }
             }
             if !self.proven() && p.free.len() <= PROOF_FIELDS && self.exact(PROOF_NODES) {
                 return true;
@@ -169,8 +138,7 @@ impl<'p> Driver<'p> {
     /// Can geometry `gi` still beat the best (its bound against size and alignment)?
     fn may_improve(&self, gi: usize) -> bool {
         let k = self.best_key();
-        (self.bounds[gi], self.geoms[gi].align) < (k[0], k[1])
-            || (self.bounds[gi], self.geoms[gi].align) == (k[0], k[1])
+        (self.bounds[gi], self.geoms[gi].align) <= (k[0], k[1])
     }
 
     /// Place `order` in `g`, evaluate, and keep it if it is among the best.
@@ -264,7 +232,6 @@ impl<'p> Driver<'p> {
                 }
             }
             built.sort_by_key(|b| b.key);
-            if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("  geom {} built {} best {:?}", g.align, built.len(), built.first().map(|b| b.key)); }
             for b in built.iter().skip(POLISHED) {
                 self.offer(b.clone());
             }
@@ -282,14 +249,17 @@ impl<'p> Driver<'p> {
                 let order = p.free.clone();
                 let placed = Placer::new(p, first.geom, false).place_all(&order);
                 let key = self.ev.key(&placed, &first.geom);
-                self.polish(Incumbent { key, order, ..first });
+                self.polish(Incumbent {
+                    key,
+                    order,
+                    ..first
+                });
             }
         }
     }
 
     /// Local search from `inc`, then offer the result.
     pub(super) fn polish(&mut self, mut inc: Incumbent) {
-        let _t = Instant::now();
         let placer = Placer::new(self.p, inc.geom, false);
         let n = self.p.free.len() as u64;
         let budget = Budget {
@@ -307,7 +277,6 @@ impl<'p> Driver<'p> {
             &budget,
             &|k| proof.meets(k, false),
         );
-        if std::env::var("SOLVER_TRACE").is_ok() { eprintln!("  polish {:?} -> {:?}", _t.elapsed(), inc.key); }
         self.offer(inc);
     }
 
@@ -362,9 +331,9 @@ impl<'p> Driver<'p> {
                 line: opts.line,
                 placement: opts.placement,
             };
-            let checked = verify(s, &layout).map_err(|e| e.to_string()).and_then(|v| {
-                separated(self.p, &layout).map(|()| v)
-            });
+            let checked = verify(s, &layout)
+                .map_err(|e| e.to_string())
+                .and_then(|v| separated(self.p, &layout).map(|()| v));
             match checked {
                 Ok(v) => {
                     let cost = cost_of(s, &layout, &opts.weights);
@@ -397,67 +366,5 @@ impl<'p> Driver<'p> {
                 .map(|e| e.to_string())
                 .unwrap_or_else(|| "no candidate".into())
         )))
-    }
-}
-
-/// The verifier knows the hard rule only; with `separate_soft` the solver
-/// also promised to keep lockless and locked fields apart. Check those pairs
-/// phase by phase.
-fn separated(p: &Problem, l: &Layout) -> Result<(), String> {
-    let offset = l.offsets_by_field(p.n);
-    let lines = |phase: u64, f: usize| {
-        let o = offset[f].unwrap_or(0);
-        ((phase + o) / l.line, (phase + o + p.size[f] - 1) / l.line)
-    };
-    for phase in crate::layout::phases(l.placement, l.align, l.line) {
-        for a in 0..p.n {
-            for b in a + 1..p.n {
-                let locked = |f: usize| matches!(p.role[f], SoftRole::Locked(_));
-                if p.conflict(a, b) && (locked(a) || locked(b)) {
-                    let ((a0, a1), (b0, b1)) = (lines(phase, a), lines(phase, b));
-                    if a0 <= b1 && b0 <= a1 {
-                        return Err(format!("`{}` and `{}` share a line at phase {phase}", p.names[a], p.names[b]));
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The bounds every goal is measured against.
-struct Proof {
-    lower: u64,
-    read: u64,
-    /// (alignment, size bound) of each geometry.
-    geoms: Vec<(u64, u64)>,
-    preset: Preset,
-}
-
-impl Proof {
-    /// Does key `k` meet every bound? With `movement_last_free`, movement
-    /// need not when it is the preset's last goal.
-    fn meets(&self, k: &Key, movement_last_free: bool) -> bool {
-        if k[0] != self.lower {
-            return false;
-        }
-        // No smaller alignment could reach this size.
-        if !self
-            .geoms
-            .iter()
-            .all(|&(align, lb)| align >= k[1] || lb > k[0])
-        {
-            return false;
-        }
-        let mv = movement_slot(self.preset);
-        let read_slot = match self.preset {
-            Preset::Balanced => 3,
-            Preset::MinDiff => 4,
-            Preset::CompactHot => 2,
-        };
-        (2..5).all(|slot| {
-            let bound = if slot == read_slot { self.read } else { 0 };
-            k[slot] == bound || (movement_last_free && slot == mv && mv == 4)
-        })
     }
 }

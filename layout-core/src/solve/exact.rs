@@ -156,7 +156,7 @@ impl<'a, 'p> Search<'a, 'p> {
                 order: self.placer.merge(&self.seq, &self.offset),
             };
             let key = self.ev.key(&placed, &g);
-            if best.as_ref().is_none_or(|b| key < b.key) {
+            if best.as_ref().map_or(true, |b| key < b.key) {
                 *best = Some(Incumbent {
                     key,
                     geom: g,
@@ -204,7 +204,12 @@ impl<'a, 'p> Search<'a, 'p> {
     /// A bound on the end of the last byte of any completion of the node.
     fn end_bound(&self, cur: &Cursor, rem: u64) -> u64 {
         let g = self.placer.g;
-        let ahead: u64 = self.pins.iter().filter(|&&(start, _)| start >= cur.end).map(|&(_, size)| size).sum();
+        let ahead: u64 = self
+            .pins
+            .iter()
+            .filter(|&&(start, _)| start >= cur.end)
+            .map(|&(_, size)| size)
+            .sum();
         let mut end = cur.max_end.max(cur.end + rem + ahead);
         // The first remaining field of colour c starts after the separation
         // from the placed fields of other colours; the rest of c follows.
@@ -233,6 +238,15 @@ impl<'a, 'p> Search<'a, 'p> {
         let size = align_up(self.end_bound(cur, rem).max(self.bound), g.align);
         let order = self.placer.merge(&self.seq, &self.offset);
         let (soft, read_lines) = self.ev.lines(&order, &self.offset, &g);
-        key_of(&Cost { size, soft, read_lines, movement: mv }, g.align, self.ev.preset())
+        key_of(
+            &Cost {
+                size,
+                soft,
+                read_lines,
+                movement: mv,
+            },
+            g.align,
+            self.ev.preset(),
+        )
     }
 }

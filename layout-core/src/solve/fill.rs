@@ -76,7 +76,14 @@ impl Pool {
     /// ending at the same offset, the one spending the fewest small fields
     /// wins: a type costs `ceil(64 / size)` per field, since small fields are
     /// what later gaps need to realign.
-    pub fn fill(&mut self, start: u64, target: u64, next_align: u64, line: u64, limit: u64) -> Vec<usize> {
+    pub fn fill(
+        &mut self,
+        start: u64,
+        target: u64,
+        next_align: u64,
+        line: u64,
+        limit: u64,
+    ) -> Vec<usize> {
         if target <= start || self.is_empty() {
             return Vec::new();
         }
@@ -96,8 +103,8 @@ impl Pool {
             }
             let unit = 64u64.div_ceil(t.size);
             let before = cost.clone();
-            for q in 0..=span {
-                if before[q] == UNREACHED || (start + q as u64) % align != 0 {
+            for (q, &reached) in before.iter().enumerate() {
+                if reached == UNREACHED || (start + q as u64) % align != 0 {
                     continue;
                 }
                 for k in 1..=left {
@@ -105,7 +112,7 @@ impl Pool {
                     if d > span {
                         break;
                     }
-                    let c = before[q] + k as u64 * unit;
+                    let c = reached + k as u64 * unit;
                     if c < cost[d] {
                         cost[d] = c;
                         run[d] = Some((k, q));
@@ -115,8 +122,15 @@ impl Pool {
             runs.push(run);
         }
         let need = (target - start) as usize;
-        let exact = (need..=span).find(|&d| cost[d] != UNREACHED && (start + d as u64) % next_align == 0);
-        let end = exact.or_else(|| (0..need.min(span + 1)).rev().find(|&d| cost[d] != UNREACHED)).unwrap_or(0);
+        let exact =
+            (need..=span).find(|&d| cost[d] != UNREACHED && (start + d as u64) % next_align == 0);
+        let end = exact
+            .or_else(|| {
+                (0..need.min(span + 1))
+                    .rev()
+                    .find(|&d| cost[d] != UNREACHED)
+            })
+            .unwrap_or(0);
         // Walk the passes backwards: the last pass that improved d made its last run.
         let mut picked = Vec::new();
         let mut d = end;

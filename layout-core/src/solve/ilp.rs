@@ -81,7 +81,10 @@ pub(crate) fn gap_fills(
     let count = orders.len();
     for (k, pi) in orders.into_iter().enumerate() {
         // Each remaining order gets an equal share of what is left.
-        let left = deadline.saturating_duration_since(Instant::now()).as_secs_f64() / (count - k) as f64;
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64()
+            / (count - k) as f64;
         if left <= 0.0 {
             break;
         }
@@ -141,19 +144,19 @@ fn solve_model(
         model.add_constraint(total.eq(t.2.len() as f64));
     }
     model.add_constraint(start(0).geq(gap(0)));
-    for j in 0..m - 1 {
+    for (j, &mu_j) in mu.iter().enumerate() {
         let end_j = start(j) + len(j);
         model.add_constraint(start(j + 1).geq(end_j.clone() + gap(j + 1)));
         match g.phases {
             Phases::One(ph) => {
                 let ph = ph as f64;
-                model.add_constraint((line * mu[j]).geq(end_j + ph));
-                model.add_constraint((start(j + 1) + ph).geq(line * mu[j]));
+                model.add_constraint((line * mu_j).geq(end_j + ph));
+                model.add_constraint((start(j + 1) + ph).geq(line * mu_j));
             }
             Phases::EveryMultipleOf(a) => {
                 let a = a as f64;
-                model.add_constraint((a * mu[j]).geq(end_j - a));
-                model.add_constraint(start(j + 1).geq(a * mu[j] + line));
+                model.add_constraint((a * mu_j).geq(end_j - a));
+                model.add_constraint(start(j + 1).geq(a * mu_j + line));
             }
         }
     }
@@ -204,4 +207,74 @@ fn realise(
         order.extend_from_slice(&t.2[next[ti]..]);
     }
     order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field, Struct};
+    use crate::solve::place::Placer;
+    use std::time::Duration;
+
+    /// 40 B read-mostly, 40 B lockless, 40 B of cold fields in four pieces.
+    fn problem() -> Problem {
+        let f = |name: &str, size: u64, access: Access| {
+            Field::new(name, "t", size, 8).with_access(access)
+        };
+        let s = Struct::new(
+            "s",
+            vec![
+                f("r", 40, Access::ReadMostly),
+                f("c1", 8, Access::Cold),
+                f("a", 40, Access::Lockless { group: None }),
+                f("c2", 8, Access::Cold),
+                f("c3", 16, Access::Cold),
+                f("c4", 8, Access::Cold),
+            ],
+        );
+        Problem::new(&s, false).unwrap()
+    }
+
+    fn best_realised(p: &Problem, g: Geometry) -> u64 {
+        let orders = gap_fills(p, g, 1_000, Instant::now() + Duration::from_secs(20));
+        assert!(!orders.is_empty());
+        for o in &orders {
+            let mut sorted = o.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, p.free, "an order holds every field once");
+        }
+        orders
+            .iter()
+            .map(|o| Placer::new(p, g, false).place_all(o).size)
+            .min()
+            .unwrap()
+    }
+
+    #[test]
+    fn known_phase_fills_the_gap_exactly() {
+        // r at 0..40, 24 B of cold up to the line, a at 64..104, 16 B after.
+        assert_eq!(
+            best_realised(&problem(), Geometry::at_offset(64, 8, 0)),
+            120
+        );
+    }
+
+    #[test]
+    fn unknown_phase_needs_a_gap_of_56_bytes() {
+        // Byte 39 may sit at position 7 of its line: a starts 57 bytes on.
+        // 40 B of cold fit in the gap, 16 B are padding.
+        assert_eq!(best_realised(&problem(), Geometry::aligned(64, 8)), 136);
+    }
+
+    #[test]
+    fn nothing_better_than_the_cutoff_means_no_order() {
+        let p = problem();
+        assert!(gap_fills(
+            &p,
+            Geometry::at_offset(64, 8, 0),
+            120,
+            Instant::now() + Duration::from_secs(20)
+        )
+        .is_empty());
+    }
 }

@@ -61,7 +61,12 @@ pub(crate) fn local_search(
     }
     let p = placer.p;
     let mut rng = Lcg::new(n as u64 * 7919 + key[0]);
-    let mut scratch = Placed { offset: vec![0; p.n], end: 0, size: 0, order: Vec::with_capacity(p.n) };
+    let mut scratch = Placed {
+        offset: vec![0; p.n],
+        end: 0,
+        size: 0,
+        order: Vec::with_capacity(p.n),
+    };
     placer.place_into(order, &mut scratch);
     let mut current = guided(key, scratch.end, size_bound);
     let mut try_order = |order: &[usize], key: &mut Key, scratch: &mut Placed| -> bool {

@@ -36,6 +36,7 @@
 //! it is the last goal of the preset, is only minimised by local search.
 
 mod bound;
+mod check;
 mod construct;
 mod driver;
 mod eval;

@@ -1,0 +1,62 @@
+//! Checks outside the search: pinned fields against each other (before),
+//! and the pairs the verifier does not know about (after).
+
+use super::geometry::Geometry;
+use super::problem::{Problem, SoftRole};
+use crate::layout::Layout;
+
+/// Check the pinned fields against each other in geometry `g`.
+pub(super) fn pins_fit(p: &Problem, g: &Geometry) -> Result<(), String> {
+    let pins = &p.pinned;
+    for (k, &a) in pins.iter().enumerate() {
+        for &b in &pins[k + 1..] {
+            let (sa, sb) = (p.pin[a].unwrap_or(0), p.pin[b].unwrap_or(0));
+            let (ea, eb) = (sa + p.size[a], sb + p.size[b]);
+            let overlap = sa < eb && sb < ea
+                || (p.size[a] == 0 && sb < sa && sa < eb)
+                || (p.size[b] == 0 && sa < sb && sb < ea);
+            if overlap {
+                return Err(format!(
+                    "pinned fields `{}` (offset {sa}, {} bytes) and `{}` (offset {sb}, {} bytes) overlap",
+                    p.names[a], p.size[a], p.names[b], p.size[b]
+                ));
+            }
+            if p.conflict(a, b) && g.sep_start(ea) > sb {
+                return Err(format!(
+                    "pinned fields `{}` (offset {sa}) and `{}` (offset {sb}) may not share a cache line, \
+                     but they do at some placement; unpin one of them",
+                    p.names[a], p.names[b]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The verifier knows the hard rule only; with `separate_soft` the solver
+/// also promised to keep lockless and locked fields apart. Check those pairs
+/// phase by phase.
+pub(super) fn separated(p: &Problem, l: &Layout) -> Result<(), String> {
+    let offset = l.offsets_by_field(p.n);
+    let lines = |phase: u64, f: usize| {
+        let o = offset[f].unwrap_or(0);
+        ((phase + o) / l.line, (phase + o + p.size[f] - 1) / l.line)
+    };
+    for phase in crate::layout::phases(l.placement, l.align, l.line) {
+        for a in 0..p.n {
+            for b in a + 1..p.n {
+                let locked = |f: usize| matches!(p.role[f], SoftRole::Locked(_));
+                if p.conflict(a, b) && (locked(a) || locked(b)) {
+                    let ((a0, a1), (b0, b1)) = (lines(phase, a), lines(phase, b));
+                    if a0 <= b1 && b0 <= a1 {
+                        return Err(format!(
+                            "`{}` and `{}` share a line at phase {phase}",
+                            p.names[a], p.names[b]
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
