@@ -11,9 +11,10 @@
 //! alignment is also inferred from offsets as for BTF and
 //! [`TypeDb::align_inferred`] says so.
 //!
-//! Not read: compressed debug sections (decompress them with `objcopy
-//! --decompress-debug-sections`), split DWARF (`.dwo`), type units referenced
-//! by signature (`-fdebug-types-section`), C++ base classes.
+//! Type units (`-fdebug-types-section`, DWARF 4 `.debug_types` or DWARF 5)
+//! are followed by signature. Not read: compressed debug sections
+//! (decompress them with `objcopy --decompress-debug-sections`), split DWARF
+//! (`.dwo`), C++ base classes.
 
 use crate::error::Diagnostic;
 use crate::typedb::graph::{Node, Qualifier, RawMember, Span, TypeGraph, TypeId};
@@ -25,6 +26,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// Marks offsets in `.debug_types` (DWARF 4 type units) apart from `.debug_info` ones.
+const DEBUG_TYPES: u64 = 1 << 63;
 
 /// Loads the structs and unions of the DWARF in an ELF file.
 pub fn load_dwarf(path: &Path) -> Result<TypeDb, Diagnostic> {
@@ -86,7 +90,14 @@ fn load_sections<'d>(file: &object::File<'d>) -> Result<HashMap<String, Cow<'d, 
         } else {
             data
         };
-        out.insert(name.to_string(), data);
+        // gcc -g3 puts .debug_macro in COMDAT groups too; those are not read.
+        let read = matches!(name, ".debug_info" | ".debug_types" | ".debug_abbrev")
+            || name.starts_with(".debug_str");
+        if out.insert(name.to_string(), data).is_some() && read {
+            return Err(format!(
+                "the file has several {name} sections (type units in COMDAT groups, from -fdebug-types-section): link it first, or build it without -fdebug-types-section"
+            ));
+        }
     }
     Ok(out)
 }
@@ -157,8 +168,11 @@ enum Open {
 
 struct GraphReader {
     graph: TypeGraph<'static>,
-    /// Type id of each type entry, by `.debug_info` offset.
-    ids: HashMap<usize, TypeId>,
+    /// Type id of each type entry, by section offset ([`DEBUG_TYPES`] set
+    /// for `.debug_types`).
+    ids: HashMap<u64, TypeId>,
+    /// Section offset of the type of each type unit, by signature.
+    signatures: HashMap<u64, u64>,
     /// Interned names.
     names: HashMap<Vec<u8>, u32>,
     little_endian: bool,
@@ -177,6 +191,7 @@ impl GraphReader {
                 may_repeat: false,
             },
             ids: HashMap::new(),
+            signatures: HashMap::new(),
             names: HashMap::new(),
             little_endian: matches!(endian, RunTimeEndian::Little),
         }
@@ -184,7 +199,7 @@ impl GraphReader {
 
     /// The type id of the entry at `.debug_info` offset `offset`, allocated on
     /// first mention (the entry may come later).
-    fn id_at(&mut self, offset: usize) -> TypeId {
+    fn id_at(&mut self, offset: u64) -> TypeId {
         if let Some(&id) = self.ids.get(&offset) {
             return id;
         }
@@ -210,24 +225,58 @@ impl GraphReader {
     }
 
     fn read(&mut self, dwarf: &gimli::Dwarf<Reader<'_>>) -> gimli::Result<()> {
-        let mut units = dwarf.units();
+        self.find_type_units(dwarf)?;
         let mut unit_count = 0;
         let mut pointer_size = None;
+        let mut units = dwarf.units();
         while let Some(header) = units.next()? {
             let unit = dwarf.unit(header)?;
             unit_count += 1;
             pointer_size.get_or_insert(u64::from(unit.header.address_size()));
-            self.read_unit(dwarf, &unit)?;
+            self.read_unit(dwarf, &unit, 0)?;
+        }
+        let mut type_units = dwarf.type_units();
+        while let Some(header) = type_units.next()? {
+            let unit = dwarf.unit(header)?;
+            unit_count += 1;
+            self.read_unit(dwarf, &unit, DEBUG_TYPES)?;
         }
         self.graph.pointer_size = pointer_size.unwrap_or(8);
         self.graph.may_repeat = unit_count > 1;
         Ok(())
     }
 
+    /// Where each type unit's type is (`-fdebug-types-section`: members then
+    /// refer to types by signature).
+    fn find_type_units(&mut self, dwarf: &gimli::Dwarf<Reader<'_>>) -> gimli::Result<()> {
+        let mut add = |header: &gimli::UnitHeader<Reader<'_>>, section: u64| {
+            if let gimli::UnitType::Type {
+                type_signature,
+                type_offset,
+            } = header.type_()
+            {
+                let at = type_offset.to_unit_section_offset(header).0 as u64 | section;
+                self.signatures.insert(type_signature.0, at);
+            }
+        };
+        let mut units = dwarf.units();
+        while let Some(header) = units.next()? {
+            add(&header, 0);
+        }
+        let mut type_units = dwarf.type_units();
+        while let Some(header) = type_units.next()? {
+            add(&header, DEBUG_TYPES);
+        }
+        Ok(())
+    }
+
+    /// Reads the entries of one unit; `section` is 0 for `.debug_info` and
+    /// [`DEBUG_TYPES`] for `.debug_types`.
     fn read_unit(
         &mut self,
         dwarf: &gimli::Dwarf<Reader<'_>>,
         unit: &gimli::Unit<Reader<'_>>,
+        section: u64,
     ) -> gimli::Result<()> {
         let mut stack: Vec<(isize, Open)> = Vec::new();
         let mut entries = unit.entries();
@@ -238,10 +287,7 @@ impl GraphReader {
                     self.close(open);
                 }
             }
-            let Some(offset) = entry.offset().to_debug_info_offset(&unit.header) else {
-                continue;
-            };
-            let offset = offset.0;
+            let offset = entry.offset().to_unit_section_offset(&unit.header).0 as u64 | section;
             let tag = entry.tag();
             if tag == dw::DW_TAG_compile_unit || tag == dw::DW_TAG_partial_unit {
                 self.note_producer(dwarf, unit, entry);
@@ -253,7 +299,25 @@ impl GraphReader {
                 },
                 None => 0,
             };
-            let target = self.type_ref(unit, entry.attr_value(dw::DW_AT_type));
+            // A stub for a type that lives in a type unit: an alias of it.
+            if let Some(AttributeValue::DebugTypesRef(signature)) =
+                entry.attr_value(dw::DW_AT_signature)
+            {
+                if let Some(&at) = self.signatures.get(&signature.0) {
+                    let (id, to) = (self.id_at(offset), self.id_at(at));
+                    if id != to {
+                        self.graph.nodes[id as usize] = Node::Qual {
+                            qual: Qualifier::TypeTag,
+                            to,
+                        };
+                    }
+                }
+                if entry.has_children() {
+                    stack.push((depth, Open::Other));
+                }
+                continue;
+            }
+            let target = self.type_ref(unit, section, entry.attr_value(dw::DW_AT_type));
             let byte_size = udata(entry.attr_value(dw::DW_AT_byte_size));
             let align =
                 udata(entry.attr_value(dw::DW_AT_alignment)).map_or(0, |a| a.min(1 << 30) as u32);
@@ -372,11 +436,17 @@ impl GraphReader {
     fn type_ref(
         &mut self,
         unit: &gimli::Unit<Reader<'_>>,
+        section: u64,
         value: Option<AttributeValue<Reader<'_>>>,
     ) -> TypeId {
         let offset = match value {
-            Some(AttributeValue::UnitRef(o)) => o.to_debug_info_offset(&unit.header).map(|o| o.0),
-            Some(AttributeValue::DebugInfoRef(o)) => Some(o.0),
+            Some(AttributeValue::UnitRef(o)) => {
+                Some(o.to_unit_section_offset(&unit.header).0 as u64 | section)
+            }
+            Some(AttributeValue::DebugInfoRef(o)) => Some(o.0 as u64),
+            Some(AttributeValue::DebugTypesRef(signature)) => {
+                self.signatures.get(&signature.0).copied()
+            }
             _ => None,
         };
         offset.map_or(0, |o| self.id_at(o))

@@ -61,6 +61,13 @@ struct Objects {
     dwarf4_strict: PathBuf,
     /// layouts.c and second_unit.c linked: two units repeating types.
     program: PathBuf,
+    /// The same with type units (`-fdebug-types-section`), DWARF 5 and 4.
+    program_type_units: PathBuf,
+    program_type_units4: PathBuf,
+    /// An object with type units in COMDAT sections (not readable unlinked).
+    type_units_object: PathBuf,
+    /// -g3: macro sections in COMDAT groups, which the reader skips.
+    with_macros: PathBuf,
     btf: PathBuf,
     /// The raw `.BTF` section of `btf`.
     raw_btf: PathBuf,
@@ -78,6 +85,10 @@ fn objects() -> &'static Objects {
             dwarf4: dir.join("layouts.dwarf4.o"),
             dwarf4_strict: dir.join("layouts.dwarf4-strict.o"),
             program: dir.join("layouts-program"),
+            program_type_units: dir.join("layouts-program-tu"),
+            program_type_units4: dir.join("layouts-program-tu4"),
+            type_units_object: dir.join("layouts.tu.o"),
+            with_macros: dir.join("layouts.g3.o"),
             btf: dir.join("layouts.btf.o"),
             raw_btf: dir.join("layouts.btf"),
             plain: dir.join("layouts.plain.o"),
@@ -89,12 +100,29 @@ fn objects() -> &'static Objects {
             &source,
             &objects.dwarf4_strict,
         );
-        run(Command::new("gcc")
-            .arg("-g")
-            .arg(&source)
-            .arg(fixtures().join("second_unit.c"))
-            .arg("-o")
-            .arg(&objects.program));
+        let link = |flags: &[&str], output: &Path| {
+            run(Command::new("gcc")
+                .args(flags)
+                .arg(&source)
+                .arg(fixtures().join("second_unit.c"))
+                .arg("-o")
+                .arg(output));
+        };
+        link(&["-g"], &objects.program);
+        link(
+            &["-g", "-fdebug-types-section"],
+            &objects.program_type_units,
+        );
+        link(
+            &["-gdwarf-4", "-fdebug-types-section"],
+            &objects.program_type_units4,
+        );
+        gcc(
+            &["-g", "-fdebug-types-section"],
+            &source,
+            &objects.type_units_object,
+        );
+        gcc(&["-g3"], &source, &objects.with_macros);
         gcc(&["-gbtf"], &source, &objects.btf);
         gcc(&[], &source, &objects.plain);
         let dump = format!(".BTF={}", objects.raw_btf.display());
@@ -419,6 +447,24 @@ fn dwarf_versions_and_repeated_units_read_the_same() {
     for a in program.aggregates() {
         assert_eq!(Some(a), dwarf.find(&a.name), "{}", a.name);
     }
+    // Type units (DWARF 5 in .debug_info, DWARF 4 in .debug_types) and -g3 read the same.
+    for linked in [
+        &objects().program_type_units,
+        &objects().program_type_units4,
+        &objects().with_macros,
+    ] {
+        let db = load_dwarf(linked).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(db.len(), dwarf.len(), "{}", linked.display());
+        for a in db.aggregates() {
+            assert_eq!(
+                Some(a),
+                dwarf.find(&a.name),
+                "{} in {}",
+                a.name,
+                linked.display()
+            );
+        }
+    }
     let mut found: Vec<String> = program
         .embedders("list_node")
         .into_iter()
@@ -731,6 +777,8 @@ fn bad_input_is_a_diagnostic() {
     let plain = &objects().plain;
     assert_error_names(load_btf(plain), plain, "no .BTF section");
     assert_error_names(load_dwarf(plain), plain, "no DWARF");
+    let tu = &objects().type_units_object;
+    assert_error_names(load_dwarf(tu), tu, "-fdebug-types-section");
     // A BTF object read as DWARF and the other way round.
     assert_error_names(load_dwarf(&objects().btf), &objects().btf, "no DWARF");
     assert_error_names(
