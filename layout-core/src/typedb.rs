@@ -318,6 +318,28 @@ impl TypeDb {
         self.aggregates.iter()
     }
 
+    /// The aggregate at position `index` of [`TypeDb::aggregates`].
+    pub fn get(&self, index: usize) -> Option<&Aggregate> {
+        self.aggregates.get(index)
+    }
+
+    /// Every definition of `name` (a tag can have several different ones in
+    /// a kernel: static structs of different drivers), in order.
+    pub fn find_all(&self, name: &str) -> Vec<&Aggregate> {
+        let name = name.trim();
+        let (kind, bare) = if let Some(tag) = name.strip_prefix("struct ") {
+            (Some(AggregateKind::Struct), tag.trim())
+        } else if let Some(tag) = name.strip_prefix("union ") {
+            (Some(AggregateKind::Union), tag.trim())
+        } else {
+            (None, name)
+        };
+        self.aggregates
+            .iter()
+            .filter(|a| a.name == bare && kind.map_or(true, |k| k == a.kind))
+            .collect()
+    }
+
     /// A struct or union by name: `foo` (struct tag, then union tag, then
     /// typedef or synthetic name), `struct foo`, `union foo`, a typedef that
     /// resolves to an aggregate (`atomic_long_t`), or a synthetic name.

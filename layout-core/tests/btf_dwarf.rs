@@ -993,6 +993,13 @@ fn kernel_btf_loads_with_sane_layouts() {
     assert!(embedders.contains(&"mem_cgroup"), "{embedders:?}");
     let atomic = get(db, "atomic_long_t");
     assert_eq!((atomic.size, atomic.align), (8, 8));
+    // find() returns the first of several definitions of a tag; find_all() all.
+    let all = db.find_all("struct page_counter");
+    assert_eq!(all.first().map(|a| std::ptr::eq(*a, counter)), Some(true));
+    let i = db
+        .index_of(counter)
+        .expect("page_counter belongs to the database");
+    assert!(std::ptr::eq(db.get(i).expect("get by index"), counter));
     // Synthetic names are unique, and find() resolves each to its aggregate.
     let mut seen = std::collections::HashSet::new();
     for agg in db.aggregates().filter(|a| a.is_anonymous()) {
