@@ -79,7 +79,10 @@ pub mod __private;
 /// A struct whose layout was checked (or written) by cachelayout's macros.
 ///
 /// Implemented by `#[derive(CacheLayout)]` and `#[cachelayout::optimize]`;
-/// do not implement it by hand.
+/// do not implement it by hand. Fields without an access attribute get
+/// their class from their type: `Atomic*` are lockless, `Mutex`/`RwLock`
+/// are locked under a lock named after the field, everything else is
+/// read-mostly (see the [crate documentation](crate) for all attributes).
 pub trait CacheLayout: Sized {
     /// The cache line size the layout was checked for (`#[layout(line = ..)]`).
     const LINE_SIZE: usize;

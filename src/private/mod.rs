@@ -4,9 +4,9 @@
 //! - [`Info`]: what the generated `CacheLayout` impl knows about the struct —
 //!   every field's real offset, size and alignment (`offset_of!`, `size_of`,
 //!   `align_of`), its access class, and the layout the solver planned.
-//! - [`check`]: `const fn`s the generated compile-time assertions call; they
+//! - `check`: `const fn`s the generated compile-time assertions call; they
 //!   return the error message when the rule is broken.
-//! - [`report`]: the runtime report behind `CacheLayout::layout_report`.
+//! - `report`: the runtime report behind `CacheLayout::layout_report`.
 //! - `Align2` .. `Align256`: zero-sized types of that alignment; a
 //!   `[Align64; 0]` field starts the next field on a 64-byte boundary;
 //!   [`Padding`] where no marker lands on the planned offset.
