@@ -65,6 +65,14 @@ pub struct Mixed<'a> {
 #[cachelayout::optimize]
 pub struct Empty {}
 
+/// `cfg_attr` on the struct itself is evaluated before the macro runs.
+#[cachelayout::optimize]
+#[cfg_attr(target_pointer_width = "64", layout(line = 128))]
+#[cfg_attr(not(target_pointer_width = "64"), layout(line = 32))]
+pub struct Configured {
+    pub hits: AtomicU64,
+}
+
 fn offset(s: &cachelayout::core::Struct, l: &cachelayout::core::Layout, name: &str) -> u64 {
     l.slot_of(s.field_index(name).unwrap()).unwrap().offset
 }
@@ -135,6 +143,16 @@ fn pins_hints_unknown_sizes() {
         }
     }
     assert!(s.field_index("type").is_some());
+}
+
+#[test]
+fn struct_level_cfg_attr() {
+    let line = if cfg!(target_pointer_width = "64") {
+        128
+    } else {
+        32
+    };
+    assert_eq!(Configured::LINE_SIZE, line);
 }
 
 #[test]

@@ -431,9 +431,10 @@ fn parse_fields<'a>(
 }
 
 /// `#[cachelayout::optimize]` runs before rustc evaluates `#[cfg]` and
-/// `#[cfg_attr]` inside the struct: it cannot know whether a `#[cfg]` field
-/// exists, nor whether a `#[cfg_attr(.., layout(..))]` applies. (The derive
-/// sees the struct after they are evaluated.)
+/// `#[cfg_attr]` on the fields (those on the struct itself are evaluated
+/// first): it cannot know whether a `#[cfg]` field exists, nor whether a
+/// `#[cfg_attr(.., layout(..))]` applies. The derive sees the configured
+/// struct.
 fn check_cfg(attrs: &[Attribute], field: &str, errors: &mut Errors) {
     for attr in attrs {
         if attr.path().is_ident("cfg") {

@@ -101,7 +101,8 @@ fn check_items(
 /// read once the macro gave up on the item.
 fn strip_layout_attrs(item: &mut DeriveInput) {
     let is_layout = |a: &syn::Attribute| {
-        a.path().is_ident("layout") || (a.path().is_ident("cfg_attr") && attr::cfg_attr_has_layout(a))
+        a.path().is_ident("layout")
+            || (a.path().is_ident("cfg_attr") && attr::cfg_attr_has_layout(a))
     };
     item.attrs.retain(|a| !is_layout(a));
     if let syn::Data::Struct(s) = &mut item.data {

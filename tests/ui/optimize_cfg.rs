@@ -1,4 +1,4 @@
-// optimize runs before #[cfg] and #[cfg_attr] inside the struct are evaluated.
+// optimize runs before #[cfg] and #[cfg_attr] on the fields are evaluated.
 use std::sync::atomic::AtomicU64;
 
 #[cachelayout::optimize]
