@@ -14,6 +14,7 @@ pub mod cost;
 pub mod dwarf;
 pub mod emit;
 pub mod error;
+pub mod growth;
 pub mod layout;
 pub mod model;
 pub mod report;

@@ -36,6 +36,13 @@ pub enum Command {
     /// wherever the struct is placed; with --offset it exploits the known phase and
     /// prints the assertion that pins it.
     Propose(ProposeArgs),
+    /// Report how a struct's new size spreads to every struct that embeds it, and what
+    /// it costs the allocator (kmalloc size classes).
+    ///
+    /// Either compare two versions of the headers (--before OLD.h --after NEW.h), or
+    /// give the struct a new --size (and --align) in BTF, DWARF or a header and lay out
+    /// every embedder again, transitively: directly, in arrays, nested several levels.
+    Growth(GrowthArgs),
 }
 
 /// Where the struct comes from and how fields are accessed.
@@ -105,6 +112,11 @@ pub struct ProposeArgs {
     /// Allow --output to overwrite an existing file.
     #[arg(long)]
     pub force: bool,
+    /// Also report how the new size spreads to the structs that embed this one (from the
+    /// same header, BTF or DWARF): on stderr with a diff, appended to a table, or as
+    /// "growth" in JSON.
+    #[arg(long)]
+    pub growth: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +128,60 @@ pub enum ShowFormat {
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProposeFormat {
     Diff,
+    Table,
+    Json,
+}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+cachelayout growth --before mmzone.h.orig --after mmzone.h --struct lru_gen_folio\n  \
+cachelayout growth --btf /sys/kernel/btf/vmlinux --struct page_counter --size 256\n  \
+cachelayout growth --header lru_gen.h --struct lru_gen_folio --size 1408 --align 64 \\\n    \
+--instances 'mem_cgroup_per_node=4:per memcg, 4 nodes'")]
+pub struct GrowthArgs {
+    /// The struct that changes (without the `struct` keyword), or a typedef name.
+    #[arg(long = "struct", value_name = "NAME")]
+    pub struct_name: String,
+    /// The header before the change (with --after): every size comes from the headers.
+    #[arg(long, value_name = "OLD.h")]
+    pub before: Option<PathBuf>,
+    /// The header after the change (with --before).
+    #[arg(long, value_name = "NEW.h")]
+    pub after: Option<PathBuf>,
+    /// The struct's new size in bytes; the embedders are laid out again with C's rules.
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<u64>,
+    /// The struct's new alignment (with --size; default: the current one).
+    #[arg(long, value_name = "BYTES")]
+    pub align: Option<u64>,
+    /// Types from BTF (/sys/kernel/btf/vmlinux, a -gbtf object), for --size.
+    #[arg(long, value_name = "PATH")]
+    pub btf: Option<PathBuf>,
+    /// Types from DWARF (an object built with -g), for --size.
+    #[arg(long, value_name = "FILE")]
+    pub dwarf: Option<PathBuf>,
+    /// Types from a C header, for --size.
+    #[arg(long, value_name = "FILE.h")]
+    pub header: Option<PathBuf>,
+    /// COUNT objects of struct NAME are allocated with kmalloc: multiply its real bytes
+    /// per object (size class change) by COUNT. NOTE says what the count is, e.g.
+    /// --instances 'mem_cgroup_per_node=4:per memcg, 4 nodes'. Repeatable.
+    #[arg(long = "instances", value_name = "NAME=COUNT[:NOTE]")]
+    pub instances: Vec<String>,
+    /// Define a constant or config option for the headers: -D MAX_NR_ZONES=5.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub defines: Vec<String>,
+    /// Access file whose [types] and [defines] the headers need.
+    #[arg(long, value_name = "FILE")]
+    pub access: Option<PathBuf>,
+    /// text: one line per struct, ready for a changelog; table; json.
+    #[arg(long, value_enum, default_value_t = GrowthFormat::Text)]
+    pub format: GrowthFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowthFormat {
+    Text,
     Table,
     Json,
 }

@@ -156,7 +156,7 @@ fn with_header_source(
 }
 
 /// The access file's [defines], then -D flags on top (a flag without a value means 1).
-fn merged_defines(file: Option<&AccessFile>, flags: &[String]) -> Result<Defines, Diagnostic> {
+pub(super) fn merged_defines(file: Option<&AccessFile>, flags: &[String]) -> Result<Defines, Diagnostic> {
     let mut defines = file.map(|f| f.defines.clone()).unwrap_or_default();
     for flag in flags {
         let (name, value) = match flag.split_once('=') {

@@ -2,6 +2,7 @@
 //! the input loading in [`input`].
 
 mod args;
+mod growth;
 mod input;
 mod propose;
 mod show;
@@ -21,6 +22,7 @@ pub fn run() -> ExitCode {
     let result = match &cli.command {
         args::Command::Show(a) => show::run(a),
         args::Command::Propose(a) => propose::run(a),
+        args::Command::Growth(a) => growth::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -36,6 +36,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     };
     let before = &loaded.declared;
     let assertion = emit::phase_assertion(&s.name, None, &solved.layout);
+    let growth = if a.growth { Some(super::growth::for_proposal(&a.input, s, &solved.layout)?) } else { None };
     let mut out = String::new();
     match a.format {
         ProposeFormat::Diff => {
@@ -56,6 +57,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = writeln!(out, "{}", report::diagram(s, &solved.layout, &lines));
             }
             out.push_str(&summary(s, before, &solved, separated.as_ref(), assertion.as_deref()));
+            if let Some(g) = &growth {
+                let _ = write!(out, "\nGrowth:\n{}", g.text());
+            }
         }
         ProposeFormat::Json => {
             let mut v = serde_json::json!({
@@ -71,6 +75,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if let Some(alt) = &separated {
                 v["separated_locked_size"] = serde_json::Value::from(alt.layout.size);
             }
+            if let Some(g) = &growth {
+                v["growth"] = g.json();
+            }
             out = serde_json::to_string_pretty(&v).expect("JSON values always serialise");
             out.push('\n');
         }
@@ -78,6 +85,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     write_output(a, &out)?;
     if a.format == ProposeFormat::Diff {
         eprint!("{}", summary(s, before, &solved, separated.as_ref(), assertion.as_deref()));
+        if let Some(g) = &growth {
+            eprint!("\nGrowth:\n{}", g.text());
+        }
     }
     Ok(EXIT_OK)
 }

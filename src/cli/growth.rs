@@ -1,0 +1,155 @@
+//! `cachelayout growth`: how a struct's new size spreads to every struct that
+//! embeds it, and what it costs the allocator; and the same report for
+//! `propose --growth`.
+
+use super::args::{GrowthArgs, GrowthFormat, InputArgs};
+use super::{input, EXIT_OK};
+use layout_core::access;
+use layout_core::c::{self, Defines, TypeTable};
+use layout_core::growth::{self, GrowthReport, HeaderTypes, Instances, Shape};
+use layout_core::{Diagnostic, Layout, Struct};
+use std::path::Path;
+
+pub fn run(a: &GrowthArgs) -> Result<u8, Diagnostic> {
+    let instances = a
+        .instances
+        .iter()
+        .map(|spec| Instances::parse(spec))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut report = match (&a.before, &a.after) {
+        (Some(before), Some(after)) => {
+            if a.size.is_some()
+                || a.align.is_some()
+                || a.btf.is_some()
+                || a.dwarf.is_some()
+                || a.header.is_some()
+            {
+                return Err(Diagnostic::new("--before/--after compare two headers: they take no --size, --align, --btf, --dwarf or --header")
+                    .help("the new sizes come from the --after header"));
+            }
+            let (defines, types) = header_settings(a.access.as_deref(), &a.defines)?;
+            let old = header_types(before, &defines, &types)?;
+            let new = header_types(after, &defines, &types)?;
+            growth::compare_headers(&old, &new, &a.struct_name)?
+        }
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(Diagnostic::new("--before and --after go together")
+                .help("give both headers: --before OLD.h --after NEW.h"))
+        }
+        (None, None) => grow_by_size(a)?,
+    };
+    report.apply_instances(&instances)?;
+    print!("{}", render(&report, a.format));
+    Ok(EXIT_OK)
+}
+
+/// `--size N [--align A]` on BTF, DWARF or a header.
+fn grow_by_size(a: &GrowthArgs) -> Result<GrowthReport, Diagnostic> {
+    let Some(size) = a.size else {
+        return Err(Diagnostic::new("no change given")
+            .help("give --before OLD.h --after NEW.h, or --btf PATH (or --dwarf FILE, --header FILE) with --size N"));
+    };
+    match [a.btf.is_some(), a.dwarf.is_some(), a.header.is_some()]
+        .iter()
+        .filter(|&&s| s)
+        .count()
+    {
+        0 => {
+            return Err(Diagnostic::new(
+                "--size needs the types: --btf PATH, --dwarf FILE or --header FILE",
+            )
+            .help("e.g. --btf /sys/kernel/btf/vmlinux"))
+        }
+        1 => {}
+        _ => {
+            return Err(
+                Diagnostic::new("give only one of --btf, --dwarf and --header")
+                    .help("they are different sources of the same types"),
+            )
+        }
+    }
+    let (db, skipped) = if let Some(p) = &a.btf {
+        (layout_core::btf::load_btf(p)?, Vec::new())
+    } else if let Some(p) = &a.dwarf {
+        (layout_core::dwarf::load_dwarf(p)?, Vec::new())
+    } else {
+        let path = a.header.as_deref().expect("one source is given");
+        let (defines, types) = header_settings(a.access.as_deref(), &a.defines)?;
+        let t = header_types(path, &defines, &types)?;
+        t.find_struct(&a.struct_name)?;
+        (t.db, t.skipped)
+    };
+    let root = db.find_struct(&a.struct_name)?;
+    let align = a.align.unwrap_or(root.align);
+    let mut report = growth::grow(&db, &a.struct_name, Shape { size, align })?;
+    for (name, d) in &skipped {
+        report.notes.push(format!(
+            "struct {name} could not be laid out, so it is not in this report: {}",
+            d.message
+        ));
+    }
+    Ok(report)
+}
+
+/// The growth report of a proposal: `layout` places the fields of `model`
+/// (the struct `input` names); the embedders come from the same BTF, DWARF
+/// or header.
+pub fn for_proposal(
+    input: &InputArgs,
+    model: &Struct,
+    layout: &Layout,
+) -> Result<GrowthReport, Diagnostic> {
+    let db = if let Some(p) = &input.btf {
+        layout_core::btf::load_btf(p)?
+    } else if let Some(p) = &input.dwarf {
+        layout_core::dwarf::load_dwarf(p)?
+    } else {
+        let path = input
+            .header
+            .as_deref()
+            .ok_or_else(|| Diagnostic::new("--growth needs the header, --btf or --dwarf"))?;
+        let (defines, types) = header_settings(input.access.as_deref(), &input.defines)?;
+        let t = header_types(path, &defines, &types)?;
+        t.find_struct(&input.struct_name)?;
+        t.db
+    };
+    let old = db.find_struct(&input.struct_name)?;
+    let new = growth::proposed_layout(old, model, layout)?;
+    growth::grow_to(&db, &input.struct_name, &new)
+}
+
+pub fn render(report: &GrowthReport, format: GrowthFormat) -> String {
+    match format {
+        GrowthFormat::Text => report.text(),
+        GrowthFormat::Table => report.table(),
+        GrowthFormat::Json => {
+            let mut s =
+                serde_json::to_string_pretty(&report.json()).expect("JSON values always serialise");
+            s.push('\n');
+            s
+        }
+    }
+}
+
+/// Defines and types for reading headers: the access file's, then -D flags.
+fn header_settings(
+    access_path: Option<&Path>,
+    flags: &[String],
+) -> Result<(Defines, TypeTable), Diagnostic> {
+    let file = match access_path {
+        Some(p) => Some(access::load(p)?),
+        None => None,
+    };
+    let defines = input::merged_defines(file.as_ref(), flags)?;
+    let types = file.map(|f| f.types).unwrap_or_default();
+    Ok((defines, types))
+}
+
+fn header_types(
+    path: &Path,
+    defines: &Defines,
+    types: &TypeTable,
+) -> Result<HeaderTypes, Diagnostic> {
+    let header = c::load_header(path, defines, types)?;
+    Ok(growth::header_types(&header))
+}
