@@ -159,10 +159,29 @@ pub fn soft_lines(s: &Struct, l: &Layout, w: &SoftWeights) -> Vec<SoftLine> {
 
 /// The number of distinct lines holding bytes of read-mostly fields.
 pub fn read_lines(s: &Struct, l: &Layout) -> u64 {
-    fields_by_line(s, l)
-        .values()
-        .filter(|fields| fields.iter().any(|&i| s.fields[i].access.is_read_mostly()))
-        .count() as u64
+    let mut spans: Vec<(u64, u64)> = l
+        .slots
+        .iter()
+        .filter_map(|sl| {
+            let f = s.fields.get(sl.field)?;
+            (f.size > 0 && f.access.is_read_mostly())
+                .then(|| (l.line_of(sl.offset), l.line_of(sl.offset + f.size - 1)))
+        })
+        .collect();
+    spans.sort_unstable();
+    let mut count = 0;
+    let mut counted_to: Option<u64> = None;
+    for (first, last) in spans {
+        let from = match counted_to {
+            Some(c) if c >= first => c + 1,
+            _ => first,
+        };
+        if last >= from {
+            count += last - from + 1;
+        }
+        counted_to = Some(counted_to.map_or(last, |c| c.max(last)));
+    }
+    count
 }
 
 /// Kendall tau distance between the layout's slot order and the declaration
@@ -206,7 +225,9 @@ pub fn inversions(seq: &[usize]) -> u64 {
     sort_count(&mut v, &mut Vec::with_capacity(seq.len()))
 }
 
-/// The fields holding bytes of each line touched, at the report placement.
+/// The fields holding bytes of each line that may hold more than one field,
+/// at the report placement: the first and last line of every field (a line
+/// strictly inside a field holds nothing else, since fields do not overlap).
 fn fields_by_line(s: &Struct, l: &Layout) -> BTreeMap<u64, Vec<usize>> {
     let mut per_line: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     for sl in &l.slots {
@@ -216,8 +237,10 @@ fn fields_by_line(s: &Struct, l: &Layout) -> BTreeMap<u64, Vec<usize>> {
         if f.size == 0 {
             continue;
         }
-        for line in l.line_of(sl.offset)..=l.line_of(sl.offset + f.size - 1) {
-            per_line.entry(line).or_default().push(sl.field);
+        let (first, last) = (l.line_of(sl.offset), l.line_of(sl.offset + f.size - 1));
+        per_line.entry(first).or_default().push(sl.field);
+        if last != first {
+            per_line.entry(last).or_default().push(sl.field);
         }
     }
     per_line
@@ -317,6 +340,23 @@ mod tests {
         );
         let l = layout(&[(2, 0), (0, 8), (1, 16)], 24, Placement::Aligned);
         assert_eq!(movement(&s, &l), 2);
+    }
+
+    #[test]
+    fn huge_fields_are_counted_without_visiting_their_lines() {
+        let s = Struct::new(
+            "s",
+            vec![
+                field("r", 1 << 40, Access::ReadMostly),
+                field("l", 8, Access::LockedWrite { lock: "k".into() }),
+            ],
+        );
+        let l = layout(&[(0, 0), (1, 1 << 40)], (1 << 40) + 8, Placement::Aligned);
+        assert_eq!(read_lines(&s, &l), (1 << 40) / 64);
+        assert_eq!(soft_cost(&s, &l, &SoftWeights::default()), 0);
+        let l = layout(&[(1, 0), (0, 8)], (1 << 40) + 8, Placement::Aligned);
+        assert_eq!(read_lines(&s, &l), (1 << 40) / 64 + 1);
+        assert_eq!(soft_cost(&s, &l, &SoftWeights::default()), 2);
     }
 
     #[test]

@@ -290,7 +290,9 @@ impl<'p> Driver<'p> {
                 continue;
             }
             let g = self.geoms[gi];
-            for order in ilp::gap_fills(self.p, g, self.best_key()[0], deadline) {
+            let hints: Vec<Vec<usize>> = self.best.iter().map(|b| b.order.clone()).collect();
+            let hints: Vec<&[usize]> = hints.iter().map(Vec::as_slice).collect();
+            for order in ilp::gap_fills(self.p, g, self.best_key()[0], &hints, deadline) {
                 let placed = Placer::new(self.p, g, false).place_all(&order);
                 let key = self.ev.key(&placed, &g);
                 self.polish(Incumbent {

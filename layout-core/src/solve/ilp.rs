@@ -1,7 +1,8 @@
 //! The gap-fill integer program (DESIGN.md §5, "line types").
 //!
 //! Conflicting fields form one run per colour, laid in an order `π` of the
-//! colours (every order up to 4 colours). Free fields, grouped into types
+//! colours (those of the best layouts found so far, then the declaration
+//! order and its reverse; at most three). Free fields, grouped into types
 //! `t` of equal size `w_t` and alignment with `N_t` fields each, go to the
 //! gaps `k = 0..=m` before, between and after the `m` runs. Run `j` (in `π`
 //! order) has length `h_j` and alignment `a_j`. With struct alignment `A`
@@ -43,7 +44,7 @@ use good_lp::highs as backend;
 use good_lp::microlp as backend;
 
 /// Most run orders tried.
-const MAX_ORDERS: usize = 24;
+const MAX_ORDERS: usize = 3;
 
 /// Orders realised from the program, one per run order where it found a
 /// layout smaller than `best_size` (by its own account).
@@ -51,6 +52,7 @@ pub(crate) fn gap_fills(
     p: &Problem,
     g: Geometry,
     best_size: u64,
+    hints: &[&[usize]],
     deadline: Instant,
 ) -> Vec<Vec<usize>> {
     let blocks = hard_blocks(p);
@@ -74,9 +76,7 @@ pub(crate) fn gap_fills(
             None => types.push((p.size[f], p.align[f], vec![f])),
         }
     }
-    let mut orders = Vec::new();
-    super::construct::permutations(&mut (0..m).collect(), 0, &mut orders);
-    orders.truncate(MAX_ORDERS);
+    let orders = run_orders(p, &blocks, hints);
     let mut out = Vec::new();
     let count = orders.len();
     for (k, pi) in orders.into_iter().enumerate() {
@@ -91,6 +91,33 @@ pub(crate) fn gap_fills(
         let runs: Vec<&Vec<usize>> = pi.iter().map(|&j| &blocks[j]).collect();
         if let Some(counts) = solve_model(p, g, &runs, &types, best_size, left) {
             out.push(realise(p, &runs, &types, &counts));
+        }
+    }
+    out
+}
+
+/// The run orders to try: those of the hint layouts (colours by first
+/// appearance), then the declaration order of the colours and its reverse.
+fn run_orders(p: &Problem, blocks: &[Vec<usize>], hints: &[&[usize]]) -> Vec<Vec<usize>> {
+    let m = blocks.len();
+    let block_of = |f: usize| blocks.iter().position(|b| p.color[b[0]] == p.color[f]);
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let natural: Vec<usize> = (0..m).collect();
+    let reversed: Vec<usize> = (0..m).rev().collect();
+    let from_hints = hints.iter().map(|order| {
+        let mut seen = Vec::with_capacity(m);
+        for &f in order.iter() {
+            if let Some(b) = block_of(f).filter(|_| p.color[f] != 0) {
+                if !seen.contains(&b) {
+                    seen.push(b);
+                }
+            }
+        }
+        seen
+    });
+    for order in from_hints.chain([natural, reversed]) {
+        if order.len() == m && !out.contains(&order) && out.len() < MAX_ORDERS {
+            out.push(order);
         }
     }
     out
@@ -236,7 +263,7 @@ mod tests {
     }
 
     fn best_realised(p: &Problem, g: Geometry) -> u64 {
-        let orders = gap_fills(p, g, 1_000, Instant::now() + Duration::from_secs(20));
+        let orders = gap_fills(p, g, 1_000, &[], Instant::now() + Duration::from_secs(20));
         assert!(!orders.is_empty());
         for o in &orders {
             let mut sorted = o.clone();
@@ -269,12 +296,7 @@ mod tests {
     #[test]
     fn nothing_better_than_the_cutoff_means_no_order() {
         let p = problem();
-        assert!(gap_fills(
-            &p,
-            Geometry::at_offset(64, 8, 0),
-            120,
-            Instant::now() + Duration::from_secs(20)
-        )
-        .is_empty());
+        let deadline = Instant::now() + Duration::from_secs(20);
+        assert!(gap_fills(&p, Geometry::at_offset(64, 8, 0), 120, &[], deadline).is_empty());
     }
 }
