@@ -52,25 +52,23 @@ pub const fn first_shared_line(
     None
 }
 
-/// Checks lockless field `field` against `partners` (the read-mostly fields,
-/// and the lockless fields of other writer groups declared after it) at
-/// every phase `align` allows. The message names the first partner that
-/// shares a line with it, the line and the phase, lists the others, and ends
-/// with `advice` (the order the solver suggests).
-pub const fn hard_rule_message(
-    info: &Info,
-    align: usize,
-    field: usize,
-    partners: &[usize],
-    advice: &str,
-) -> Option<Message> {
+/// Checks lockless field `field` against the fields it must not share a
+/// line with (the read-mostly fields, and the lockless fields of other
+/// writer groups declared after it: the earlier field of such a pair carries
+/// the check) at every phase `align` allows. The message names the first
+/// one that shares a line with it, the line and the phase, lists the others,
+/// and ends with the struct's advice (the order the solver suggests).
+pub const fn hard_rule_message(info: &Info, align: usize, field: usize) -> Option<Message> {
     let a = &info.fields[field];
     let mut found: Option<(usize, usize, usize)> = None;
     let mut also = Message::new();
     let mut also_count = 0;
-    let mut k = 0;
-    while k < partners.len() {
-        let j = partners[k];
+    let mut j = 0;
+    while j < info.fields.len() {
+        if !must_not_share(a, field, &info.fields[j], j) {
+            j += 1;
+            continue;
+        }
         if let Some((phase, line)) = first_shared_line(a, &info.fields[j], align, info.line) {
             if found.is_none() {
                 found = Some((j, phase, line));
@@ -82,7 +80,7 @@ pub const fn hard_rule_message(
                 also_count += 1;
             }
         }
-        k += 1;
+        j += 1;
     }
     let Some((other, phase, line)) = found else {
         return None;
@@ -113,10 +111,42 @@ pub const fn hard_rule_message(
     if let Some(plan) = info.plan {
         m = plan_mismatch(m, info, &plan);
     }
-    if !advice.is_empty() {
-        m = m.str("; ").str(advice);
+    if !info.advice.is_empty() {
+        m = m.str("; ").str(info.advice);
     }
     Some(m)
+}
+
+/// Whether lockless field `a` (at index `i`) carries the check against `b`
+/// (at index `j`): `b` is read-mostly, or lockless of another writer group
+/// and declared after `a`.
+const fn must_not_share(a: &FieldFacts, i: usize, b: &FieldFacts, j: usize) -> bool {
+    match (a.class, b.class) {
+        (Class::Lockless(_), Class::ReadMostly) => true,
+        (Class::Lockless(ga), Class::Lockless(gb)) => j > i && !same_group(ga, gb),
+        _ => false,
+    }
+}
+
+const fn same_group(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            let (a, b) = (a.as_bytes(), b.as_bytes());
+            if a.len() != b.len() {
+                return false;
+            }
+            let mut k = 0;
+            while k < a.len() {
+                if a[k] != b[k] {
+                    return false;
+                }
+                k += 1;
+            }
+            true
+        }
+        _ => false,
+    }
 }
 
 /// Checks `#[layout(size = .., align = ..)]` on `field` against its real

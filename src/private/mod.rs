@@ -73,6 +73,9 @@ pub struct Info {
     pub fields: &'static [FieldFacts],
     /// False under `#[layout(report_only)]`: nothing is asserted.
     pub checked: bool,
+    /// The end of a broken-rule message: the order the solver suggests
+    /// (derive), or empty.
+    pub advice: &'static str,
     pub plan: Option<Plan>,
 }
 

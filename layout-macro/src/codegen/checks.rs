@@ -10,8 +10,9 @@ use quote::{quote, quote_spanned};
 
 /// One item per lockless field that has fields it must not share a line
 /// with: the read-mostly fields, and the lockless fields of other writer
-/// groups declared after it (the earlier one of a pair carries the check).
-pub fn hard_rule(input: &Input, model: &Model, advice: &str) -> TokenStream {
+/// groups declared after it (the earlier one of a pair carries the check;
+/// `hard_rule_message` finds them from the classes in `__INFO`).
+pub fn hard_rule(input: &Input, model: &Model) -> TokenStream {
     let ty = static_type(input);
     let fields = &model.strukt.fields;
     let checks = fields
@@ -19,15 +20,10 @@ pub fn hard_rule(input: &Input, model: &Model, advice: &str) -> TokenStream {
         .enumerate()
         .filter(|(_, f)| f.access.is_lockless())
         .filter_map(|(i, a)| {
-            let partners: Vec<usize> = fields
-                .iter()
-                .enumerate()
-                .filter(|&(j, b)| {
-                    a.access.hard_conflict(&b.access) && (b.access.is_read_mostly() || j > i)
-                })
-                .map(|(j, _)| j)
-                .collect();
-            if partners.is_empty() {
+            let has_partner = fields.iter().enumerate().any(|(j, b)| {
+                a.access.hard_conflict(&b.access) && (b.access.is_read_mostly() || j > i)
+            });
+            if !has_partner {
                 return None;
             }
             let call = quote! {
@@ -35,8 +31,6 @@ pub fn hard_rule(input: &Input, model: &Model, advice: &str) -> TokenStream {
                     &<#ty as ::cachelayout::CacheLayout>::__INFO,
                     ::core::mem::align_of::<#ty>(),
                     #i,
-                    &[#(#partners),*],
-                    #advice,
                 )
             };
             Some(assertion(call, input.fields[i].span))

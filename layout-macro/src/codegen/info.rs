@@ -9,10 +9,12 @@ use layout_core::Access;
 use proc_macro2::TokenStream;
 use quote::quote;
 
+/// `advice` ends the messages of broken-rule checks (see `checks`).
 pub fn impl_cache_layout(
     input: &Input,
     model: &Model,
     planned: Option<&Planned<'_>>,
+    advice: &str,
 ) -> TokenStream {
     let name = &input.ident;
     let name_str = name.to_string();
@@ -49,6 +51,7 @@ pub fn impl_cache_layout(
                 line: #line,
                 fields: &[#(#facts),*],
                 checked: #checked,
+                advice: #advice,
                 plan: #plan,
             };
         }

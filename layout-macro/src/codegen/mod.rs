@@ -25,11 +25,11 @@ pub struct Planned<'a> {
 /// `#[derive(CacheLayout)]`: the impl and, unless `report_only`, the
 /// assertions. `advice` ends every conflict message.
 pub fn derive(input: &Input, model: &Model, advice: &str) -> TokenStream {
-    let info = info::impl_cache_layout(input, model, None);
+    let info = info::impl_cache_layout(input, model, None, advice);
     if input.options.report_only {
         return info;
     }
-    let hard = checks::hard_rule(input, model, advice);
+    let hard = checks::hard_rule(input, model);
     let hints = checks::hints(input);
     quote! { #info #hard #hints }
 }
@@ -38,9 +38,9 @@ pub fn derive(input: &Input, model: &Model, advice: &str) -> TokenStream {
 /// assertions.
 pub fn optimize(input: &Input, model: &Model, planned: &Planned<'_>) -> TokenStream {
     let strukt = rewrite::rewrite(input, planned.items);
-    let info = info::impl_cache_layout(input, model, Some(planned));
-    // The message says which planned size was wrong (see `plan_mismatch`).
-    let hard = checks::hard_rule(input, model, "");
+    // No advice: the message says which planned size was wrong instead.
+    let info = info::impl_cache_layout(input, model, Some(planned), "");
+    let hard = checks::hard_rule(input, model);
     let hints = checks::hints(input);
     let pins = checks::pins(input);
     quote! { #strukt #info #hard #hints #pins }
