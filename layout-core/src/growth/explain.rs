@@ -262,6 +262,15 @@ pub(crate) fn explain(
                 let bytes = np.hole_before - op.hole_before;
                 added += bytes;
                 let (from, to) = (old.members[op.index].offset, new.members[np.index].offset);
+                let nm = &new.members[np.index];
+                let align = nm.align.max(nm.attr_align.unwrap_or(1));
+                let embeds_change = change_of(db, old, op.index, changed).is_some();
+                if same_order && from != to && !embeds_change && align > 1 {
+                    why.push(format!(
+                        "{}.{}: it is {align}-byte aligned, so it moves to the next multiple of {align}",
+                        old.name, np.label
+                    ));
+                }
                 parts.push(if !same_order {
                     Part::Hole {
                         member: np.label.clone(),
