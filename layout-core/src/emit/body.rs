@@ -20,8 +20,16 @@ use std::ops::Range;
 pub(crate) enum MarkerKind {
     /// `CACHELINE_PADDING(name);`: the next member starts a new line.
     Padding,
-    /// `__cacheline_group_begin(...)` / `_end(...)` and their `_aligned` forms.
-    Group,
+    /// `__cacheline_group_begin(g)` and `__cacheline_group_begin_aligned(g)`.
+    GroupBegin,
+    /// `__cacheline_group_end(g)` and `__cacheline_group_end_aligned(g)`.
+    GroupEnd,
+}
+
+impl MarkerKind {
+    pub(crate) fn is_group(self) -> bool {
+        matches!(self, MarkerKind::GroupBegin | MarkerKind::GroupEnd)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -153,12 +161,43 @@ fn marker_kind(decl: &str) -> Option<MarkerKind> {
         .unwrap_or(decl.len());
     match &decl[..end] {
         "CACHELINE_PADDING" => Some(MarkerKind::Padding),
-        "__cacheline_group_begin"
-        | "__cacheline_group_end"
-        | "__cacheline_group_begin_aligned"
-        | "__cacheline_group_end_aligned" => Some(MarkerKind::Group),
+        "__cacheline_group_begin" | "__cacheline_group_begin_aligned" => {
+            Some(MarkerKind::GroupBegin)
+        }
+        "__cacheline_group_end" | "__cacheline_group_end_aligned" => Some(MarkerKind::GroupEnd),
         _ => None,
     }
+}
+
+/// The first argument of a marker macro: `g` in `__cacheline_group_begin(g);`.
+pub(crate) fn marker_name(decl: &str) -> Option<&str> {
+    let open = decl.find('(')?;
+    let rest = &decl[open + 1..];
+    let end = rest.find([',', ')'])?;
+    let name = rest[..end].trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The group each field sits in in the header (between a begin marker and
+/// the next end marker), by field index.
+pub(crate) fn old_groups(src: &StructSource, n_fields: usize) -> Vec<Option<String>> {
+    let mut out = vec![None; n_fields];
+    let mut open: Option<String> = None;
+    for m in &src.members {
+        match m.field {
+            Some(f) if f < n_fields => out[f] = open.clone(),
+            Some(_) => {}
+            None => {
+                let decl = src.text[m.decl.clone()].trim_start();
+                match marker_kind(decl) {
+                    Some(MarkerKind::GroupBegin) => open = marker_name(decl).map(str::to_string),
+                    Some(MarkerKind::GroupEnd) => open = None,
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The nodes with their field-carrying nodes in the order of `rank`
@@ -232,4 +271,32 @@ pub(crate) fn flatten<'a, 'n>(nodes: &'n [Node<'a>], out: &mut Vec<&'n Node<'a>>
             other => out.push(other),
         }
     }
+}
+
+/// A top-level node that carries fields, and where it lies in the
+/// flattened list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Carrier {
+    pub flat: Range<usize>,
+    pub fields: Vec<usize>,
+}
+
+/// [`flatten`], and the top-level carriers of fields in order.
+pub(crate) fn flatten_with_carriers<'a, 'n>(
+    nodes: &'n [Node<'a>],
+) -> (Vec<&'n Node<'a>>, Vec<Carrier>) {
+    let mut flat = Vec::new();
+    let mut carriers = Vec::new();
+    for n in nodes {
+        let start = flat.len();
+        flatten(std::slice::from_ref(n), &mut flat);
+        let fields = n.fields();
+        if !fields.is_empty() {
+            carriers.push(Carrier {
+                flat: start..flat.len(),
+                fields,
+            });
+        }
+    }
+    (flat, carriers)
 }

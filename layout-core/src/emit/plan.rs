@@ -46,14 +46,20 @@ fn round_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)) * a.max(1)
 }
 
-/// The member list for `l`. `has_attribute[i]`: field `i`'s declaration
-/// already carries a cacheline attribute (the front-end may have folded it
-/// into the field's alignment).
-pub(crate) fn plan(
-    s: &Struct,
-    l: &Layout,
-    has_attribute: &[bool],
-) -> Result<Vec<Item>, Diagnostic> {
+/// What C needs for `l`: the member list, and an `aligned` attribute on the
+/// struct itself where neither a member nor a line break gives the layout's
+/// alignment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Plan {
+    pub items: Vec<Item>,
+    /// `Some(a)`: the struct definition needs `__aligned(a)`.
+    pub struct_align: Option<u64>,
+}
+
+/// The plan for `l`. `has_attribute[i]`: field `i`'s declaration already
+/// carries a cacheline attribute (the front-end may have folded it into the
+/// field's alignment).
+pub(crate) fn plan(s: &Struct, l: &Layout, has_attribute: &[bool]) -> Result<Plan, Diagnostic> {
     let line = l.line;
     let breaks_allowed = l.align >= line;
     let natural = |i: usize| {
@@ -103,7 +109,7 @@ pub(crate) fn plan(
         pos = target + f.size;
     }
 
-    ensure_struct_align(s, l, has_attribute, &mut items)?;
+    let struct_align = ensure_struct_align(s, l, has_attribute, &mut items)?;
 
     // C's size is the end of the last member rounded up to the alignment,
     // which is now the layout's; anything beyond that is explicit.
@@ -114,17 +120,22 @@ pub(crate) fn plan(
             before: None,
         });
     }
-    Ok(items)
+    Ok(Plan {
+        items,
+        struct_align,
+    })
 }
 
 /// Makes C's struct alignment the layout's: a line-aligned layout needs one
-/// line break somewhere, even where no member needs one for its offset.
+/// line break somewhere, even where no member needs one for its offset; any
+/// other alignment the members do not give comes from an attribute on the
+/// struct (returned).
 fn ensure_struct_align(
     s: &Struct,
     l: &Layout,
     has_attribute: &[bool],
     items: &mut [Item],
-) -> Result<(), Diagnostic> {
+) -> Result<Option<u64>, Diagnostic> {
     let line = l.line;
     let known = s
         .fields
@@ -132,8 +143,7 @@ fn ensure_struct_align(
         .enumerate()
         .filter(|(i, f)| !(has_attribute.get(*i).copied().unwrap_or(false) && f.align == line))
         .map(|(_, f)| f.align)
-        .max()
-        .unwrap_or(1);
+        .fold(s.min_align.max(1), u64::max);
     let has_break = items.iter().any(|it| {
         matches!(
             it,
@@ -145,18 +155,10 @@ fn ensure_struct_align(
     });
     let achieved = if has_break { known.max(line) } else { known };
     if achieved >= l.align {
-        return Ok(());
+        return Ok(None);
     }
     if l.align != line {
-        return Err(Diagnostic::new(format!(
-            "the layout of `{}` needs alignment {}, which its members and \
-             ____cacheline_aligned_in_smp (line size {line}) cannot give",
-            s.name, l.align
-        ))
-        .help(format!(
-            "add __aligned({}) to the struct definition",
-            l.align
-        )));
+        return Ok(Some(l.align));
     }
     // Any member at a line multiple can carry the break without moving: C
     // reaches it with `pos <= offset`, and rounding up to the line stops at
@@ -173,12 +175,10 @@ fn ensure_struct_align(
     match carrier.map(|i| &mut items[i]) {
         Some(Item::Member { line_break, .. }) => {
             *line_break = true;
-            Ok(())
+            Ok(None)
         }
-        _ => Err(Diagnostic::new(format!(
-            "the layout of `{}` is line-aligned but no member starts a line",
-            s.name
-        ))),
+        // No member at all: the struct's own attribute gives the alignment.
+        _ => Ok(Some(l.align)),
     }
 }
 
@@ -213,7 +213,8 @@ mod tests {
             &layout(&[0, 64], 128, 64, Placement::Aligned),
             &[false, false],
         )
-        .unwrap();
+        .unwrap()
+        .items;
         assert_eq!(
             items,
             vec![
@@ -243,7 +244,8 @@ mod tests {
             &layout(&[0, 16], 24, 8, Placement::Offset(48)),
             &[false, false],
         )
-        .unwrap();
+        .unwrap()
+        .items;
         assert_eq!(
             items[1],
             Item::Pad {
@@ -257,7 +259,9 @@ mod tests {
     #[test]
     fn line_aligned_layout_without_a_needed_break_puts_one_on_the_first_member() {
         let s = Struct::new("s", vec![Field::new("a", "long", 8, 8)]);
-        let items = plan(&s, &layout(&[0], 64, 64, Placement::Aligned), &[false]).unwrap();
+        let items = plan(&s, &layout(&[0], 64, 64, Placement::Aligned), &[false])
+            .unwrap()
+            .items;
         assert_eq!(
             items,
             vec![Item::Member {
@@ -280,7 +284,8 @@ mod tests {
             &layout(&[0, 64], 128, 64, Placement::Aligned),
             &[false, true],
         )
-        .unwrap();
+        .unwrap()
+        .items;
         assert_eq!(
             items,
             vec![

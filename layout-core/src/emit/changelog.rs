@@ -1,0 +1,769 @@
+//! A commit-message paragraph for the change, in the style of seed 000: which
+//! lockless fields shared which cacheline with which read-mostly fields, the
+//! line table before and after, what moved, the size change, the proof and
+//! the phase assertion. Plain text wrapped at 72 columns.
+
+use crate::layout::{reported_conflicts, Layout, LineConflict};
+use crate::model::{Access, Placement, Struct};
+use crate::report::ordered_slots;
+use crate::verify::VerifiedLayout;
+use std::collections::BTreeSet;
+
+/// Text width of the paragraph.
+const WIDTH: usize = 72;
+/// Adjacent fields of one class share a table row up to this many characters
+/// of names (`max_seq/min_seq/timestamps[]`).
+const MERGED_NAME_WIDTH: usize = 30;
+/// At most this many moved runs are named one by one.
+const MAX_MOVES: usize = 4;
+
+/// What the solver knows beyond the layouts, for the changelog.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChangelogNotes {
+    /// A proven lower bound on the size of any layout that obeys the rule.
+    pub lower_bound: u64,
+    /// The solver proved the layout optimal.
+    pub optimal: bool,
+    /// The size of the smallest layout that also keeps lockless fields off
+    /// the lines of locked fields, when that costs more (the price of
+    /// separating them).
+    pub separated_size: Option<u64>,
+    /// The build-time assertion that pins the phase (`phase_assertion`).
+    pub phase_assertion: Option<String>,
+}
+
+/// The changelog paragraph for moving `before_s` from `before` to `after`.
+///
+/// `before_s` and `after.strukt()` are the same struct (fields are matched
+/// by name). Offsets in the tables are counted from the start of the
+/// cacheline-aligned container in phase mode (seed 000's convention), else
+/// from the start of the line the struct starts in; the text says which.
+pub fn changelog(
+    before_s: &Struct,
+    before: &Layout,
+    after: &VerifiedLayout,
+    notes: &ChangelogNotes,
+) -> String {
+    let after_s = after.strukt();
+    let conflicts = reported_conflicts(before_s, before);
+    let before_frame = Frame::before(before, &conflicts);
+    let after_frame = Frame::after(after, before_frame.start);
+    let mut paragraphs: Vec<String> = Vec::new();
+
+    paragraphs.push(wrap(&problem(before_s, &conflicts, before)));
+    paragraphs.push(wrap(&frame_sentence(
+        before_s,
+        before,
+        &before_frame,
+        &after_frame,
+    )));
+    let before_names = names_on_lines(before_s, before, &before_frame, &conflict_lines(&conflicts));
+    if !conflicts.is_empty() {
+        paragraphs.push("Before:".into());
+        paragraphs.push(table(before_s, before, &before_frame, &before_names));
+    }
+    let moved = moved_blocks(before_s, before, after_s, after);
+    paragraphs.push(wrap(&moves(after_s, after, &after_frame, &moved)));
+    let mut shown_after = before_names.clone();
+    for (anchor, fields) in &moved {
+        shown_after.extend(
+            anchor
+                .iter()
+                .chain(fields)
+                .map(|&f| after_s.fields[f].name.clone()),
+        );
+    }
+    let after_names = after_rows(after_s, after, &after_frame, &shown_after);
+    paragraphs.push("After:".into());
+    paragraphs.push(table(after_s, after, &after_frame, &after_names));
+    paragraphs.push(wrap(&cost(before_s, before, after, notes)));
+    if let Some(a) = &notes.phase_assertion {
+        paragraphs.push(wrap(&format!(
+            "The layout relies on struct {} starting at offset {} of its cacheline-aligned \
+             container (phase {}); this assertion fails the build if that changes:",
+            after_s.name,
+            after.base_offset(),
+            after.base_offset() % after.line
+        )));
+        paragraphs.push(code_block(a));
+    }
+    let mut out = paragraphs.join("\n\n");
+    out.push('\n');
+    out
+}
+
+/// Where struct byte 0 sits for the tables: `start` bytes into a
+/// line-aligned frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Frame {
+    start: u64,
+    line: u64,
+}
+
+impl Frame {
+    /// The container offset in phase mode; in aligned mode the phase of the
+    /// first conflict (or 0).
+    fn before(l: &Layout, conflicts: &[LineConflict]) -> Frame {
+        let start = match l.placement {
+            Placement::Offset(o) => o,
+            Placement::Aligned => conflicts.first().map_or(0, |c| c.phase),
+        };
+        Frame {
+            start,
+            line: l.line,
+        }
+    }
+
+    /// The container offset in phase mode; in aligned mode where the struct
+    /// lands in the before table's frame: the same offset, rounded up to the
+    /// new alignment (as an embedding struct would place it).
+    fn after(l: &Layout, before_start: u64) -> Frame {
+        let start = match l.placement {
+            Placement::Offset(o) => o,
+            Placement::Aligned => before_start.div_ceil(l.align.max(1)) * l.align.max(1),
+        };
+        Frame {
+            start,
+            line: l.line,
+        }
+    }
+
+    fn lines(&self, offset: u64, size: u64) -> (u64, u64) {
+        let first = (self.start + offset) / self.line;
+        (first, (self.start + offset + size.max(1) - 1) / self.line)
+    }
+}
+
+/// `evicted[]` for arrays, the name otherwise.
+fn shown(s: &Struct, i: usize) -> String {
+    let f = &s.fields[i];
+    if f.ty.contains('[') {
+        format!("{}[]", f.name)
+    } else {
+        f.name.clone()
+    }
+}
+
+fn shown_by_name(s: &Struct, name: &str) -> String {
+    match s.field_index(name) {
+        Some(i) => shown(s, i),
+        None => name.to_string(),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn role(a: &Access) -> String {
+    match a {
+        Access::ReadMostly => "read-mostly".into(),
+        Access::LockedWrite { lock } => format!("under {lock}"),
+        Access::Lockless { group: None } => "lockless atomic".into(),
+        Access::Lockless { group: Some(g) } => format!("lockless ({g})"),
+        Access::Cold => "cold".into(),
+    }
+}
+
+/// The first paragraph: which lockless fields share which lines with what.
+fn problem(s: &Struct, conflicts: &[LineConflict], l: &Layout) -> String {
+    if conflicts.is_empty() {
+        let at = match l.placement {
+            Placement::Offset(o) => format!("at offset {o} of its container"),
+            Placement::Aligned => "at any placement".into(),
+        };
+        return format!(
+            "No cacheline of struct {} holds both a field written without a lock and a \
+             field read on hot paths {at}; this change only reorders it.",
+            s.name
+        );
+    }
+    let names = |v: &[String]| and_list(&v.iter().map(|n| shown_by_name(s, n)).collect::<Vec<_>>());
+    let mut clauses = Vec::new();
+    let mut writers: Vec<String> = Vec::new();
+    let mut readers: Vec<String> = Vec::new();
+    for c in conflicts {
+        let verb = if c.lockless.len() == 1 { "sits" } else { "sit" };
+        let mut with = Vec::new();
+        if !c.read_mostly.is_empty() {
+            with.push(names(&c.read_mostly));
+        }
+        if !c.other_group.is_empty() {
+            with.push(format!(
+                "{}, written by other CPUs without a lock",
+                names(&c.other_group)
+            ));
+        }
+        clauses.push(format!(
+            "on cacheline {}, {} {verb} with {}",
+            c.line,
+            names(&c.lockless),
+            with.join(" and with ")
+        ));
+        for n in c.lockless.iter().chain(&c.other_group) {
+            if !writers.contains(n) {
+                writers.push(n.clone());
+            }
+        }
+        for n in &c.read_mostly {
+            if !readers.contains(n) {
+                readers.push(n.clone());
+            }
+        }
+    }
+    if clauses.len() > 3 {
+        let more = clauses.len() - 3;
+        clauses.truncate(3);
+        clauses.push(format!("{more} more cachelines are shared the same way"));
+    }
+    let verb = if writers.len() == 1 { "is" } else { "are" };
+    let mut text = format!(
+        "In struct {}, {} {verb} written without a lock by many CPUs. {}.",
+        s.name,
+        names(&writers),
+        capitalize(&clauses.join("; "))
+    );
+    if !readers.is_empty() {
+        let (those, are) = if readers.len() == 1 {
+            ("That field is", "it")
+        } else {
+            ("Those fields are", "them")
+        };
+        text.push_str(&format!(
+            " {those} read on hot paths: every lockless write takes the line away \
+             from the CPUs that read {are}, although they never read {}.",
+            names(&writers)
+        ));
+    } else {
+        text.push_str(
+            " Lockless writers of different groups take the line away from each other \
+             on every write.",
+        );
+    }
+    text
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// How offsets and lines in the tables are counted.
+fn frame_sentence(s: &Struct, before: &Layout, bf: &Frame, af: &Frame) -> String {
+    let line = bf.line;
+    let mut text = match before.placement {
+        Placement::Offset(_) => format!(
+            "Offsets below are counted from the start of the cacheline-aligned \
+             container, in which struct {} starts at offset {}, so line N is bytes \
+             N*{line} to N*{line}+{}.",
+            s.name,
+            bf.start,
+            line - 1
+        ),
+        Placement::Aligned if bf.start == 0 => format!(
+            "Offsets below are those of the struct, and line N is its bytes N*{line} to \
+             N*{line}+{} when it starts a cacheline.",
+            line - 1
+        ),
+        Placement::Aligned => format!(
+            "Offsets below are counted from the start of the cacheline an instance \
+             starts in, for one that starts {} bytes into it (its alignment allows \
+             that), so line N is bytes N*{line} to N*{line}+{}.",
+            bf.start,
+            line - 1
+        ),
+    };
+    if af.start != bf.start {
+        text.push_str(&format!(
+            " After the change, the struct starts at offset {} (its alignment \
+             rounds it up).",
+            af.start
+        ));
+    }
+    text
+}
+
+fn conflict_lines(conflicts: &[LineConflict]) -> BTreeSet<u64> {
+    conflicts.iter().map(|c| c.line).collect()
+}
+
+/// Names of the fields with bytes on `lines`, in layout order.
+fn names_on_lines(s: &Struct, l: &Layout, frame: &Frame, lines: &BTreeSet<u64>) -> Vec<String> {
+    ordered_slots(s, l)
+        .iter()
+        .filter(|sl| {
+            let size = s.fields[sl.field].size;
+            let (a, b) = frame.lines(sl.offset, size);
+            size > 0 && lines.range(a..=b).next().is_some()
+        })
+        .map(|sl| s.fields[sl.field].name.clone())
+        .collect()
+}
+
+/// The fields the after table shows: `shown` (those of the before table,
+/// the moved ones and where they went), every lockless field, and every
+/// field that shares a line with one.
+fn after_rows(s: &Struct, l: &Layout, frame: &Frame, shown: &[String]) -> Vec<String> {
+    let lockless_lines: BTreeSet<u64> = l
+        .slots
+        .iter()
+        .filter(|sl| s.fields[sl.field].access.is_lockless() && s.fields[sl.field].size > 0)
+        .flat_map(|sl| {
+            let (a, b) = frame.lines(sl.offset, s.fields[sl.field].size);
+            a..=b
+        })
+        .collect();
+    let near_lockless = names_on_lines(s, l, frame, &lockless_lines);
+    ordered_slots(s, l)
+        .iter()
+        .map(|sl| &s.fields[sl.field].name)
+        .filter(|n| shown.contains(n) || near_lockless.contains(n))
+        .cloned()
+        .collect()
+}
+
+/// One table row: names, byte range, lines, role.
+struct Row {
+    names: Vec<String>,
+    first: u64,
+    end: u64,
+    lines: (u64, u64),
+    role: String,
+}
+
+/// The table of `names` (layout order) at `frame`; adjacent fields of one
+/// role with no bytes between them share a row.
+fn table(s: &Struct, l: &Layout, frame: &Frame, names: &[String]) -> String {
+    let mut rows: Vec<Row> = Vec::new();
+    let mut prev_field: Option<usize> = None;
+    for sl in ordered_slots(s, l) {
+        let f = &s.fields[sl.field];
+        if !names.contains(&f.name) || f.size == 0 {
+            prev_field = None;
+            continue;
+        }
+        let name = shown(s, sl.field);
+        let first = frame.start + sl.offset;
+        let end = first + f.size;
+        let role = role(&f.access);
+        let lines = frame.lines(sl.offset, f.size);
+        match rows.last_mut() {
+            Some(r)
+                if prev_field.is_some()
+                    && r.role == role
+                    && r.end == first
+                    && r.names.join("/").len() + 1 + name.len() <= MERGED_NAME_WIDTH =>
+            {
+                r.names.push(name);
+                r.end = end;
+                r.lines.1 = lines.1;
+            }
+            _ => rows.push(Row {
+                names: vec![name],
+                first,
+                end,
+                lines,
+                role,
+            }),
+        }
+        prev_field = Some(sl.field);
+    }
+    let cells: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| {
+            let range = if r.end - r.first > 1 {
+                format!("{}-{}", r.first, r.end - 1)
+            } else {
+                r.first.to_string()
+            };
+            let lines = if r.lines.0 == r.lines.1 {
+                r.lines.0.to_string()
+            } else {
+                format!("{}-{}", r.lines.0, r.lines.1)
+            };
+            [r.names.join("/"), range, lines, r.role.clone()]
+        })
+        .collect();
+    let header = ["field", "offset", "line", "role"].map(String::from);
+    let mut widths = [0usize; 4];
+    for row in std::iter::once(&header).chain(&cells) {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.len());
+        }
+    }
+    std::iter::once(&header)
+        .chain(&cells)
+        .map(|row| {
+            let line = format!(
+                "  {:w0$}  {:w1$}  {:w2$}  {}",
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                w0 = widths[0],
+                w1 = widths[1],
+                w2 = widths[2]
+            );
+            line.trim_end().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A run of fields (of `s`, in the after order) that left the relative order
+/// of the before layout, with the field right before it (`None`: at the
+/// start).
+type Moved = (Option<usize>, Vec<usize>);
+
+/// The fields outside the longest run that keeps its relative order, in
+/// runs of adjacent fields.
+fn moved_blocks(before_s: &Struct, before: &Layout, s: &Struct, after: &Layout) -> Vec<Moved> {
+    let before_order = ordered_slots(before_s, before);
+    let before_rank: Vec<Option<usize>> = s
+        .fields
+        .iter()
+        .map(|f| {
+            before_order
+                .iter()
+                .position(|sl| before_s.fields[sl.field].name == f.name)
+        })
+        .collect();
+    let order: Vec<usize> = ordered_slots(s, after).iter().map(|sl| sl.field).collect();
+    let ranks: Vec<usize> = order
+        .iter()
+        .map(|&f| before_rank[f].unwrap_or(usize::MAX))
+        .collect();
+    let kept = longest_increasing(&ranks);
+    let mut blocks: Vec<Moved> = Vec::new();
+    for (k, &f) in order.iter().enumerate() {
+        if kept[k] {
+            continue;
+        }
+        match blocks.last_mut() {
+            Some((_, fields)) if k > 0 && fields.last() == Some(&order[k - 1]) => fields.push(f),
+            _ => blocks.push(((k > 0).then(|| order[k - 1]), vec![f])),
+        }
+    }
+    blocks
+}
+
+/// What moved, and where the lockless fields ended up.
+fn moves(s: &Struct, after: &Layout, frame: &Frame, blocks: &[Moved]) -> String {
+    let mut text = String::new();
+    if blocks.is_empty() {
+        text.push_str("The fields keep their order.");
+    } else if blocks.len() > MAX_MOVES {
+        let moved: usize = blocks.iter().map(|(_, b)| b.len()).sum();
+        text.push_str(&format!(
+            "Move {moved} of the {} fields, as the table below shows.",
+            s.fields.len()
+        ));
+    } else {
+        let sentences: Vec<String> = blocks
+            .iter()
+            .map(|(anchor, fields)| {
+                let names: Vec<String> = fields.iter().map(|&f| shown(s, f)).collect();
+                let first = after.slot_of(fields[0]).map_or(0, |sl| sl.offset);
+                let last = fields[fields.len() - 1];
+                let end = after.slot_of(last).map_or(0, |sl| sl.offset) + s.fields[last].size;
+                let class = &s.fields[fields[0]].access;
+                let same_class = fields.iter().all(|&f| s.fields[f].access == *class);
+                let place = match anchor {
+                    Some(a) if same_class && s.fields[*a].access == *class => {
+                        format!("after {}, which is {} as well", shown(s, *a), role(class))
+                    }
+                    Some(a) => format!("after {}", shown(s, *a)),
+                    None => "to the start of the struct".into(),
+                };
+                format!(
+                    "Move {} {place} ({}).",
+                    and_list(&names),
+                    byte_range(frame.start + first, frame.start + end)
+                )
+            })
+            .collect();
+        text.push_str(&sentences.join(" "));
+    }
+    for sentence in holes(s, after, frame) {
+        text.push(' ');
+        text.push_str(&sentence);
+    }
+    text.push(' ');
+    text.push_str(&lockless_result(s, after, frame));
+    text
+}
+
+fn byte_range(first: u64, end: u64) -> String {
+    if end > first + 1 {
+        format!("offsets {first}-{}", end - 1)
+    } else {
+        format!("offset {first}")
+    }
+}
+
+/// Marks the longest strictly increasing subsequence of `v` (the fields that
+/// keep their relative order).
+fn longest_increasing(v: &[usize]) -> Vec<bool> {
+    let n = v.len();
+    let mut len = vec![1usize; n];
+    let mut prev = vec![usize::MAX; n];
+    for i in 0..n {
+        for j in 0..i {
+            if v[j] < v[i] && len[j] + 1 > len[i] {
+                len[i] = len[j] + 1;
+                prev[i] = j;
+            }
+        }
+    }
+    let mut kept = vec![false; n];
+    let mut at = (0..n).max_by_key(|&i| (len[i], std::cmp::Reverse(i)));
+    while let Some(i) = at {
+        kept[i] = true;
+        at = (prev[i] != usize::MAX).then_some(prev[i]);
+    }
+    kept
+}
+
+/// Sentences for the gaps wider than the next field's own alignment needs:
+/// bytes left free so that it starts a new line (in the frame), or so that
+/// it never shares a line with the field before it (at any phase the
+/// placement allows).
+fn holes(s: &Struct, l: &Layout, frame: &Frame) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut end = 0u64;
+    let mut before: Option<usize> = None;
+    for sl in ordered_slots(s, l) {
+        let f = &s.fields[sl.field];
+        let natural = end.div_ceil(f.align.max(1)) * f.align.max(1);
+        if sl.offset > natural && f.size > 0 {
+            let gap = sl.offset - end;
+            let name = shown(s, sl.field);
+            let apart = |p: u64| (p + end - 1) / l.line < (p + sl.offset) / l.line;
+            let why = if (frame.start + sl.offset) % frame.line == 0 {
+                format!(
+                    " so that it starts cacheline {}",
+                    (frame.start + sl.offset) / frame.line
+                )
+            } else {
+                match before {
+                    Some(b) if end > 0 && l.phases().into_iter().all(apart) => {
+                        format!(", so that it never shares a cacheline with {}", shown(s, b))
+                    }
+                    _ => String::new(),
+                }
+            };
+            out.push(format!("{gap} bytes stay free before {name}{why}."));
+        }
+        if sl.offset + f.size >= end {
+            end = sl.offset + f.size;
+            before = Some(sl.field);
+        }
+    }
+    out
+}
+
+/// Where the lockless fields are now, and what shares their lines.
+fn lockless_result(s: &Struct, l: &Layout, frame: &Frame) -> String {
+    let lockless: Vec<usize> = ordered_slots(s, l)
+        .iter()
+        .map(|sl| sl.field)
+        .filter(|&f| s.fields[f].access.is_lockless() && s.fields[f].size > 0)
+        .collect();
+    let everywhere = match l.placement {
+        Placement::Aligned => "at any placement",
+        Placement::Offset(_) => "at this placement",
+    };
+    if lockless.is_empty() {
+        return format!("No field is written without a lock; nothing conflicts {everywhere}.");
+    }
+    let mut lines = BTreeSet::new();
+    for &f in &lockless {
+        let off = l.slot_of(f).map_or(0, |sl| sl.offset);
+        let (a, b) = frame.lines(off, s.fields[f].size);
+        lines.extend(a..=b);
+    }
+    let sharing: Vec<usize> = names_on_lines(s, l, frame, &lines)
+        .iter()
+        .filter_map(|n| s.field_index(n))
+        .filter(|&f| !s.fields[f].access.is_lockless())
+        .collect();
+    let names: Vec<String> = lockless.iter().map(|&f| shown(s, f)).collect();
+    let first = *lines.first().expect("lockless fields have lines");
+    let last = *lines.last().expect("lockless fields have lines");
+    let on = if first == last {
+        format!("cacheline {first}")
+    } else {
+        format!("cachelines {first}-{last}")
+    };
+    let with = if sharing.is_empty() {
+        "which they have to themselves".to_string()
+    } else {
+        let mut classes: Vec<String> = Vec::new();
+        for &f in &sharing {
+            let c = match &s.fields[f].access {
+                Access::LockedWrite { lock } => format!("fields under {lock}"),
+                Access::Cold => "cold fields".into(),
+                other => format!("{} fields", role(other)),
+            };
+            if !classes.contains(&c) {
+                classes.push(c);
+            }
+        }
+        let list: Vec<String> = sharing.iter().map(|&f| shown(s, f)).collect();
+        format!(
+            "shared only with {} ({})",
+            and_list(&classes),
+            and_list(&list)
+        )
+    };
+    format!(
+        "{} now {} on {on}, {with}: no cacheline holds a lockless field and a \
+         read-mostly field {everywhere}.",
+        and_list(&names),
+        if names.len() == 1 { "sits" } else { "sit" }
+    )
+}
+
+/// The size change, the proof and the price of separating locked fields.
+fn cost(s: &Struct, before: &Layout, after: &VerifiedLayout, notes: &ChangelogNotes) -> String {
+    let name = &s.name;
+    let mut text = match after.size.cmp(&before.size) {
+        std::cmp::Ordering::Equal => format!("This keeps struct {name} at {} bytes", after.size),
+        std::cmp::Ordering::Greater => format!(
+            "This grows struct {name} from {} to {} bytes (+{})",
+            before.size,
+            after.size,
+            after.size - before.size
+        ),
+        std::cmp::Ordering::Less => format!(
+            "This shrinks struct {name} from {} to {} bytes (-{})",
+            before.size,
+            after.size,
+            before.size - after.size
+        ),
+    };
+    if after.align != before.align {
+        let verb = if after.align > before.align {
+            "raises"
+        } else {
+            "lowers"
+        };
+        text.push_str(&format!(
+            " and {verb} its alignment from {} to {} bytes",
+            before.align, after.align
+        ));
+    }
+    text.push('.');
+    if notes.optimal || after.size <= notes.lower_bound {
+        text.push_str(&format!(
+            " No smaller layout obeys the rule: lower bound {} bytes.",
+            notes.lower_bound
+        ));
+    } else {
+        text.push_str(&format!(
+            " A smaller layout may exist: the lower bound is {} bytes, {} below this one.",
+            notes.lower_bound,
+            after.size - notes.lower_bound
+        ));
+    }
+    if let Some(sep) = notes.separated_size.filter(|&sep| sep > after.size) {
+        text.push_str(&format!(
+            " Keeping the lockless fields off the lines of the locked fields as well \
+             would cost {} more bytes ({sep} bytes).",
+            sep - after.size
+        ));
+    }
+    text
+}
+
+/// Words of `text` in lines of at most [`WIDTH`] columns (a longer word
+/// gets a line of its own).
+fn wrap(text: &str) -> String {
+    wrap_with(text, "", "")
+}
+
+fn wrap_with(text: &str, first_indent: &str, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = first_indent.to_string();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && current.len() + 1 + word.len() > WIDTH {
+            lines.push(std::mem::replace(&mut current, indent.to_string()));
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    lines.push(current);
+    lines.join("\n")
+}
+
+/// Lines of C, indented by 2 and wrapped with a hanging indent of 6, after
+/// a comma where one fits, else between words.
+fn code_block(code: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for line in code.lines() {
+        let mut current = "  ".to_string();
+        for piece in line.trim().split_inclusive(", ") {
+            let fits = current.trim_end().len() + piece.trim_end().len() <= WIDTH;
+            if !fits && !current.trim().is_empty() {
+                out.push(current.trim_end().to_string());
+                current = "      ".to_string();
+            }
+            current.push_str(piece);
+        }
+        if current.trim_end().len() > WIDTH {
+            out.push(wrap_with(current.trim(), "  ", "      "));
+        } else {
+            out.push(current.trim_end().to_string());
+        }
+    }
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wrapping_keeps_words_and_width() {
+        let text = "word ".repeat(40);
+        let w = wrap(&text);
+        assert!(w.lines().all(|l| l.len() <= WIDTH), "{w}");
+        assert_eq!(w.split_whitespace().count(), 40);
+        let code = code_block(
+            "static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 48);",
+        );
+        assert_eq!(
+            code,
+            "  static_assert(offsetof(struct mem_cgroup_per_node,\n      lruvec.lrugen) % 64 == 48);"
+        );
+    }
+
+    #[test]
+    fn longest_increasing_keeps_the_unmoved() {
+        assert_eq!(
+            longest_increasing(&[0, 1, 2, 10, 11, 3, 4, 5]),
+            [true, true, true, false, false, true, true, true]
+        );
+        assert_eq!(longest_increasing(&[]), Vec::<bool>::new());
+    }
+
+    #[test]
+    fn lists_read_like_english() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(and_list(&v(&["a"])), "a");
+        assert_eq!(and_list(&v(&["a", "b", "c"])), "a, b and c");
+    }
+}

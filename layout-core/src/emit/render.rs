@@ -1,0 +1,593 @@
+//! Writes the new struct body from the reordered nodes, spelling the plan in
+//! a [`CStyle`], and records what C will see for the [`replay`] check.
+//!
+//! What each style does with what the header already has:
+//! - a cacheline attribute stays on a member that needs a break (reused) and
+//!   goes elsewhere; the `Groups` style removes them all (its markers align);
+//! - a `CACHELINE_PADDING()` line stays when the next declaration starts with
+//!   a member that needs a break (and spells it), and goes elsewhere; the
+//!   `Groups` style removes them all; a new padding line takes the name of a
+//!   removed one before making up `_padN_`;
+//! - group markers are rewritten by the `Groups` style (the caller refuses
+//!   them in the others).
+//!
+//! [`replay`]: super::replay
+
+use super::attribute::{insertion_point, FieldAttributes};
+use super::body::{Carrier, MarkerKind, Node};
+use super::groups::Group;
+use super::plan::Item;
+use super::replay::{CAlign, CItem};
+use super::CStyle;
+use crate::error::Diagnostic;
+use crate::layout::Layout;
+use crate::model::Struct;
+use crate::source::{MemberSource, StructSource};
+use std::ops::Range;
+
+/// The attribute the `Aligned` style writes.
+const ALIGNED_ATTRIBUTE: &str = "____cacheline_aligned_in_smp";
+
+/// What the plan asks for, field by field.
+struct FieldPlan {
+    line_break: bool,
+    /// Padding before the field: (struct offset where it starts, bytes).
+    pad_before: Option<(u64, u64)>,
+}
+
+/// The new body text, and what C will see in it, in order.
+pub(crate) struct Rendered {
+    pub body: String,
+    pub record: Vec<CItem>,
+}
+
+pub(crate) struct Renderer<'a> {
+    src: &'a StructSource,
+    s: &'a Struct,
+    l: &'a Layout,
+    attributes: &'a FieldAttributes,
+    style: CStyle,
+    fields: Vec<FieldPlan>,
+    /// Tail padding: (struct offset where it starts, bytes).
+    tail_pad: Option<(u64, u64)>,
+    /// The field that ends the layout, after which tail padding goes.
+    last_field: Option<usize>,
+    /// Groups of the `Groups` style (empty in the others).
+    groups: &'a [Group],
+    pad_type: &'static str,
+    pad_names: PadNames<'a>,
+    /// The struct is `packed`, which takes a `CACHELINE_PADDING` member's
+    /// alignment away.
+    packed: bool,
+    record: Vec<CItem>,
+}
+
+impl<'a> Renderer<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        src: &'a StructSource,
+        s: &'a Struct,
+        l: &'a Layout,
+        items: &[Item],
+        attributes: &'a FieldAttributes,
+        style: CStyle,
+        groups: &'a [Group],
+        packed: bool,
+    ) -> Self {
+        let mut fields: Vec<FieldPlan> = (0..s.fields.len())
+            .map(|_| FieldPlan {
+                line_break: false,
+                pad_before: None,
+            })
+            .collect();
+        let mut tail_pad = None;
+        let mut last_field = None;
+        for item in items {
+            match *item {
+                Item::Member {
+                    field, line_break, ..
+                } => {
+                    fields[field].line_break = line_break;
+                    last_field = Some(field);
+                }
+                Item::Pad {
+                    at,
+                    bytes,
+                    before: Some(f),
+                } => fields[f].pad_before = Some((at, bytes)),
+                Item::Pad {
+                    at,
+                    bytes,
+                    before: None,
+                } => tail_pad = Some((at, bytes)),
+            }
+        }
+        Renderer {
+            src,
+            s,
+            l,
+            attributes,
+            style,
+            fields,
+            tail_pad,
+            last_field,
+            groups,
+            pad_type: if looks_like_kernel(&src.text) {
+                "u8"
+            } else {
+                "unsigned char"
+            },
+            pad_names: PadNames::new(s),
+            packed,
+            record: Vec::new(),
+        }
+    }
+
+    pub(crate) fn render(
+        mut self,
+        flat: &[&Node],
+        carriers: &[Carrier],
+    ) -> Result<Rendered, Diagnostic> {
+        let text = &self.src.text;
+        let keep_marker = self.padding_markers_to_keep(flat);
+        let mut padding = PaddingNames::new(self.src, flat, &keep_marker);
+        let (begins, ends) = self.group_positions(flat.len(), carriers);
+        let mut out = String::new();
+        let mut dropped_line = false;
+        for (i, node) in flat.iter().enumerate() {
+            for &g in &begins[i] {
+                self.group_marker(&mut out, g, true);
+            }
+            match node {
+                Node::Keep(r) => {
+                    let mut kept = &text[r.clone()];
+                    // Removing a line between two blank lines leaves one blank line.
+                    if dropped_line && ends_with_blank_line(&out) {
+                        kept = kept
+                            .strip_prefix("\r\n")
+                            .or_else(|| kept.strip_prefix('\n'))
+                            .unwrap_or(kept);
+                    }
+                    out.push_str(kept);
+                    dropped_line = false;
+                }
+                Node::Marker { member, .. } if keep_marker[i] => {
+                    out.push_str(&text[member.lines.clone()]);
+                    self.record.push(CItem::Marker {
+                        align: self.padding_align(),
+                    });
+                    dropped_line = false;
+                }
+                Node::Marker { .. } => dropped_line = true,
+                Node::Decl {
+                    lines,
+                    members,
+                    fields,
+                } => {
+                    let by_marker = kept_marker_before(text, flat, &keep_marker, i);
+                    let decl = self.declaration(lines, members, fields, by_marker, &mut padding)?;
+                    if decl.padding_line.is_some() && !ends_with_blank_line(&out) {
+                        out.push_str(decl.nl);
+                    }
+                    if let Some(p) = &decl.padding_line {
+                        out.push_str(p);
+                        out.push_str(decl.nl);
+                        out.push_str(decl.nl);
+                    }
+                    out.push_str(&decl.text);
+                    dropped_line = false;
+                }
+                // `flatten` opens every block.
+                Node::Block(_) => {}
+            }
+            for &g in &ends[i] {
+                // Padding before the next group ends this one: read back,
+                // the padding member is a cold field, which joins the group
+                // before it.
+                if let Some(&next) = self.groups.get(g + 1).and_then(|n| n.fields.first()) {
+                    if let Some(line) = self.take_pad_before(next) {
+                        out.push_str(&line);
+                    }
+                }
+                self.group_marker(&mut out, g, false);
+            }
+        }
+        let original = &text[self.src.body.clone()];
+        if !original.ends_with('\n') {
+            while out.ends_with('\n') || out.ends_with('\r') {
+                out.pop();
+            }
+        }
+        Ok(Rendered {
+            body: out,
+            record: self.record,
+        })
+    }
+
+    /// For each flat position, the groups that begin before it and end
+    /// after it.
+    fn group_positions(
+        &self,
+        n: usize,
+        carriers: &[Carrier],
+    ) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let mut begins = vec![Vec::new(); n];
+        let mut ends = vec![Vec::new(); n];
+        let carrier_of = |f: usize| carriers.iter().find(|c| c.fields.contains(&f));
+        for (g, group) in self.groups.iter().enumerate() {
+            let first = group.fields.first().and_then(|&f| carrier_of(f));
+            let last = group.fields.last().and_then(|&f| carrier_of(f));
+            if let (Some(first), Some(last)) = (first, last) {
+                begins[first.flat.start].push(g);
+                ends[last.flat.end - 1].push(g);
+            }
+        }
+        (begins, ends)
+    }
+
+    fn group_marker(&mut self, out: &mut String, g: usize, begin: bool) {
+        let group = &self.groups[g];
+        let Some(anchor) = group.fields.first().and_then(|&f| self.member_of(f)) else {
+            return;
+        };
+        let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        let line = if begin {
+            // Groups after the first are set apart by a blank line.
+            if g > 0 && !ends_with_blank_line(out) {
+                out.push_str(nl);
+            }
+            self.record.push(CItem::Marker {
+                align: if group.aligned_begin { self.l.line } else { 1 },
+            });
+            group.begin_line()
+        } else {
+            // The end marker is aligned to a long; the aligned form then
+            // pads to the next line.
+            if group.aligned_end {
+                self.record.push(CItem::Marker { align: 8 });
+                self.record.push(CItem::Marker { align: self.l.line });
+            } else {
+                self.record.push(CItem::Marker { align: 1 });
+            }
+            group.end_line()
+        };
+        out.push_str(&format!("{}{line}{nl}", anchor.indent));
+    }
+
+    fn member_of(&self, field: usize) -> Option<&'a MemberSource> {
+        self.src.members.iter().find(|m| m.field == Some(field))
+    }
+
+    /// A `CACHELINE_PADDING()` line stays when the next declaration (past
+    /// blank lines) starts with a field that needs a line break anyway; the
+    /// `Groups` style keeps none.
+    fn padding_markers_to_keep(&self, flat: &[&Node]) -> Vec<bool> {
+        let text = &self.src.text;
+        let mut keep = vec![false; flat.len()];
+        if self.style == CStyle::Groups {
+            return keep;
+        }
+        for (i, node) in flat.iter().enumerate() {
+            if !matches!(
+                node,
+                Node::Marker {
+                    kind: MarkerKind::Padding,
+                    ..
+                }
+            ) {
+                continue;
+            }
+            let next = flat[i + 1..]
+                .iter()
+                .find(|n| !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()));
+            if let Some(Node::Decl { fields, .. }) = next {
+                let f = &self.fields[fields[0]];
+                keep[i] = f.line_break && f.pad_before.is_none();
+            }
+        }
+        keep
+    }
+
+    /// A declaration's lines with its attributes and padding, as the plan
+    /// says, and the padding line the `Padding` style puts before it.
+    fn declaration(
+        &mut self,
+        lines: &Range<usize>,
+        members: &[&MemberSource],
+        fields: &[usize],
+        first_break_by_marker: bool,
+        padding: &mut PaddingNames,
+    ) -> Result<Declaration, Diagnostic> {
+        let text = &self.src.text;
+        let nl = newline_of(&text[lines.clone()]);
+        let mut out = String::new();
+        let mut padding_line = None;
+        if let Some((at, bytes)) = fields
+            .iter()
+            .skip(1)
+            .find_map(|&f| self.fields[f].pad_before)
+        {
+            let f = fields
+                .iter()
+                .find(|&&f| self.fields[f].pad_before == Some((at, bytes)));
+            return Err(Diagnostic::new(format!(
+                "field `{}` needs {bytes} bytes of padding before it, inside a declaration \
+                 it shares with `{}`",
+                self.s.fields[*f.unwrap_or(&fields[0])].name,
+                self.s.fields[fields[0]].name
+            ))
+            .help("declare the fields one per line"));
+        }
+        if let Some(line) = self.take_pad_before(fields[0]) {
+            out.push_str(&line);
+        }
+        // Edits as (range in the header, replacement), applied back to front.
+        let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+        let mut seen = Vec::new();
+        for m in members {
+            let Some(f) = m.field.filter(|f| !seen.contains(f)) else {
+                continue;
+            };
+            seen.push(f);
+            let by_marker = first_break_by_marker && f == fields[0];
+            let wants = self.fields[f].line_break && !by_marker && self.style != CStyle::Groups;
+            let spans = self.attributes.of(f);
+            let has = !spans.is_empty();
+            let mut attributed = false;
+            match (wants, has, self.style) {
+                (true, true, _) => attributed = true,
+                (true, false, CStyle::Aligned) => {
+                    let at = insertion_point(text, m);
+                    edits.push((at..at, format!(" {ALIGNED_ATTRIBUTE}")));
+                    attributed = true;
+                }
+                (true, false, _) => {
+                    if f != fields[0] {
+                        return Err(Diagnostic::new(format!(
+                            "the layout starts a new line at `{}`, which shares a declaration \
+                             with `{}`: a CACHELINE_PADDING() line cannot go between them",
+                            self.s.fields[f].name, self.s.fields[fields[0]].name
+                        ))
+                        .help("use --style aligned, or declare the fields one per line"));
+                    }
+                    padding_line = Some(format!(
+                        "{}CACHELINE_PADDING({});",
+                        members[0].indent,
+                        padding.next()
+                    ));
+                    self.record.push(CItem::Marker {
+                        align: self.padding_align(),
+                    });
+                }
+                (false, true, _) => {
+                    for span in spans {
+                        edits.push((removal_range(text, span), String::new()));
+                    }
+                }
+                (false, false, _) => {}
+            }
+            self.record.push(CItem::Field {
+                field: f,
+                align: self.c_align(f, attributed),
+            });
+        }
+        edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
+        let mut decl = text[lines.clone()].to_string();
+        for (r, with) in edits {
+            decl.replace_range(r.start - lines.start..r.end - lines.start, &with);
+        }
+        out.push_str(&ensure_newline(&decl));
+        if self.last_field.is_some_and(|lf| fields.contains(&lf)) {
+            if let Some((_, bytes)) = self.tail_pad {
+                let why = format!("pads struct {} to {} bytes", self.s.name, self.l.size);
+                out.push_str(&self.pad_line(members[members.len() - 1], bytes, &why));
+                self.record.push(CItem::Pad { bytes });
+            }
+        }
+        Ok(Declaration {
+            text: out,
+            padding_line,
+            nl,
+        })
+    }
+
+    /// The alignment of a `CACHELINE_PADDING` member: the line, unless the
+    /// struct is packed.
+    fn padding_align(&self) -> u64 {
+        if self.packed {
+            1
+        } else {
+            self.l.line
+        }
+    }
+
+    /// The alignment C gives field `f` with (`attributed`) or without a
+    /// cacheline attribute on its declarator.
+    fn c_align(&self, f: usize, attributed: bool) -> CAlign {
+        let line = self.l.line;
+        let field = &self.s.fields[f];
+        let folded = !self.attributes.of(f).is_empty() && field.align == line;
+        match (attributed, folded) {
+            (true, true) => CAlign::Known(line),
+            (true, false) => CAlign::Known(field.align.max(line)),
+            (false, true) => CAlign::AtMostLine,
+            (false, false) => CAlign::Known(field.align),
+        }
+    }
+
+    /// The padding line field `f` needs before it, once (recorded).
+    fn take_pad_before(&mut self, f: usize) -> Option<String> {
+        let (at, bytes) = self.fields[f].pad_before.take()?;
+        let anchor = self.member_of(f)?;
+        let why = pad_reason(self.s, self.l, f, at + bytes);
+        self.record.push(CItem::Pad { bytes });
+        Some(self.pad_line(anchor, bytes, &why))
+    }
+
+    fn pad_line(&mut self, anchor: &MemberSource, bytes: u64, why: &str) -> String {
+        let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        format!(
+            "{}{} {}[{bytes}];\t/* {why} */{nl}",
+            anchor.indent,
+            self.pad_type,
+            self.pad_names.next()
+        )
+    }
+}
+
+/// One rendered declaration.
+struct Declaration {
+    text: String,
+    /// The `Padding` style's `CACHELINE_PADDING(...);` before it, without
+    /// newline.
+    padding_line: Option<String>,
+    nl: &'static str,
+}
+
+/// Whether a kept padding marker (past blank lines) precedes node `i`.
+fn kept_marker_before(text: &str, flat: &[&Node], keep: &[bool], i: usize) -> bool {
+    let before = flat[..i]
+        .iter()
+        .rposition(|n| !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()));
+    before.is_some_and(|j| keep[j])
+}
+
+fn ends_with_blank_line(out: &str) -> bool {
+    out.ends_with("\n\n") || out.ends_with("\n\r\n") || out == "\n" || out == "\r\n"
+}
+
+/// An attribute with the blank before it (else the one after it).
+fn removal_range(text: &str, span: &Range<usize>) -> Range<usize> {
+    let before = &text[..span.start];
+    let ws_before = before.len() - before.trim_end_matches([' ', '\t']).len();
+    let after = &text[span.end..];
+    let ws_after = after.len() - after.trim_start_matches([' ', '\t']).len();
+    if ws_before > 0 {
+        span.start - ws_before..span.end
+    } else {
+        span.start..span.end + ws_after
+    }
+}
+
+/// Why a padding member is there, for its comment.
+fn pad_reason(s: &Struct, l: &Layout, field: usize, offset: u64) -> String {
+    let name = &s.fields[field].name;
+    let container = l.base_offset() + offset;
+    if container % l.line == 0 && l.base_offset() > 0 {
+        format!(
+            "{name} starts cacheline {} of the container",
+            l.line_of(offset)
+        )
+    } else if container % l.line == 0 {
+        format!("{name} starts cacheline {}", l.line_of(offset))
+    } else {
+        format!("{name} at offset {offset}")
+    }
+}
+
+/// The prefix of the padding members the diff writes (`__cacheline_pad0`).
+const PAD_PREFIX: &str = "__cacheline_pad";
+
+/// Whether `name` is one of the padding members the diff writes.
+pub(crate) fn is_padding_member(name: &str) -> bool {
+    name.strip_prefix(PAD_PREFIX)
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Names for padding members that no field of the struct uses.
+struct PadNames<'a> {
+    s: &'a Struct,
+    next: usize,
+}
+
+impl<'a> PadNames<'a> {
+    fn new(s: &'a Struct) -> Self {
+        PadNames { s, next: 0 }
+    }
+    fn next(&mut self) -> String {
+        loop {
+            let name = format!("{PAD_PREFIX}{}", self.next);
+            self.next += 1;
+            if self.s.field_index(&name).is_none() {
+                return name;
+            }
+        }
+    }
+}
+
+/// Names for new `CACHELINE_PADDING()` lines: those of removed lines first,
+/// then `_padN_` names no word of the body uses.
+struct PaddingNames {
+    reusable: Vec<String>,
+    taken: Vec<String>,
+    next: usize,
+}
+
+impl PaddingNames {
+    fn new(src: &StructSource, flat: &[&Node], keep: &[bool]) -> Self {
+        let text = &src.text;
+        let mut reusable = Vec::new();
+        for (i, n) in flat.iter().enumerate() {
+            if let Node::Marker {
+                member,
+                kind: MarkerKind::Padding,
+            } = n
+            {
+                if let (false, Some(name)) = (
+                    keep[i],
+                    super::body::marker_name(&text[member.decl.clone()]),
+                ) {
+                    reusable.push(name.to_string());
+                }
+            }
+        }
+        let taken = text[src.body.clone()]
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+        PaddingNames {
+            reusable,
+            taken,
+            next: 1,
+        }
+    }
+
+    fn next(&mut self) -> String {
+        if !self.reusable.is_empty() {
+            return self.reusable.remove(0);
+        }
+        loop {
+            let name = format!("_pad{}_", self.next);
+            self.next += 1;
+            if !self.taken.contains(&name) {
+                self.taken.push(name.clone());
+                return name;
+            }
+        }
+    }
+}
+
+/// Kernel headers get `u8` padding, others `unsigned char`.
+pub(crate) fn looks_like_kernel(text: &str) -> bool {
+    text.contains("#include <linux/")
+        || text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| matches!(w, "u8" | "u16" | "u32" | "u64" | "__u8" | "__u32" | "__u64"))
+}
+
+pub(crate) fn newline_of(lines: &str) -> &'static str {
+    if lines.ends_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    }
+}
+
+fn ensure_newline(chunk: &str) -> String {
+    if chunk.ends_with('\n') {
+        chunk.to_string()
+    } else {
+        format!("{chunk}\n")
+    }
+}
