@@ -64,7 +64,7 @@
 //! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64),
 //! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
 //! [`core::solve::Preset`]), `#[layout(time_limit_ms = N)]` (solver budget;
-//! default 20 ms, after which the best verified heuristic layout is used and
+//! default 15 ms, after which the best verified heuristic layout is used and
 //! the report says so), and for the derive only `#[layout(report_only)]`
 //! (report the layout, do not fail the build). With `optimize` the options
 //! can also go in its arguments: `#[cachelayout::optimize(line = 128)]`.

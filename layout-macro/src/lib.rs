@@ -83,7 +83,7 @@ pub fn derive_cache_layout(item: TokenStream) -> TokenStream {
 /// Takes the same `#[layout(..)]` attributes and defaults as the derive
 /// (except `report_only`); the struct options may also be its arguments:
 /// `#[cachelayout::optimize(line = 128, objective = "min-diff")]`. The solver
-/// runs within `time_limit_ms` (default 20); past it the best verified
+/// runs within `time_limit_ms` (default 15); past it the best verified
 /// heuristic layout is used and `layout_report()` says so.
 ///
 /// Rejects enums, unions, tuple structs, `repr(packed)`,

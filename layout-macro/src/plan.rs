@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// Solver budget when the struct sets no `time_limit_ms`. Past it the solver
 /// returns its best verified heuristic layout, and the report says so.
-pub const DEFAULT_TIME_LIMIT_MS: u64 = 20;
+pub const DEFAULT_TIME_LIMIT_MS: u64 = 15;
 
 /// Largest alignment of a marker type (`Align256`).
 const MAX_MARKER: u64 = 256;
