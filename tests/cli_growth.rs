@@ -317,6 +317,61 @@ fn propose_growth_reports_the_proposal() {
     assert!(err.contains("\nmem_cgroup_per_node 2048 -> "), "{err}");
 }
 
+/// The same header compiled by gcc, read back as DWARF (`-g`) and as BTF
+/// (`-gbtf`, where alignments are inferred): the same embedder lines.
+#[test]
+fn dwarf_and_btf_of_the_header_agree() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_growth");
+    std::fs::create_dir_all(&dir).unwrap();
+    let unit = dir.join("unit.c");
+    let header = fixtures().join("lru_gen_before.h");
+    std::fs::write(
+        &unit,
+        format!(
+            "#include \"{}\"\nstruct mem_cgroup_per_node pn;\n",
+            header.display()
+        ),
+    )
+    .unwrap();
+    for (flag, option) in [("-g", "--dwarf"), ("-gbtf", "--btf")] {
+        let object = dir.join(format!("unit{flag}.o"));
+        let gcc = std::process::Command::new("gcc")
+            .arg(flag)
+            .arg("-c")
+            .arg(&unit)
+            .arg("-o")
+            .arg(&object)
+            .output();
+        match gcc {
+            Ok(o) if o.status.success() => {}
+            _ => {
+                eprintln!("gcc {flag} is not available: {option} skipped");
+                continue;
+            }
+        }
+        let object = object.to_str().unwrap();
+        let out = growth(&[
+            option,
+            object,
+            "--struct",
+            "lru_gen_folio",
+            "--size",
+            "1408",
+            "--align",
+            "64",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{option}: {}", stderr(&out));
+        let text = stdout(&out);
+        let lines: Vec<&str> = text.lines().take(3).collect();
+        assert_eq!(lines[0], "lru_gen_folio 1360 -> 1408 (+48)", "{option}");
+        assert_eq!(
+            lines[1..],
+            SEED.lines().collect::<Vec<_>>()[1..3],
+            "{option}"
+        );
+    }
+}
+
 const VMLINUX: &str = "/sys/kernel/btf/vmlinux";
 
 #[test]

@@ -610,3 +610,61 @@ fn kernel_page_counter_growth_reaches_mem_cgroup() {
         assert!(names.contains(&agg.name.as_str()), "{} missing", agg.name);
     }
 }
+
+/// Growing every 40th kernel struct that something embeds by its
+/// alignment (and, for some, raising the alignment to 64): every entry's
+/// size change is its members' growth plus padding added less padding
+/// absorbed, every embedder comes after the types it embeds, and nothing
+/// that embeds a changed type by value is left out.
+#[cfg(feature = "btf")]
+#[test]
+fn kernel_growth_accounts_for_every_byte() {
+    let Some(db) = vmlinux() else { return };
+    let mut checked = 0;
+    for (k, agg) in db.aggregates().enumerate().filter(|(k, _)| k % 40 == 0) {
+        if db.embedders_of(agg).is_empty() || agg.size == 0 {
+            continue;
+        }
+        let new = if k % 80 == 0 {
+            Shape {
+                size: (agg.size + 1).next_multiple_of(64),
+                align: 64,
+            }
+        } else {
+            Shape {
+                size: agg.size + agg.align,
+                align: agg.align,
+            }
+        };
+        let report = growth::grow(&db, &agg.display_name(), new)
+            .unwrap_or_else(|e| panic!("{}: {e}", agg.name));
+        let mut seen = std::collections::HashSet::new();
+        for e in &report.entries {
+            assert!(seen.insert(e.name.clone()), "{} twice", e.name);
+            if e.kind == "struct" && !std::ptr::eq(e, &report.entries[0]) {
+                let p = &e.padding;
+                assert_eq!(
+                    e.delta,
+                    p.member_growth + p.added as i64 - p.absorbed as i64,
+                    "{}: {}",
+                    agg.name,
+                    e.line
+                );
+            }
+            assert_eq!(e.new.size % e.new.align, 0, "{}", e.line);
+            for m in &e.embeds {
+                let ty =
+                    m.ty.trim_start_matches("struct ")
+                        .trim_start_matches("union ");
+                assert!(
+                    seen.contains(ty),
+                    "{}: {} comes before {ty}",
+                    agg.name,
+                    e.name
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked > 50, "{checked}");
+}

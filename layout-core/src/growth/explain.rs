@@ -127,6 +127,11 @@ pub(crate) fn explain(
             .all(|(a, b)| a.name == b.name);
     let delta = new.size as i64 - old.size as i64;
     let union = old.kind == AggregateKind::Union;
+    // Member index -> its place (places are in offset order).
+    let mut old_place_of = vec![0; old.members.len()];
+    for (k, p) in old_places.iter().enumerate() {
+        old_place_of[p.index] = k;
+    }
 
     let mut parts = Vec::new();
     let mut embeds = Vec::new();
@@ -138,11 +143,7 @@ pub(crate) fn explain(
 
     // Members: embedded types that changed, and members added, removed, resized.
     for (i, m) in old.members.iter().enumerate() {
-        let key = &old_places
-            .iter()
-            .find(|p| p.index == i)
-            .expect("every member has a place")
-            .key;
+        let key = &old_places[old_place_of[i]].key;
         let Some(np) = new_by_key.get(key.as_str()) else {
             parts.push(Part::Removed {
                 member: label(db, old, i),
@@ -235,7 +236,7 @@ pub(crate) fn explain(
             .iter()
             .enumerate()
             .filter_map(|(i, m)| {
-                let key = &old_places.iter().find(|p| p.index == i)?.key;
+                let key = &old_places[old_place_of[i]].key;
                 let np = new_by_key.get(key.as_str())?;
                 Some(new.members[np.index].byte_range().end as i64 - m.byte_range().end as i64)
             })
