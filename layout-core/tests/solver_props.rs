@@ -601,6 +601,16 @@ fn a_spent_time_limit_still_returns_a_verified_layout() {
 }
 
 #[test]
+fn an_unbounded_time_limit_is_no_limit() {
+    let s = lru_gen_folio();
+    let opts = SolveOptions {
+        time_limit: Duration::MAX,
+        ..SolveOptions::default()
+    };
+    assert_eq!(solve(&s, &opts).unwrap().layout.size, 1360);
+}
+
+#[test]
 fn structs_without_conflicts_pack_without_padding() {
     let spec: Vec<(u64, u64, Access, bool)> = [(1, 1), (8, 8), (2, 2), (16, 8), (4, 4), (1, 1)]
         .iter()

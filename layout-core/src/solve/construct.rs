@@ -7,9 +7,11 @@
 //!
 //! Two families:
 //! - **strict**: blocks are the classes (read-mostly, each lockless group,
-//!   each lock); the pool is the cold fields; the placer keeps different
-//!   classes apart at the report phase. A layout of this family has no soft
-//!   cost; when it is also as small as possible it is the answer.
+//!   each lock); the pool is the cold fields; while building, the placer
+//!   also keeps different classes apart at the report phase, so the gaps are
+//!   filled to line boundaries and the order aims at zero soft cost. (The
+//!   driver then places the order under the hard rule alone, which can only
+//!   make it smaller.)
 //! - **hard**: blocks are the colours; the pool is every free field (locked
 //!   and cold ones), which fills the gaps the hard rule needs.
 //!

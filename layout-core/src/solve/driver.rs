@@ -16,7 +16,7 @@ use crate::cost::cost_of;
 use crate::layout::{Layout, Slot};
 use crate::model::{Placement, Struct};
 use crate::verify::verify;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Structs with at most this many distinct orders are searched exactly first.
 const EXACT_ORDERS: f64 = 40_000.0;
@@ -77,7 +77,10 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
         p: &p,
         geoms,
         bounds,
-        deadline: started + opts.time_limit,
+        // A limit past what Instant can hold means no limit.
+        deadline: started
+            .checked_add(opts.time_limit)
+            .unwrap_or_else(|| started + Duration::from_secs(1 << 32)),
         best: Vec::new(),
     };
     let exact = d.run();
@@ -283,7 +286,7 @@ impl<'p> Driver<'p> {
     fn ilp(&mut self) {
         // The program only re-balances gap fills: give it a bounded share.
         let share = self.deadline.saturating_duration_since(Instant::now()) / 4;
-        let cap = std::time::Duration::from_millis(50 + 2 * self.p.n as u64);
+        let cap = Duration::from_millis(50 + 2 * self.p.n as u64);
         let deadline = Instant::now() + share.min(cap);
         for gi in 0..self.geoms.len() {
             if !self.may_improve(gi) || Instant::now() >= deadline {
