@@ -46,6 +46,12 @@ pub fn note(solution: &Solution, options: &Options) -> String {
             "layout by #[cachelayout::optimize]: smallest size that keeps the rule ({} B; solver: {}, {} ms)",
             size, solution.method, solution.solve_ms
         )
+    } else if size <= solution.lower_bound {
+        format!(
+            "layout by #[cachelayout::optimize]: smallest size that keeps the rule ({size} B, proven); the \
+             solver's {budget} ms budget ran out before it proved the order best for the other goals (soft \
+             costs, read-mostly lines, movement); raise it with #[layout(time_limit_ms = N)]"
+        )
     } else {
         format!(
             "layout by #[cachelayout::optimize]: best verified heuristic layout ({} B, no layout under {} B \
@@ -261,6 +267,29 @@ mod tests {
                 Item::Field(2)
             ]
         );
+    }
+
+    #[test]
+    fn notes_say_how_the_layout_was_chosen() {
+        let m = model(vec![(8, 8, true)], 64);
+        let verified = layout_core::verify(&m.strukt, &layout(&[(0, 0)], 8, 8)).unwrap();
+        let solution = |lower_bound, optimal| Solution {
+            layout: verified.clone(),
+            cost: Default::default(),
+            lower_bound,
+            optimal,
+            solve_ms: 3,
+            method: "exact",
+        };
+        let opts = Options::default();
+        assert_eq!(
+            note(&solution(8, true), &opts),
+            "layout by #[cachelayout::optimize]: smallest size that keeps the rule (8 B; solver: exact, 3 ms)"
+        );
+        assert!(note(&solution(8, false), &opts)
+            .contains("(8 B, proven); the solver's 15 ms budget ran out"));
+        assert!(note(&solution(4, false), &opts)
+            .contains("heuristic layout (8 B, no layout under 4 B exists)"));
     }
 
     #[test]
