@@ -987,3 +987,296 @@ fn changelog_of_the_seed_fix_matches_seed_000() {
     }
     assert!(text.lines().all(|l| l.chars().count() <= 72), "{text}");
 }
+
+// ---------------------------------------------------------------------------
+// Random headers and layouts, every style, twice over.
+
+/// A small deterministic generator (64-bit LCG).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+const RANDOM_TYPES: &[(&str, u64)] = &[
+    ("char", 1),
+    ("short", 2),
+    ("int", 4),
+    ("long", 8),
+    ("long nr[3]", 8),
+    ("char tag[5]", 1),
+    ("int v[3]", 4),
+];
+
+/// A header of `n` members, one per line, some with comments, blank lines,
+/// the cacheline attribute or a `CACHELINE_PADDING()` line before them.
+/// Returns the text and each member's natural alignment.
+fn random_header(rng: &mut Lcg, case: usize, n: usize) -> (String, Vec<u64>) {
+    let mut text = format!("/* case {case} */\nstruct s{case} {{\n");
+    let mut natural = Vec::new();
+    for i in 0..n {
+        if rng.next(4) == 0 {
+            text.push('\n');
+        }
+        if rng.next(6) == 0 {
+            text.push_str(&format!("\tCACHELINE_PADDING(_pad{}_);\n", 1 + rng.next(3)));
+        }
+        if rng.next(3) == 0 {
+            text.push_str(&format!("\t/* member {i} */\n"));
+        }
+        let (ty, align) = RANDOM_TYPES[rng.next(RANDOM_TYPES.len() as u64) as usize];
+        let (base, dims) = ty.split_once(' ').unwrap_or((ty, ""));
+        let dims = dims.trim_start_matches(|c: char| c.is_alphabetic());
+        let attr = if rng.next(6) == 0 {
+            " ____cacheline_aligned_in_smp"
+        } else {
+            ""
+        };
+        text.push_str(&format!("\t{base} f{i}{dims}{attr};\n"));
+        natural.push(align);
+    }
+    text.push_str("};\n");
+    // Padding lines must have distinct names.
+    let mut k = 0;
+    while let Some(at) = text.find("CACHELINE_PADDING(_pad") {
+        let end = at + text[at..].find(");").unwrap();
+        text.replace_range(at..end, &format!("CACHELINE_PADDING(_p{k}_"));
+        k += 1;
+    }
+    (
+        text.replace("CACHELINE_PADDING(_p", "CACHELINE_PADDING(_pad"),
+        natural,
+    )
+}
+
+/// A random verified layout of `s`: a random order with random breaks,
+/// holes, tail padding and struct alignment, in aligned or phase mode.
+/// Fields get random non-lockless classes (so every layout obeys the rule).
+fn random_layout(rng: &mut Lcg, s: &mut Struct) -> VerifiedLayout {
+    let n = s.fields.len();
+    for f in &mut s.fields {
+        f.access = match rng.next(4) {
+            0 => Access::ReadMostly,
+            1 => Access::LockedWrite { lock: "a".into() },
+            2 => Access::LockedWrite { lock: "b".into() },
+            _ => Access::Cold,
+        };
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, rng.next(i as u64 + 1) as usize);
+    }
+    let phase_mode = rng.next(3) == 0;
+    let mut pos = 0u64;
+    let mut slots = Vec::new();
+    let mut broke = false;
+    for &f in &order {
+        let fa = s.fields[f].align;
+        pos = pos.div_ceil(fa) * fa;
+        match rng.next(5) {
+            0 if !phase_mode => {
+                pos = pos.div_ceil(64) * 64;
+                broke = true;
+            }
+            1 => pos += fa * (1 + rng.next(9)),
+            _ => {}
+        }
+        slots.push(Slot {
+            field: f,
+            offset: pos,
+        });
+        pos += s.fields[f].size;
+    }
+    let natural = s.natural_align();
+    let align = if broke || natural >= 64 {
+        natural.max(64)
+    } else {
+        // Sometimes more than the members need: a struct attribute.
+        natural.max(1 << rng.next(6))
+    };
+    let size = pos.div_ceil(align) * align + align * rng.next(2);
+    let placement = if phase_mode {
+        Placement::Offset(align * rng.next(16))
+    } else {
+        Placement::Aligned
+    };
+    let l = Layout {
+        slots,
+        size,
+        align,
+        line: 64,
+        placement,
+    };
+    verify(s, &l).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `style` over random headers and layouts, then over the patched
+/// headers with new random layouts: every diff applies, gcc puts every
+/// member where the layout says (and compiles every check function), the
+/// front-end reads the same layout back, and a second diff is empty.
+fn random_round(style: CStyle, seed: u64) -> RandomStats {
+    let mut rng = Lcg(seed);
+    let dir = scratch_dir(&format!("random-{style}"));
+    let mut check = PRELUDE.to_string();
+    let mut calls = String::new();
+    let mut stats = RandomStats::default();
+    for case in 0..60 {
+        let n = 2 + rng.next(7) as usize;
+        let (mut text, natural) = random_header(&mut rng, case, n);
+        let path = format!("h{case}.h");
+        for round in 0..2 {
+            let mut c = read(&path, &text, &format!("s{case}"));
+            // Some attributes are in the wrong place: let the layout move
+            // their members (the front-end folded them into the alignment).
+            for f in &mut c.model.fields {
+                // Padding arrays of the first round are not in `natural`.
+                let Some(k) = f
+                    .name
+                    .strip_prefix('f')
+                    .and_then(|k| k.parse::<usize>().ok())
+                else {
+                    continue;
+                };
+                if f.align == 64 && rng.next(2) == 0 {
+                    f.align = natural[k];
+                }
+            }
+            let v = random_layout(&mut rng, &mut c.model);
+            let diff = c_diff(&c.source, &v, style)
+                .unwrap_or_else(|e| panic!("case {case} round {round}: {e}\n{text}"));
+            stats.count(&diff, style);
+            let patched = if diff.is_empty() {
+                text.clone()
+            } else {
+                apply(&dir, &path, &text, &diff)
+            };
+            for twice in [
+                "____cacheline_aligned_in_smp ____cacheline_aligned_in_smp",
+                ");\n\tCACHELINE_PADDING(",
+                ");\n\n\tCACHELINE_PADDING(",
+            ] {
+                assert!(!patched.contains(twice), "{twice}\n{patched}");
+            }
+            assert_round_trip(&path, &patched, &v, style);
+            if round == 1 {
+                std::fs::write(dir.join(&path), &patched).unwrap();
+                check.push_str(&format!("#include \"{path}\"\n"));
+                let s = v.strukt();
+                for sl in &v.slots {
+                    let name = &s.fields[sl.field].name;
+                    check.push_str(&format!(
+                        "_Static_assert(offsetof(struct s{case}, {name}) == {}, \"s{case}.{name}\");\n",
+                        sl.offset
+                    ));
+                }
+                check.push_str(&format!(
+                    "_Static_assert(sizeof(struct s{case}) == {}, \"s{case} size\");\n\
+                     _Static_assert(_Alignof(struct s{case}) == {}, \"s{case} align\");\n",
+                    v.size, v.align
+                ));
+                if style == CStyle::Groups {
+                    calls.push_str(&format!("\ts{case}_struct_check();\n"));
+                }
+                stats.cases += 1;
+            } else {
+                // The second round starts from the patched header.
+                text = patched;
+            }
+        }
+    }
+    check.push_str(&format!("void call_checks(void)\n{{\n{calls}}}\n"));
+    std::fs::write(dir.join("check.c"), &check).unwrap();
+    let out = Command::new("gcc")
+        .args([
+            "-std=gnu11",
+            "-fsyntax-only",
+            "-Wall",
+            "-Werror",
+            "-I",
+            ".",
+            "check.c",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("gcc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{style}: {stats:?}");
+    stats
+}
+
+/// What the random diffs did, so that a test that stopped exercising
+/// something fails.
+#[derive(Debug, Default)]
+struct RandomStats {
+    cases: usize,
+    changed: usize,
+    /// Diffs that spell a new break in the style.
+    breaks_added: usize,
+    /// Diffs that remove an attribute or a padding line.
+    breaks_removed: usize,
+    /// Diffs that set the struct's own alignment.
+    struct_aligned: usize,
+    /// Diffs that add explicit padding bytes.
+    padded: usize,
+}
+
+impl RandomStats {
+    fn count(&mut self, diff: &str, style: CStyle) {
+        let added = |needle: &str| {
+            diff.lines()
+                .any(|l| l.starts_with('+') && !l.starts_with("+++") && l.contains(needle))
+        };
+        let removed = |needle: &str| {
+            diff.lines()
+                .any(|l| l.starts_with('-') && !l.starts_with("---") && l.contains(needle))
+        };
+        self.changed += usize::from(!diff.is_empty());
+        let spelling = match style {
+            CStyle::Aligned => "____cacheline_aligned_in_smp",
+            CStyle::Padding => "CACHELINE_PADDING(",
+            CStyle::Groups => "__cacheline_group_begin_aligned(",
+        };
+        self.breaks_added += usize::from(added(spelling));
+        self.breaks_removed +=
+            usize::from(removed("____cacheline_aligned_in_smp") || removed("CACHELINE_PADDING("));
+        self.struct_aligned += usize::from(
+            diff.lines()
+                .any(|l| l.starts_with("+}") && l.contains("aligned")),
+        );
+        self.padded += usize::from(added("__cacheline_pad"));
+    }
+
+    fn assert_exercised(&self) {
+        assert_eq!(self.cases, 60, "{self:?}");
+        assert!(self.changed > 60, "{self:?}");
+        assert!(self.breaks_added > 5, "{self:?}");
+        assert!(self.breaks_removed > 5, "{self:?}");
+        assert!(self.struct_aligned > 5, "{self:?}");
+        assert!(self.padded > 5, "{self:?}");
+    }
+}
+
+#[test]
+fn random_layouts_in_the_aligned_style() {
+    random_round(CStyle::Aligned, 0xa11).assert_exercised();
+}
+
+#[test]
+fn random_layouts_in_the_padding_style() {
+    random_round(CStyle::Padding, 0xbad).assert_exercised();
+}
+
+#[test]
+fn random_layouts_in_the_groups_style() {
+    random_round(CStyle::Groups, 0x6a).assert_exercised();
+}

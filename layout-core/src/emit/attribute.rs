@@ -1,5 +1,5 @@
 //! Cacheline attributes on member declarations: where they are, where a new
-//! one goes.
+//! one goes; and the alignment attribute of the struct itself.
 
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
@@ -138,9 +138,170 @@ pub(crate) fn insertion_point(text: &str, m: &MemberSource) -> usize {
     }
 }
 
+/// The edit that gives the struct definition alignment `align`: the last
+/// alignment attribute of the definition gets the new value (gcc applies the
+/// last one), or a new one goes right before the `;`. `kernel`: spell it
+/// `__aligned(N)`, else `__attribute__((__aligned__(N)))`.
+pub(crate) fn struct_alignment(
+    src: &StructSource,
+    align: u64,
+    kernel: bool,
+) -> (Range<usize>, String) {
+    let text = &src.text;
+    let tail_end = text[src.definition.end..]
+        .find(';')
+        .map_or(src.definition.end, |p| src.definition.end + p);
+    let new_attribute = if kernel {
+        format!("__aligned({align})")
+    } else {
+        format!("__attribute__((__aligned__({align})))")
+    };
+    // The tail comes after the head, so its last attribute wins.
+    for part in [
+        src.definition.end..tail_end,
+        src.definition.start..src.body.start,
+    ] {
+        if let Some((span, kind)) = alignment_spans(&text[part.clone()]).pop() {
+            let span = span.start + part.start..span.end + part.start;
+            let with = match kind {
+                AlignSpelling::Macro => format!("__aligned({align})"),
+                AlignSpelling::Keyword(word) => format!("{word}({align})"),
+                AlignSpelling::Cacheline => new_attribute,
+            };
+            return (span, with);
+        }
+    }
+    let at = text[..tail_end].trim_end().len();
+    (at..at, format!(" {new_attribute}"))
+}
+
+/// How an alignment attribute is spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AlignSpelling {
+    /// `__aligned(N)`.
+    Macro,
+    /// `aligned` / `__aligned__` inside `__attribute__((...))`, with or
+    /// without `(N)`.
+    Keyword(&'static str),
+    /// `____cacheline_aligned_in_smp` and friends.
+    Cacheline,
+}
+
+/// Alignment attributes in `s` (a struct head or tail), in order: each span
+/// covers the word and its parenthesised argument, if any.
+fn alignment_spans(s: &str) -> Vec<(Range<usize>, AlignSpelling)> {
+    let mut out = Vec::new();
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if s[i..].starts_with("/*") {
+            i = s[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+            continue;
+        }
+        if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
+            i += 1;
+            continue;
+        }
+        let len = s[i..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(s.len() - i);
+        let word = &s[i..i + len];
+        let spelling = match word {
+            "__aligned" => Some(AlignSpelling::Macro),
+            "aligned" => Some(AlignSpelling::Keyword("aligned")),
+            "__aligned__" => Some(AlignSpelling::Keyword("__aligned__")),
+            w if CACHELINE_ATTRIBUTES.contains(&w) => Some(AlignSpelling::Cacheline),
+            _ => None,
+        };
+        let mut end = i + len;
+        if let Some(spelling) = spelling {
+            let rest = &s[end..];
+            let ws = rest.len() - rest.trim_start().len();
+            if spelling != AlignSpelling::Cacheline && rest[ws..].starts_with('(') {
+                if let Some(close) = closing_paren(&rest[ws..]) {
+                    end += ws + close + 1;
+                }
+            }
+            out.push((i..end, spelling));
+        }
+        i = end;
+    }
+    out
+}
+
+/// The index of the `)` that closes the `(` at the start of `s`.
+fn closing_paren(s: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn source(text: &str) -> StructSource {
+        let open = text.find('{').unwrap();
+        let close = text.rfind('}').unwrap();
+        StructSource {
+            path: "s.h".into(),
+            text: text.into(),
+            definition: text.find("struct").unwrap()..close + 1,
+            body: open + 1..close,
+            members: Vec::new(),
+        }
+    }
+
+    fn aligned(text: &str, align: u64, kernel: bool) -> String {
+        let src = source(text);
+        let (r, with) = struct_alignment(&src, align, kernel);
+        let mut out = text.to_string();
+        out.replace_range(r, &with);
+        out
+    }
+
+    #[test]
+    fn the_struct_alignment_replaces_the_last_attribute_or_is_appended() {
+        assert_eq!(
+            aligned("struct s { int a; };", 16, true),
+            "struct s { int a; } __aligned(16);"
+        );
+        assert_eq!(
+            aligned("struct s { int a; } __randomize_layout;", 16, false),
+            "struct s { int a; } __randomize_layout __attribute__((__aligned__(16)));"
+        );
+        assert_eq!(
+            aligned(
+                "struct s { int a; } __aligned(4) __attribute__((packed, aligned(8)));",
+                32,
+                true
+            ),
+            "struct s { int a; } __aligned(4) __attribute__((packed, aligned(32)));"
+        );
+        assert_eq!(
+            aligned(
+                "struct __attribute__((__aligned__)) s { int a; };",
+                32,
+                true
+            ),
+            "struct __attribute__((__aligned__(32))) s { int a; };"
+        );
+        assert_eq!(
+            aligned("struct s { int a; } ____cacheline_aligned;", 128, true),
+            "struct s { int a; } __aligned(128);"
+        );
+    }
 
     #[test]
     fn spans_skip_comments_and_other_words() {

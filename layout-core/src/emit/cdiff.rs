@@ -13,11 +13,11 @@
 //! made, the [`replay`](super::replay) check places what was written as C
 //! does and refuses any difference from the verified layout.
 
-use super::attribute::FieldAttributes;
+use super::attribute::{struct_alignment, FieldAttributes};
 use super::body::{self, Node};
 use super::check_fn;
 use super::groups::{plan_groups, Group, Member};
-use super::plan::{plan, Item};
+use super::plan::{plan, Item, StructBreak};
 use super::render::{looks_like_kernel, newline_of, Renderer};
 use super::replay;
 use super::CStyle;
@@ -72,7 +72,14 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     let (flat, carriers) = body::flatten_with_carriers(&reordered);
 
     let attributes = FieldAttributes::find(src, s);
-    let planned = plan(s, l, &attributes.present()).map_err(at_struct)?;
+    let struct_break = if style == CStyle::Groups {
+        StructBreak::Start
+    } else {
+        StructBreak::Member {
+            preferred: &spelled_breaks(&flat, &attributes, s.fields.len()),
+        }
+    };
+    let planned = plan(s, l, &attributes.present(), struct_break).map_err(at_struct)?;
     let groups = if style == CStyle::Groups {
         let members = group_members(&planned.items, &carriers);
         plan_groups(s, l, &members, &body::old_groups(src, s.fields.len())).map_err(at_struct)?
@@ -92,18 +99,15 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     )
     .render(&flat, &carriers)
     .map_err(at_struct)?;
-    let struct_align = planned.struct_align.unwrap_or(1).max(s.min_align);
+    // gcc applies the last alignment attribute of the definition: the new
+    // one replaces it.
+    let struct_align = planned.struct_align.unwrap_or(s.min_align);
     replay::check(s, l, &rendered.record, struct_align)
         .map_err(|why| at_struct(replay::refusal(s, style, &why)))?;
 
     let mut edits: Vec<(Range<usize>, String)> = vec![(src.body.clone(), rendered.body)];
     if let Some(a) = planned.struct_align {
-        let attribute = if looks_like_kernel(&src.text) {
-            format!(" __aligned({a})")
-        } else {
-            format!(" __attribute__((__aligned__({a})))")
-        };
-        edits.push((src.definition.end..src.definition.end, attribute));
+        edits.push(struct_alignment(src, a, looks_like_kernel(&src.text)));
     }
     if style == CStyle::Groups {
         edits.push(check_function_edit(src, s, &groups));
@@ -155,6 +159,33 @@ fn refuse_group_markers(
         }
         None => Ok(()),
     }
+}
+
+/// Fields whose break the header spells already: a cacheline attribute, or
+/// a `CACHELINE_PADDING()` line right before their declaration (blank lines
+/// aside) in the reordered body.
+fn spelled_breaks(flat: &[&Node], attributes: &FieldAttributes, n: usize) -> Vec<bool> {
+    let mut spelled = attributes.present();
+    spelled.resize(n, false);
+    let mut after_padding = false;
+    for node in flat {
+        match node {
+            Node::Marker {
+                kind: body::MarkerKind::Padding,
+                ..
+            } => after_padding = true,
+            Node::Decl { fields, .. } => {
+                if after_padding {
+                    if let Some(s) = fields.first().and_then(|&f| spelled.get_mut(f)) {
+                        *s = true;
+                    }
+                }
+                after_padding = false;
+            }
+            Node::Keep(_) | Node::Marker { .. } | Node::Block(_) => {}
+        }
+    }
+    spelled
 }
 
 /// The members in layout order with their breaks and top-level carriers.

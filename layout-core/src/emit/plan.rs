@@ -56,10 +56,28 @@ pub(crate) struct Plan {
     pub struct_align: Option<u64>,
 }
 
+/// Where a line-aligned layout that no member needs a break for gets its
+/// alignment from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StructBreak<'a> {
+    /// A member at a line multiple carries a break; `preferred[i]`: field
+    /// `i`'s break is spelled already (an attribute, a padding line before
+    /// it), so it goes there first and the diff does not churn.
+    Member { preferred: &'a [bool] },
+    /// The style aligns the start of the struct itself (the first group's
+    /// aligned begin marker).
+    Start,
+}
+
 /// The plan for `l`. `has_attribute[i]`: field `i`'s declaration already
 /// carries a cacheline attribute (the front-end may have folded it into the
 /// field's alignment).
-pub(crate) fn plan(s: &Struct, l: &Layout, has_attribute: &[bool]) -> Result<Plan, Diagnostic> {
+pub(crate) fn plan(
+    s: &Struct,
+    l: &Layout,
+    has_attribute: &[bool],
+    struct_break: StructBreak,
+) -> Result<Plan, Diagnostic> {
     let line = l.line;
     let breaks_allowed = l.align >= line;
     let natural = |i: usize| {
@@ -109,7 +127,7 @@ pub(crate) fn plan(s: &Struct, l: &Layout, has_attribute: &[bool]) -> Result<Pla
         pos = target + f.size;
     }
 
-    let struct_align = ensure_struct_align(s, l, has_attribute, &mut items)?;
+    let struct_align = ensure_struct_align(s, l, has_attribute, struct_break, &mut items);
 
     // C's size is the end of the last member rounded up to the alignment,
     // which is now the layout's; anything beyond that is explicit.
@@ -134,8 +152,9 @@ fn ensure_struct_align(
     s: &Struct,
     l: &Layout,
     has_attribute: &[bool],
+    struct_break: StructBreak,
     items: &mut [Item],
-) -> Result<Option<u64>, Diagnostic> {
+) -> Option<u64> {
     let line = l.line;
     let known = s
         .fields
@@ -153,32 +172,40 @@ fn ensure_struct_align(
             }
         )
     });
-    let achieved = if has_break { known.max(line) } else { known };
+    let starts_line = matches!(struct_break, StructBreak::Start) && l.align >= line;
+    let achieved = if has_break || starts_line {
+        known.max(line)
+    } else {
+        known
+    };
     if achieved >= l.align {
-        return Ok(None);
+        return None;
     }
+    let StructBreak::Member { preferred } = struct_break else {
+        return Some(l.align);
+    };
     if l.align != line {
-        return Ok(Some(l.align));
+        return Some(l.align);
     }
     // Any member at a line multiple can carry the break without moving: C
     // reaches it with `pos <= offset`, and rounding up to the line stops at
-    // the offset. Prefer one whose declaration already has the attribute.
+    // the offset. Prefer one whose break is spelled already.
     let at_line = |it: &Item| matches!(it, Item::Member { offset, .. } if offset % line == 0);
     let carrier = items
         .iter()
         .position(|it| {
             at_line(it)
                 && matches!(it, Item::Member { field, .. }
-                    if has_attribute.get(*field).copied().unwrap_or(false))
+                    if preferred.get(*field).copied().unwrap_or(false))
         })
         .or_else(|| items.iter().position(at_line));
     match carrier.map(|i| &mut items[i]) {
         Some(Item::Member { line_break, .. }) => {
             *line_break = true;
-            Ok(None)
+            None
         }
         // No member at all: the struct's own attribute gives the alignment.
-        _ => Ok(Some(l.align)),
+        _ => Some(l.align),
     }
 }
 
@@ -212,6 +239,9 @@ mod tests {
             &s,
             &layout(&[0, 64], 128, 64, Placement::Aligned),
             &[false, false],
+            StructBreak::Member {
+                preferred: &[false, false],
+            },
         )
         .unwrap()
         .items;
@@ -243,6 +273,9 @@ mod tests {
             &s,
             &layout(&[0, 16], 24, 8, Placement::Offset(48)),
             &[false, false],
+            StructBreak::Member {
+                preferred: &[false, false],
+            },
         )
         .unwrap()
         .items;
@@ -259,9 +292,16 @@ mod tests {
     #[test]
     fn line_aligned_layout_without_a_needed_break_puts_one_on_the_first_member() {
         let s = Struct::new("s", vec![Field::new("a", "long", 8, 8)]);
-        let items = plan(&s, &layout(&[0], 64, 64, Placement::Aligned), &[false])
-            .unwrap()
-            .items;
+        let items = plan(
+            &s,
+            &layout(&[0], 64, 64, Placement::Aligned),
+            &[false],
+            StructBreak::Member {
+                preferred: &[false],
+            },
+        )
+        .unwrap()
+        .items;
         assert_eq!(
             items,
             vec![Item::Member {
@@ -283,6 +323,9 @@ mod tests {
             &s,
             &layout(&[0, 64], 128, 64, Placement::Aligned),
             &[false, true],
+            StructBreak::Member {
+                preferred: &[false, true],
+            },
         )
         .unwrap()
         .items;
@@ -301,5 +344,96 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn an_alignment_no_member_gives_comes_from_the_struct() {
+        let s = Struct::new(
+            "s",
+            vec![Field::new("a", "long", 8, 8), Field::new("b", "long", 8, 8)],
+        );
+        let l = layout(&[0, 64], 80, 16, Placement::Aligned);
+        let p = plan(
+            &s,
+            &l,
+            &[false, false],
+            StructBreak::Member {
+                preferred: &[false, false],
+            },
+        )
+        .unwrap();
+        assert_eq!(p.struct_align, Some(16));
+        assert_eq!(
+            p.items[1],
+            Item::Pad {
+                at: 8,
+                bytes: 56,
+                before: Some(1)
+            }
+        );
+        // The struct's own attribute counts.
+        let mut s16 = s.clone();
+        s16.min_align = 16;
+        let p = plan(
+            &s16,
+            &l,
+            &[false, false],
+            StructBreak::Member {
+                preferred: &[false, false],
+            },
+        )
+        .unwrap();
+        assert_eq!(p.struct_align, None);
+    }
+
+    #[test]
+    fn a_style_that_aligns_the_start_needs_no_carrier() {
+        let s = Struct::new("s", vec![Field::new("a", "long", 8, 8)]);
+        let l = layout(&[0], 64, 64, Placement::Aligned);
+        let p = plan(&s, &l, &[false], StructBreak::Start).unwrap();
+        assert_eq!(p.struct_align, None);
+        assert_eq!(
+            p.items,
+            vec![Item::Member {
+                field: 0,
+                offset: 0,
+                line_break: false
+            }]
+        );
+    }
+
+    #[test]
+    fn the_carrier_is_a_member_whose_break_is_spelled_already() {
+        let s = Struct::new(
+            "s",
+            vec![
+                Field::new("a", "long", 64, 8),
+                Field::new("b", "long", 8, 8),
+            ],
+        );
+        let l = layout(&[0, 64], 128, 64, Placement::Aligned);
+        let p = plan(
+            &s,
+            &l,
+            &[false, false],
+            StructBreak::Member {
+                preferred: &[false, true],
+            },
+        )
+        .unwrap();
+        let breaks: Vec<bool> = p
+            .items
+            .iter()
+            .map(|it| {
+                matches!(
+                    it,
+                    Item::Member {
+                        line_break: true,
+                        ..
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(breaks, [false, true]);
     }
 }
