@@ -83,11 +83,16 @@ fn worker(start: &Barrier, stop: &AtomicBool, op: impl Fn()) -> ThreadRun {
     let began = Instant::now();
     let cpu_before = thread_cpu_time();
     let mut calls = 0u64;
-    while !stop.load(Relaxed) {
+    // At least one batch, so every thread has a rate even when the OS ran
+    // it only after `stop`.
+    loop {
         for _ in 0..BATCH {
             op();
         }
         calls += BATCH;
+        if stop.load(Relaxed) {
+            break;
+        }
     }
     let on_cpu = thread_cpu_time()
         .zip(cpu_before)
