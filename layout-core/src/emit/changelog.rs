@@ -766,4 +766,86 @@ mod tests {
         assert_eq!(and_list(&v(&["a"])), "a");
         assert_eq!(and_list(&v(&["a", "b", "c"])), "a, b and c");
     }
+
+    use crate::layout::Slot;
+    use crate::model::Field;
+    use crate::verify::verify;
+
+    fn layout(offsets: &[u64], size: u64, align: u64, placement: Placement) -> Layout {
+        Layout {
+            slots: offsets
+                .iter()
+                .enumerate()
+                .map(|(field, &offset)| Slot { field, offset })
+                .collect(),
+            size,
+            align,
+            line: 64,
+            placement,
+        }
+    }
+
+    fn counters() -> Struct {
+        let a = |g: &str| Access::Lockless {
+            group: Some(g.into()),
+        };
+        Struct::new(
+            "ring",
+            vec![
+                Field::new("head", "unsigned long", 8, 8).with_access(a("producer")),
+                Field::new("tail", "unsigned long", 8, 8).with_access(a("consumer")),
+                Field::new("mask", "unsigned long", 8, 8).with_access(Access::ReadMostly),
+            ],
+        )
+    }
+
+    #[test]
+    fn writer_groups_at_a_phase_of_an_aligned_struct() {
+        let s = counters();
+        let before = layout(&[0, 8, 16], 24, 8, Placement::Aligned);
+        let after = verify(&s, &layout(&[64, 128, 0], 192, 64, Placement::Aligned)).unwrap();
+        let notes = ChangelogNotes {
+            lower_bound: 192,
+            optimal: true,
+            ..ChangelogNotes::default()
+        };
+        let text = changelog(&s, &before, &after, &notes);
+        let prose = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            prose.starts_with(
+                "In struct ring, head and tail are written without a lock by many CPUs. \
+                 On cacheline 0, head sits with mask and with tail, written by other CPUs \
+                 without a lock."
+            ),
+            "{text}"
+        );
+        assert!(prose.contains("when it starts a cacheline"), "{text}");
+        assert!(
+            prose.contains("This grows struct ring from 24 to 192 bytes (+168) and raises its alignment from 8 to 64 bytes. No smaller layout obeys the rule: lower bound 192 bytes."),
+            "{text}"
+        );
+        assert!(
+            text.contains("  head   64-71    1     lockless (producer)\n"),
+            "{text}"
+        );
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
+    }
+
+    #[test]
+    fn a_layout_without_conflicts_says_so_and_has_no_before_table() {
+        let s = counters();
+        let before = layout(&[64, 128, 0], 192, 64, Placement::Aligned);
+        let after = verify(&s, &before).unwrap();
+        let text = changelog(&s, &before, &after, &ChangelogNotes::default());
+        assert!(
+            text.starts_with("No cacheline of struct ring holds both"),
+            "{text}"
+        );
+        assert!(!text.contains("Before:"), "{text}");
+        assert!(text.contains("The fields keep their order."), "{text}");
+        assert!(
+            text.contains("This keeps struct ring at 192 bytes."),
+            "{text}"
+        );
+    }
 }
