@@ -9,7 +9,8 @@
 #define _EXAMPLE_LRU_GEN_H
 
 #define SMP_CACHE_BYTES 64
-#define ____cacheline_aligned_in_smp __attribute__((__aligned__(SMP_CACHE_BYTES)))
+#define __aligned(x) __attribute__((__aligned__(x)))
+#define ____cacheline_aligned_in_smp __aligned(SMP_CACHE_BYTES)
 
 #define MAX_NR_GENS 4
 #define ANON_AND_FILE 2
