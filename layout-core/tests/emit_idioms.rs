@@ -25,7 +25,9 @@ const LRU_GEN_PATH: &str = "include/linux/lru_gen.h";
 
 const STYLES: [CStyle; 3] = [CStyle::Aligned, CStyle::Padding, CStyle::Groups];
 
-/// The kernel macros the patched headers use, written from their semantics
+/// The kernel macros the patched headers use (those the seed header defines
+/// too spelled as it does, so that gcc sees no redefinition), written from
+/// their semantics
 /// in `<linux/cache.h>`, `<linux/build_bug.h>` and `<linux/stddef.h>`:
 /// `CACHELINE_PADDING` is a zero-size member aligned to the line; a group
 /// begin marker is a zero-length `__u8` array (line-aligned in the `_aligned`
@@ -35,8 +37,8 @@ const STYLES: [CStyle; 3] = [CStyle::Aligned, CStyle::Padding, CStyle::Groups];
 const PRELUDE: &str = "\
 #include <stddef.h>
 #define SMP_CACHE_BYTES 64
-#define ____cacheline_aligned_in_smp __attribute__((__aligned__(SMP_CACHE_BYTES)))
 #define __aligned(x) __attribute__((__aligned__(x)))
+#define ____cacheline_aligned_in_smp __aligned(SMP_CACHE_BYTES)
 #define __maybe_unused __attribute__((__unused__))
 typedef unsigned char __u8;
 struct cacheline_padding { char x[0]; } __aligned(SMP_CACHE_BYTES);
