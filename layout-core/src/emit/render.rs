@@ -419,7 +419,7 @@ impl<'a> Renderer<'a> {
     fn take_pad_before(&mut self, f: usize) -> Option<String> {
         let (at, bytes) = self.fields[f].pad_before.take()?;
         let anchor = self.member_of(f)?;
-        let why = pad_reason(self.s, self.l, f, at + bytes);
+        let why = pad_reason(self.s, self.l, f, at, at + bytes);
         self.record.push(CItem::Pad { bytes });
         Some(self.pad_line(anchor, bytes, &why))
     }
@@ -469,11 +469,30 @@ fn removal_range(text: &str, span: &Range<usize>) -> Range<usize> {
     }
 }
 
-/// Why a padding member is there, for its comment.
-fn pad_reason(s: &Struct, l: &Layout, field: usize, offset: u64) -> String {
+/// Why a padding member from `at` to `offset` (where `field` starts) is
+/// there, for its comment.
+fn pad_reason(s: &Struct, l: &Layout, field: usize, at: u64, offset: u64) -> String {
     let name = &s.fields[field].name;
     let container = l.base_offset() + offset;
-    if container % l.line == 0 && l.base_offset() > 0 {
+    // Aligned mode below the line size: the padding keeps the member off the
+    // line where the one before it ends, wherever the struct starts.
+    let before = l
+        .slots
+        .iter()
+        .filter(|sl| sl.field < s.fields.len() && s.fields[sl.field].size > 0)
+        .find(|sl| sl.offset + s.fields[sl.field].size == at);
+    let apart = at > 0
+        && l.placement == crate::model::Placement::Aligned
+        && l.align < l.line
+        && l.phases()
+            .iter()
+            .all(|p| (p + at - 1) / l.line < (p + offset) / l.line);
+    if let (true, Some(b)) = (apart, before) {
+        format!(
+            "keeps {name} off the cacheline of {}",
+            s.fields[b.field].name
+        )
+    } else if container % l.line == 0 && l.base_offset() > 0 {
         format!(
             "{name} starts cacheline {} of the container",
             l.line_of(offset)
