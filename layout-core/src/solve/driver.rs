@@ -3,7 +3,7 @@
 use super::bound::{read_lines_bound, size_bound, Proof};
 use super::check::{pins_fit, separated};
 use super::construct::{build_all, Family};
-use super::eval::{Evaluator, Key};
+use super::eval::{movement_slot, Evaluator, Key};
 use super::exact::{branch_and_bound, order_count, types, Limits};
 use super::fill::tidy_order;
 use super::geometry::{candidates, Geometry};
@@ -23,7 +23,7 @@ const EXACT_ORDERS: f64 = 40_000.0;
 /// Up to this many unpinned fields, a node-capped exact search tries to
 /// prove what the heuristics found.
 const PROOF_FIELDS: usize = 14;
-const PROOF_NODES: u64 = 60_000;
+const PROOF_NODES: u64 = 25_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
@@ -83,8 +83,19 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
             .unwrap_or_else(|| started + Duration::from_secs(1 << 32)),
         best: Vec::new(),
     };
-    let exact = d.run();
-    d.finish(s, opts, exact, started)
+    let outcome = d.run();
+    d.finish(s, opts, outcome, started)
+}
+
+/// What the search established about the best layout.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Every order was searched on the whole key.
+    Exact,
+    /// Every order was searched on the key without movement (its last term).
+    Proven,
+    /// Only the bounds can tell.
+    Open,
 }
 
 struct Driver<'p> {
@@ -102,7 +113,7 @@ struct Driver<'p> {
 
 impl<'p> Driver<'p> {
     /// Run the methods; true when the exact search finished.
-    fn run(&mut self) -> bool {
+    fn run(&mut self) -> Outcome {
         let p = self.p;
         let g0 = self.geoms[0];
         let declared = p.free.clone();
@@ -115,23 +126,40 @@ impl<'p> Driver<'p> {
         self.consider(g0, declared, seed_method);
         self.consider(g0, tidy, seed_method);
         if self.proven() {
-            return false;
+            return Outcome::Open;
         }
         let ty = types(p);
         if order_count(&ty) <= EXACT_ORDERS {
-            if self.exact(u64::MAX) {
-                return true;
+            if self.exact(u64::MAX, false) {
+                return Outcome::Exact;
             }
-        } else {
-            self.heuristics();
-            if !self.proven() && p.has_conflicts() && self.best_key()[0] > self.lower_bound {
-                self.ilp();
-            }
-            if !self.proven() && p.free.len() <= PROOF_FIELDS && self.exact(PROOF_NODES) {
-                return true;
+            return Outcome::Open;
+        }
+        self.heuristics();
+        // Small structs get the (node-capped) exact search instead.
+        let small = p.free.len() <= PROOF_FIELDS;
+        if !small && !self.proven() && p.has_conflicts() && self.best_key()[0] > self.lower_bound {
+            self.ilp();
+        }
+        if small && !self.proven() {
+            // Movement as the last goal is not part of the claim: leave it
+            // out of the proof, which then prunes all ties on the rest.
+            let blind = movement_slot(self.ev.preset()) == 4;
+            let before = self.best_key();
+            if self.exact(PROOF_NODES, blind) {
+                if blind && self.best_key() != before {
+                    // A better layout from the proof: shorten its diff.
+                    let best = self.best[0].clone();
+                    self.polish(best);
+                }
+                return if blind {
+                    Outcome::Proven
+                } else {
+                    Outcome::Exact
+                };
             }
         }
-        false
+        Outcome::Open
     }
 
     fn best_key(&self) -> Key {
@@ -184,11 +212,14 @@ impl<'p> Driver<'p> {
         self.proof.meets(k, true)
     }
 
-    fn exact(&mut self, max_nodes: u64) -> bool {
+    /// Branch and bound from the best so far. With `blind_movement`, only
+    /// the terms before movement are searched (movement must be last).
+    fn exact(&mut self, max_nodes: u64, blind_movement: bool) -> bool {
         let mut best = self.best.first().cloned();
         let limits = Limits {
             deadline: self.deadline,
             max_nodes,
+            blind_slot: blind_movement.then_some(4),
         };
         let finished = branch_and_bound(
             self.p,
@@ -315,7 +346,7 @@ impl<'p> Driver<'p> {
         &mut self,
         s: &Struct,
         opts: &SolveOptions,
-        exact: bool,
+        outcome: Outcome,
         started: Instant,
     ) -> Result<Solution, SolveError> {
         let mut last_err = None;
@@ -343,8 +374,9 @@ impl<'p> Driver<'p> {
                 Ok(v) => {
                     let cost = cost_of(s, &layout, &opts.weights);
                     debug_assert_eq!(self.ev.cost(&placed, &inc.geom), cost);
-                    let optimal = rank == 0 && (exact || self.key_proven(&inc.key));
-                    let method = if exact && rank == 0 {
+                    let searched = rank == 0 && outcome != Outcome::Open;
+                    let optimal = searched || (rank == 0 && self.key_proven(&inc.key));
+                    let method = if rank == 0 && outcome == Outcome::Exact {
                         "exact"
                     } else {
                         inc.method
@@ -352,7 +384,7 @@ impl<'p> Driver<'p> {
                     return Ok(Solution {
                         layout: v,
                         cost,
-                        lower_bound: if optimal && exact {
+                        lower_bound: if searched {
                             layout.size
                         } else {
                             self.lower_bound.min(layout.size)

@@ -61,6 +61,19 @@ pub(crate) fn order_count(types: &[Vec<usize>]) -> f64 {
 pub(crate) struct Limits {
     pub deadline: Instant,
     pub max_nodes: u64,
+    /// A key term the search does not try to improve (movement, when only
+    /// the terms before it are to be proven): it compares keys without it.
+    pub blind_slot: Option<usize>,
+}
+
+impl Limits {
+    fn masked(&self, k: &Key) -> Key {
+        let mut k = *k;
+        if let Some(slot) = self.blind_slot {
+            k[slot] = 0;
+        }
+        k
+    }
 }
 
 struct Search<'a, 'p> {
@@ -156,7 +169,9 @@ impl<'a, 'p> Search<'a, 'p> {
                 order: self.placer.merge(&self.seq, &self.offset),
             };
             let key = self.ev.key(&placed, &g);
-            if best.as_ref().map_or(true, |b| key < b.key) {
+            if best.as_ref().map_or(true, |b| {
+                self.limits.masked(&key) < self.limits.masked(&b.key)
+            }) {
                 *best = Some(Incumbent {
                     key,
                     geom: g,
@@ -167,7 +182,8 @@ impl<'a, 'p> Search<'a, 'p> {
             return;
         }
         if let Some(b) = best {
-            if self.lower_key(&cur, rem, mv) >= b.key {
+            let lower = self.lower_key(&cur, rem, mv);
+            if self.limits.masked(&lower) >= self.limits.masked(&b.key) {
                 return;
             }
         }
