@@ -18,6 +18,7 @@ pub mod growth;
 pub mod layout;
 pub mod model;
 pub mod report;
+pub mod scan;
 pub mod solve;
 pub mod source;
 pub mod typedb;

@@ -43,6 +43,10 @@ pub enum Command {
     /// give the struct a new --size (and --align) in BTF, DWARF or a header and lay out
     /// every embedder again, transitively: directly, in arrays, nested several levels.
     Growth(GrowthArgs),
+    /// Scan every struct of a BTF file: with --packable, those that reordering alone makes
+    /// smaller (like `pahole -P`); without it, those whose lockless fields share cache
+    /// lines with other data, most exposed first (a heuristic ranking).
+    Scan(super::scan::ScanArgs),
 }
 
 /// Where the struct comes from and how fields are accessed.
@@ -112,6 +116,21 @@ pub struct ProposeArgs {
     /// Allow --output to overwrite an existing file.
     #[arg(long)]
     pub force: bool,
+    /// How the diff spells a line break: `aligned` puts ____cacheline_aligned_in_smp on
+    /// the first field of a group; `padding` writes CACHELINE_PADDING(_padN_); lines
+    /// between groups; `groups` wraps each group in __cacheline_group_begin/end markers
+    /// and adds a CACHELINE_ASSERT_GROUP_MEMBER check function. Markers and attributes
+    /// already in the header are reused or removed, never duplicated.
+    #[arg(long, default_value = "aligned", value_name = "STYLE")]
+    pub style: String,
+    /// Where the struct sits, for the assertion that pins the phase with --offset:
+    /// CONTAINER.MEMBER.PATH, e.g. mem_cgroup_per_node.lruvec.lrugen.
+    #[arg(long, value_name = "PATH", requires = "offset")]
+    pub container: Option<String>,
+    /// Print a commit-message paragraph (what shared which line, the line tables before
+    /// and after, the size change and its proof) after the diff, or in place of the table.
+    #[arg(long)]
+    pub changelog: bool,
     /// Also report how the new size spreads to the structs that embed this one (from the
     /// same header, BTF or DWARF): on stderr with a diff, appended to a table, or as
     /// "growth" in JSON.

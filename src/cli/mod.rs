@@ -5,6 +5,7 @@ mod args;
 mod growth;
 mod input;
 mod propose;
+mod scan;
 mod show;
 
 use clap::Parser;
@@ -23,6 +24,7 @@ pub fn run() -> ExitCode {
         args::Command::Show(a) => show::run(a),
         args::Command::Propose(a) => propose::run(a),
         args::Command::Growth(a) => growth::run(a),
+        args::Command::Scan(a) => scan::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

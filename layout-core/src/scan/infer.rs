@@ -1,0 +1,217 @@
+//! Access classes from C types alone, for structs nobody annotated.
+//!
+//! | member type | class |
+//! |---|---|
+//! | `atomic_t`, `atomic_long_t`, `atomic64_t`, `refcount_t`, `struct kref` (arrays too) | lockless |
+//! | `spinlock_t`, `raw_spinlock_t`, `rwlock_t`, `seqlock_t`, `struct mutex`, `struct rw_semaphore` | a lock word: locked_write under its own name |
+//! | an anonymous struct or union | the class of the first lockless, else lock, member inside it |
+//! | anything else | cold (DESIGN.md §2: unannotated C fields) |
+//!
+//! This is a heuristic: an atomic may be written by one CPU only, and a
+//! plain field may be written locklessly with `WRITE_ONCE`. Pointers to
+//! these types are plain fields.
+
+use crate::model::{Access, Struct};
+use crate::typedb::{Aggregate, TypeDb};
+
+const LOCKLESS: &[&str] = &[
+    "atomic_t",
+    "atomic_long_t",
+    "atomic64_t",
+    "refcount_t",
+    "struct kref",
+];
+
+const LOCKS: &[&str] = &[
+    "spinlock_t",
+    "raw_spinlock_t",
+    "rwlock_t",
+    "seqlock_t",
+    "struct mutex",
+    "struct spinlock",
+    "struct raw_spinlock",
+    "struct rw_semaphore",
+];
+
+/// What a member's type says about how it is accessed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeClass {
+    Lockless,
+    Lock,
+    Other,
+}
+
+/// The class of a C type as [`crate::typedb::Member::ty`] writes it:
+/// `atomic_long_t`, `atomic_t[4]`, `volatile spinlock_t`, `struct mutex`.
+pub fn classify_type(ty: &str) -> TypeClass {
+    let base = ty.split('[').next().unwrap_or(ty);
+    if base.contains('*') || base.contains('(') {
+        return TypeClass::Other;
+    }
+    let mut words = base
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile"));
+    let first = words.next().unwrap_or("");
+    let name = match first {
+        "struct" | "union" => {
+            let tag = words.next().unwrap_or("");
+            return classify_name(first, tag);
+        }
+        _ => first,
+    };
+    if words.next().is_some() {
+        return TypeClass::Other;
+    }
+    classify_name("", name)
+}
+
+fn classify_name(keyword: &str, name: &str) -> TypeClass {
+    let matches = |list: &[&str]| {
+        list.iter().any(|t| match t.split_once(' ') {
+            Some((k, n)) => k == keyword && n == name,
+            None => keyword.is_empty() && *t == name,
+        })
+    };
+    if matches(LOCKLESS) {
+        TypeClass::Lockless
+    } else if matches(LOCKS) {
+        TypeClass::Lock
+    } else {
+        TypeClass::Other
+    }
+}
+
+/// The access class a field of this type gets: lockless, a lock word
+/// (locked_write under the field's own name), or cold.
+pub fn type_access(ty: &str, field: &str) -> Access {
+    match classify_type(ty) {
+        TypeClass::Lockless => Access::Lockless { group: None },
+        TypeClass::Lock => Access::LockedWrite {
+            lock: field.to_string(),
+        },
+        TypeClass::Other => Access::Cold,
+    }
+}
+
+/// The class of member `index` of `agg`, looking one level into anonymous
+/// structs and unions; the name is that of the lock inside for a lock.
+fn member_class(db: &TypeDb, agg: &Aggregate, index: usize) -> (TypeClass, String) {
+    let m = &agg.members[index];
+    if !m.name.is_empty() || m.is_bitfield() {
+        return (classify_type(&m.ty), m.name.clone());
+    }
+    let Some(inner) = db.member_aggregate(agg, index) else {
+        return (TypeClass::Other, String::new());
+    };
+    let mut lock = None;
+    for im in &inner.members {
+        match classify_type(&im.ty) {
+            TypeClass::Lockless => return (TypeClass::Lockless, im.name.clone()),
+            TypeClass::Lock if lock.is_none() => lock = Some(im.name.clone()),
+            _ => {}
+        }
+    }
+    match lock {
+        Some(name) => (TypeClass::Lock, name),
+        None => (TypeClass::Other, String::new()),
+    }
+}
+
+/// Whether any member of `agg` is lockless by its type (no allocation
+/// unless an anonymous member has to be looked into).
+pub fn has_lockless(db: &TypeDb, agg: &Aggregate) -> bool {
+    (0..agg.members.len()).any(|i| {
+        let m = &agg.members[i];
+        if m.name.is_empty() && !m.is_bitfield() {
+            member_class(db, agg, i).0 == TypeClass::Lockless
+        } else {
+            classify_type(&m.ty) == TypeClass::Lockless
+        }
+    })
+}
+
+/// [`TypeDb::to_model`] of `agg` with the classes its member types imply.
+pub fn infer_model(db: &TypeDb, agg: &Aggregate) -> Struct {
+    let mut model = db.to_model(agg);
+    for field in &mut model.fields {
+        let Some(offset) = field.original_offset else {
+            continue;
+        };
+        let member = agg.members.iter().position(|m| {
+            m.offset == offset
+                && !m.is_bitfield()
+                && (m.name == field.name || (m.name.is_empty() && field.name.starts_with("anon_")))
+        });
+        let Some(i) = member else {
+            continue;
+        };
+        field.access = match member_class(db, agg, i) {
+            (TypeClass::Lockless, _) => Access::Lockless { group: None },
+            (TypeClass::Lock, lock) => Access::LockedWrite {
+                lock: if agg.members[i].name.is_empty() {
+                    lock
+                } else {
+                    field.name.clone()
+                },
+            },
+            (TypeClass::Other, _) => Access::Cold,
+        };
+    }
+    model
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomics_and_refcounts_are_lockless() {
+        for ty in [
+            "atomic_t",
+            "atomic_long_t",
+            "atomic64_t",
+            "refcount_t",
+            "atomic_long_t[4][2]",
+            "volatile atomic_t",
+            "struct kref",
+        ] {
+            assert_eq!(classify_type(ty), TypeClass::Lockless, "{ty}");
+        }
+    }
+
+    #[test]
+    fn lock_types_are_lock_words() {
+        for ty in [
+            "spinlock_t",
+            "raw_spinlock_t",
+            "rwlock_t",
+            "seqlock_t",
+            "struct mutex",
+            "struct rw_semaphore",
+        ] {
+            assert_eq!(classify_type(ty), TypeClass::Lock, "{ty}");
+        }
+        assert_eq!(
+            type_access("spinlock_t", "lru_lock"),
+            Access::LockedWrite {
+                lock: "lru_lock".into()
+            }
+        );
+    }
+
+    #[test]
+    fn pointers_and_lookalikes_are_plain() {
+        for ty in [
+            "atomic_t *",
+            "struct mutex *",
+            "unsigned long",
+            "struct atomic_t",
+            "union mutex",
+            "atomic_tx",
+            "struct mutex_waiter",
+        ] {
+            assert_eq!(classify_type(ty), TypeClass::Other, "{ty}");
+        }
+        assert_eq!(type_access("u64", "x"), Access::Cold);
+    }
+}

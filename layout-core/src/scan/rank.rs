@@ -1,0 +1,183 @@
+//! Which structs most likely suffer false sharing: a heuristic ranking by
+//! the bytes of other data that sit on the cache lines of lockless fields.
+//!
+//! Lines are counted from the struct's start (as if it started a line, as
+//! pahole draws them). On every line that holds bytes of a lockless field,
+//! the bytes of fields that are neither lockless nor a lock or locked under
+//! one are *shared bytes*: each lockless write invalidates them for their
+//! readers. Lock words and locked fields are left out (sharing with them is
+//! the soft cost of DESIGN.md §2, not the bug), and so are lockless fields
+//! of another writer group (they are counted on their own lines).
+//! Read-mostly bytes among the shared ones break the hard rule; they are
+//! known only from an access file and rank first.
+
+use crate::model::{Access, Struct};
+use serde::Serialize;
+
+/// How exposed one struct's lockless fields are.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Exposure {
+    #[serde(rename = "struct")]
+    pub name: String,
+    pub size: u64,
+    /// Lockless fields that share a line with other data, in offset order.
+    pub lockless: Vec<String>,
+    /// Bytes of other fields on lines that hold lockless bytes.
+    pub shared_bytes: u64,
+    /// The read-mostly part of `shared_bytes` (hard-rule conflicts).
+    pub read_mostly_bytes: u64,
+    /// Lines that hold lockless bytes and other bytes.
+    pub lines: u64,
+}
+
+impl Exposure {
+    /// Sort key: hard-rule bytes, then shared bytes, most first.
+    pub fn rank_key(&self) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>) {
+        (
+            std::cmp::Reverse(self.read_mostly_bytes),
+            std::cmp::Reverse(self.shared_bytes),
+        )
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Lockless,
+    Guarded,
+    ReadMostly,
+    Other,
+}
+
+fn kind(a: &Access) -> Kind {
+    match a {
+        Access::Lockless { .. } => Kind::Lockless,
+        Access::LockedWrite { .. } => Kind::Guarded,
+        Access::ReadMostly => Kind::ReadMostly,
+        Access::Cold => Kind::Other,
+    }
+}
+
+/// The exposure of `s` laid out at its fields' original offsets, or `None`
+/// when no lockless field shares a line with other data. `size` is the
+/// struct's size.
+pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
+    let line = line.max(1);
+    let lines = size.div_ceil(line) as usize;
+    // Per line: lockless bytes, other bytes, read-mostly bytes.
+    let mut per_line = vec![(0u64, 0u64, 0u64); lines.max(1)];
+    let mut placed: Vec<(u64, usize)> = Vec::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        let Some(start) = f.original_offset else {
+            continue;
+        };
+        if f.size == 0 {
+            continue;
+        }
+        placed.push((start, i));
+        let end = start + f.size;
+        let k = kind(&f.access);
+        let mut at = start;
+        while at < end {
+            let l = (at / line) as usize;
+            let line_end = ((l as u64) + 1) * line;
+            let n = end.min(line_end) - at;
+            if let Some(slot) = per_line.get_mut(l) {
+                match k {
+                    Kind::Lockless => slot.0 += n,
+                    Kind::ReadMostly => {
+                        slot.1 += n;
+                        slot.2 += n;
+                    }
+                    Kind::Other => slot.1 += n,
+                    Kind::Guarded => {}
+                }
+            }
+            at += n;
+        }
+    }
+    let shared = |l: usize| per_line[l].0 > 0 && per_line[l].1 > 0;
+    let (mut shared_bytes, mut read_mostly_bytes, mut count) = (0, 0, 0);
+    for (l, &(_, other, read)) in per_line.iter().enumerate() {
+        if shared(l) {
+            shared_bytes += other;
+            read_mostly_bytes += read;
+            count += 1;
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    placed.sort();
+    let lockless = placed
+        .iter()
+        .filter(|&&(start, i)| {
+            let f = &s.fields[i];
+            f.access.is_lockless()
+                && (start / line..=(start + f.size - 1) / line).any(|l| shared(l as usize))
+        })
+        .map(|&(_, i)| s.fields[i].name.clone())
+        .collect();
+    Some(Exposure {
+        name: s.name.clone(),
+        size,
+        lockless,
+        shared_bytes,
+        read_mostly_bytes,
+        lines: count,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Field;
+
+    fn field(name: &str, offset: u64, size: u64, access: Access) -> Field {
+        let mut f = Field::new(name, "long", size, 8).with_access(access);
+        f.original_offset = Some(offset);
+        f
+    }
+
+    #[test]
+    fn counts_other_bytes_on_lockless_lines_only() {
+        let s = Struct::new(
+            "s",
+            vec![
+                field("count", 0, 8, Access::Lockless { group: None }),
+                field("a", 8, 8, Access::Cold),
+                field("lock", 16, 4, Access::LockedWrite { lock: "lock".into() }),
+                field("b", 64, 8, Access::Cold),
+            ],
+        );
+        let e = exposure(&s, 128, 64).unwrap();
+        assert_eq!((e.shared_bytes, e.read_mostly_bytes, e.lines), (8, 0, 1));
+        assert_eq!(e.lockless, vec!["count".to_string()]);
+    }
+
+    #[test]
+    fn read_mostly_neighbours_are_hard_conflicts() {
+        let s = Struct::new(
+            "s",
+            vec![
+                field("r", 0, 8, Access::ReadMostly),
+                field("n", 56, 16, Access::Lockless { group: None }),
+                field("c", 72, 8, Access::Cold),
+            ],
+        );
+        let e = exposure(&s, 128, 64).unwrap();
+        assert_eq!((e.shared_bytes, e.read_mostly_bytes, e.lines), (16, 8, 2));
+    }
+
+    #[test]
+    fn a_lockless_field_alone_on_its_line_is_not_exposed() {
+        let s = Struct::new(
+            "s",
+            vec![
+                field("a", 0, 8, Access::Cold),
+                field("n", 64, 8, Access::Lockless { group: None }),
+                field("lock", 72, 4, Access::LockedWrite { lock: "lock".into() }),
+            ],
+        );
+        assert_eq!(exposure(&s, 128, 64), None);
+    }
+}
