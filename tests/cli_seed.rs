@@ -160,3 +160,37 @@ fn output_file_is_never_overwritten_without_force() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(std::fs::read_to_string(&target).unwrap().starts_with("--- a/"));
 }
+
+#[test]
+fn styles_and_changelog_from_the_command_line() {
+    for style in ["aligned", "padding", "groups"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(kernel_dir().join(HEADER), dir.path().join(HEADER)).unwrap();
+        let args = [
+            "propose", HEADER, "--struct", "lru_gen_folio", "--access", "lru_gen.toml", "--offset", "304",
+            "--container", "mem_cgroup_per_node.lruvec.lrugen", "--style", style, "--changelog", "--separate-locked",
+        ];
+        std::fs::copy(kernel_dir().join(ACCESS), dir.path().join(ACCESS)).unwrap();
+        let out = run_in(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(0), "{style}: {}", stderr(&out));
+        let text = stdout(&out);
+        let (message, patch) = text.split_once("\n---\n").expect("changelog, then ---, then the diff");
+        assert!(message.contains("refaulted") && message.contains("cacheline 25"), "{message}");
+        assert!(patch.starts_with("--- a/lru_gen.h"), "{patch}");
+        match style {
+            "groups" => assert!(patch.contains("__cacheline_group_begin") && patch.contains("CACHELINE_ASSERT_GROUP_MEMBER")),
+            _ => assert!(!patch.contains("__cacheline_group_begin")),
+        }
+        std::fs::write(dir.path().join("fix.patch"), text.as_bytes()).unwrap();
+        let applied = std::process::Command::new("patch")
+            .current_dir(dir.path())
+            .args(["-p1", "-i", "fix.patch"])
+            .output()
+            .unwrap();
+        assert!(applied.status.success(), "{style}: {}", String::from_utf8_lossy(&applied.stdout));
+        assert!(stderr(&out).contains("static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 48)"));
+    }
+    let bad = run_in(&kernel_dir(), &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--style", "fancy"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("fancy"), "{}", stderr(&bad));
+}

@@ -3,7 +3,7 @@
 
 use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
-use layout_core::emit::{self, CStyle};
+use layout_core::emit::{self, ChangelogNotes, CStyle};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
 use layout_core::{layout, report, Diagnostic, Placement};
 use std::fmt::Write as _;
@@ -14,6 +14,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
     let s = &loaded.model;
     let preset: Preset = a.objective.parse().map_err(Diagnostic::new)?;
+    let style: CStyle = a.style.parse().map_err(|e| Diagnostic::new(e).help("use --style aligned, padding or groups"))?;
     if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
         return Err(Diagnostic::new(format!("--time-limit {} is not a positive number of seconds", a.time_limit)));
     }
@@ -35,7 +36,16 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             .filter(|alt| alt.layout.size > solved.layout.size)
     };
     let before = &loaded.declared;
-    let assertion = emit::phase_assertion(&s.name, None, &solved.layout);
+    let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
+    let changelog = a.changelog.then(|| {
+        let notes = ChangelogNotes {
+            lower_bound: solved.lower_bound,
+            optimal: solved.optimal,
+            separated_size: separated.as_ref().map(|alt| alt.layout.size),
+            phase_assertion: assertion.clone(),
+        };
+        emit::changelog(s, before, &solved.layout, &notes)
+    });
     let growth = if a.growth { Some(super::growth::for_proposal(&a.input, s, &solved.layout)?) } else { None };
     let mut out = String::new();
     match a.format {
@@ -44,7 +54,11 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 Diagnostic::new("a diff needs the C header that defines the struct")
                     .help("pass the header as well as --btf/--dwarf, or use --format table or json")
             })?;
-            out = emit::c_diff(source, &solved.layout, CStyle::Aligned)?;
+            if let Some(text) = &changelog {
+                // A commit message, then the patch: what `git am` and `patch -p1` both read.
+                let _ = write!(out, "{text}\n---\n");
+            }
+            out.push_str(&emit::c_diff(source, &solved.layout, style)?);
         }
         ProposeFormat::Table => {
             let lines = report::conflict_lines(s, before);
@@ -57,6 +71,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = writeln!(out, "{}", report::diagram(s, &solved.layout, &lines));
             }
             out.push_str(&summary(s, before, &solved, separated.as_ref(), assertion.as_deref()));
+            if let Some(text) = &changelog {
+                let _ = write!(out, "\nChangelog:\n{text}");
+            }
             if let Some(g) = &growth {
                 let _ = write!(out, "\nGrowth:\n{}", g.text());
             }
@@ -74,6 +91,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             }
             if let Some(alt) = &separated {
                 v["separated_locked_size"] = serde_json::Value::from(alt.layout.size);
+            }
+            if let Some(text) = &changelog {
+                v["changelog"] = serde_json::Value::from(text.as_str());
             }
             if let Some(g) = &growth {
                 v["growth"] = g.json();

@@ -32,8 +32,13 @@ pub fn stderr(o: &Output) -> String {
 }
 
 pub fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}\nstderr:\n{}", stdout(o), stderr(o)))
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            stdout(o),
+            stderr(o)
+        )
+    })
 }
 
 /// `(name, offset)` of every field of a JSON layout object, in its order.
@@ -42,7 +47,12 @@ pub fn field_offsets(layout: &serde_json::Value) -> Vec<(String, u64)> {
         .as_array()
         .expect("fields is an array")
         .iter()
-        .map(|f| (f["name"].as_str().unwrap().to_string(), f["offset"].as_u64().unwrap()))
+        .map(|f| {
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["offset"].as_u64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -60,7 +70,11 @@ pub fn gcc_run(dir: &Path, source: &str) -> String {
         .arg(&exe)
         .output()
         .expect("gcc runs");
-    assert!(out.status.success(), "gcc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gcc failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success());
     String::from_utf8_lossy(&run.stdout).into_owned()
