@@ -593,10 +593,17 @@ fn preprocessor_errors_have_lines() {
     let e = error("struct c {\n#if 1\n\tint a;\n};\n", "c");
     assert_eq!(e.line, 2);
     assert!(e.help.unwrap().contains("#endif"));
-    let e = error("#ifndef CONFIG_X\n#error needs CONFIG_X\n#endif\n", "c");
-    assert_eq!(e.line, 2);
-    let e = error("#if FOO(\n#endif\n", "c");
-    assert_eq!(e.line, 1);
+    // An #error or a condition that cannot be evaluated stops only the
+    // structs whose body holds it (without the included headers, a
+    // condition may reach an #error the real build never reaches).
+    let text = "#ifndef CONFIG_X\n#error needs CONFIG_X\n#endif\n#if FOO(\n#endif\nstruct c { int a; };\nstruct d {\n#error no d\n\tint a;\n};\nstruct e {\n#if FOO(1) > 2\n\tint a;\n#endif\n};\n";
+    assert_eq!(layout(text, "c").size, 4);
+    let e = error(text, "d");
+    assert_eq!((e.line, e.message.as_str()), (8, "#error no d"));
+    let e = error(text, "e");
+    assert_eq!(e.line, 12, "{e}");
+    assert!(e.message.contains("FOO() is not defined"), "{e}");
+    assert!(e.help.unwrap().contains("decides which members"));
 }
 
 #[test]
@@ -612,8 +619,9 @@ fn other_layout_errors() {
         "c",
     );
     assert!(e.message.contains("power of two"), "{e}");
-    let e = error("struct c {\n\tDECLARE_BITMAP(mask, 64);\n};\n", "c");
+    let e = error("struct c {\n\tDECLARE_HASHTABLE(table, 4);\n};\n", "c");
     assert_eq!(e.line, 2, "{e}");
+    assert!(e.message.contains("DECLARE_HASHTABLE"), "{e}");
     let e = error("struct c {\n\tint x __attribute__((mode(DI)));\n};\n", "c");
     assert!(e.message.contains("mode"), "{e}");
 }
@@ -686,12 +694,12 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let e = error(&parens, "p");
     assert!(e.message.contains("deeply"), "{e}");
     let directive = format!(
-        "#if {}1{}\n#endif\nstruct q {{ int a; }};\n",
+        "struct q {{\n#if {}1{}\n#endif\nint a; }};\n",
         "(".repeat(n),
         ")".repeat(n)
     );
     let e = error(&directive, "q");
-    assert_eq!(e.line, 1, "{e}");
+    assert_eq!(e.line, 2, "{e}");
     let unary = format!("struct r {{ int a[{}1]; }};\n", "- ".repeat(n));
     assert!(parse_header(
         Path::new("t.h"),

@@ -158,6 +158,14 @@ pub(crate) trait Env {
     fn size_of(&self, _type_name: &str) -> Option<Result<u64, EvalError>> {
         None
     }
+    /// `__alignof__(type-name)`; `None` means it is not available here.
+    fn align_of(&self, _type_name: &str) -> Option<Result<u64, EvalError>> {
+        None
+    }
+    /// `offsetof(type-name, member)`; `None` means it is not available here.
+    fn offset_of(&self, _type_name: &str, _member: &str) -> Option<Result<u64, EvalError>> {
+        None
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,6 +234,74 @@ impl Val {
 }
 
 const IS_ENABLED_FAMILY: &[&str] = &["IS_ENABLED", "IS_BUILTIN", "IS_MODULE", "IS_REACHABLE"];
+
+/// gcc's feature tests in `#if` lines.
+const HAS_FAMILY: &[&str] = &[
+    "__has_attribute",
+    "__has_builtin",
+    "__has_include",
+    "__has_include_next",
+    "__has_c_attribute",
+    "__has_cpp_attribute",
+    "__has_feature",
+    "__has_extension",
+];
+
+/// Attributes gcc 12 has that kernel headers test with `__has_attribute`
+/// (the layout never depends on the answer; the guarded macros do).
+const GCC_ATTRIBUTES: &[&str] = &[
+    "aligned",
+    "alias",
+    "alloc_size",
+    "always_inline",
+    "assume_aligned",
+    "cold",
+    "const",
+    "copy",
+    "designated_init",
+    "error",
+    "externally_visible",
+    "fallthrough",
+    "flatten",
+    "format",
+    "gnu_inline",
+    "hot",
+    "malloc",
+    "mode",
+    "no_instrument_function",
+    "no_stack_protector",
+    "noclone",
+    "noinline",
+    "nonnull",
+    "nonstring",
+    "noreturn",
+    "no_sanitize_address",
+    "no_sanitize_undefined",
+    "packed",
+    "pure",
+    "section",
+    "unused",
+    "used",
+    "warn_unused_result",
+    "warning",
+    "weak",
+    "zero_call_used_regs",
+    "no_profile_instrument_function",
+    "access",
+];
+
+/// The answer gcc 12 gives to `__has_attribute(x)` and friends: known
+/// attributes yes; builtins, includes and features no (the conservative
+/// branch is the one without them).
+fn feature_test(name: &str, arg: &[PTok]) -> bool {
+    match (name, arg) {
+        ("__has_attribute" | "__has_c_attribute", [PTok::Ident(a)]) => {
+            let a = a.trim_start_matches("__").trim_end_matches("__");
+            GCC_ATTRIBUTES.contains(&a)
+        }
+        _ => false,
+    }
+}
 const MAX_DEPTH: usize = 64;
 
 /// Expands macros in `toks`. `defined X` and the kernel's `IS_ENABLED(X)`
@@ -251,6 +327,13 @@ fn expand(
         if name == "defined" {
             let (operand, next) = defined_operand(toks, i + 1)?;
             out.push(bool_tok(macros.is_defined(&operand)));
+            i = next;
+        } else if HAS_FAMILY.contains(&name.as_str())
+            && toks.get(i + 1).is_some_and(|t| t.is_punct("("))
+        {
+            let (args, next) = collect_args(toks, i + 1)?;
+            let arg = args.first().map_or(&[][..], Vec::as_slice);
+            out.push(bool_tok(feature_test(name, arg)));
             i = next;
         } else if IS_ENABLED_FAMILY.contains(&name.as_str())
             && toks.get(i + 1).is_some_and(|t| t.is_punct("("))
@@ -600,6 +683,20 @@ impl Parser<'_> {
             PTok::Ident(name) if name == "sizeof" && self.mode == Mode::Constant => {
                 self.size_of(live)
             }
+            PTok::Ident(name)
+                if matches!(
+                    name.as_str(),
+                    "__alignof__" | "__alignof" | "_Alignof" | "alignof"
+                ) && self.mode == Mode::Constant =>
+            {
+                self.align_of(live)
+            }
+            PTok::Ident(name)
+                if matches!(name.as_str(), "offsetof" | "__builtin_offsetof")
+                    && self.mode == Mode::Constant =>
+            {
+                self.offset_of(live)
+            }
             PTok::Ident(name) => self.identifier(&name, live),
             PTok::Other(o) => Err(EvalError::new(format!(
                 "`{o}` cannot appear in a constant expression"
@@ -609,6 +706,21 @@ impl Parser<'_> {
 
     fn identifier(&mut self, name: &str, live: bool) -> Result<Val, EvalError> {
         match self.mode {
+            // `FOO(x)` with FOO not defined: C would fail on `0(x)`; the
+            // macro most likely comes from a header this one includes.
+            Mode::Directive if live && self.peek_punct("(") => Err(EvalError {
+                message: format!("function-like macro {name}() is not defined"),
+                help: Some(format!(
+                    "{name} comes from a header this one includes (includes are not followed): \
+                     pass -D with the value of the whole condition's macros, or lay the struct out from BTF"
+                )),
+                missing: Some(name.to_string()),
+            }),
+            Mode::Directive if self.peek_punct("(") => {
+                let (_, close) = self.parenthesized(name)?;
+                self.pos = close + 1;
+                Ok(Val::signed(0))
+            }
             Mode::Directive => Ok(Val::signed(0)),
             Mode::Constant => {
                 if let Some(v) = self.env.enumerator(name) {
@@ -647,6 +759,58 @@ impl Parser<'_> {
         }
         let (bytes, signed) = cast_type(&words)?;
         Some((bytes, signed, i))
+    }
+
+    /// `__alignof__(type-name)`.
+    fn align_of(&mut self, live: bool) -> Result<Val, EvalError> {
+        let (open, close) = self.parenthesized("__alignof__")?;
+        let name = join(&self.toks[open + 1..close]);
+        self.pos = close + 1;
+        match self.env.align_of(&name) {
+            Some(Ok(n)) => Ok(Val::unsigned(i128::from(n))),
+            Some(Err(e)) if live => Err(e),
+            Some(Err(_)) => Ok(Val::unsigned(0)),
+            None => Err(EvalError::new("__alignof__ cannot be used here")),
+        }
+    }
+
+    /// `offsetof(type-name, member)`.
+    fn offset_of(&mut self, live: bool) -> Result<Val, EvalError> {
+        let (open, close) = self.parenthesized("offsetof")?;
+        let inner = &self.toks[open + 1..close];
+        self.pos = close + 1;
+        let Some(comma) = inner.iter().rposition(|t| t.is_punct(",")) else {
+            return Err(EvalError::new("offsetof needs a type and a member"));
+        };
+        let (ty, member) = (join(&inner[..comma]), join(&inner[comma + 1..]));
+        match self.env.offset_of(&ty, &member) {
+            Some(Ok(n)) => Ok(Val::unsigned(i128::from(n))),
+            Some(Err(e)) if live => Err(e),
+            Some(Err(_)) => Ok(Val::unsigned(0)),
+            None => Err(EvalError::new("offsetof cannot be used here")),
+        }
+    }
+
+    /// The `(` at the current position and its matching `)`.
+    fn parenthesized(&self, what: &str) -> Result<(usize, usize), EvalError> {
+        if !self.peek_punct("(") {
+            return Err(EvalError::new(format!(
+                "{what} needs a parenthesized argument here"
+            )));
+        }
+        let open = self.pos;
+        let mut depth = 0usize;
+        for (k, t) in self.toks.iter().enumerate().skip(open) {
+            if t.is_punct("(") {
+                depth += 1;
+            } else if t.is_punct(")") {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok((open, k));
+                }
+            }
+        }
+        Err(EvalError::new(format!("unbalanced `(` after {what}")))
     }
 
     fn size_of(&mut self, live: bool) -> Result<Val, EvalError> {

@@ -46,8 +46,10 @@
 //! stop the work.
 
 mod attrs;
+mod config;
 mod consts;
 mod lex;
+mod macro_members;
 mod parse;
 mod preprocess;
 mod ranges;
@@ -55,6 +57,7 @@ mod structs;
 mod types;
 
 pub use crate::access::{Defines, TypeTable};
+pub use config::{load_kernel_config, parse_kernel_config};
 
 use crate::error::Diagnostic;
 use crate::model::Struct;
@@ -157,8 +160,13 @@ pub fn parse_header(
     types: &TypeTable,
 ) -> Result<Header, Diagnostic> {
     let pre = preprocess::run(path, text, defines)?;
-    let ast = parse::parse(&pre.parse_text, &pre.attributes, &pre.unnamed_bitfields)
-        .map_err(|m| Diagnostic::new(m).in_file(path))?;
+    let ast = parse::parse(
+        &pre.parse_text,
+        &pre.attributes,
+        &pre.unnamed_bitfields,
+        &pre.macro_members,
+    )
+    .map_err(|m| Diagnostic::new(m).in_file(path))?;
     let index = Index::build(&ast);
     Ok(Header {
         path: path.to_path_buf(),

@@ -8,6 +8,7 @@
 
 use super::attrs::Attr;
 use super::lex::{tokenize, TokKind};
+use super::macro_members::{MacroMember, MacroMemberKind};
 use super::preprocess::AttrUse;
 use std::ops::Range;
 use tree_sitter::{Node, Parser};
@@ -55,6 +56,9 @@ pub(crate) enum Derived {
     Pointer,
     /// The size expression's range; `None` for `[]`.
     Array(Option<Range<usize>>),
+    /// `DECLARE_BITMAP`: an array of `BITS_TO_LONGS(bits)` elements; the
+    /// range of the `bits` expression.
+    Bitmap(Range<usize>),
     Function,
 }
 
@@ -85,6 +89,11 @@ pub(crate) struct FieldDecl {
     pub spec_range: Range<usize>,
     /// Attributes before the first declarator that are not the record's own.
     pub declarators: Vec<Declarator>,
+    /// A member written as a macro call (`DECLARE_BITMAP(...)`,
+    /// `struct_group(...)`): the byte after its `)`.
+    pub macro_call_end: Option<usize>,
+    /// The name of a `struct_group`: the whole group is one field.
+    pub group: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +159,7 @@ pub(crate) fn parse(
     parse_text: &str,
     attrs: &[AttrUse],
     unnamed_bitfields: &[usize],
+    macro_members: &[MacroMember],
 ) -> Result<Ast, String> {
     let mut parser = Parser::new();
     parser
@@ -163,6 +173,7 @@ pub(crate) fn parse(
         text: parse_text,
         attrs,
         unnamed_bitfields,
+        macro_members,
         ast: Ast::default(),
     };
     let root = tree.root_node();
@@ -180,6 +191,7 @@ struct Builder<'a> {
     attrs: &'a [AttrUse],
     /// Positions of the `_` names the preprocessor gave unnamed bit-fields.
     unnamed_bitfields: &'a [usize],
+    macro_members: &'a [MacroMember],
     ast: Ast,
 }
 
@@ -589,15 +601,51 @@ impl<'a> Builder<'a> {
             }
         }
         let has_body = spec.child_by_field_name("body").is_some();
-        self.attach(&mut declarators, owner, has_body);
+        self.attach(&mut declarators, owner.clone(), has_body);
         let spec_end = first_decl.unwrap_or(node.end_byte());
-        Some(FieldDecl {
+        let mut f = FieldDecl {
             range: node.byte_range(),
             ty,
             spec_text: self.spec_text(node, spec, spec_end),
             spec_range: spec.byte_range(),
             declarators,
-        })
+            macro_call_end: None,
+            group: None,
+        };
+        self.apply_macro_member(&mut f, owner);
+        Some(f)
+    }
+
+    /// Gives a member written as a member macro its meaning (see
+    /// [`super::macro_members`]).
+    fn apply_macro_member(&self, f: &mut FieldDecl, owner: Range<usize>) {
+        let lo = self
+            .macro_members
+            .partition_point(|m| m.start < owner.start);
+        let Some(m) = self.macro_members[lo..]
+            .iter()
+            .take_while(|m| m.start < owner.end)
+            .find(|m| m.start <= f.range.start && m.after_call <= f.range.end)
+        else {
+            return;
+        };
+        f.range.start = m.start;
+        f.macro_call_end = Some(m.after_call);
+        match &m.kind {
+            MacroMemberKind::Group { name } => f.group = Some(name.clone()),
+            MacroMemberKind::Bitmap { bits, text } => {
+                if let [d] = f.declarators.as_mut_slice() {
+                    d.derived.push(Derived::Bitmap(bits.clone()));
+                    d.abstract_text = format!("{}[BITS_TO_LONGS({text})]", d.abstract_text);
+                }
+            }
+            MacroMemberKind::FlexArray => {
+                if let [d] = f.declarators.as_mut_slice() {
+                    d.derived.push(Derived::Array(None));
+                    d.abstract_text = format!("{}[]", d.abstract_text);
+                }
+            }
+        }
     }
 
     fn declaration(&mut self, node: Node, owner: Range<usize>) {
@@ -697,7 +745,7 @@ mod tests {
     use super::*;
 
     fn ast(text: &str) -> Ast {
-        parse(text, &[], &[]).unwrap()
+        parse(text, &[], &[], &[]).unwrap()
     }
 
     #[test]
@@ -773,7 +821,7 @@ mod tests {
                 attrs: vec![Attr::Aligned(None)],
             },
         ];
-        let a = parse(text, &uses, &[]).unwrap();
+        let a = parse(text, &uses, &[], &[]).unwrap();
         let s = &a.records[0];
         assert_eq!(s.members[0].declarators[0].attrs, vec![Attr::Packed]);
         assert_eq!(s.members[0].declarators[1].attrs, vec![Attr::Aligned(None)]);

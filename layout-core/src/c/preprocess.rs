@@ -4,13 +4,19 @@
 //! kept) in a copy of the text that tree-sitter then parses. Byte offsets
 //! and line numbers in that copy are those of the original header.
 //!
+//! Member macros (`DECLARE_BITMAP`, `struct_group`, ...) are respelled in
+//! place as the declarations they stand for ([`super::macro_members`]).
+//!
 //! Not done: `#include` (types from other headers come from the built-in
-//! table or the access file's `[types]`), and expansion of macros that are
-//! not attributes or struct-body markers (see [`super::attrs`]).
+//! table or the access file's `[types]`), and expansion of other macros
+//! (see [`super::attrs`]). A condition that cannot be evaluated (it tests
+//! a macro from an included header) skips its whole group and is recorded;
+//! an `#error` is recorded, not fatal (see [`Preprocessed::refusals`]).
 
 use super::attrs::{self, Attr, MarkerKind};
 use super::consts::{self, collect_args, Env, Macro, MacroTable, Mode, PTok};
 use super::lex::{tokenize, Tok, TokKind};
+use super::macro_members::{self, MacroMember};
 use super::Defines;
 use crate::error::{line_col, Diagnostic};
 use std::ops::Range;
@@ -48,6 +54,25 @@ pub(crate) struct Region {
     pub range: Range<usize>,
 }
 
+/// A conditional group whose condition could not be evaluated (it uses a
+/// macro from a header this one includes): all its branches are skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Undecided {
+    /// From the start of the `#if` (or `#elif`) line to the end of the
+    /// group's `#endif` line.
+    pub range: Range<usize>,
+    /// Why: the evaluation error, at the directive's line.
+    pub error: Diagnostic,
+}
+
+/// `#pragma pack` state: from `at` on, members are aligned to at most
+/// `max_align` (`None`: no limit).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PackChange {
+    pub at: usize,
+    pub max_align: Option<u64>,
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Preprocessed {
     /// The header with directives, skipped groups, attributes and markers
@@ -61,7 +86,25 @@ pub(crate) struct Preprocessed {
     /// bit-field (`unsigned short : 4` → `unsigned short _:4`): tree-sitter
     /// cannot parse an unnamed bit-field after a multi-word type.
     pub unnamed_bitfields: Vec<usize>,
+    /// Member macros rewritten in place (`DECLARE_BITMAP`, `struct_group`,
+    /// ...), in order.
+    pub macro_members: Vec<MacroMember>,
     pub regions: Vec<Region>,
+    pub undecided: Vec<Undecided>,
+    /// Active `#error` directives. Without the headers this one includes,
+    /// conditions that test their macros see 0 and may reach an `#error`
+    /// the real build never reaches, so an `#error` only stops a struct
+    /// whose body holds it.
+    pub refusals: Vec<(Range<usize>, Diagnostic)>,
+    pub packs: Vec<PackChange>,
+}
+
+impl Preprocessed {
+    /// The `#pragma pack` limit in force at byte `at`.
+    pub fn pack_at(&self, at: usize) -> Option<u64> {
+        let k = self.packs.partition_point(|p| p.at <= at);
+        k.checked_sub(1).and_then(|k| self.packs[k].max_align)
+    }
 }
 
 /// Macros every translation unit sees: gcc's predefined x86_64 LP64 macros
@@ -131,6 +174,9 @@ struct Frame {
     else_seen: bool,
     /// Byte offset of the `#if`, for "unterminated" errors.
     at: usize,
+    /// Index into `Pre::undecided` when a condition of this group could
+    /// not be evaluated.
+    undecided: Option<usize>,
 }
 
 struct Pre<'a> {
@@ -141,12 +187,30 @@ struct Pre<'a> {
     regions: Vec<Region>,
     /// Active code tokens (no comments, no newlines), in order.
     code: Vec<Tok>,
+    undecided: Vec<Undecided>,
+    refusals: Vec<(Range<usize>, Diagnostic)>,
+    packs: Vec<PackChange>,
+    /// `#pragma pack(push)` stack.
+    pack_stack: Vec<Option<u64>>,
 }
 
 pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preprocessed, Diagnostic> {
+    let toks = tokenize(text);
     let mut macros = builtin_macros();
-    for (name, value) in defines.iter() {
-        macros.define(name, Macro::object(vec![PTok::Number(value.to_string())]));
+    // Only the defines the header can name matter (a kernel .config has
+    // thousands, a header uses a few): its identifiers, and the
+    // `CONFIG_X_MODULE` that `IS_ENABLED(CONFIG_X)` looks at.
+    let mut named = std::collections::HashSet::new();
+    for t in &toks {
+        if t.kind == TokKind::Ident && named.insert(t.text(text)) {
+            let name = t.text(text);
+            let module = format!("{name}_MODULE");
+            for n in [name, module.as_str()] {
+                if let Some(value) = defines.get(n) {
+                    macros.define(n, Macro::object(vec![PTok::Number(value.to_string())]));
+                }
+            }
+        }
     }
     let mut pre = Pre {
         path,
@@ -155,8 +219,12 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         stack: Vec::new(),
         regions: Vec::new(),
         code: Vec::new(),
+        undecided: Vec::new(),
+        refusals: Vec::new(),
+        packs: Vec::new(),
+        pack_stack: Vec::new(),
     };
-    pre.lines()?;
+    pre.lines(&toks)?;
     if let Some(open) = pre.stack.last() {
         return Err(pre
             .error(open.at, "unterminated conditional directive")
@@ -175,7 +243,11 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         attributes: scan.attributes,
         markers: scan.markers,
         unnamed_bitfields: scan.unnamed_bitfields,
+        macro_members: scan.macro_members,
         regions: pre.regions,
+        undecided: pre.undecided,
+        refusals: pre.refusals,
+        packs: pre.packs,
     })
 }
 
@@ -215,8 +287,7 @@ impl Pre<'_> {
     }
 
     /// Walks the logical lines of the header.
-    fn lines(&mut self) -> Result<(), Diagnostic> {
-        let toks = tokenize(self.text);
+    fn lines(&mut self, toks: &[Tok]) -> Result<(), Diagnostic> {
         let mut i = 0;
         let mut line_start = 0;
         loop {
@@ -249,6 +320,22 @@ impl Pre<'_> {
         }
     }
 
+    /// Evaluates a condition; one that cannot be evaluated makes the group
+    /// undecided (`None`): none of its branches is taken.
+    fn decide(&mut self, name: &str, rest: &[PTok], at: usize) -> Result<Option<bool>, Diagnostic> {
+        match self.condition(name, rest, at) {
+            Ok(v) => Ok(Some(v)),
+            Err(e) if name == "if" => {
+                self.undecided.push(Undecided {
+                    range: at..self.text.len(),
+                    error: e,
+                });
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Handles one directive; returns how its line counts.
     fn directive(&mut self, toks: &[Tok], at: usize) -> Result<RegionKind, Diagnostic> {
         let words: Vec<&Tok> = toks.iter().filter(|t| t.kind != TokKind::Comment).collect();
@@ -269,13 +356,19 @@ impl Pre<'_> {
         };
         match name {
             "if" | "ifdef" | "ifndef" => {
-                let cond = was_active && self.condition(name, &rest, at)?;
+                let decided = if was_active {
+                    self.decide(name, &rest, at)?
+                } else {
+                    Some(false)
+                };
+                let cond = decided == Some(true);
                 self.stack.push(Frame {
                     parent_active: was_active,
                     branch_active: cond,
-                    taken: cond || !was_active,
+                    taken: cond || !was_active || decided.is_none(),
                     else_seen: false,
                     at,
+                    undecided: decided.is_none().then(|| self.undecided.len() - 1),
                 });
                 Ok(kind_if(was_active))
             }
@@ -288,18 +381,32 @@ impl Pre<'_> {
                 }
                 let parent = frame.parent_active;
                 let open = parent && !frame.taken;
-                let cond = match name {
-                    "else" => open,
-                    _ => open && self.condition(&name.replace("elif", "if"), &rest, at)?,
+                let decided = match name {
+                    "else" => Some(open),
+                    _ if open => self.decide(&name.replace("elif", "if"), &rest, at)?,
+                    _ => Some(false),
                 };
+                let cond = decided == Some(true);
+                let new_undecided = decided.is_none().then(|| self.undecided.len() - 1);
                 let frame = self.stack.last_mut().expect("checked above");
                 frame.branch_active = cond;
-                frame.taken |= cond;
+                frame.taken |= cond || decided.is_none();
                 frame.else_seen = name == "else";
+                if frame.undecided.is_none() {
+                    frame.undecided = new_undecided;
+                }
                 Ok(kind_if(parent))
             }
             "endif" => match self.stack.pop() {
-                Some(frame) => Ok(kind_if(frame.parent_active)),
+                Some(frame) => {
+                    if let Some(u) = frame.undecided {
+                        let end = self.text[at..]
+                            .find('\n')
+                            .map_or(self.text.len(), |p| at + p);
+                        self.undecided[u].range.end = end;
+                    }
+                    Ok(kind_if(frame.parent_active))
+                }
                 None => Err(self.error(at, "#endif without #if")),
             },
             _ if !was_active => Ok(RegionKind::Inactive),
@@ -313,14 +420,73 @@ impl Pre<'_> {
                 }
                 Ok(RegionKind::Directive)
             }
-            "error" => Err(self
-                .error(at, format!("#error {}", consts::join(&rest)))
-                .help("the header refuses this configuration: check the -D flags and [defines]")),
-            "pragma" if matches!(rest.first(), Some(PTok::Ident(p)) if p == "pack") => Err(self
-                .error(at, "#pragma pack is not supported")
-                .help("lay out this struct from BTF or DWARF of a real build")),
+            "error" => {
+                let end = self.text[at..]
+                    .find('\n')
+                    .map_or(self.text.len(), |p| at + p);
+                let d = self
+                    .error(at, format!("#error {}", consts::join(&rest)))
+                    .help(
+                        "the header refuses this configuration: check the -D flags and [defines]",
+                    );
+                self.refusals.push((at..end, d));
+                Ok(RegionKind::Directive)
+            }
+            "pragma" if matches!(rest.first(), Some(PTok::Ident(p)) if p == "pack") => {
+                self.pragma_pack(&rest[1..], at)?;
+                Ok(RegionKind::Directive)
+            }
             _ => Ok(RegionKind::Directive),
         }
+    }
+
+    /// `#pragma pack(N)`, `pack()`, `pack(push[, N])`, `pack(pop)`.
+    fn pragma_pack(&mut self, args: &[PTok], at: usize) -> Result<(), Diagnostic> {
+        let bad_pack = self
+            .error(at, "cannot read this #pragma pack")
+            .help("write #pragma pack(N), pack(push, N), pack(pop) or pack()");
+        let bad = || bad_pack.clone();
+        let inner = match args {
+            [PTok::Punct(o), inner @ .., PTok::Punct(c)] if o == "(" && c == ")" => inner,
+            _ => return Err(bad()),
+        };
+        let items: Vec<&[PTok]> = if inner.is_empty() {
+            Vec::new()
+        } else {
+            inner
+                .split(|t| matches!(t, PTok::Punct(p) if p == ","))
+                .collect()
+        };
+        let current = self.packs.last().and_then(|p| p.max_align);
+        let value = |toks: &[PTok]| -> Result<Option<u64>, Diagnostic> {
+            match toks {
+                [PTok::Number(n)] => match n.parse::<u64>() {
+                    Ok(v) if v.is_power_of_two() && v <= 16 => Ok(Some(v)),
+                    Ok(0) => Ok(None),
+                    _ => Err(bad()),
+                },
+                _ => Err(bad()),
+            }
+        };
+        let next = match items.as_slice() {
+            [] => None,
+            [[PTok::Ident(w)], rest @ ..] if w == "push" => {
+                self.pack_stack.push(current);
+                match rest {
+                    [] => current,
+                    [n] => value(n)?,
+                    _ => return Err(bad()),
+                }
+            }
+            [[PTok::Ident(w)]] if w == "pop" => self.pack_stack.pop().unwrap_or(None),
+            [n] => value(n)?,
+            _ => return Err(bad()),
+        };
+        self.packs.push(PackChange {
+            at,
+            max_align: next,
+        });
+        Ok(())
     }
 
     fn condition(&self, name: &str, rest: &[PTok], at: usize) -> Result<bool, Diagnostic> {
@@ -396,6 +562,7 @@ struct Scan {
     attributes: Vec<AttrUse>,
     markers: Vec<Marker>,
     unnamed_bitfields: Vec<usize>,
+    macro_members: Vec<MacroMember>,
 }
 
 const TYPE_KEYWORDS: &[&str] = &[
@@ -434,6 +601,7 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
     let mut attributes = Vec::new();
     let mut markers = Vec::new();
     let mut unnamed_bitfields = Vec::new();
+    let mut macro_members = Vec::new();
     let mut i = 0;
     while i < ptoks.len() {
         let PTok::Ident(name) = &ptoks[i] else {
@@ -455,6 +623,11 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
         }
         let paren_next = matches!(ptoks.get(i + 1), Some(PTok::Punct(p)) if p == "(");
         if paren_next {
+            if let Some((member, resume)) = macro_members::rewrite(&ptoks, code, i, bytes) {
+                macro_members.push(member);
+                i = resume;
+                continue;
+            }
             if let Ok((args, next)) = collect_args(&ptoks, i + 1) {
                 if let Some(kind) = attrs::marker_kind(name, &args) {
                     let mut end = code[next - 1].range.end;
@@ -495,6 +668,7 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
         attributes,
         markers,
         unnamed_bitfields,
+        macro_members,
     }
 }
 
@@ -583,17 +757,68 @@ mod tests {
         assert_eq!(err("int a;\n#if 1\n").line, 2);
         assert_eq!(err("#else\n").line, 1);
         assert_eq!(err("#if 1\n#else\n#else\n#endif\n").line, 3);
-        assert_eq!(err("\n#if 1 +\n#endif\n").line, 2);
         assert_eq!(err("#endif\n").line, 1);
-        let e = err("\n\n#error nope\n");
+        assert_eq!(err("\n#pragma pack(3)\n").line, 2);
+        assert_eq!(err("#pragma pack(push, 1, 2)\n").line, 1);
+    }
+
+    #[test]
+    fn undecided_conditions_skip_every_branch_and_say_why() {
+        let text = "int a;\n#if 1 +\nint b;\n#elif 1\nint c;\n#else\nint d;\n#endif\nint e;\n#if X && FOO(3)\nint f;\n#endif\n#if 0\n#elif FOO(1)\n#endif\n";
+        let p = pre(text);
+        for gone in ["int b", "int c", "int d", "int f"] {
+            assert!(!p.parse_text.contains(gone), "{gone}");
+        }
+        assert!(p.parse_text.contains("int a") && p.parse_text.contains("int e"));
+        assert_eq!(
+            p.undecided.len(),
+            2,
+            "X is 0, so FOO(3) is never evaluated; FOO(1) is"
+        );
+        let u = &p.undecided[0];
+        assert_eq!(u.error.line, 2);
+        assert_eq!(
+            &text[u.range.clone()],
+            "#if 1 +\nint b;\n#elif 1\nint c;\n#else\nint d;\n#endif"
+        );
+        let u = &p.undecided[1];
+        assert_eq!(u.error.line, 14);
+        assert!(
+            u.error.message.contains("FOO() is not defined"),
+            "{}",
+            u.error.message
+        );
+    }
+
+    #[test]
+    fn error_directives_are_recorded_not_fatal() {
+        let p = pre("\n\n#error nope\n#if 0\n#error skipped\n#endif\nint a;\n");
+        assert_eq!(p.refusals.len(), 1);
+        let (r, e) = &p.refusals[0];
         assert_eq!((e.line, e.message.as_str()), (3, "#error nope"));
-        assert_eq!(err("#pragma pack(1)\n").line, 1);
-        assert!(run(
-            Path::new("t.h"),
-            "#if 0\n#error skipped\n#endif\n",
-            &Defines::default()
-        )
-        .is_ok());
+        assert_eq!(r.start, 2);
+        assert!(p.parse_text.contains("int a;"));
+    }
+
+    #[test]
+    fn pragma_pack_states() {
+        let p = pre("Z\n#pragma pack(push, 2)\nA\n#pragma pack(1)\nB\n#pragma pack(pop)\nC\n#pragma pack(4)\nD\n#pragma pack()\nE\n#pragma pack(push)\nF\n");
+        let text = &p.parse_text;
+        let at = |s: &str| text.find(s).unwrap();
+        assert_eq!(p.pack_at(at("Z")), None);
+        assert_eq!(p.pack_at(at("A")), Some(2));
+        assert_eq!(p.pack_at(at("B")), Some(1));
+        assert_eq!(p.pack_at(at("C")), None);
+        assert_eq!(p.pack_at(at("D")), Some(4));
+        assert_eq!(p.pack_at(at("E")), None);
+        assert_eq!(p.pack_at(at("F")), None);
+    }
+
+    #[test]
+    fn feature_tests_in_conditions() {
+        let p = pre("#if __has_attribute(__aligned__) && !__has_builtin(__builtin_foo) && !__has_include(<linux/x.h>)\nint a;\n#endif\n");
+        assert!(p.parse_text.contains("int a;"));
+        assert!(p.undecided.is_empty());
     }
 
     #[test]

@@ -70,7 +70,10 @@ pub(crate) fn build(
                 prev_bitfield = false;
                 let (fname, ty, at) = match d {
                     Some(d) => (d.name.clone(), type_text(f, d), d.name_range.start),
-                    None => (first_name(h, &f.ty), f.spec_text.clone(), f.range.start),
+                    None => match &f.group {
+                        Some(g) => (Some(g.clone()), f.spec_text.clone(), f.range.start),
+                        None => (first_name(h, &f.ty), f.spec_text.clone(), f.range.start),
+                    },
                 };
                 let Some(fname) = fname else { continue };
                 let mut field = Field::new(fname, ty, p.size, p.align);
@@ -143,6 +146,9 @@ fn first_name(h: &Header, ty: &TypeRef) -> Option<String> {
         return None;
     };
     for m in &h.ast.records[*idx].members {
+        if m.group.is_some() {
+            return m.group.clone();
+        }
         if let Some(n) = m.declarators.iter().find_map(|d| d.name.clone()) {
             return Some(n);
         }
@@ -234,9 +240,13 @@ fn members(
             name,
             indent: indent.clone(),
         };
+        // A member macro's name sits inside the call: an attribute for the
+        // member goes after the `)`.
+        let after_call = f.macro_call_end.map(|e| e..e);
         if f.declarators.is_empty() {
             let field = slot_field.get(&(m, None)).copied();
-            out.push(make(field, f.range.start..f.range.start));
+            let name = after_call.unwrap_or(f.range.start..f.range.start);
+            out.push(make(field, name));
             continue;
         }
         let mut last_field = None;
@@ -247,7 +257,8 @@ fn members(
                 continue;
             }
             last_field = field;
-            out.push(make(field, d.name_range.clone()));
+            let name = after_call.clone().unwrap_or(d.name_range.clone());
+            out.push(make(field, name));
         }
     }
     for mk in &h.pre.markers {

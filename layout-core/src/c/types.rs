@@ -167,9 +167,61 @@ impl<'h> Resolver<'h> {
     }
 
     fn unknown_type(&self, name: &str, at: usize) -> Diagnostic {
-        self.error(at, format!("unknown type `{name}`")).help(format!(
+        let d = self.error(at, format!("unknown type `{name}`"));
+        let tag = name.rsplit(' ').next().unwrap_or(name);
+        if let Some(help) = self.skipped_definition(tag, at) {
+            return d.help(help);
+        }
+        d.help(format!(
             "define it in the header, or add it to [types] in the access file: \"{name}\" = {{ size = N, align = M }}"
         ))
+    }
+
+    /// A conditional group before `at` that could not be evaluated and
+    /// mentions `name`: where its definition was probably skipped.
+    fn skipped_definition(&self, name: &str, at: usize) -> Option<String> {
+        let u = self.h.pre.undecided.iter().rev().find(|u| {
+            u.range.end <= at && {
+                let text = &self.h.text[u.range.clone()];
+                text.match_indices(name).any(|(p, _)| {
+                    let before = text[..p].chars().next_back();
+                    let after = text[p + name.len()..].chars().next();
+                    let word =
+                        |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+                    !word(before) && !word(after)
+                })
+            }
+        })?;
+        Some(format!(
+            "`{name}` is defined under the #if at line {} that was skipped because it could not be evaluated ({}); \
+             pass -D for the macros it tests, or give `{name}` with -D / in [types] / [defines]",
+            u.error.line, u.error.message
+        ))
+    }
+
+    /// An `#if` that could not be evaluated, or an active `#error`, inside
+    /// a record body.
+    fn preprocessor_error_in(&self, body: Range<usize>) -> Option<Diagnostic> {
+        if let Some(u) = self
+            .h
+            .pre
+            .undecided
+            .iter()
+            .find(|u| body.contains(&u.range.start))
+        {
+            let mut d = u.error.clone();
+            d.help = Some(format!(
+                "this condition decides which members the struct has; {}",
+                d.help.unwrap_or_default()
+            ));
+            return Some(d);
+        }
+        self.h
+            .pre
+            .refusals
+            .iter()
+            .find(|(r, _)| body.contains(&r.start))
+            .map(|(_, d)| d.clone())
     }
 
     /// The first syntax error inside `range`, as a diagnostic.
@@ -198,6 +250,9 @@ impl<'h> Resolver<'h> {
 
     fn eval_error(&self, e: EvalError, at: usize) -> Diagnostic {
         let d = self.error(at, e.message);
+        if let Some(help) = e.missing.and_then(|m| self.skipped_definition(&m, at)) {
+            return d.help(help);
+        }
         match e.help {
             Some(h) => d.help(h),
             None => d,
@@ -403,6 +458,18 @@ impl<'h> Resolver<'h> {
                         .help("did you mean a function pointer, `(*name)(...)`?"))
                 }
                 Derived::Array(None) => l.size = 0,
+                Derived::Bitmap(r) => {
+                    let bits = self.eval_range(r.clone())?;
+                    let bits = u64::try_from(bits).map_err(|_| {
+                        self.error(r.start, format!("bitmap of {bits} bits is negative"))
+                    })?;
+                    let longs = bits.div_ceil(64);
+                    l.size = l
+                        .size
+                        .checked_mul(longs)
+                        .filter(|s| *s < 1 << 48)
+                        .ok_or_else(|| self.error(r.start, "bitmap is too large"))?;
+                }
                 Derived::Array(Some(r)) => {
                     let n = self.eval_range(r.clone())?;
                     let n = u64::try_from(n)
@@ -501,6 +568,9 @@ impl<'h> Resolver<'h> {
         if let Some(d) = self.syntax_error_in(rec.specifier.clone()) {
             return Err(d);
         }
+        if let Some(d) = self.preprocessor_error_in(rec.body.clone()) {
+            return Err(d);
+        }
         let key = match &rec.tag {
             Some(t) => format!("{} {t}", rec.kind.keyword()),
             None => format!(
@@ -564,6 +634,10 @@ impl<'h> Resolver<'h> {
 
     fn lay_out(&self, rec: &RecordDef) -> Result<RecordLayout, Diagnostic> {
         let packed = rec.attrs.contains(&Attr::Packed);
+        // `#pragma pack(N)` in force at the closing brace caps every
+        // member's alignment at N and lets bit-fields straddle units.
+        let pack = self.h.pre.pack_at(rec.body.end);
+        let cap = |a: u64| pack.map_or(a, |n| a.min(n));
         let attr_align = self.max_align(&rec.attrs, rec.specifier.start)?;
         let union = rec.kind == RecordKind::Union;
         let mut bit = 0u64; // next free bit (struct)
@@ -580,7 +654,7 @@ impl<'h> Resolver<'h> {
                     let a = if packed && *kind == MarkerKind::Padding {
                         1
                     } else {
-                        self.marker_align(kind, at)?
+                        cap(self.marker_align(kind, at)?)
                     };
                     if !union {
                         bit = align_up(bit, a * 8);
@@ -600,7 +674,7 @@ impl<'h> Resolver<'h> {
             let f = &rec.members[m];
             for (d_idx, slot) in self.slots(f)? {
                 let (l, bits, field_align) = match &slot {
-                    Slot::Anonymous(l) => (*l, None, if packed { 1 } else { l.align }),
+                    Slot::Anonymous(l) => (*l, None, if packed { 1 } else { cap(l.align) }),
                     Slot::Declarator(d) => {
                         let l = self.declared(&f.ty, d, f.spec_range.start)?;
                         let field_packed = packed || d.attrs.contains(&Attr::Packed);
@@ -612,7 +686,7 @@ impl<'h> Resolver<'h> {
                         if let Some(x) = self.max_align(&d.attrs, d.range.start)? {
                             a = a.max(x);
                         }
-                        (l, bits, a)
+                        (l, bits, cap(a))
                     }
                 };
                 let item = Item::Field {
@@ -622,16 +696,17 @@ impl<'h> Resolver<'h> {
                 match bits {
                     Some(w) => {
                         let named = matches!(&slot, Slot::Declarator(d) if d.name.is_some());
-                        let field_packed = packed
+                        let attr_packed = packed
                             || matches!(&slot, Slot::Declarator(d) if d.attrs.contains(&Attr::Packed));
-                        let unit = l.align * 8;
+                        let field_packed = attr_packed || pack.is_some();
+                        let unit = cap(l.align) * 8;
                         let mut at_bit = if union { 0 } else { bit };
                         // A zero width aligns to the type; otherwise a bit-field
                         // may not straddle a unit of its type (unless packed).
                         if w == 0 || (!field_packed && (at_bit % unit) + w > l.size * 8) {
                             at_bit = align_up(at_bit, unit);
                         }
-                        if named && !field_packed && w > 0 {
+                        if named && !attr_packed && w > 0 {
                             align = align.max(field_align);
                         }
                         if union {
@@ -643,7 +718,7 @@ impl<'h> Resolver<'h> {
                             item,
                             bit_offset: at_bit,
                             size: l.size,
-                            align: if field_packed { 1 } else { l.align },
+                            align: if attr_packed { 1 } else { cap(l.align) },
                             bits: Some(w),
                         });
                     }
@@ -711,6 +786,10 @@ impl<'h> Resolver<'h> {
                 .collect());
         }
         match &f.ty {
+            TypeRef::Record { def: Some(idx), .. } if f.group.is_some() => {
+                let r = self.record(*idx, f.range.start)?;
+                Ok(vec![(None, Slot::Anonymous(TyLayout { size: r.size, align: r.align }))])
+            }
             TypeRef::Record { tag: None, def: Some(idx), .. } => {
                 let r = self.record(*idx, f.range.start)?;
                 Ok(vec![(None, Slot::Anonymous(TyLayout { size: r.size, align: r.align }))])
@@ -744,6 +823,120 @@ impl Env for Resolver<'_> {
             e.help = d.help;
             e
         }))
+    }
+
+    fn align_of(&self, type_name: &str) -> Option<Result<u64, EvalError>> {
+        Some(self.type_name(type_name, 0).map(|l| l.align).map_err(|d| {
+            let mut e = EvalError::new(format!("__alignof__({type_name}): {}", d.message));
+            e.help = d.help;
+            e
+        }))
+    }
+
+    fn offset_of(&self, type_name: &str, member: &str) -> Option<Result<u64, EvalError>> {
+        let fail = |m: String| {
+            let mut e = EvalError::new(format!("offsetof({type_name}, {member}): {m}"));
+            e.help = Some("define the type in the header, or pass the constant with -D".into());
+            e
+        };
+        let Some(idx) = self.record_named(type_name) else {
+            return Some(Err(fail(
+                "the type is not a struct or union of this header".into(),
+            )));
+        };
+        let mut offset = 0;
+        let mut idx = idx;
+        let path: Vec<&str> = member.split('.').map(str::trim).collect();
+        for (k, name) in path.iter().enumerate() {
+            match self.member_offset(idx, name, 0) {
+                Ok(Some((o, ty))) => {
+                    offset += o;
+                    if k + 1 < path.len() {
+                        match ty.and_then(|t| self.record_of_type(&t)) {
+                            Some(next) => idx = next,
+                            None => return Some(Err(fail(format!("`{name}` is not a struct")))),
+                        }
+                    }
+                }
+                Ok(None) => return Some(Err(fail(format!("no member `{name}`")))),
+                Err(d) => return Some(Err(fail(d.message))),
+            }
+        }
+        Some(Ok(offset))
+    }
+}
+
+impl Resolver<'_> {
+    /// The record a type name (`struct foo`, `foo_t`) stands for, if the
+    /// header defines it.
+    fn record_named(&self, type_name: &str) -> Option<usize> {
+        let words: Vec<&str> = type_name
+            .split_whitespace()
+            .filter(|w| !matches!(*w, "const" | "volatile"))
+            .collect();
+        match words.as_slice() {
+            ["struct" | "union", tag] => self.h.index.records.get(*tag).copied(),
+            [name] => self.record_of_type(&TypeRef::Name(name.to_string())),
+            _ => None,
+        }
+    }
+
+    fn record_of_type(&self, ty: &TypeRef) -> Option<usize> {
+        let mut ty = ty.clone();
+        for _ in 0..16 {
+            match ty {
+                TypeRef::Record { def: Some(i), .. } => return Some(i),
+                TypeRef::Record { tag: Some(t), .. } => {
+                    return self.h.index.records.get(&t).copied()
+                }
+                TypeRef::Name(n) => {
+                    let td = &self.h.ast.typedefs[*self.h.index.typedefs.get(&n)?];
+                    if !td.declarator.derived.is_empty() {
+                        return None;
+                    }
+                    ty = td.ty.clone();
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// Byte offset of member `name` in record `idx` (looking into
+    /// anonymous members), with the member's type when it is not derived.
+    fn member_offset(
+        &self,
+        idx: usize,
+        name: &str,
+        depth: usize,
+    ) -> Result<Option<(u64, Option<TypeRef>)>, Diagnostic> {
+        if depth > 16 {
+            return Ok(None);
+        }
+        let rec = &self.h.ast.records[idx];
+        let layout = self.record(idx, rec.specifier.start)?;
+        for p in &layout.placed {
+            let Item::Field { member, declarator } = p.item else {
+                continue;
+            };
+            let f = &rec.members[member];
+            match declarator {
+                Some(k) if f.declarators[k].name.as_deref() == Some(name) => {
+                    let d = &f.declarators[k];
+                    let ty = d.derived.is_empty().then(|| f.ty.clone());
+                    return Ok(Some((p.bit_offset / 8, ty)));
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(inner) = self.record_of_type(&f.ty) {
+                        if let Some((o, ty)) = self.member_offset(inner, name, depth + 1)? {
+                            return Ok(Some((p.bit_offset / 8 + o, ty)));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
     }
 }
 
