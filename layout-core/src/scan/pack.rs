@@ -1,6 +1,9 @@
 //! The smallest size a compiled struct can have by reordering its members
 //! alone (`pahole -P`), without breaking what the source asked for:
 //!
+//! - the first member stays first: C code casts a pointer to the struct to
+//!   its first member (`struct sock sk;` at the start of `struct unix_sock`,
+//!   `struct trace_entry ent;` in trace events), and pahole keeps it too;
 //! - a member with an `aligned` attribute above its type's alignment
 //!   (`____cacheline_aligned_in_smp`) starts a cache-line group: it stays
 //!   where it is in the member sequence, and so does every zero-size marker
@@ -18,8 +21,9 @@
 //! struct. In a run that starts at a multiple of its largest alignment, the
 //! members sorted by decreasing alignment leave no hole (their sizes are
 //! multiples of their alignments); otherwise small members first fill up to
-//! that multiple where a subset of them fits exactly. The result is marked
-//! optimal when every run ends at its start plus its bytes.
+//! that multiple, a subset chosen to leave the least padding. The result is
+//! marked optimal when every run meets a lower bound on its end (its bytes
+//! plus the least padding before its first most-aligned member).
 //!
 //! A member keeps its type's alignment, except where its offset proves the
 //! type less aligned (a `__packed` member type, which BTF does not mark).
@@ -79,6 +83,12 @@ impl Packing {
     /// bitfield pools with the alignment they need), and the packed layout,
     /// or `None` when the struct is kept as it is.
     pub fn model_and_layout(&self, agg: &Aggregate, line: u64) -> Option<(Struct, Layout)> {
+        self.model_and_layout_named(agg, line, true)
+    }
+
+    /// With `named` false the fields have empty names and types (no
+    /// allocation per field: enough for the structural checks).
+    fn model_and_layout_named(&self, agg: &Aggregate, line: u64, named: bool) -> Option<(Struct, Layout)> {
         if self.offsets.is_empty() || self.offsets.len() != self.pieces.len() {
             return None;
         }
@@ -86,7 +96,11 @@ impl Packing {
             .pieces
             .iter()
             .map(|p| {
-                let (name, ty) = piece_name(agg, p);
+                let (name, ty) = if named {
+                    piece_name(agg, p)
+                } else {
+                    (String::new(), String::new())
+                };
                 let mut f = Field::new(name, ty, p.size, p.align);
                 f.original_offset = Some(p.original_offset);
                 f
@@ -171,10 +185,15 @@ impl std::error::Error for PackError {}
 /// the same two of them, and every bitfield pool fitting its bytes where it
 /// now starts. A packing that keeps the struct as it is passes.
 pub fn check(agg: &Aggregate, packing: &Packing) -> Result<(), PackError> {
-    let Some((model, layout)) = packing.model_and_layout(agg, 64) else {
+    let Some((model, layout)) = packing.model_and_layout_named(agg, 64, false) else {
         return Ok(());
     };
-    check_structure(&model, &layout).map_err(PackError::Structure)?;
+    if check_structure(&model, &layout).is_err() {
+        // Again with names, for the message.
+        if let Some((model, layout)) = packing.model_and_layout(agg, 64) {
+            check_structure(&model, &layout).map_err(PackError::Structure)?;
+        }
+    }
     let mut by_offset: Vec<usize> = (0..packing.pieces.len()).collect();
     by_offset.sort_by_key(|&i| (packing.offsets[i], packing.pieces[i].size, i));
     // Walking the new order, the run index counts fixed pieces passed.
@@ -246,7 +265,8 @@ fn unchanged(agg: &Aggregate) -> Packing {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rules {
     /// Members move only within their cache-line group (between the same two
-    /// fixed members). Off: only the flexible array stays (last).
+    /// fixed members). Off: only the first member and the flexible array
+    /// stay.
     pub keep_groups: bool,
     /// Alignment above the word size (`aligned` attributes on members and on
     /// the struct, cache-line aligned member types) is kept. Off: every
@@ -359,7 +379,8 @@ fn pieces(agg: &Aggregate, keep_groups: bool) -> Option<Vec<Piece>> {
         }
         end = m.offset + m.size;
         let align = member_align(m);
-        let fixed = (m.size == 0 && i == last)
+        let fixed = i == 0
+            || (m.size == 0 && i == last)
             || (keep_groups
                 && ((m.size == 0 && is_marker(m)) || m.attr_align.is_some_and(|a| a > m.align)));
         if fixed {
@@ -426,7 +447,7 @@ fn place(pieces: &[Piece]) -> (Vec<u64>, u64, bool) {
 
 /// Lays the movable pieces `run` out from `start`, ending as early as the
 /// candidate orders allow; writes their offsets and returns the end and
-/// whether it is `start` plus their bytes.
+/// whether it meets [`run_bound`].
 fn place_run(pieces: &[Piece], run: &[usize], start: u64, offsets: &mut [u64]) -> (u64, bool) {
     if run.is_empty() {
         return (start, true);
@@ -434,13 +455,14 @@ fn place_run(pieces: &[Piece], run: &[usize], start: u64, offsets: &mut [u64]) -
     let bytes: u64 = run.iter().map(|&i| pieces[i].size).sum();
     let (sized, empty): (Vec<usize>, Vec<usize>) =
         run.iter().copied().partition(|&i| pieces[i].size > 0);
+    let bound = run_bound(pieces, &sized, start, bytes);
     let mut best: Option<(u64, Vec<usize>)> = None;
     for order in candidate_orders(pieces, &sized, start) {
         let end = lay(pieces, &order, start, None);
         if best.as_ref().map_or(true, |(e, _)| end < *e) {
             best = Some((end, order));
         }
-        if end == start + bytes {
+        if end == bound {
             break;
         }
     }
@@ -461,7 +483,43 @@ fn place_run(pieces: &[Piece], run: &[usize], start: u64, offsets: &mut [u64]) -
             }
         };
     }
-    (end, end == start + bytes)
+    (end, end <= bound)
+}
+
+/// A lower bound on the end of `run` laid from `start`: its bytes, plus the
+/// padding before its first piece of the largest alignment `top`. Whatever
+/// pieces precede that one, with `s` bytes, it starts at a multiple of `top`
+/// at or after `start + s`; only `s` modulo `top` matters, so the reachable
+/// residues of subset sums give the least such padding.
+fn run_bound(pieces: &[Piece], run: &[usize], start: u64, bytes: u64) -> u64 {
+    let top = run.iter().map(|&i| pieces[i].align).max().unwrap_or(1);
+    if start % top == 0 {
+        return start + bytes;
+    }
+    let mut reach = vec![false; top as usize];
+    reach[0] = true;
+    for &i in run {
+        let p = &pieces[i];
+        if p.align >= top {
+            continue;
+        }
+        let step = (p.size % top) as usize;
+        let before = reach.clone();
+        for (r, &was) in before.iter().enumerate() {
+            if was {
+                reach[(r + step) % top as usize] = true;
+            }
+        }
+    }
+    let least = (0..top as usize)
+        .filter(|&r| reach[r])
+        .map(|r| {
+            let at = start + r as u64;
+            align_up(at, top) - at
+        })
+        .min()
+        .unwrap_or(0);
+    start + bytes + least
 }
 
 /// Places `order` back to back from `start`, each piece at its alignment;
@@ -481,9 +539,9 @@ fn lay(pieces: &[Piece], order: &[usize], start: u64, mut out: Option<&mut [u64]
 /// Orders worth trying, most promising first: the declaration order, by
 /// decreasing alignment (pieces whose size is not a multiple of their
 /// alignment last in their class), the same with those pieces at the very
-/// end, and, when `start` is not a multiple of the largest alignment, small
-/// pieces that fill exactly up to it followed by the rest by decreasing
-/// alignment.
+/// end, and, when `start` is not a multiple of the largest alignment, the
+/// small pieces that fill up to it with the least padding followed by the
+/// rest by decreasing alignment.
 fn candidate_orders(pieces: &[Piece], run: &[usize], start: u64) -> Vec<Vec<usize>> {
     let irregular = |i: usize| pieces[i].size % pieces[i].align != 0;
     let mut by_align = run.to_vec();
@@ -497,7 +555,7 @@ fn candidate_orders(pieces: &[Piece], run: &[usize], start: u64) -> Vec<Vec<usiz
     }
     let top = run.iter().map(|&i| pieces[i].align).max().unwrap_or(1);
     if start % top != 0 {
-        if let Some(fill) = exact_fill(pieces, run, start, top) {
+        if let Some(fill) = best_fill(pieces, run, start, top) {
             let rest: Vec<usize> = by_align
                 .iter()
                 .copied()
@@ -510,10 +568,11 @@ fn candidate_orders(pieces: &[Piece], run: &[usize], start: u64) -> Vec<Vec<usiz
     orders
 }
 
-/// Pieces of alignment below `top` that, laid back to back from `start`
-/// (each kind of piece in one stretch, kinds by increasing alignment),
-/// end exactly at a multiple of `top`; the nearest such multiple wins.
-fn exact_fill(pieces: &[Piece], run: &[usize], start: u64, top: u64) -> Option<Vec<usize>> {
+/// Pieces of alignment below `top` to lay from `start` before the others
+/// (each kind of piece in one stretch, kinds by increasing alignment), so
+/// that the padding up to the next multiple of `top` after them, plus the
+/// padding among them, is least; `None` when no fill beats none.
+fn best_fill(pieces: &[Piece], run: &[usize], start: u64, top: u64) -> Option<Vec<usize>> {
     // Kinds of piece: (align, size) with their members.
     let mut kinds: Vec<(u64, u64, Vec<usize>)> = Vec::new();
     for &i in run {
@@ -521,44 +580,49 @@ fn exact_fill(pieces: &[Piece], run: &[usize], start: u64, top: u64) -> Option<V
         if p.align >= top || p.size % p.align != 0 {
             continue;
         }
-        match kinds
-            .iter_mut()
-            .find(|k| k.0 == p.align && k.1 == p.size)
-        {
+        match kinds.iter_mut().find(|k| k.0 == p.align && k.1 == p.size) {
             Some(k) => k.2.push(i),
             None => kinds.push((p.align, p.size, vec![i])),
         }
     }
+    if kinds.is_empty() {
+        return None;
+    }
     kinds.sort_by_key(|k| (k.0, k.1));
-    let gap = align_up(start, top) - start;
-    let span = (gap + 2 * top) as usize;
-    // reached[d]: how the fill ending at start + d was made (kind, count, from).
-    let mut reached: Vec<Option<(usize, usize, usize)>> = vec![None; span + 1];
-    let mut seen = vec![false; span + 1];
-    seen[0] = true;
+    let span = (align_up(start, top) - start + 2 * top) as usize;
+    // bytes[d]: most fill bytes of a fill ending at start + d; how[d]: its
+    // last stretch (kind, count, end of the fill before it).
+    let mut bytes: Vec<Option<u64>> = vec![None; span + 1];
+    let mut how: Vec<Option<(usize, usize, usize)>> = vec![None; span + 1];
+    bytes[0] = Some(0);
     for (k, (align, size, members)) in kinds.iter().enumerate() {
-        let before: Vec<usize> = (0..=span).filter(|&d| seen[d]).collect();
-        for q in before {
-            if (start + q as u64) % align != 0 {
-                continue;
-            }
+        let before = bytes.clone();
+        for (q, b) in before.iter().enumerate() {
+            let Some(b) = *b else { continue };
+            let first = (align_up(start + q as u64, *align) - start) as usize;
             for count in 1..=members.len() {
-                let d = q + count * *size as usize;
+                let d = first + count * *size as usize;
                 if d > span {
                     break;
                 }
-                if !seen[d] {
-                    seen[d] = true;
-                    reached[d] = Some((k, count, q));
+                let filled = b + count as u64 * size;
+                if bytes[d].map_or(true, |old| filled > old) {
+                    bytes[d] = Some(filled);
+                    how[d] = Some((k, count, q));
                 }
             }
         }
     }
-    let target = (gap as usize..=span)
-        .find(|&d| seen[d] && (start + d as u64) % top == 0 && d > 0)?;
+    let padding = |d: usize| align_up(start + d as u64, top) - start - bytes[d].unwrap_or(0);
+    let best = (1..=span)
+        .filter(|&d| bytes[d].is_some())
+        .min_by_key(|&d| (padding(d), d))?;
+    if padding(best) >= align_up(start, top) - start {
+        return None;
+    }
     let mut stretches = Vec::new();
-    let mut d = target;
-    while let Some((k, count, from)) = reached[d] {
+    let mut d = best;
+    while let Some((k, count, from)) = how[d] {
         stretches.push((k, count));
         d = from;
     }
@@ -766,15 +830,13 @@ mod tests {
                 let mut offsets = vec![0; n];
                 let (end, tight) = place_run(&pieces, &run, start, &mut offsets);
                 let best = brute_force(&pieces, &run, start);
+                let bytes = pieces.iter().map(|p| p.size).sum();
+                assert!(run_bound(&pieces, &run, start, bytes) <= best);
                 assert!(end >= best);
                 if tight {
                     assert_eq!(end, best);
                 }
-                // Exact for starts at the largest alignment.
-                let top = pieces.iter().map(|p| p.align).max().unwrap();
-                if start % top == 0 {
-                    assert_eq!(end, best, "{pieces:?} from {start}");
-                }
+                assert_eq!(end, best, "{pieces:?} from {start}");
             }
         }
     }
