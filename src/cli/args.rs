@@ -65,6 +65,10 @@ pub struct InputArgs {
     /// Define a constant or config option: -D MAX_NR_ZONES=5, -D CONFIG_LRU_GEN (=1).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     pub defines: Vec<String>,
+    /// A kernel .config: `CONFIG_X=y` defines CONFIG_X for the `#ifdef` blocks in struct
+    /// bodies (e.g. /usr/src/linux-headers-$(uname -r)/.config). -D and [defines] win.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Cache line size in bytes: 32, 64, 128 or 256.
     #[arg(long, default_value_t = 64, value_name = "BYTES")]
     pub line: u64,

@@ -38,7 +38,13 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         Some(path) => Some(access::load(path)?),
         None => None,
     };
-    let defines = merged_defines(access_file.as_ref(), &a.defines)?;
+    let mut defines = match &a.config {
+        Some(path) => c::load_kernel_config(path)?,
+        None => Defines::default(),
+    };
+    for (name, value) in merged_defines(access_file.as_ref(), &a.defines)?.iter() {
+        defines.insert(name, value);
+    }
     let types = access_file.as_ref().map(|f| f.types.clone()).unwrap_or_default();
     let db = load_typedb(a)?;
     let (read, origin) = match (&db, &a.header) {
