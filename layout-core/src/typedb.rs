@@ -73,11 +73,16 @@
 //! an odd multiple of 32. Callers that depend on it should say "alignment
 //! inferred".
 
+// The type graph and its analysis serve the BTF and DWARF loaders only.
+#[cfg(any(feature = "btf", feature = "dwarf"))]
 mod align;
+#[cfg(any(feature = "btf", feature = "dwarf"))]
 mod build;
 mod fields;
+#[cfg(any(feature = "btf", feature = "dwarf"))]
 pub(crate) mod graph;
 mod index;
+#[cfg(any(feature = "btf", feature = "dwarf"))]
 mod render;
 
 use crate::error::Diagnostic;
@@ -86,6 +91,7 @@ use index::NameIndex;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+#[cfg(any(feature = "btf", feature = "dwarf"))]
 pub(crate) use build::build;
 
 /// Struct or union.
