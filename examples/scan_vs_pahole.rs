@@ -67,7 +67,12 @@ fn timed(program: &PathBuf, args: &[&str]) -> Result<(Duration, String), String>
         .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
     let wall = start.elapsed();
     if !out.status.success() {
-        return Err(format!("{} {} failed: {}", program.display(), args.join(" "), out.status));
+        return Err(format!(
+            "{} {} failed: {}",
+            program.display(),
+            args.join(" "),
+            out.status
+        ));
     }
     Ok((wall, String::from_utf8_lossy(&out.stdout).into_owned()))
 }
@@ -90,7 +95,9 @@ fn parse_listing(text: &str) -> HashMap<String, Vec<(u64, u64)>> {
             continue;
         }
         if let (Ok(size), Ok(best)) = (f[1].trim().parse(), f[2].trim().parse()) {
-            m.entry(f[0].trim().to_string()).or_default().push((size, best));
+            m.entry(f[0].trim().to_string())
+                .or_default()
+                .push((size, best));
         }
     }
     m
@@ -174,7 +181,11 @@ fn explain(db: &TypeDb, name: &str) {
 
 fn run() -> Result<(), String> {
     let o = parse_args()?;
-    let btf = o.btf.to_str().ok_or("the BTF path is not UTF-8")?.to_string();
+    let btf = o
+        .btf
+        .to_str()
+        .ok_or("the BTF path is not UTF-8")?
+        .to_string();
     let db = layout_core::btf::load_btf(&o.btf).map_err(|d| d.to_string())?;
     if let Some(name) = &o.explain {
         explain(&db, name);
@@ -198,10 +209,23 @@ fn run() -> Result<(), String> {
         std::mem::forget(fresh);
     }
     let (pm, om, lm) = (median(pahole_t), median(ours_t), median(lib_t));
-    println!("BTF: {btf} ({} aggregates), {} runs each, alternating", db.len(), o.runs.max(1));
-    println!("pahole -P                      median wall {:7.1} ms", ms(pm));
-    println!("cachelayout scan --packable    median wall {:7.1} ms", ms(om));
-    println!("  (library in-process: load + pack + check {:7.1} ms)", ms(lm));
+    println!(
+        "BTF: {btf} ({} aggregates), {} runs each, alternating",
+        db.len(),
+        o.runs.max(1)
+    );
+    println!(
+        "pahole -P                      median wall {:7.1} ms",
+        ms(pm)
+    );
+    println!(
+        "cachelayout scan --packable    median wall {:7.1} ms",
+        ms(om)
+    );
+    println!(
+        "  (library in-process: load + pack + check {:7.1} ms)",
+        ms(lm)
+    );
     println!(
         "ratio pahole / cachelayout: {:.2} (above 1: cachelayout is faster)",
         pm.as_secs_f64() / om.as_secs_f64()
@@ -219,7 +243,10 @@ fn run() -> Result<(), String> {
     let pahole = parse_listing(&pahole_out);
     let ours = parse_listing(&ours_out);
     let total = |m: &HashMap<String, Vec<(u64, u64)>>| -> u64 {
-        m.values().flatten().map(|(s, b)| s.saturating_sub(*b)).sum()
+        m.values()
+            .flatten()
+            .map(|(s, b)| s.saturating_sub(*b))
+            .sum()
     };
     let count = |m: &HashMap<String, Vec<(u64, u64)>>| -> usize { m.values().map(Vec::len).sum() };
     println!(
@@ -274,7 +301,9 @@ fn run() -> Result<(), String> {
                 reasons
                     .entry(why_pahole_smaller(agg, pahole_best, ours_best))
                     .or_default()
-                    .push(format!("{name} {size}: pahole {pahole_best}, ours {ours_best}"));
+                    .push(format!(
+                        "{name} {size}: pahole {pahole_best}, ours {ours_best}"
+                    ));
             }
         }
     }
@@ -282,12 +311,17 @@ fn run() -> Result<(), String> {
         "per struct (unique names, {duplicates} duplicated names left out): ours < pahole {less}, = {equal}, > {more}"
     );
     println!("  listed by cachelayout only (pahole finds no saving): {only_ours}, saving {only_ours_saving} B");
-    println!("  total saving over these structs: pahole {common_pahole} B, cachelayout {common_ours} B");
+    println!(
+        "  total saving over these structs: pahole {common_pahole} B, cachelayout {common_ours} B"
+    );
     println!(
         "  total saving where pahole's size is achievable (ours <= pahole): pahole {fair_pahole} B, cachelayout {fair_ours} B"
     );
     if !size_mismatch.is_empty() {
-        println!("  sizes differ from the database (left out): {}", size_mismatch.join(", "));
+        println!(
+            "  sizes differ from the database (left out): {}",
+            size_mismatch.join(", ")
+        );
     }
     let mut whys: Vec<_> = reasons.into_iter().collect();
     whys.sort();
@@ -304,7 +338,9 @@ fn run() -> Result<(), String> {
     println!("ours > pahole without a reason above: {unexplained}");
     std::mem::forget(db);
     if unexplained > 0 {
-        return Err(format!("{unexplained} structs where pahole packs smaller for no known reason"));
+        return Err(format!(
+            "{unexplained} structs where pahole packs smaller for no known reason"
+        ));
     }
     Ok(())
 }

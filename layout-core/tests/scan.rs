@@ -42,7 +42,13 @@ fn db() -> &'static TypeDb {
         let obj = work_dir().join("structs.o");
         let src = fixture();
         gcc(
-            &["-gbtf", "-c", src.to_str().unwrap(), "-o", obj.to_str().unwrap()],
+            &[
+                "-gbtf",
+                "-c",
+                src.to_str().unwrap(),
+                "-o",
+                obj.to_str().unwrap(),
+            ],
             &work_dir(),
         );
         layout_core::btf::load_btf(&obj).expect("gcc's BTF loads")
@@ -50,7 +56,8 @@ fn db() -> &'static TypeDb {
 }
 
 fn get(name: &str) -> &'static Aggregate {
-    db().find(name).unwrap_or_else(|| panic!("fixture struct {name}"))
+    db().find(name)
+        .unwrap_or_else(|| panic!("fixture struct {name}"))
 }
 
 /// (size, best size) of every fixture struct that packs smaller.
@@ -161,7 +168,10 @@ fn declaration(agg: &Aggregate, member: usize) -> String {
 /// member lands after the offset the packing gave it.
 #[test]
 fn gcc_lays_out_every_packed_fixture_at_its_best_size() {
-    let mut c = format!("#include <stddef.h>\n#include \"{}\"\n", fixture().display());
+    let mut c = format!(
+        "#include <stddef.h>\n#include \"{}\"\n",
+        fixture().display()
+    );
     for name in expected().keys() {
         let agg = get(name);
         if agg.members.iter().any(|m| m.name.is_empty()) {
@@ -196,7 +206,12 @@ fn gcc_lays_out_every_packed_fixture_at_its_best_size() {
     let file = dir.join("packed.c");
     std::fs::write(&file, c).unwrap();
     gcc(
-        &["-c", file.to_str().unwrap(), "-o", dir.join("packed.o").to_str().unwrap()],
+        &[
+            "-c",
+            file.to_str().unwrap(),
+            "-o",
+            dir.join("packed.o").to_str().unwrap(),
+        ],
         &dir,
     );
 }
@@ -204,12 +219,23 @@ fn gcc_lays_out_every_packed_fixture_at_its_best_size() {
 #[test]
 fn types_give_classes() {
     let counters = infer::infer_model(db(), get("counters"));
-    let class = |n: &str| counters.fields[counters.field_index(n).unwrap()].access.clone();
+    let class = |n: &str| {
+        counters.fields[counters.field_index(n).unwrap()]
+            .access
+            .clone()
+    };
     assert_eq!(class("hits"), Access::Lockless { group: None });
     assert_eq!(class("name"), Access::Cold);
     let quiet = infer::infer_model(db(), get("quiet"));
-    let lock = quiet.fields[quiet.field_index("lock").unwrap()].access.clone();
-    assert_eq!(lock, Access::LockedWrite { lock: "lock".into() });
+    let lock = quiet.fields[quiet.field_index("lock").unwrap()]
+        .access
+        .clone();
+    assert_eq!(
+        lock,
+        Access::LockedWrite {
+            lock: "lock".into()
+        }
+    );
     assert!(infer::has_lockless(db(), get("quiet")));
     assert!(!infer::has_lockless(db(), get("holes")));
 }
@@ -244,7 +270,10 @@ fn an_access_file_overrides_the_inference() {
     std::fs::write(&path, "[struct.no_such_struct]\ncold = [\"x\"]\n").unwrap();
     let file = layout_core::access::load(&path).unwrap();
     let err = scan::rank(db(), Some(&file), 64).unwrap_err().to_string();
-    assert!(err.contains("no_such_struct") && err.contains("counters.toml"), "{err}");
+    assert!(
+        err.contains("no_such_struct") && err.contains("counters.toml"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -58,7 +58,9 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         let found = scan::packable(&db);
         let written = write_packable(&mut out, &found, a.format);
         for (name, e) in &found.refused {
-            eprintln!("warning: struct {name}: packed layout refused by the checks ({e}); left out");
+            eprintln!(
+                "warning: struct {name}: packed layout refused by the checks ({e}); left out"
+            );
         }
         // Freeing thousands of small allocations costs more than the scan.
         std::mem::forget(found);
@@ -117,7 +119,12 @@ fn write_packable(out: &mut impl Write, scan: &PackScan<'_>, format: ScanFormat)
     Ok(())
 }
 
-fn write_ranking(out: &mut impl Write, ranked: &[Ranked], format: ScanFormat, line: u64) -> io::Result<()> {
+fn write_ranking(
+    out: &mut impl Write,
+    ranked: &[Ranked],
+    format: ScanFormat,
+    line: u64,
+) -> io::Result<()> {
     match format {
         ScanFormat::Table => {
             writeln!(

@@ -116,7 +116,11 @@ pub struct Ranked {
 /// most exposed first (see [`rank`]). Structs with a table in `access` take
 /// their classes from it (it is an error when no struct of that name
 /// exists); the others get classes from their member types ([`infer`]).
-pub fn rank(db: &TypeDb, access: Option<&AccessFile>, line: u64) -> Result<Vec<Ranked>, Diagnostic> {
+pub fn rank(
+    db: &TypeDb,
+    access: Option<&AccessFile>,
+    line: u64,
+) -> Result<Vec<Ranked>, Diagnostic> {
     let mut out = Vec::new();
     let listed = |name: &str| access.is_some_and(|f| f.structs.contains_key(name));
     if let Some(file) = access {

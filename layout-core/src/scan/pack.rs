@@ -88,7 +88,12 @@ impl Packing {
 
     /// With `named` false the fields have empty names and types (no
     /// allocation per field: enough for the structural checks).
-    fn model_and_layout_named(&self, agg: &Aggregate, line: u64, named: bool) -> Option<(Struct, Layout)> {
+    fn model_and_layout_named(
+        &self,
+        agg: &Aggregate,
+        line: u64,
+        named: bool,
+    ) -> Option<(Struct, Layout)> {
         if self.offsets.is_empty() || self.offsets.len() != self.pieces.len() {
             return None;
         }
@@ -459,7 +464,7 @@ fn place_run(pieces: &[Piece], run: &[usize], start: u64, offsets: &mut [u64]) -
     let mut best: Option<(u64, Vec<usize>)> = None;
     for order in candidate_orders(pieces, &sized, start) {
         let end = lay(pieces, &order, start, None);
-        if best.as_ref().map_or(true, |(e, _)| end < *e) {
+        if best.as_ref().is_none_or(|(e, _)| end < *e) {
             best = Some((end, order));
         }
         if end == bound {
@@ -493,7 +498,7 @@ fn place_run(pieces: &[Piece], run: &[usize], start: u64, offsets: &mut [u64]) -
 /// residues of subset sums give the least such padding.
 fn run_bound(pieces: &[Piece], run: &[usize], start: u64, bytes: u64) -> u64 {
     let top = run.iter().map(|&i| pieces[i].align).max().unwrap_or(1);
-    if start % top == 0 {
+    if start.is_multiple_of(top) {
         return start + bytes;
     }
     let mut reach = vec![false; top as usize];
@@ -543,7 +548,7 @@ fn lay(pieces: &[Piece], order: &[usize], start: u64, mut out: Option<&mut [u64]
 /// small pieces that fill up to it with the least padding followed by the
 /// rest by decreasing alignment.
 fn candidate_orders(pieces: &[Piece], run: &[usize], start: u64) -> Vec<Vec<usize>> {
-    let irregular = |i: usize| pieces[i].size % pieces[i].align != 0;
+    let irregular = |i: usize| !pieces[i].size.is_multiple_of(pieces[i].align);
     let mut by_align = run.to_vec();
     by_align.sort_by_key(|&i| (std::cmp::Reverse(pieces[i].align), irregular(i)));
     let mut orders = vec![by_align.clone()];
@@ -554,7 +559,7 @@ fn candidate_orders(pieces: &[Piece], run: &[usize], start: u64) -> Vec<Vec<usiz
         orders.push(head);
     }
     let top = run.iter().map(|&i| pieces[i].align).max().unwrap_or(1);
-    if start % top != 0 {
+    if !start.is_multiple_of(top) {
         if let Some(fill) = best_fill(pieces, run, start, top) {
             let rest: Vec<usize> = by_align
                 .iter()
@@ -577,7 +582,7 @@ fn best_fill(pieces: &[Piece], run: &[usize], start: u64, top: u64) -> Option<Ve
     let mut kinds: Vec<(u64, u64, Vec<usize>)> = Vec::new();
     for &i in run {
         let p = &pieces[i];
-        if p.align >= top || p.size % p.align != 0 {
+        if p.align >= top || !p.size.is_multiple_of(p.align) {
             continue;
         }
         match kinds.iter_mut().find(|k| k.0 == p.align && k.1 == p.size) {
@@ -606,7 +611,7 @@ fn best_fill(pieces: &[Piece], run: &[usize], start: u64, top: u64) -> Option<Ve
                     break;
                 }
                 let filled = b + count as u64 * size;
-                if bytes[d].map_or(true, |old| filled > old) {
+                if bytes[d].is_none_or(|old| filled > old) {
                     bytes[d] = Some(filled);
                     how[d] = Some((k, count, q));
                 }
@@ -788,7 +793,12 @@ mod tests {
             m
         };
         let agg = aggregate(
-            vec![bit("a", 0), member("x", 8, 8, 8), bit("b", 16), member("y", 24, 8, 8)],
+            vec![
+                bit("a", 0),
+                member("x", 8, 8, 8),
+                bit("b", 16),
+                member("y", 24, 8, 8),
+            ],
             32,
             8,
         );

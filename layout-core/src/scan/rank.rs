@@ -145,7 +145,14 @@ mod tests {
             vec![
                 field("count", 0, 8, Access::Lockless { group: None }),
                 field("a", 8, 8, Access::Cold),
-                field("lock", 16, 4, Access::LockedWrite { lock: "lock".into() }),
+                field(
+                    "lock",
+                    16,
+                    4,
+                    Access::LockedWrite {
+                        lock: "lock".into(),
+                    },
+                ),
                 field("b", 64, 8, Access::Cold),
             ],
         );
@@ -175,7 +182,14 @@ mod tests {
             vec![
                 field("a", 0, 8, Access::Cold),
                 field("n", 64, 8, Access::Lockless { group: None }),
-                field("lock", 72, 4, Access::LockedWrite { lock: "lock".into() }),
+                field(
+                    "lock",
+                    72,
+                    4,
+                    Access::LockedWrite {
+                        lock: "lock".into(),
+                    },
+                ),
             ],
         );
         assert_eq!(exposure(&s, 128, 64), None);
