@@ -39,13 +39,33 @@ struct Shown {
 
 fn show(dir: &Path, header: &str, name: &str, access: &Path) -> Shown {
     let access = access.to_str().unwrap();
-    let out = run_in(dir, &["show", header, "--struct", name, "--access", access, "--format", "json"]);
+    let out = run_in(
+        dir,
+        &[
+            "show", header, "--struct", name, "--access", access, "--format", "json",
+        ],
+    );
     let code = out.status.code().unwrap_or(-1);
-    assert!(code == 0 || code == 1, "show {header} exited {code}: {}", stderr(&out));
+    assert!(
+        code == 0 || code == 1,
+        "show {header} exited {code}: {}",
+        stderr(&out)
+    );
     let v = json(&out);
-    let conflicts = v["hard_conflicts"].as_array().expect("hard_conflicts is an array").len();
-    assert_eq!(code == 1, conflicts > 0, "the exit status says whether there are conflicts");
-    Shown { code, size: v["size"].as_u64().unwrap(), conflicts }
+    let conflicts = v["hard_conflicts"]
+        .as_array()
+        .expect("hard_conflicts is an array")
+        .len();
+    assert_eq!(
+        code == 1,
+        conflicts > 0,
+        "the exit status says whether there are conflicts"
+    );
+    Shown {
+        code,
+        size: v["size"].as_u64().unwrap(),
+        conflicts,
+    }
 }
 
 /// Copies the real header to `include/linux/FILE` in a temporary directory,
@@ -59,18 +79,53 @@ fn round_trip(tree: &Path, file: &str, name: &str, access: &str) -> (Shown, Show
     std::fs::copy(tree.join(&rel), dir.path().join(&rel)).unwrap();
 
     let before = show(dir.path(), &rel, name, &access);
-    let table = run_in(dir.path(), &["show", &rel, "--struct", name, "--access", access.to_str().unwrap()]);
+    let table = run_in(
+        dir.path(),
+        &[
+            "show",
+            &rel,
+            "--struct",
+            name,
+            "--access",
+            access.to_str().unwrap(),
+        ],
+    );
     assert_eq!(table.status.code(), Some(before.code));
-    assert!(stdout(&table).contains(&format!("struct {name} {{")), "{}", stdout(&table));
+    assert!(
+        stdout(&table).contains(&format!("struct {name} {{")),
+        "{}",
+        stdout(&table)
+    );
 
-    let out = run_in(dir.path(), &["propose", &rel, "--struct", name, "--access", access.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "propose failed: {}", stderr(&out));
+    let out = run_in(
+        dir.path(),
+        &[
+            "propose",
+            &rel,
+            "--struct",
+            name,
+            "--access",
+            access.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "propose failed: {}",
+        stderr(&out)
+    );
     let diff = stdout(&out);
     println!("{}", stderr(&out).lines().next().unwrap_or(""));
     if diff.is_empty() {
-        assert_eq!(before.conflicts, 0, "an empty diff for a struct with conflicts");
+        assert_eq!(
+            before.conflicts, 0,
+            "an empty diff for a struct with conflicts"
+        );
     } else {
-        assert!(diff.starts_with(&format!("--- a/{rel}\n+++ b/{rel}\n")), "{diff}");
+        assert!(
+            diff.starts_with(&format!("--- a/{rel}\n+++ b/{rel}\n")),
+            "{diff}"
+        );
         let patch_file = dir.path().join("fix.patch");
         std::fs::write(&patch_file, &diff).unwrap();
         let applied = Command::new("patch")
@@ -107,8 +162,16 @@ fn struct_zone_of_mmzone_h_is_fixed_by_a_patch_that_applies() {
     let (before, after) = round_trip(&tree, "mmzone.h", "zone", "zone.toml");
     // percpu_drift_mark and contiguous (read-mostly) share their line with
     // compaction's lockless scanner positions.
-    assert!(before.conflicts >= 1, "the 6.1 layout has a hard conflict on the compaction line");
-    assert!(after.size <= before.size, "{} -> {}", before.size, after.size);
+    assert!(
+        before.conflicts >= 1,
+        "the 6.1 layout has a hard conflict on the compaction line"
+    );
+    assert!(
+        after.size <= before.size,
+        "{} -> {}",
+        before.size,
+        after.size
+    );
     assert_eq!(after.size % 64, 0, "struct zone is cache-line aligned");
 }
 
@@ -136,15 +199,45 @@ fn the_access_files_name_every_field_they_class() {
     // access file names is missing (the access file would fail to apply),
     // and the classes the comments give are there.
     for (file, name, access, field, class) in [
-        ("mmzone.h", "zone", "zone.toml", "vm_stat", "lockless_atomic"),
+        (
+            "mmzone.h",
+            "zone",
+            "zone.toml",
+            "vm_stat",
+            "lockless_atomic",
+        ),
         ("mmzone.h", "zone", "zone.toml", "_watermark", "read_mostly"),
         ("mmzone.h", "zone", "zone.toml", "lock", "locked_write"),
-        ("page_counter.h", "page_counter", "page_counter.toml", "usage", "lockless_atomic"),
-        ("page_counter.h", "page_counter", "page_counter.toml", "max", "read_mostly"),
+        (
+            "page_counter.h",
+            "page_counter",
+            "page_counter.toml",
+            "usage",
+            "lockless_atomic",
+        ),
+        (
+            "page_counter.h",
+            "page_counter",
+            "page_counter.toml",
+            "max",
+            "read_mostly",
+        ),
     ] {
         let rel = format!("include/linux/{file}");
         let access = example("kernel").join(access);
-        let out = run_in(&tree, &["show", &rel, "--struct", name, "--access", access.to_str().unwrap(), "--format", "json"]);
+        let out = run_in(
+            &tree,
+            &[
+                "show",
+                &rel,
+                "--struct",
+                name,
+                "--access",
+                access.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+        );
         assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
         let v = json(&out);
         let f = v["fields"]

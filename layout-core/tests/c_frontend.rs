@@ -553,10 +553,17 @@ fn unknown_type_names_its_line_and_the_fix() {
 
 #[test]
 fn missing_constant_names_its_line() {
+    let e = error(
+        "struct counters {\n\tlong hits[NR_SLOTS];\n};\n",
+        "counters",
+    );
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("NR_SLOTS"), "{e}");
+    assert!(e.help.unwrap().contains("-D NR_SLOTS=VALUE"));
+    // NR_CPUS is the configuration's: without one, that is what is missing.
     let e = error("struct counters {\n\tlong hits[NR_CPUS];\n};\n", "counters");
     assert_eq!(e.line, 2);
-    assert!(e.message.contains("NR_CPUS"), "{e}");
-    assert!(e.help.unwrap().contains("-D NR_CPUS=VALUE"));
+    assert!(e.message.contains("CONFIG_NR_CPUS"), "{e}");
     let e = error(
         "#define N (M * 2)\nstruct c {\n\tint a;\n\tint b[N];\n};\n",
         "c",
@@ -736,4 +743,314 @@ fn load_header_reads_files_and_names_bad_ones() {
     let e = load_header(&latin1, &Defines::default(), &TypeTable::default()).unwrap_err();
     assert_eq!((e.line, e.column), (2, 15), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- Kernel member macros, #pragma pack, offsetof, conditions from other
+// headers: the front-end's numbers are compared with gcc where gcc can
+// compile the same text (with the kernel's macro definitions).
+
+/// The kernel's definitions of the member macros, for gcc.
+const KERNEL_MACROS: &str = "\
+#include <stddef.h>
+#define BITS_TO_LONGS(nr) (((nr) + 63) / 64)
+#define DECLARE_BITMAP(name, bits) unsigned long name[BITS_TO_LONGS(bits)]
+#define __DECLARE_FLEX_ARRAY(TYPE, NAME) struct { struct { } __empty_ ## NAME; TYPE NAME[]; }
+#define DECLARE_FLEX_ARRAY(TYPE, NAME) __DECLARE_FLEX_ARRAY(TYPE, NAME)
+#define __struct_group(TAG, NAME, ATTRS, MEMBERS...) \\
+	union { struct { MEMBERS } ATTRS; struct TAG { MEMBERS } ATTRS NAME; } ATTRS
+#define struct_group(NAME, MEMBERS...) __struct_group(/* no tag */, NAME, /* no attrs */, MEMBERS)
+#define struct_group_attr(NAME, ATTRS, MEMBERS...) __struct_group(/* no tag */, NAME, ATTRS, MEMBERS)
+#define struct_group_tagged(TAG, NAME, MEMBERS...) __struct_group(TAG, NAME, /* no attrs */, MEMBERS)
+#define __packed __attribute__((__packed__))
+#define __aligned(x) __attribute__((__aligned__(x)))
+";
+
+/// Compiles `header` (after [`KERNEL_MACROS`]) with gcc and prints
+/// `expr` for each of `exprs`; `None` when gcc is not installed.
+fn gcc_values(header: &str, exprs: &[&str]) -> Option<Vec<u64>> {
+    let gcc_ok = std::process::Command::new("gcc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !gcc_ok {
+        eprintln!("SKIPPED the gcc comparison: gcc is not installed");
+        return None;
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "c_frontend_gcc_{}_{}",
+        std::process::id(),
+        exprs.len() + header.len()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut program = format!("{KERNEL_MACROS}\n{header}\n#include <stdio.h>\nint main(void) {{\n");
+    for e in exprs {
+        program.push_str(&format!("\tprintf(\"%zu\\n\", (size_t)({e}));\n"));
+    }
+    program.push_str("\treturn 0;\n}\n");
+    let c = dir.join("t.c");
+    let exe = dir.join("t");
+    std::fs::write(&c, program).unwrap();
+    let out = std::process::Command::new("gcc")
+        .args(["-std=gnu11", "-w", "-o"])
+        .arg(&exe)
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = std::process::Command::new(&exe).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(
+        String::from_utf8_lossy(&run.stdout)
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect(),
+    )
+}
+
+#[test]
+fn kernel_member_macros_match_gcc() {
+    let text = "\
+#define NR_FLAGS 70
+struct macros {
+	char tag;
+	DECLARE_BITMAP(flags, NR_FLAGS);
+	short s;
+	struct_group(addrs,
+		unsigned int saddr;
+		unsigned int daddr;
+	);
+	char c;
+	struct_group_tagged(pair, both,
+		char x;
+		long y;
+	);
+	struct_group_attr(tight, __packed,
+		char p;
+		int q;
+	);
+	char d;
+	union {
+		DECLARE_FLEX_ARRAY(unsigned int, words);
+		DECLARE_FLEX_ARRAY(unsigned char, bytes);
+	};
+};
+struct tail {
+	int n;
+	__DECLARE_FLEX_ARRAY(long, items);
+};
+";
+    let s = layout(text, "macros");
+    assert_eq!(
+        names(&s),
+        ["tag", "flags", "s", "addrs", "c", "both", "tight", "d", "words"]
+    );
+    let i = s.model.field_index("flags").unwrap();
+    assert_eq!(
+        (s.model.fields[i].size, s.model.fields[i].ty.as_str()),
+        (16, "unsigned long[BITS_TO_LONGS(NR_FLAGS)]")
+    );
+    let i = s.model.field_index("addrs").unwrap();
+    assert_eq!(s.model.fields[i].size, 8, "one field for the whole group");
+    let t = layout(text, "tail");
+    let exprs = [
+        "sizeof(struct macros)",
+        "_Alignof(struct macros)",
+        "offsetof(struct macros, flags)",
+        "offsetof(struct macros, s)",
+        "offsetof(struct macros, addrs)",
+        "offsetof(struct macros, c)",
+        "offsetof(struct macros, both)",
+        "offsetof(struct macros, tight)",
+        "offsetof(struct macros, d)",
+        "offsetof(struct macros, words)",
+        "sizeof(struct tail)",
+        "offsetof(struct tail, items)",
+    ];
+    let ours = vec![
+        s.size,
+        s.align,
+        offset(&s, "flags"),
+        offset(&s, "s"),
+        offset(&s, "addrs"),
+        offset(&s, "c"),
+        offset(&s, "both"),
+        offset(&s, "tight"),
+        offset(&s, "d"),
+        offset(&s, "words"),
+        t.size,
+        offset(&t, "items"),
+    ];
+    if let Some(gcc) = gcc_values(text, &exprs) {
+        assert_eq!(ours, gcc, "{exprs:?}");
+    }
+    // The byte ranges: a member macro is one declaration, from its name to
+    // its `;`, and an attribute for it goes after the `)`.
+    let src = &s.source;
+    let by_field = |name: &str| {
+        let f = s.model.field_index(name).unwrap();
+        src.members.iter().find(|m| m.field == Some(f)).unwrap()
+    };
+    let m = by_field("flags");
+    assert_eq!(
+        &src.text[m.decl.clone()],
+        "DECLARE_BITMAP(flags, NR_FLAGS);"
+    );
+    assert_eq!(m.name.start, m.name.end);
+    assert_eq!(&src.text[m.name.start..m.decl.end], ";");
+    let m = by_field("addrs");
+    assert!(src.text[m.decl.clone()].starts_with("struct_group(addrs,"));
+    assert!(src.text[m.decl.clone()].ends_with(");"));
+    assert_eq!(&src.text[m.name.start..m.decl.end], ";");
+    // struct_group_tagged defines its tag.
+    assert_eq!(layout(text, "pair").size, 16);
+}
+
+#[test]
+fn pragma_pack_matches_gcc() {
+    let text = "\
+#pragma pack(push, 2)
+struct a { char c; int i; long l; int x __attribute__((aligned(16))); };
+struct b { char c; int bf : 20; int bf2 : 20; };
+struct c { char c; struct { char d; long e; } s; };
+#pragma pack(1)
+struct d { char c; long l; } __attribute__((aligned(8)));
+struct e { char c; int a : 7; int b : 26; };
+#pragma pack(pop)
+struct f { char c; long l; };
+#pragma pack(4)
+struct g { char c; long l; double d; long double ld; short t : 4; int u : 30; };
+#pragma pack()
+struct h { char c; long l; };
+";
+    let mut ours = Vec::new();
+    let mut exprs = Vec::new();
+    for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        let s = layout(text, name);
+        ours.extend([s.size, s.align]);
+        exprs.push(format!("sizeof(struct {name})"));
+        exprs.push(format!("_Alignof(struct {name})"));
+        for f in &s.model.fields {
+            if !f.ty.contains(':') {
+                ours.push(f.original_offset.unwrap());
+                exprs.push(format!("offsetof(struct {name}, {})", f.name));
+            }
+        }
+    }
+    let exprs: Vec<&str> = exprs.iter().map(String::as_str).collect();
+    if let Some(gcc) = gcc_values(text, &exprs) {
+        assert_eq!(ours, gcc, "{exprs:?}");
+    }
+}
+
+#[test]
+fn offsetof_and_alignof_in_constants_match_gcc() {
+    let text = "\
+struct in { int a; struct { long x; char y[3]; } halg; };
+struct out { char head[offsetof(struct in, halg.y[1])]; int z; };
+struct out2 { char head[__builtin_offsetof(struct in, a) + 2]; };
+struct out3 { char pad[__alignof__(struct in)]; char q[_Alignof(long double)]; };
+";
+    let ours: Vec<u64> = ["out", "out2", "out3"]
+        .iter()
+        .map(|n| layout(text, n).size)
+        .collect();
+    assert_eq!(ours, [24, 2, 24]);
+    if let Some(gcc) = gcc_values(
+        text,
+        &[
+            "sizeof(struct out)",
+            "sizeof(struct out2)",
+            "sizeof(struct out3)",
+        ],
+    ) {
+        assert_eq!(ours, gcc);
+    }
+    let e = error(
+        "struct c { char x[offsetof(struct elsewhere, f)]; };\n",
+        "c",
+    );
+    assert!(e.message.contains("offsetof(struct elsewhere, f)"), "{e}");
+}
+
+#[test]
+fn conditions_on_macros_from_other_headers() {
+    // PAGE_FRAG_CACHE_MAX_SIZE-style: a function-like macro the header
+    // does not define. The group is skipped, and a struct that needs what
+    // it defined says so.
+    let text = "\
+#if (PAGE_SIZE < __FOO_MASK(32768, 7))
+#define FRAG_BYTES 16
+#endif
+struct needs { char frag[FRAG_BYTES]; };
+struct fine { int a; };
+struct guarded {
+#if SOME_FN(1)
+	int maybe;
+#endif
+	int b;
+};
+";
+    assert_eq!(layout(text, "fine").size, 4);
+    let e = error(text, "needs");
+    assert_eq!(e.line, 4, "{e}");
+    let help = e.help.unwrap();
+    assert!(
+        help.contains("line 1") && help.contains("__FOO_MASK"),
+        "{help}"
+    );
+    let e = error(text, "guarded");
+    assert_eq!(e.line, 7, "{e}");
+    // gcc's feature tests and kernel constants that come from elsewhere.
+    let text = "\
+#if __has_attribute(__fallthrough__) && !__has_builtin(__builtin_nope)
+struct s { char name[IFNAMSIZ]; unsigned char mac[ETH_ALEN]; };
+#endif
+";
+    assert_eq!(layout(text, "s").size, 22);
+}
+
+#[test]
+fn kernel_config_files_define_options() {
+    let dir = std::env::temp_dir().join(format!("c_frontend_config_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join(".config");
+    std::fs::write(
+        &cfg,
+        "# comment\nCONFIG_A=y\nCONFIG_B=m\n# CONFIG_C is not set\nCONFIG_N=3\nCONFIG_S=\"x\"\n",
+    )
+    .unwrap();
+    let d = layout_core::c::load_kernel_config(&cfg).unwrap();
+    let text = "\
+struct k {
+#ifdef CONFIG_A
+	int a;
+#endif
+#if IS_ENABLED(CONFIG_B)
+	int b;
+#endif
+#if IS_BUILTIN(CONFIG_B)
+	int b_builtin;
+#endif
+#ifdef CONFIG_C
+	int c;
+#endif
+	int n[CONFIG_N];
+#ifdef __KERNEL__
+	int kernel;
+#endif
+};
+";
+    let s = header_with(text, &d, &TypeTable::default())
+        .find_struct("k")
+        .unwrap();
+    assert_eq!(names(&s), ["a", "b", "b_builtin", "n", "kernel"]);
+    std::fs::write(&cfg, "CONFIG_A=y\nCONFIG_B=maybe\n").unwrap();
+    let e = layout_core::c::load_kernel_config(&cfg).unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(layout_core::c::load_kernel_config(&dir.join("missing")).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
 }

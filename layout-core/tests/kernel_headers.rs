@@ -9,13 +9,13 @@
 
 #![cfg(feature = "c-header")]
 
-use layout_core::c::{load_kernel_config, parse_header, Defines, TypeTable};
+use layout_core::c::{load_header, load_kernel_config, parse_header, Defines, TypeTable};
 use layout_core::Diagnostic;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The share of structs that must lay out (measured: see the printout).
-const MIN_OK_RATIO: f64 = 0.0;
+const MIN_OK_RATIO: f64 = 0.85;
 
 /// `(common tree, arch build tree)`: the `-common` package holds the
 /// headers, the `-amd64` one the `.config`.
@@ -170,7 +170,12 @@ fn every_struct_of_the_installed_kernel_headers_lays_out_or_says_what_is_missing
     );
     let mut top: Vec<(&String, &usize)> = n.top.iter().collect();
     top.sort_by(|a, b| b.1.cmp(a.1));
-    for (m, c) in top.iter().take(60) {
+    for (m, c) in top.iter().take(
+        std::env::var("KH_TOP")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(40),
+    ) {
         println!("{c:6}  {m}");
     }
     for (c, ex) in &n.examples {
@@ -186,4 +191,61 @@ fn every_struct_of_the_installed_kernel_headers_lays_out_or_says_what_is_missing
         ratio * 100.0,
         MIN_OK_RATIO * 100.0
     );
+}
+
+/// Layouts of real structs that exercise the kernel idioms, with the
+/// Debian build's .config (and MAX_NR_ZONES from its generated bounds.h);
+/// sizes as gcc gives them for that configuration.
+#[test]
+fn known_structs_of_the_installed_headers() {
+    let Some((common, build)) = installed() else {
+        println!("SKIPPED: no /usr/src/linux-headers-*-common");
+        return;
+    };
+    let Ok(mut defines) = load_kernel_config(&build.join(".config")) else {
+        println!("SKIPPED: no {}/.config", build.display());
+        return;
+    };
+    defines.insert("MAX_NR_ZONES", 5);
+    let types = TypeTable::default();
+    for (file, name, size, align, fields) in [
+        // __struct_group(, addrs, , saddr; daddr;): one field `addrs`.
+        ("include/uapi/linux/ip.h", "iphdr", 20, 4, None),
+        ("include/uapi/linux/ipv6.h", "ipv6hdr", 40, 4, Some(6)),
+        // DECLARE_BITMAP(bits, NR_CPUS) with CONFIG_NR_CPUS=8192.
+        ("include/linux/cpumask.h", "cpumask", 1024, 8, Some(1)),
+        // A union of a struct and DECLARE_FLEX_ARRAY(void *, ptr).
+        ("include/net/netns/generic.h", "net_generic", 24, 8, Some(1)),
+        // #pragma pack(1) around the LACP structures.
+        ("include/net/bond_3ad.h", "lacpdu", 110, 1, None),
+        // CACHELINE_PADDING() twice, ____cacheline_internodealigned_in_smp.
+        (
+            "include/linux/page_counter.h",
+            "page_counter",
+            192,
+            64,
+            Some(14),
+        ),
+        // #ifdef CONFIG_* in the body, enums sized by the configuration
+        // (MIGRATE_TYPES, NR_VM_ZONE_STAT_ITEMS with CONFIG_ZSMALLOC=m),
+        // three CACHELINE_PADDING()s; the #error at the end of mmzone.h
+        // (reached because SECTION_SIZE_BITS comes from another header)
+        // does not stop it.
+        ("include/linux/mmzone.h", "zone", 1536, 64, Some(34)),
+    ] {
+        let h = load_header(&common.join(file), &defines, &types)
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let s = h
+            .find_struct(name)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((s.size, s.align), (size, align), "struct {name} of {file}");
+        if let Some(n) = fields {
+            assert_eq!(
+                s.model.fields.len(),
+                n,
+                "struct {name}: {:?}",
+                s.model.fields
+            );
+        }
+    }
 }

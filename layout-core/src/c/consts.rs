@@ -116,6 +116,16 @@ impl MacroTable {
     pub fn is_defined(&self, name: &str) -> bool {
         self.map.contains_key(name)
     }
+
+    /// Identifiers the macro bodies mention.
+    pub fn body_idents(&self) -> impl Iterator<Item = &str> {
+        self.map.values().flat_map(|m| {
+            m.body.iter().filter_map(|t| match t {
+                PTok::Ident(s) => Some(s.as_str()),
+                _ => None,
+            })
+        })
+    }
 }
 
 /// Why a constant could not be computed; the caller adds the location.

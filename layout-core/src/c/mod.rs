@@ -48,6 +48,7 @@
 mod attrs;
 mod config;
 mod consts;
+mod kernel_types;
 mod lex;
 mod macro_members;
 mod parse;

@@ -308,8 +308,34 @@ impl<'a> Builder<'a> {
                 );
             }
         }
-        let unknown_attr = toks.iter().rev().find(|t| {
-            t.starts_with("__") && is_ident(t) && super::types::builtin_type(t).is_none()
+        // A word right after a declarator (`x[4] FOO;`, `x FOO;` after a
+        // type) is an attribute macro; else the last `__name`.
+        let idents = toks.iter().filter(|t| is_ident(t)).count();
+        let mut depth = 0i32;
+        let mut after_declarator = None;
+        for (k, t) in toks.iter().enumerate() {
+            match *t {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth -= 1,
+                _ => {}
+            }
+            let (Some(prev), Some(next)) = (k.checked_sub(1).map(|p| toks[p]), toks.get(k + 1))
+            else {
+                continue;
+            };
+            if depth == 0
+                && is_ident(t)
+                && matches!(*next, ";" | "," | "=")
+                && (matches!(prev, "]" | ")") || (is_ident(prev) && idents > 2))
+            {
+                after_declarator = Some(t);
+                break;
+            }
+        }
+        let unknown_attr = after_declarator.or_else(|| {
+            toks.iter().rev().find(|t| {
+                t.starts_with("__") && is_ident(t) && super::types::builtin_type(t).is_none()
+            })
         });
         if let Some(a) = unknown_attr {
             return (

@@ -137,7 +137,35 @@ fn builtin_macros() -> MacroTable {
         ("L1_CACHE_BYTES", "64"),
         ("SMP_CACHE_BYTES", "64"),
         ("PAGE_SHIFT", "12"),
-        ("PAGE_SIZE", "(1UL << 12)"),
+        ("PAGE_SIZE", "(1UL << PAGE_SHIFT)"),
+        ("PAGE_MASK", "(~(PAGE_SIZE - 1))"),
+        // Constants of the kernel ABI that headers take from others they
+        // include (UAPI headers, <linux/threads.h>, <linux/numa.h>).
+        ("ETH_ALEN", "6"),
+        ("ETH_HLEN", "14"),
+        ("ETH_ZLEN", "60"),
+        ("ETH_DATA_LEN", "1500"),
+        ("ETH_FRAME_LEN", "1514"),
+        ("ETH_FCS_LEN", "4"),
+        ("ETH_GSTRING_LEN", "32"),
+        ("IFNAMSIZ", "16"),
+        ("IFALIASZ", "256"),
+        ("IFHWADDRLEN", "6"),
+        ("MAX_ADDR_LEN", "32"),
+        ("NAME_MAX", "255"),
+        ("PATH_MAX", "4096"),
+        ("XATTR_NAME_MAX", "255"),
+        ("TASK_COMM_LEN", "16"),
+        ("KSYM_NAME_LEN", "512"),
+        ("BPF_OBJ_NAME_LEN", "16U"),
+        ("CRYPTO_MAX_ALG_NAME", "128"),
+        ("ARCH_KMALLOC_MINALIGN", "8"),
+        ("ARCH_SLAB_MINALIGN", "8"),
+        ("MAX_SKB_FRAGS", "17UL"),
+        // From the configuration when one is given (--config).
+        ("NR_CPUS", "CONFIG_NR_CPUS"),
+        ("NODES_SHIFT", "CONFIG_NODES_SHIFT"),
+        ("MAX_NUMNODES", "(1 << NODES_SHIFT)"),
     ];
     for (name, body) in object {
         t.define(name, Macro::object(consts::ptokens(body)));
@@ -151,6 +179,22 @@ fn builtin_macros() -> MacroTable {
         Macro::function(&["nr"], "DIV_ROUND_UP(nr, 64)"),
     );
     t.define("BIT", Macro::function(&["nr"], "(1UL << (nr))"));
+    t.define(
+        "__ALIGN_KERNEL_MASK",
+        Macro::function(&["x", "mask"], "(((x) + (mask)) & ~(mask))"),
+    );
+    t.define(
+        "__ALIGN_KERNEL",
+        Macro::function(&["x", "a"], "__ALIGN_KERNEL_MASK(x, (a) - 1)"),
+    );
+    t.define(
+        "__ALIGN_MASK",
+        Macro::function(&["x", "mask"], "__ALIGN_KERNEL_MASK((x), (mask))"),
+    );
+    t.define(
+        "ALIGN",
+        Macro::function(&["x", "a"], "__ALIGN_KERNEL((x), (a))"),
+    );
     t.define("BIT_ULL", Macro::function(&["nr"], "(1ULL << (nr))"));
     t
 }
@@ -200,10 +244,15 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
     // Only the defines the header can name matter (a kernel .config has
     // thousands, a header uses a few): its identifiers, and the
     // `CONFIG_X_MODULE` that `IS_ENABLED(CONFIG_X)` looks at.
+    let builtin_idents: Vec<String> = macros.body_idents().map(String::from).collect();
     let mut named = std::collections::HashSet::new();
-    for t in &toks {
-        if t.kind == TokKind::Ident && named.insert(t.text(text)) {
-            let name = t.text(text);
+    let idents = toks
+        .iter()
+        .filter(|t| t.kind == TokKind::Ident)
+        .map(|t| t.text(text))
+        .chain(builtin_idents.iter().map(String::as_str));
+    for name in idents {
+        if named.insert(name) {
             let module = format!("{name}_MODULE");
             for n in [name, module.as_str()] {
                 if let Some(value) = defines.get(n) {
@@ -623,6 +672,23 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
         }
         let paren_next = matches!(ptoks.get(i + 1), Some(PTok::Punct(p)) if p == "(");
         if paren_next {
+            if matches!(name.as_str(), "offsetof" | "__builtin_offsetof") {
+                // tree-sitter reads `offsetof(T, a.b[1])` badly; the size is
+                // evaluated from the header's own text, so the parser only
+                // needs a call here: `o_______(0         )`.
+                if let Ok((_, next)) = collect_args(&ptoks, i + 1) {
+                    let word = code[i].range.clone();
+                    bytes[word.start] = b'o';
+                    bytes[word.start + 1..word.end].fill(b'_');
+                    let inner = code[i + 1].range.end..code[next - 1].range.start;
+                    if !inner.is_empty() {
+                        blank(bytes, inner.clone());
+                        bytes[inner.start] = b'0';
+                    }
+                    i = next;
+                    continue;
+                }
+            }
             if let Some((member, resume)) = macro_members::rewrite(&ptoks, code, i, bytes) {
                 macro_members.push(member);
                 i = resume;

@@ -59,48 +59,7 @@ pub(crate) fn scalar_layout(words: &[String]) -> Option<TyLayout> {
     }
 }
 
-/// Types a header often uses without defining: C and kernel typedefs, and
-/// kernel structs whose size does not depend on the configuration (or is
-/// given here for x86_64 without lock debugging).
-pub(crate) fn builtin_type(name: &str) -> Option<TyLayout> {
-    let (size, align) =
-        match name {
-            "bool" | "_Bool" | "u8" | "s8" | "__u8" | "__s8" | "int8_t" | "uint8_t"
-            | "u_int8_t" => (1, 1),
-            "u16" | "s16" | "__u16" | "__s16" | "int16_t" | "uint16_t" | "u_int16_t" | "__le16"
-            | "__be16" | "__sum16" | "umode_t" | "wchar_t" | "char16_t" => (2, 2),
-            "u32" | "s32" | "__u32" | "__s32" | "int32_t" | "uint32_t" | "u_int32_t" | "__le32"
-            | "__be32" | "__wsum" | "gfp_t" | "fmode_t" | "pid_t" | "uid_t" | "gid_t"
-            | "kuid_t" | "kgid_t" | "dev_t" | "char32_t" | "atomic_t" | "refcount_t"
-            | "spinlock_t" | "raw_spinlock_t" | "arch_spinlock_t" | "seqcount_t"
-            | "__kernel_pid_t" | "mode_t" => (4, 4),
-            "u64" | "s64" | "__u64" | "__s64" | "int64_t" | "uint64_t" | "u_int64_t" | "__le64"
-            | "__be64" | "__aligned_u64" | "__aligned_le64" | "__aligned_be64" | "size_t"
-            | "ssize_t" | "ptrdiff_t" | "intptr_t" | "uintptr_t" | "intmax_t" | "uintmax_t"
-            | "loff_t" | "off_t" | "time64_t" | "ktime_t" | "sector_t" | "blkcnt_t"
-            | "phys_addr_t" | "dma_addr_t" | "resource_size_t" | "atomic_long_t" | "atomic64_t"
-            | "__kernel_size_t" | "__kernel_ssize_t" | "__kernel_long_t" | "__kernel_ulong_t"
-            | "pgoff_t" | "cpumask_var_t" | "nullptr_t" => (8, 8),
-            "seqlock_t" => (8, 4),
-            "rwlock_t" => (8, 4),
-            "__int128" | "__int128_t" | "__uint128_t" | "s128" | "u128" => (16, 16),
-            "struct list_head"
-            | "struct hlist_node"
-            | "struct hlist_nulls_node"
-            | "struct callback_head"
-            | "struct rcu_head"
-            | "struct rb_root_cached" => (16, 8),
-            "struct hlist_head"
-            | "struct hlist_nulls_head"
-            | "struct llist_node"
-            | "struct llist_head"
-            | "struct rb_root" => (8, 8),
-            "struct rb_node" | "wait_queue_head_t" | "struct wait_queue_head" => (24, 8),
-            "struct mutex" => (32, 8),
-            _ => return None,
-        };
-    Some(TyLayout { size, align })
-}
+pub(crate) use super::kernel_types::builtin_type;
 
 /// Where one member landed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -847,19 +806,38 @@ impl Env for Resolver<'_> {
         let mut offset = 0;
         let mut idx = idx;
         let path: Vec<&str> = member.split('.').map(str::trim).collect();
-        for (k, name) in path.iter().enumerate() {
-            match self.member_offset(idx, name, 0) {
-                Ok(Some((o, ty))) => {
-                    offset += o;
-                    if k + 1 < path.len() {
-                        match ty.and_then(|t| self.record_of_type(&t)) {
-                            Some(next) => idx = next,
-                            None => return Some(Err(fail(format!("`{name}` is not a struct")))),
-                        }
-                    }
-                }
+        for (k, segment) in path.iter().enumerate() {
+            // `name` or `name[index]` (one index, into a one-dimensional array).
+            let (name, index) = match segment.split_once('[') {
+                Some((n, rest)) => match rest.strip_suffix(']') {
+                    Some(e) if !e.contains('[') => (n.trim(), Some(e)),
+                    _ => return Some(Err(fail(format!("cannot read `{segment}`")))),
+                },
+                None => (*segment, None),
+            };
+            let found = match self.member_offset(idx, name, 0) {
+                Ok(Some(m)) => m,
                 Ok(None) => return Some(Err(fail(format!("no member `{name}`")))),
                 Err(d) => return Some(Err(fail(d.message))),
+            };
+            offset += found.offset;
+            let ty = match index {
+                None => found.ty,
+                Some(e) => {
+                    let (Some(elem), Ok(i)) =
+                        (found.element, consts::eval(e, self, Mode::Constant))
+                    else {
+                        return Some(Err(fail(format!("cannot index `{name}` with `{e}`"))));
+                    };
+                    offset += elem * u64::try_from(i).unwrap_or(0);
+                    found.element_ty
+                }
+            };
+            if k + 1 < path.len() {
+                match ty.and_then(|t| self.record_of_type(&t)) {
+                    Some(next) => idx = next,
+                    None => return Some(Err(fail(format!("`{name}` is not a struct")))),
+                }
             }
         }
         Some(Ok(offset))
@@ -902,14 +880,14 @@ impl Resolver<'_> {
         None
     }
 
-    /// Byte offset of member `name` in record `idx` (looking into
-    /// anonymous members), with the member's type when it is not derived.
+    /// Where member `name` is in record `idx` (looking into anonymous
+    /// members).
     fn member_offset(
         &self,
         idx: usize,
         name: &str,
         depth: usize,
-    ) -> Result<Option<(u64, Option<TypeRef>)>, Diagnostic> {
+    ) -> Result<Option<MemberAt>, Diagnostic> {
         if depth > 16 {
             return Ok(None);
         }
@@ -923,14 +901,27 @@ impl Resolver<'_> {
             match declarator {
                 Some(k) if f.declarators[k].name.as_deref() == Some(name) => {
                     let d = &f.declarators[k];
-                    let ty = d.derived.is_empty().then(|| f.ty.clone());
-                    return Ok(Some((p.bit_offset / 8, ty)));
+                    let (element, element_ty) = match d.derived.as_slice() {
+                        [Derived::Array(Some(r))] => {
+                            let n = self.eval_range(r.clone())?;
+                            let n = u64::try_from(n).unwrap_or(0);
+                            ((n > 0).then(|| p.size / n), Some(f.ty.clone()))
+                        }
+                        _ => (None, None),
+                    };
+                    return Ok(Some(MemberAt {
+                        offset: p.bit_offset / 8,
+                        ty: d.derived.is_empty().then(|| f.ty.clone()),
+                        element,
+                        element_ty,
+                    }));
                 }
                 Some(_) => {}
                 None => {
                     if let Some(inner) = self.record_of_type(&f.ty) {
-                        if let Some((o, ty)) = self.member_offset(inner, name, depth + 1)? {
-                            return Ok(Some((p.bit_offset / 8 + o, ty)));
+                        if let Some(mut m) = self.member_offset(inner, name, depth + 1)? {
+                            m.offset += p.bit_offset / 8;
+                            return Ok(Some(m));
                         }
                     }
                 }
@@ -938,6 +929,16 @@ impl Resolver<'_> {
         }
         Ok(None)
     }
+}
+
+/// A member found by name, for `offsetof`.
+struct MemberAt {
+    offset: u64,
+    /// Its type, when it is neither an array nor a pointer.
+    ty: Option<TypeRef>,
+    /// Element size and type of a one-dimensional array.
+    element: Option<u64>,
+    element_ty: Option<TypeRef>,
 }
 
 #[cfg(test)]
@@ -960,19 +961,5 @@ mod tests {
         assert_eq!(sz("long double"), Some((16, 16)));
         assert_eq!(sz("double"), Some((8, 8)));
         assert_eq!(sz("void"), None);
-    }
-
-    #[test]
-    fn builtins() {
-        assert_eq!(
-            builtin_type("struct list_head"),
-            Some(TyLayout { size: 16, align: 8 })
-        );
-        assert_eq!(
-            builtin_type("atomic_t"),
-            Some(TyLayout { size: 4, align: 4 })
-        );
-        assert_eq!(builtin_type("__be32"), Some(TyLayout { size: 4, align: 4 }));
-        assert_eq!(builtin_type("struct nope"), None);
     }
 }
