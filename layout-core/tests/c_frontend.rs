@@ -587,6 +587,17 @@ fn syntax_errors_point_at_the_line() {
     // An unknown attribute macro after a field name.
     let e = error("struct c {\n\tint a;\n\tint b __my_attr;\n};\n", "c");
     assert_eq!(e.line, 3, "{e}");
+    assert!(e.to_string().contains("#define __my_attr"), "{e}");
+    // The word after the declarator is the suspect, not the `__name` field.
+    let e = error(
+        "struct c {\n\tint a;\n\tvoid *__ctx[] CRYPTO_MINALIGN_ATTR;\n};\n",
+        "c",
+    );
+    assert_eq!(e.line, 3, "{e}");
+    assert!(
+        e.to_string().contains("#define CRYPTO_MINALIGN_ATTR"),
+        "{e}"
+    );
     // A struct swallowed by an error is reported as the error.
     let e = error("struct a { int x; }\nstruct c { int b; };\n", "c");
     assert!(e.message.contains("syntax"), "{e}");

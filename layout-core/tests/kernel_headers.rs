@@ -61,14 +61,15 @@ enum Cause {
 
 fn cause(d: &Diagnostic) -> Cause {
     let m = d.message.as_str();
-    if m.starts_with("unknown type") {
+    if m.contains("unknown type") {
         Cause::MissingType
-    } else if m.starts_with("constant ") && m.ends_with("is not defined")
-        || m.contains("could not be evaluated")
-        || m.starts_with("cannot evaluate #")
-    {
+    } else if m.contains("is not defined") {
         Cause::MissingConstant
-    } else if m.starts_with("syntax error") || m.starts_with("cannot read") {
+    } else if m.starts_with("syntax error")
+        || m.starts_with("cannot read")
+        || m.starts_with("cannot lay out type")
+        || m.contains("cannot use")
+    {
         Cause::Parse
     } else {
         Cause::Other

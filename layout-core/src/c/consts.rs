@@ -844,8 +844,23 @@ impl Parser<'_> {
             }
         }
         let close = close.ok_or_else(|| EvalError::new("unbalanced `(` after sizeof"))?;
-        let name = join(&self.toks[open + 1..close]);
+        let inner = &self.toks[open + 1..close];
         self.pos = close + 1;
+        // `sizeof("text" "more")`: the bytes of the literals plus the NUL.
+        if !inner.is_empty()
+            && inner
+                .iter()
+                .all(|t| matches!(t, PTok::Other(s) if s.starts_with('"')))
+        {
+            let mut bytes = 1u64;
+            for t in inner {
+                bytes += string_literal_len(t.text()).ok_or_else(|| {
+                    EvalError::new(format!("cannot read the string {}", t.text()))
+                })?;
+            }
+            return Ok(Val::unsigned(i128::from(bytes)));
+        }
+        let name = join(inner);
         match self.env.size_of(&name) {
             Some(Ok(n)) => Ok(Val::unsigned(i128::from(n))),
             Some(Err(e)) if live => Err(e),
@@ -853,6 +868,26 @@ impl Parser<'_> {
             None => Err(EvalError::new("sizeof cannot be used here")),
         }
     }
+}
+
+/// The number of bytes a plain string literal `"..."` stands for, without
+/// the terminating NUL (simple escapes count one byte).
+fn string_literal_len(lit: &str) -> Option<u64> {
+    let body = lit.strip_prefix('"')?.strip_suffix('"')?;
+    let mut n = 0;
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next()? {
+                'x' | '0'..='7' | 'u' | 'U' => return None,
+                _ => {}
+            }
+            n += 1;
+        } else {
+            n += c.len_utf8() as u64;
+        }
+    }
+    Some(n)
 }
 
 fn precedence(op: &str) -> Option<u8> {
@@ -1102,6 +1137,18 @@ mod tests {
         assert_eq!(c("(s8)255"), Ok(-1));
         assert_eq!(c("true + false"), Ok(1));
         assert!(c("SELF").is_err(), "self reference stops");
+    }
+
+    #[test]
+    fn sizeof_string_literals() {
+        let env = TestEnv {
+            macros: MacroTable::default(),
+        };
+        assert_eq!(eval("sizeof(\" or \")", &env, Mode::Constant), Ok(5));
+        assert_eq!(
+            eval("sizeof(\"a\\n\" \"bc\") * 2", &env, Mode::Constant),
+            Ok(10)
+        );
     }
 
     #[test]

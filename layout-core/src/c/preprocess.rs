@@ -315,9 +315,10 @@ impl Pre<'_> {
     }
 
     fn active(&self) -> bool {
-        self.stack
-            .last()
-            .map_or(true, |f| f.parent_active && f.branch_active)
+        match self.stack.last() {
+            Some(f) => f.parent_active && f.branch_active,
+            None => true,
+        }
     }
 
     fn push_region(&mut self, kind: RegionKind, range: Range<usize>) {

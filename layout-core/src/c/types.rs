@@ -799,9 +799,9 @@ impl Env for Resolver<'_> {
             e
         };
         let Some(idx) = self.record_named(type_name) else {
-            return Some(Err(fail(
-                "the type is not a struct or union of this header".into(),
-            )));
+            return Some(Err(fail(format!(
+                "unknown type `{type_name}` (offsetof needs its definition in this header)"
+            ))));
         };
         let mut offset = 0;
         let mut idx = idx;
