@@ -10,40 +10,65 @@
 //! What is read:
 //! - `#if/#ifdef/#ifndef/#elif/#else/#endif` anywhere, evaluated from the
 //!   header's `#define`s, [`Defines`] (`-D` flags, the access file's
-//!   `[defines]`) and gcc's x86_64 predefined macros; `defined(X)`,
-//!   `IS_ENABLED(CONFIG_X)`; skipped groups are not fields.
+//!   `[defines]`, a kernel `.config` read by [`load_kernel_config`]) and
+//!   gcc's x86_64 predefined macros; `defined(X)`, `IS_ENABLED(CONFIG_X)`,
+//!   `__has_attribute(x)` and the other `__has_*` tests; skipped groups are
+//!   not fields. `#include` is not followed: a condition that cannot be
+//!   evaluated (it uses a macro of an included header) skips its whole
+//!   group and fails only the structs whose body holds it, or that need a
+//!   name it mentions (the error says which condition). An active `#error`
+//!   fails only a struct whose body holds it.
+//! - `#pragma pack(N)`, `pack(push[, N])`, `pack(pop)`, `pack()`: members of
+//!   a struct closed while N is in force are aligned to at most N, and
+//!   bit-fields may straddle their units (as gcc does).
 //! - Integer constant expressions in array sizes, bit-field widths and
 //!   alignments: macros (object-like and simple function-like), enumerators,
-//!   `sizeof(type)`, casts to scalar types, C's operators.
+//!   `sizeof(type)`, `sizeof("string")`, `__alignof__(type)`,
+//!   `offsetof(type, a.b[i])`, casts to scalar types, C's operators.
 //! - Types: C scalars, pointers (function pointers too), arrays of any rank,
 //!   typedefs, structs, unions and enums defined in the header (nested and
 //!   anonymous too), the access file's `[types]`, then a built-in table of
-//!   kernel types ([`types`]). Types defined in the header win.
+//!   kernel types (as an x86_64 build without lock debugging lays them out). Types defined in the header win.
 //! - Attributes: `__attribute__((aligned(N), packed))`, the kernel's
-//!   `____cacheline_aligned_in_smp` (64), `__aligned(N)`, `__packed` and the
-//!   annotations that do not change a layout (`__rcu`, `__randomize_layout`,
-//!   ...); bit-fields with gcc's rules.
+//!   `____cacheline_aligned_in_smp` and `____cacheline_internodealigned_in_smp`
+//!   (64: x86_64 with CONFIG_SMP), `__aligned(N)`, `__packed` and the
+//!   annotations that do not change a layout (`__rcu`, `__percpu`,
+//!   `__randomize_layout`, ...); bit-fields with gcc's rules.
 //! - Struct-body markers: `CACHELINE_PADDING(name);` and
 //!   `__cacheline_group_{begin,end}[_aligned](name[, align]);` are zero-size
 //!   members that align what follows; they are not fields.
+//! - Member macros, respelled in place as what they declare: `DECLARE_BITMAP(name, bits)`,
+//!   `DECLARE_FLEX_ARRAY(T, name)`, `struct_group(NAME, ...)` and its
+//!   `_tagged`, `_attr` and `__struct_group` forms.
 //!
 //! The model's fields: one per declarator (`int a, b;` gives two fields
-//! whose [`MemberSource`]s share `lines` and `decl` and differ in `name`);
+//! whose [`MemberSource`](crate::source::MemberSource)s share `lines` and `decl` and differ in `name`);
 //! one per anonymous struct or union member, named after the first named
 //! field inside it; one per run of adjacent bit-fields (they share storage
 //! units), named after its first named bit-field, whose member declarations
-//! all point at it.
+//! all point at it; one per `struct_group`, named after the group, whose
+//! members are never reordered one by one (code addresses them as a block).
+//! For a member written as a macro call (`DECLARE_BITMAP(...)`,
+//! `struct_group(...)`), the `MemberSource`'s `decl` is the whole call
+//! through its `;`, and `name` is the empty range after the call's `)`:
+//! where an attribute for the member goes.
 //!
 //! Macros: gcc's x86_64 predefined macros and a few kernel constants
 //! (`BITS_PER_LONG`, `SMP_CACHE_BYTES`, `PAGE_SIZE`, `DIV_ROUND_UP`,
-//! `BITS_TO_LONGS`, `BIT`) come first, [`Defines`] replace them, and the
-//! header's own `#define`s replace both (as a `-D` flag would be replaced in
-//! C). `#include` is not followed.
+//! `BITS_TO_LONGS`, `BIT`, `ALIGN`, ABI sizes such as `ETH_ALEN` and
+//! `IFNAMSIZ`, `NR_CPUS` from `CONFIG_NR_CPUS`) come first, [`Defines`]
+//! replace them, and the header's own `#define`s replace both (as a `-D`
+//! flag would be replaced in C).
 //!
 //! Syntax errors are reported by [`Header::find_struct`] when they lie in
 //! the struct or a type it uses (or when the struct cannot be found), so
 //! that an unparsable inline function elsewhere in a big header does not
 //! stop the work.
+//!
+//! Known limits: `aligned` on a typedef of a struct does not raise the
+//! alignment reported for that struct; cache-line macros always mean 64
+//! bytes; function-like macros in struct bodies other than the ones above
+//! are not expanded (a located error says which).
 
 mod attrs;
 mod config;
