@@ -1046,6 +1046,9 @@ struct k {
 #if IS_BUILTIN(CONFIG_B)
 	int b_builtin;
 #endif
+#ifdef CONFIG_B
+	int b_ifdef;
+#endif
 #ifdef CONFIG_C
 	int c;
 #endif
@@ -1058,7 +1061,9 @@ struct k {
     let s = header_with(text, &d, &TypeTable::default())
         .find_struct("k")
         .unwrap();
-    assert_eq!(names(&s), ["a", "b", "b_builtin", "n", "kernel"]);
+    // CONFIG_B=m: IS_ENABLED is true, IS_BUILTIN and #ifdef are not (as
+    // with Kbuild's autoconf.h).
+    assert_eq!(names(&s), ["a", "b", "n", "kernel"]);
     std::fs::write(&cfg, "CONFIG_A=y\nCONFIG_B=maybe\n").unwrap();
     let e = layout_core::c::load_kernel_config(&cfg).unwrap_err();
     assert_eq!(e.line, 2);

@@ -2,9 +2,10 @@
 //! as [`Defines`]: what Kbuild's generated `autoconf.h` would define.
 //!
 //! - `CONFIG_X=y` → `CONFIG_X` = 1;
-//! - `CONFIG_X=m` → `CONFIG_X_MODULE` = 1 (as in `autoconf.h`), and also
-//!   `CONFIG_X` = 1: a module's struct layouts are those of a kernel with
-//!   the option on, which is what a layout question means;
+//! - `CONFIG_X=m` → `CONFIG_X_MODULE` = 1 only, as Kbuild's `autoconf.h`
+//!   has it: `IS_ENABLED(CONFIG_X)` is true, `#ifdef CONFIG_X` is not (a
+//!   header that tests `#ifdef` of a tristate option means "built in", and
+//!   the kernel proper is compiled that way);
 //! - `CONFIG_X=123`, `CONFIG_X=-5`, `CONFIG_X=0x1000000` → the number;
 //! - `CONFIG_X="text"` → 1 (defined; strings have no integer value);
 //! - `# CONFIG_X is not set`, other comments and blank lines → nothing.
@@ -54,10 +55,7 @@ pub fn parse_kernel_config(path: &Path, text: &str) -> Result<Defines, Diagnosti
         let value = value.trim();
         match value {
             "y" => defines.insert(name, 1),
-            "m" => {
-                defines.insert(name, 1);
-                defines.insert(format!("{name}_MODULE"), 1);
-            }
+            "m" => defines.insert(format!("{name}_MODULE"), 1),
             "n" => {}
             _ if value.len() >= 2 && value.starts_with('"') && value.ends_with('"') => {
                 defines.insert(name, 1)
@@ -107,7 +105,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.get("CONFIG_SMP"), Some(1));
-        assert_eq!(d.get("CONFIG_EXT4_FS"), Some(1));
+        assert_eq!(d.get("CONFIG_EXT4_FS"), None, "as in autoconf.h");
         assert_eq!(d.get("CONFIG_EXT4_FS_MODULE"), Some(1));
         assert_eq!(d.get("CONFIG_SMP_MODULE"), None);
         assert_eq!(d.get("CONFIG_CMA"), None);
@@ -117,7 +115,7 @@ mod tests {
         assert_eq!(d.get("CONFIG_X"), Some(1));
         assert_eq!(d.get("CONFIG_NEG"), Some(-3));
         assert_eq!(d.get("__KERNEL__"), Some(1));
-        assert_eq!(d.len(), 9);
+        assert_eq!(d.len(), 8);
     }
 
     #[test]
