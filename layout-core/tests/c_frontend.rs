@@ -1015,6 +1015,10 @@ struct guarded {
     );
     let e = error(text, "guarded");
     assert_eq!(e.line, 7, "{e}");
+    // A struct defined under such a condition is not there, and the error
+    // says where it went.
+    let e = error("#if FOO(2)\nstruct hidden { int a; };\n#endif\n", "hidden");
+    assert!(e.to_string().contains("#if at line 1"), "{e}");
     // gcc's feature tests and kernel constants that come from elsewhere.
     let text = "\
 #if __has_attribute(__fallthrough__) && !__has_builtin(__builtin_nope)

@@ -282,6 +282,9 @@ impl Header {
         let names = self.struct_names();
         let close = crate::access::close_names(name, names.iter().map(String::as_str));
         let d = Diagnostic::new(format!("no struct `{name}` in the header")).in_file(&self.path);
+        if let Some(help) = resolver.skipped_definition(name, self.text.len()) {
+            return d.help(help);
+        }
         if !close.is_empty() {
             return d.help(format!("did you mean {}?", quote_list(&close)));
         }

@@ -138,7 +138,7 @@ impl<'h> Resolver<'h> {
 
     /// A conditional group before `at` that could not be evaluated and
     /// mentions `name`: where its definition was probably skipped.
-    fn skipped_definition(&self, name: &str, at: usize) -> Option<String> {
+    pub fn skipped_definition(&self, name: &str, at: usize) -> Option<String> {
         let u = self.h.pre.undecided.iter().rev().find(|u| {
             u.range.end <= at && {
                 let text = &self.h.text[u.range.clone()];
