@@ -39,7 +39,7 @@ pub fn run(a: &GrowthArgs) -> Result<u8, Diagnostic> {
         (None, None) => grow_by_size(a)?,
     };
     report.apply_instances(&instances)?;
-    print!("{}", render(&report, a.format));
+    super::print_stdout(&render(&report, a.format))?;
     Ok(EXIT_OK)
 }
 

@@ -174,12 +174,7 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
 
 fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
     match &a.output {
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .map_err(|e| Diagnostic::new(format!("cannot write to stdout: {e}")))
-        }
+        None => super::print_stdout(text),
         Some(path) => {
             let mut options = std::fs::OpenOptions::new();
             options.write(true);
