@@ -8,13 +8,17 @@ use std::path::PathBuf;
     name = "cachelayout",
     version,
     about = "Lay out structs so that no lockless-written field shares a cache line with read-mostly data",
-    long_about = "cachelayout reads a struct from a C header, takes the access class of each field \
-from an access file (read_mostly, locked_write, lockless_atomic, cold), and reports or fixes \
-false sharing: `show` draws the layout as it is, `propose` finds the smallest layout in which no \
-cache line holds a lockless field and a read-mostly one, proves it, and prints it as a patch.",
+    long_about = "cachelayout reads a struct from a C header (or exactly, from BTF or DWARF), takes \
+the access class of each field from an access file (read_mostly, locked_write, lockless_atomic, \
+cold), and reports or fixes false sharing: `show` draws the layout as it is, `propose` finds the \
+smallest layout in which no cache line holds a lockless field and a read-mostly one, proves it, \
+and prints it as a patch; `growth` says what a size change costs every embedding struct and the \
+allocator; `scan` looks at every struct of a kernel.",
     after_help = "Examples:\n  \
 cachelayout show include/linux/mmzone.h --struct lru_gen_folio --access lrugen.toml --offset 304\n  \
-cachelayout propose include/linux/mmzone.h --struct lru_gen_folio --access lrugen.toml > fix.patch\n\n\
+cachelayout propose include/linux/mmzone.h --struct lru_gen_folio --access lrugen.toml > fix.patch\n  \
+cachelayout growth --btf /sys/kernel/btf/vmlinux --struct page_counter --size 256\n  \
+cachelayout scan --btf /sys/kernel/btf/vmlinux --packable\n\n\
 Exit status: 0 success, 1 `show` found a hard conflict, 2 bad input."
 )]
 pub struct Cli {
