@@ -1,0 +1,145 @@
+//! Solver scaling over many synthetic structs per size: the distribution of
+//! `layout-core/benches/solve.rs` (25% read-mostly, 15% lockless in two
+//! writer groups, 25% locked under two locks, 35% cold; mostly 8-byte
+//! fields, some small ones and arrays), with several seeds per size where
+//! the criterion bench times one. Each struct is solved once per placement
+//! (aligned, and at offset 48 of a line-aligned container).
+//!
+//! Per size it prints the median and the slowest solve time, how many
+//! results are proven optimal (every goal at its bound), how many have the
+//! size at its lower bound, and the largest gap in bytes and in lines.
+//!
+//! ```text
+//! cargo run --release --example solve_scaling -- [--seeds 9] [--time-limit 5] [SIZES...]
+//! cargo run --release --example solve_scaling --features layout-core/highs -- ...
+//! ```
+
+use layout_core::model::{Access, Field, Placement, Struct};
+use layout_core::solve::{solve, SolveOptions};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// The bench's distribution (`benches/solve.rs`, seed 1 gives its struct).
+fn synthetic(n: usize, seed: u64) -> Struct {
+    let mut rng = Lcg(seed ^ ((n as u64) << 32));
+    let mut at = 0u64;
+    let fields = (0..n)
+        .map(|i| {
+            let access = match rng.below(20) {
+                0..=4 => Access::ReadMostly,
+                5..=6 => Access::Lockless { group: None },
+                7 => Access::Lockless {
+                    group: Some("tx".into()),
+                },
+                8..=10 => Access::LockedWrite { lock: "a".into() },
+                11..=12 => Access::LockedWrite { lock: "b".into() },
+                _ => Access::Cold,
+            };
+            let (size, align) = match rng.below(16) {
+                0..=6 => (8, 8),
+                7..=8 => (4, 4),
+                9 => (2, 2),
+                10 => (1, 1),
+                11 => (16, 8),
+                12 => (24, 8),
+                13 => (32, 8),
+                14 => (64, 8),
+                _ => (8 * (1 + rng.below(32)), 8),
+            };
+            at = at.div_ceil(align) * align;
+            let mut f = Field::new(format!("f{i}"), "u64", size, align).with_access(access);
+            f.original_offset = Some(at);
+            at += size;
+            f
+        })
+        .collect();
+    Struct::new(format!("synthetic{n}"), fields)
+}
+
+fn run() -> Result<(), String> {
+    let mut seeds = 9u64;
+    let mut limit = Duration::from_secs(5);
+    let mut sizes: Vec<usize> = Vec::new();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or(format!("{a} needs a value"));
+        match a.as_str() {
+            "--seeds" => seeds = value()?.parse().map_err(|e| format!("--seeds: {e}"))?,
+            "--time-limit" => {
+                let s: f64 = value()?.parse().map_err(|e| format!("--time-limit: {e}"))?;
+                limit = Duration::from_secs_f64(s);
+            }
+            n => sizes.push(n.parse().map_err(|e| format!("size {n}: {e}"))?),
+        }
+    }
+    if sizes.is_empty() {
+        sizes = vec![10, 20, 32, 40, 80, 100, 160, 300];
+    }
+    println!(
+        "{:>6} {:>6} {:>10} {:>10} {:>8} {:>11} {:>9} {:>9}  methods",
+        "fields", "solves", "median", "slowest", "optimal", "size=bound", "max gap B", "max gap L"
+    );
+    for &n in &sizes {
+        let mut times = Vec::new();
+        let (mut optimal, mut at_bound, mut gap_b, mut solves) = (0, 0, 0u64, 0);
+        let mut methods: Vec<&'static str> = Vec::new();
+        for seed in 1..=seeds {
+            let s = synthetic(n, seed);
+            for placement in [Placement::Aligned, Placement::Offset(48)] {
+                let opts = SolveOptions {
+                    placement,
+                    time_limit: limit,
+                    ..SolveOptions::default()
+                };
+                let start = Instant::now();
+                let sol = solve(&s, &opts).map_err(|e| format!("{n} fields, seed {seed}: {e}"))?;
+                times.push(start.elapsed());
+                solves += 1;
+                optimal += usize::from(sol.optimal);
+                let gap = sol.layout.size - sol.lower_bound;
+                at_bound += usize::from(gap == 0);
+                gap_b = gap_b.max(gap);
+                if !methods.contains(&sol.method) {
+                    methods.push(sol.method);
+                }
+            }
+        }
+        times.sort();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        println!(
+            "{:>6} {:>6} {:>8.1}ms {:>8.1}ms {:>8} {:>11} {:>9} {:>9}  {}",
+            n,
+            solves,
+            ms(times[times.len() / 2]),
+            ms(*times.last().unwrap_or(&Duration::ZERO)),
+            format!("{optimal}/{solves}"),
+            format!("{at_bound}/{solves}"),
+            gap_b,
+            gap_b.div_ceil(64),
+            methods.join(",")
+        );
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
