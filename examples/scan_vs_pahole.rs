@@ -262,6 +262,9 @@ fn run() -> Result<(), String> {
     let mut reasons: HashMap<Why, Vec<String>> = HashMap::new();
     let (mut common_pahole, mut common_ours) = (0u64, 0u64);
     let (mut fair_pahole, mut fair_ours) = (0u64, 0u64);
+    // pahole's sizes rounded up to the struct's alignment (the size a
+    // struct with its members in pahole's order would have).
+    let (mut r_less, mut r_equal, mut r_more, mut r_saving) = (0, 0, 0, 0u64);
     let mut size_mismatch = Vec::new();
     let mut names: Vec<&String> = pahole.keys().chain(ours.keys()).collect();
     names.sort();
@@ -289,6 +292,14 @@ fn run() -> Result<(), String> {
             only_ours += 1;
             only_ours_saving += size - ours_best;
         }
+        let align = agg.align.max(1);
+        let rounded = pahole_best.div_ceil(align) * align;
+        r_saving += size - rounded.min(size);
+        match ours_best.cmp(&rounded) {
+            std::cmp::Ordering::Less => r_less += 1,
+            std::cmp::Ordering::Equal => r_equal += 1,
+            std::cmp::Ordering::Greater => r_more += 1,
+        }
         if ours_best <= pahole_best {
             fair_pahole += size - pahole_best;
             fair_ours += size - ours_best;
@@ -309,6 +320,10 @@ fn run() -> Result<(), String> {
     }
     println!(
         "per struct (unique names, {duplicates} duplicated names left out): ours < pahole {less}, = {equal}, > {more}"
+    );
+    println!(
+        "  with pahole's sizes rounded up to the struct's alignment: ours < pahole {r_less}, = {r_equal}, > {r_more}; \
+pahole's total saving then {r_saving} B"
     );
     println!("  listed by cachelayout only (pahole finds no saving): {only_ours}, saving {only_ours_saving} B");
     println!(
