@@ -77,7 +77,10 @@ fn parse_args() -> Result<Options, String> {
 
 /// `mm_struct body` for the anonymous struct that holds mm_struct's fields.
 fn short(name: &str) -> String {
-    match name.strip_prefix("(anon struct at ").and_then(|r| r.split_once('.')) {
+    match name
+        .strip_prefix("(anon struct at ")
+        .and_then(|r| r.split_once('.'))
+    {
         Some((parent, _)) => format!("{parent} body"),
         None => name.to_string(),
     }
@@ -85,8 +88,16 @@ fn short(name: &str) -> String {
 
 fn class_counts(s: &Struct) -> (usize, usize, usize) {
     let lockless = s.fields.iter().filter(|f| f.access.is_lockless()).count();
-    let locked = s.fields.iter().filter(|f| f.access.lock().is_some()).count();
-    let read = s.fields.iter().filter(|f| f.access.is_read_mostly()).count();
+    let locked = s
+        .fields
+        .iter()
+        .filter(|f| f.access.lock().is_some())
+        .count();
+    let read = s
+        .fields
+        .iter()
+        .filter(|f| f.access.is_read_mostly())
+        .count();
     (lockless, locked, read)
 }
 
@@ -99,7 +110,17 @@ fn run() -> Result<(), String> {
     };
     println!(
         "{:<14} {:<9} {:>6} {:>11} {:>9} {:>6} {:>6} {:>6} {:>5} {:>5} {:>7} method",
-        "struct", "classes", "fields", "A/L/R", "median", "size", "solved", "bound", "gap B", "gap L", "optimal"
+        "struct",
+        "classes",
+        "fields",
+        "A/L/R",
+        "median",
+        "size",
+        "solved",
+        "bound",
+        "gap B",
+        "gap L",
+        "optimal"
     );
     for name in &o.structs {
         let Some(agg) = db.find(name) else {
