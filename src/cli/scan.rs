@@ -73,10 +73,13 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         written
     };
     std::mem::forget(db);
-    written
-        .and_then(|()| out.flush())
-        .map_err(|e| Diagnostic::new(format!("cannot write the output: {e}")))?;
-    Ok(EXIT_OK)
+    // A closed pipe (`cachelayout scan ... | head`) ends the output quietly.
+    match written.and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            Err(Diagnostic::new(format!("cannot write to stdout: {e}")))
+        }
+        _ => Ok(EXIT_OK),
+    }
 }
 
 fn write_packable(out: &mut impl Write, scan: &PackScan<'_>, format: ScanFormat) -> io::Result<()> {
