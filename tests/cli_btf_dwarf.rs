@@ -24,7 +24,11 @@ fn object(dir: &Path, flag: &str) -> PathBuf {
         .arg(&obj)
         .output()
         .expect("gcc runs");
-    assert!(out.status.success(), "gcc {flag}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gcc {flag}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     obj
 }
 
@@ -35,8 +39,17 @@ fn check_exact_show(flag: &str, option: &str) {
     let out = run_in(
         dir.path(),
         &[
-            "show", option, obj.to_str().unwrap(), "--struct", "lru_gen_folio",
-            "--access", access.to_str().unwrap(), "--offset", "304", "--format", "json",
+            "show",
+            option,
+            obj.to_str().unwrap(),
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            access.to_str().unwrap(),
+            "--offset",
+            "304",
+            "--format",
+            "json",
         ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
@@ -66,20 +79,44 @@ fn propose_with_btf_and_header_writes_a_diff_that_gcc_confirms() {
     let obj = object(dir.path(), "-gbtf");
     std::fs::copy(example("kernel/lru_gen.h"), dir.path().join("lru_gen.h")).unwrap();
     let access = example("kernel/lru_gen.toml");
-    let base = ["propose", "lru_gen.h", "--btf", obj.to_str().unwrap(), "--struct", "lru_gen_folio", "--access", access.to_str().unwrap()];
+    let base = [
+        "propose",
+        "lru_gen.h",
+        "--btf",
+        obj.to_str().unwrap(),
+        "--struct",
+        "lru_gen_folio",
+        "--access",
+        access.to_str().unwrap(),
+    ];
     let diff = run_in(dir.path(), &base);
     assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
     let mut json_args = base.to_vec();
     json_args.extend(["--format", "json"]);
     let v = json(&run_in(dir.path(), &json_args));
     std::fs::write(dir.path().join("fix.patch"), &diff.stdout).unwrap();
-    let patch = Command::new("patch").current_dir(dir.path()).args(["-p1", "-i", "fix.patch"]).output().unwrap();
-    assert!(patch.status.success(), "{}", String::from_utf8_lossy(&patch.stdout));
-    let mut prog = String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"lru_gen.h\"\nint main(void) {\n");
+    let patch = Command::new("patch")
+        .current_dir(dir.path())
+        .args(["-p1", "-i", "fix.patch"])
+        .output()
+        .unwrap();
+    assert!(
+        patch.status.success(),
+        "{}",
+        String::from_utf8_lossy(&patch.stdout)
+    );
+    let mut prog = String::from(
+        "#include <stddef.h>\n#include <stdio.h>\n#include \"lru_gen.h\"\nint main(void) {\n",
+    );
     for (name, off) in field_offsets(&v["after"]) {
-        prog.push_str(&format!("\tif (offsetof(struct lru_gen_folio, {name}) != {off}) printf(\"{name} moved\\n\");\n"));
+        prog.push_str(&format!(
+            "\tif (offsetof(struct lru_gen_folio, {name}) != {off}) printf(\"{name} moved\\n\");\n"
+        ));
     }
-    prog.push_str(&format!("\tif (sizeof(struct lru_gen_folio) != {}) printf(\"size\\n\");\n\treturn 0;\n}}\n", v["after"]["size"]));
+    prog.push_str(&format!(
+        "\tif (sizeof(struct lru_gen_folio) != {}) printf(\"size\\n\");\n\treturn 0;\n}}\n",
+        v["after"]["size"]
+    ));
     assert_eq!(gcc_run(dir.path(), &prog), "");
 }
 
@@ -88,10 +125,34 @@ fn a_diff_without_a_header_is_refused_with_help() {
     let dir = tempfile::tempdir().unwrap();
     let obj = object(dir.path(), "-gbtf");
     let access = example("kernel/lru_gen.toml");
-    let out = run_in(dir.path(), &["propose", "--btf", obj.to_str().unwrap(), "--struct", "lru_gen_folio", "--access", access.to_str().unwrap()]);
+    let out = run_in(
+        dir.path(),
+        &[
+            "propose",
+            "--btf",
+            obj.to_str().unwrap(),
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            access.to_str().unwrap(),
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("header"), "{}", stderr(&out));
-    let table = run_in(dir.path(), &["propose", "--btf", obj.to_str().unwrap(), "--struct", "lru_gen_folio", "--access", access.to_str().unwrap(), "--format", "table"]);
+    let table = run_in(
+        dir.path(),
+        &[
+            "propose",
+            "--btf",
+            obj.to_str().unwrap(),
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            access.to_str().unwrap(),
+            "--format",
+            "table",
+        ],
+    );
     assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
 }
 
@@ -108,10 +169,36 @@ fn running_kernel_btf() {
         "[struct.page_counter]\nlockless_atomic = [\"usage\"]\nread_mostly = [\"parent\", \"max\"]\n",
     )
     .unwrap();
-    let out = run_in(dir.path(), &["show", "--btf", "/sys/kernel/btf/vmlinux", "--struct", "page_counter", "--access", "pc.toml", "--format", "json"]);
+    let out = run_in(
+        dir.path(),
+        &[
+            "show",
+            "--btf",
+            "/sys/kernel/btf/vmlinux",
+            "--struct",
+            "page_counter",
+            "--access",
+            "pc.toml",
+            "--format",
+            "json",
+        ],
+    );
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     let before = json(&out);
-    let out = run_in(dir.path(), &["propose", "--btf", "/sys/kernel/btf/vmlinux", "--struct", "page_counter", "--access", "pc.toml", "--format", "json"]);
+    let out = run_in(
+        dir.path(),
+        &[
+            "propose",
+            "--btf",
+            "/sys/kernel/btf/vmlinux",
+            "--struct",
+            "page_counter",
+            "--access",
+            "pc.toml",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["before"]["size"], before["size"]);
@@ -125,7 +212,16 @@ fn missing_struct_in_btf_lists_close_names() {
         eprintln!("skipped: /sys/kernel/btf/vmlinux is absent on this machine");
         return;
     }
-    let out = run_in(Path::new("."), &["show", "--btf", "/sys/kernel/btf/vmlinux", "--struct", "page_countr"]);
+    let out = run_in(
+        Path::new("."),
+        &[
+            "show",
+            "--btf",
+            "/sys/kernel/btf/vmlinux",
+            "--struct",
+            "page_countr",
+        ],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("page_counter"), "{}", stderr(&out));
 }

@@ -34,15 +34,28 @@ fn config_switches_blocks_and_values() {
     .unwrap();
     assert_eq!(size(dir.path(), &["-D", "CONFIG_NR_SLOTS=0"]), 8);
     assert_eq!(size(dir.path(), &["--config", ".config"]), 8 + 32 + 24);
-    assert_eq!(size(dir.path(), &["--config", ".config", "-D", "CONFIG_NR_SLOTS=4"]), 8 + 32 + 32);
+    assert_eq!(
+        size(
+            dir.path(),
+            &["--config", ".config", "-D", "CONFIG_NR_SLOTS=4"]
+        ),
+        8 + 32 + 32
+    );
 }
 
 #[test]
 fn a_bad_config_line_is_located() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("s.h"), HEADER).unwrap();
-    std::fs::write(dir.path().join("bad.config"), "CONFIG_A=y\nthis is not a config line\n").unwrap();
-    let out = run_in(dir.path(), &["show", "s.h", "--struct", "stats", "--config", "bad.config"]);
+    std::fs::write(
+        dir.path().join("bad.config"),
+        "CONFIG_A=y\nthis is not a config line\n",
+    )
+    .unwrap();
+    let out = run_in(
+        dir.path(),
+        &["show", "s.h", "--struct", "stats", "--config", "bad.config"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).starts_with("bad.config:2"), "{}", stderr(&out));
 }

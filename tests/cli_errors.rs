@@ -3,8 +3,8 @@
 
 mod support;
 
-use support::*;
 use std::path::Path;
+use support::*;
 
 const HEADER: &str = "#define N 4\n\
 struct counters {\n\
@@ -45,8 +45,16 @@ fn show(dir: &Path, extra: &[&str]) -> String {
 #[test]
 fn the_fixture_itself_is_fine() {
     let dir = setup(HEADER, ACCESS);
-    let out = run_in(dir.path(), &["show", "c.h", "--struct", "counters", "--access", "a.toml"]);
-    assert_eq!(out.status.code(), Some(1), "hits and config share line 0: {}", stderr(&out));
+    let out = run_in(
+        dir.path(),
+        &["show", "c.h", "--struct", "counters", "--access", "a.toml"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "hits and config share line 0: {}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -59,7 +67,10 @@ fn unknown_struct_names_the_header_and_the_close_name() {
 
 #[test]
 fn access_field_the_struct_lacks_names_the_toml_line() {
-    let dir = setup(HEADER, "[struct.counters]\nread_mostly = [\"config\"]\nlockless_atomic = [\"hitz\"]\n");
+    let dir = setup(
+        HEADER,
+        "[struct.counters]\nread_mostly = [\"config\"]\nlockless_atomic = [\"hitz\"]\n",
+    );
     let e = show(dir.path(), &[]);
     assert!(e.starts_with("a.toml:3"), "{e}");
     assert!(e.contains("hitz") && e.contains("hits"), "{e}");
@@ -67,16 +78,28 @@ fn access_field_the_struct_lacks_names_the_toml_line() {
 
 #[test]
 fn field_in_two_classes_names_both() {
-    let dir = setup(HEADER, "[struct.counters]\nread_mostly = [\"config\", \"hits\"]\nlockless_atomic = [\"hits\"]\n");
+    let dir = setup(
+        HEADER,
+        "[struct.counters]\nread_mostly = [\"config\", \"hits\"]\nlockless_atomic = [\"hits\"]\n",
+    );
     let e = show(dir.path(), &[]);
     assert!(e.starts_with("a.toml:"), "{e}");
-    assert!(e.contains("hits") && e.contains("read_mostly") && e.contains("lockless_atomic"), "{e}");
+    assert!(
+        e.contains("hits") && e.contains("read_mostly") && e.contains("lockless_atomic"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_type_says_what_to_add() {
-    let dir = setup("struct counters {\n\tunsigned long config;\n\tstruct mystery m;\n};\n", "");
-    let e = error_line(dir.path(), &["show", "c.h", "--struct", "counters", "--access", "a.toml"]);
+    let dir = setup(
+        "struct counters {\n\tunsigned long config;\n\tstruct mystery m;\n};\n",
+        "",
+    );
+    let e = error_line(
+        dir.path(),
+        &["show", "c.h", "--struct", "counters", "--access", "a.toml"],
+    );
     assert!(e.starts_with("c.h:3:"), "{e}");
     assert!(e.contains("struct mystery") && e.contains("[types]"), "{e}");
 }
@@ -88,14 +111,29 @@ fn missing_constant_says_to_define_it() {
     assert!(e.starts_with("c.h:2:"), "{e}");
     assert!(e.contains("NR_CPUS") && e.contains("-D"), "{e}");
     // ... and defining it works.
-    let out = run_in(dir.path(), &["show", "c.h", "--struct", "counters", "-D", "NR_CPUS=8", "--format", "json"]);
+    let out = run_in(
+        dir.path(),
+        &[
+            "show",
+            "c.h",
+            "--struct",
+            "counters",
+            "-D",
+            "NR_CPUS=8",
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["size"], 64);
 }
 
 #[test]
 fn unparsable_header_points_at_the_error() {
-    let dir = setup("struct counters {\n\tunsigned long config;\n\tlong hits[4]\n\tint @@@;\n};\n", "");
+    let dir = setup(
+        "struct counters {\n\tunsigned long config;\n\tlong hits[4]\n\tint @@@;\n};\n",
+        "",
+    );
     let e = error_line(dir.path(), &["show", "c.h", "--struct", "counters"]);
     assert!(e.starts_with("c.h:"), "{e}");
     assert!(e.contains("parse") || e.contains("syntax"), "{e}");
@@ -106,7 +144,17 @@ fn unreadable_files_are_named() {
     let dir = setup(HEADER, ACCESS);
     let e = error_line(dir.path(), &["show", "missing.h", "--struct", "counters"]);
     assert!(e.starts_with("missing.h"), "{e}");
-    let e = error_line(dir.path(), &["show", "c.h", "--struct", "counters", "--access", "missing.toml"]);
+    let e = error_line(
+        dir.path(),
+        &[
+            "show",
+            "c.h",
+            "--struct",
+            "counters",
+            "--access",
+            "missing.toml",
+        ],
+    );
     assert!(e.starts_with("missing.toml"), "{e}");
 }
 
@@ -134,6 +182,14 @@ fn infeasible_pins_are_explained() {
         "struct counters {\n\tunsigned long config;\n\tunsigned long hits;\n};\n",
         "[struct.counters]\nread_mostly = [\"config\"]\nlockless_atomic = [\"hits\"]\npinned = [\"config\", \"hits\"]\n",
     );
-    let e = error_line(dir.path(), &["propose", "c.h", "--struct", "counters", "--access", "a.toml"]);
-    assert!(e.contains("config") && e.contains("hits") && e.contains("pinned"), "{e}");
+    let e = error_line(
+        dir.path(),
+        &[
+            "propose", "c.h", "--struct", "counters", "--access", "a.toml",
+        ],
+    );
+    assert!(
+        e.contains("config") && e.contains("hits") && e.contains("pinned"),
+        "{e}"
+    );
 }

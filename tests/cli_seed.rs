@@ -16,7 +16,18 @@ fn kernel_dir() -> std::path::PathBuf {
 fn show_at_offset_304_finds_the_line_25_conflict() {
     let out = run_in(
         &kernel_dir(),
-        &["show", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--offset", "304", "--format", "json"],
+        &[
+            "show",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--offset",
+            "304",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
     let l = json(&out);
@@ -30,21 +41,51 @@ fn show_at_offset_304_finds_the_line_25_conflict() {
     assert_eq!(conflicts.len(), 1, "{conflicts:?}");
     assert_eq!(conflicts[0]["line"], 25);
     assert_eq!(conflicts[0]["lockless"], serde_json::json!(["refaulted"]));
-    assert_eq!(conflicts[0]["read_mostly"], serde_json::json!(["enabled", "gen", "seg", "list"]));
+    assert_eq!(
+        conflicts[0]["read_mostly"],
+        serde_json::json!(["enabled", "gen", "seg", "list"])
+    );
 }
 
 #[test]
 fn show_table_draws_the_conflicting_line() {
-    let out = run_in(&kernel_dir(), &["show", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--offset", "304"]);
+    let out = run_in(
+        &kernel_dir(),
+        &[
+            "show",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--offset",
+            "304",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     let text = stdout(&out);
     assert!(text.contains("cacheline 25 boundary"), "{text}");
-    assert!(text.contains("refaulted") && text.contains("1 hard conflict"), "{text}");
+    assert!(
+        text.contains("refaulted") && text.contains("1 hard conflict"),
+        "{text}"
+    );
 }
 
 #[test]
 fn propose_aligned_mode_is_conflict_free_everywhere_and_optimal() {
-    let out = run_in(&kernel_dir(), &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--format", "json"]);
+    let out = run_in(
+        &kernel_dir(),
+        &[
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--format",
+            "json",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let v = json(&out);
     let after = &v["after"];
@@ -59,7 +100,18 @@ fn propose_aligned_mode_is_conflict_free_everywhere_and_optimal() {
 fn propose_at_offset_304_costs_nothing_and_pins_the_phase() {
     let out = run_in(
         &kernel_dir(),
-        &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--offset", "304", "--format", "json"],
+        &[
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--offset",
+            "304",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let v = json(&out);
@@ -68,7 +120,19 @@ fn propose_at_offset_304_costs_nothing_and_pins_the_phase() {
     let assertion = v["phase_assertion"].as_str().expect("a phase assertion");
     assert!(assertion.contains("% 64 == 48"), "{assertion}");
 
-    let diff = run_in(&kernel_dir(), &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--offset", "304"]);
+    let diff = run_in(
+        &kernel_dir(),
+        &[
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--offset",
+            "304",
+        ],
+    );
     assert_eq!(diff.status.code(), Some(0));
     assert!(stderr(&diff).contains("% 64 == 48"), "{}", stderr(&diff));
 }
@@ -80,7 +144,14 @@ fn check_patch_round_trip(extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(kernel_dir().join(HEADER), dir.path().join(HEADER)).unwrap();
     std::fs::copy(kernel_dir().join(ACCESS), dir.path().join(ACCESS)).unwrap();
-    let mut args = vec!["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS];
+    let mut args = vec![
+        "propose",
+        HEADER,
+        "--struct",
+        "lru_gen_folio",
+        "--access",
+        ACCESS,
+    ];
     args.extend_from_slice(extra);
     let diff = run_in(dir.path(), &args);
     assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
@@ -94,13 +165,22 @@ fn check_patch_round_trip(extra: &[&str]) {
         .args(["-p1", "-i", "fix.patch"])
         .output()
         .unwrap();
-    assert!(patch.status.success(), "patch failed: {}\n{}", String::from_utf8_lossy(&patch.stdout), stdout(&diff));
+    assert!(
+        patch.status.success(),
+        "patch failed: {}\n{}",
+        String::from_utf8_lossy(&patch.stdout),
+        stdout(&diff)
+    );
 
     let after = &v["after"];
-    let mut prog = String::from("#include <stddef.h>\n#include <stdio.h>\n#include \"lru_gen.h\"\nint main(void) {\n");
+    let mut prog = String::from(
+        "#include <stddef.h>\n#include <stdio.h>\n#include \"lru_gen.h\"\nint main(void) {\n",
+    );
     prog.push_str("\tprintf(\"size %zu\\n\", sizeof(struct lru_gen_folio));\n");
     for (name, _) in field_offsets(after) {
-        prog.push_str(&format!("\tprintf(\"{name} %zu\\n\", offsetof(struct lru_gen_folio, {name}));\n"));
+        prog.push_str(&format!(
+            "\tprintf(\"{name} %zu\\n\", offsetof(struct lru_gen_folio, {name}));\n"
+        ));
     }
     prog.push_str("\treturn 0;\n}\n");
     let got = gcc_run(dir.path(), &prog);
@@ -108,13 +188,30 @@ fn check_patch_round_trip(extra: &[&str]) {
     for (name, off) in field_offsets(after) {
         want.push_str(&format!("{name} {off}\n"));
     }
-    assert_eq!(got, want, "gcc's layout of the patched header differs from the proposal\n{}", stdout(&diff));
+    assert_eq!(
+        got,
+        want,
+        "gcc's layout of the patched header differs from the proposal\n{}",
+        stdout(&diff)
+    );
 
-    let mut show_args = vec!["show", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS];
+    let mut show_args = vec![
+        "show",
+        HEADER,
+        "--struct",
+        "lru_gen_folio",
+        "--access",
+        ACCESS,
+    ];
     // `show` takes the placement, not the solver's options.
     show_args.extend(extra.iter().filter(|a| **a != "--separate-locked"));
     let show = run_in(dir.path(), &show_args);
-    assert_eq!(show.status.code(), Some(0), "patched header still conflicts:\n{}", stdout(&show));
+    assert_eq!(
+        show.status.code(),
+        Some(0),
+        "patched header still conflicts:\n{}",
+        stdout(&show)
+    );
 }
 
 #[test]
@@ -134,12 +231,39 @@ fn diff_applies_and_gcc_agrees_when_locked_fields_are_separated_too() {
 
 #[test]
 fn separating_locked_fields_costs_the_seed_patch_size() {
-    let out = run_in(&kernel_dir(), &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--format", "json", "--separate-locked"]);
+    let out = run_in(
+        &kernel_dir(),
+        &[
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--format",
+            "json",
+            "--separate-locked",
+        ],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["after"]["size"], 1408);
-    let plain = run_in(&kernel_dir(), &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS]);
-    assert!(stderr(&plain).contains("--separate-locked"), "{}", stderr(&plain));
+    let plain = run_in(
+        &kernel_dir(),
+        &[
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+        ],
+    );
+    assert!(
+        stderr(&plain).contains("--separate-locked"),
+        "{}",
+        stderr(&plain)
+    );
 }
 
 #[test]
@@ -149,7 +273,16 @@ fn output_file_is_never_overwritten_without_force() {
     std::fs::write(&target, "precious").unwrap();
     let h = kernel_dir().join(HEADER);
     let a = kernel_dir().join(ACCESS);
-    let args = ["propose", h.to_str().unwrap(), "--struct", "lru_gen_folio", "--access", a.to_str().unwrap(), "-o", target.to_str().unwrap()];
+    let args = [
+        "propose",
+        h.to_str().unwrap(),
+        "--struct",
+        "lru_gen_folio",
+        "--access",
+        a.to_str().unwrap(),
+        "-o",
+        target.to_str().unwrap(),
+    ];
     let out = run_in(dir.path(), &args);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
@@ -158,7 +291,9 @@ fn output_file_is_never_overwritten_without_force() {
     forced.push("--force");
     let out = run_in(dir.path(), &forced);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(std::fs::read_to_string(&target).unwrap().starts_with("--- a/"));
+    assert!(std::fs::read_to_string(&target)
+        .unwrap()
+        .starts_with("--- a/"));
 }
 
 #[test]
@@ -167,18 +302,38 @@ fn styles_and_changelog_from_the_command_line() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::copy(kernel_dir().join(HEADER), dir.path().join(HEADER)).unwrap();
         let args = [
-            "propose", HEADER, "--struct", "lru_gen_folio", "--access", "lru_gen.toml", "--offset", "304",
-            "--container", "mem_cgroup_per_node.lruvec.lrugen", "--style", style, "--changelog", "--separate-locked",
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            "lru_gen.toml",
+            "--offset",
+            "304",
+            "--container",
+            "mem_cgroup_per_node.lruvec.lrugen",
+            "--style",
+            style,
+            "--changelog",
+            "--separate-locked",
         ];
         std::fs::copy(kernel_dir().join(ACCESS), dir.path().join(ACCESS)).unwrap();
         let out = run_in(dir.path(), &args);
         assert_eq!(out.status.code(), Some(0), "{style}: {}", stderr(&out));
         let text = stdout(&out);
-        let (message, patch) = text.split_once("\n---\n").expect("changelog, then ---, then the diff");
-        assert!(message.contains("refaulted") && message.contains("cacheline 25"), "{message}");
+        let (message, patch) = text
+            .split_once("\n---\n")
+            .expect("changelog, then ---, then the diff");
+        assert!(
+            message.contains("refaulted") && message.contains("cacheline 25"),
+            "{message}"
+        );
         assert!(patch.starts_with("--- a/lru_gen.h"), "{patch}");
         match style {
-            "groups" => assert!(patch.contains("__cacheline_group_begin") && patch.contains("CACHELINE_ASSERT_GROUP_MEMBER")),
+            "groups" => assert!(
+                patch.contains("__cacheline_group_begin")
+                    && patch.contains("CACHELINE_ASSERT_GROUP_MEMBER")
+            ),
             _ => assert!(!patch.contains("__cacheline_group_begin")),
         }
         std::fs::write(dir.path().join("fix.patch"), text.as_bytes()).unwrap();
@@ -187,10 +342,28 @@ fn styles_and_changelog_from_the_command_line() {
             .args(["-p1", "-i", "fix.patch"])
             .output()
             .unwrap();
-        assert!(applied.status.success(), "{style}: {}", String::from_utf8_lossy(&applied.stdout));
-        assert!(stderr(&out).contains("static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 48)"));
+        assert!(
+            applied.status.success(),
+            "{style}: {}",
+            String::from_utf8_lossy(&applied.stdout)
+        );
+        assert!(stderr(&out).contains(
+            "static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 48)"
+        ));
     }
-    let bad = run_in(&kernel_dir(), &["propose", HEADER, "--struct", "lru_gen_folio", "--access", ACCESS, "--style", "fancy"]);
+    let bad = run_in(
+        &kernel_dir(),
+        &[
+            "propose",
+            HEADER,
+            "--struct",
+            "lru_gen_folio",
+            "--access",
+            ACCESS,
+            "--style",
+            "fancy",
+        ],
+    );
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("fancy"), "{}", stderr(&bad));
 }

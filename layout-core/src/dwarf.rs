@@ -51,7 +51,7 @@ pub fn parse_dwarf(bytes: &[u8], source: &Path) -> Result<TypeDb, Diagnostic> {
     let file =
         object::File::parse(bytes).map_err(|e| fail(format!("not a readable ELF file: {e}")))?;
     let sections = load_sections(&file).map_err(fail)?;
-    if !sections.get(".debug_info").is_some_and(|d| !d.is_empty()) {
+    if sections.get(".debug_info").is_none_or(|d| d.is_empty()) {
         return Err(fail(
             "no DWARF debug info: the file has no .debug_info section".into(),
         ));

@@ -18,7 +18,13 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(message: impl Into<String>) -> Self {
-        Diagnostic { file: None, line: 0, column: 0, message: message.into(), help: None }
+        Diagnostic {
+            file: None,
+            line: 0,
+            column: 0,
+            message: message.into(),
+            help: None,
+        }
     }
 
     pub fn in_file(mut self, file: impl AsRef<Path>) -> Self {

@@ -31,12 +31,23 @@ impl Layout {
     /// The layout as declared, from the fields' `original_offset`s.
     ///
     /// Returns `None` when a field has no original offset.
-    pub fn declared(s: &Struct, size: u64, align: u64, line: u64, placement: Placement) -> Option<Layout> {
+    pub fn declared(
+        s: &Struct,
+        size: u64,
+        align: u64,
+        line: u64,
+        placement: Placement,
+    ) -> Option<Layout> {
         let mut slots = s
             .fields
             .iter()
             .enumerate()
-            .map(|(i, f)| f.original_offset.map(|o| Slot { field: i, offset: o }))
+            .map(|(i, f)| {
+                f.original_offset.map(|o| Slot {
+                    field: i,
+                    offset: o,
+                })
+            })
             .collect::<Option<Vec<_>>>()?;
         slots.sort_by_key(|sl| (sl.offset, sl.field));
         Some(Layout {

@@ -342,7 +342,7 @@ impl TypeDb {
         };
         self.aggregates
             .iter()
-            .filter(|a| a.name == bare && kind.map_or(true, |k| k == a.kind))
+            .filter(|a| a.name == bare && kind.is_none_or(|k| k == a.kind))
             .collect()
     }
 

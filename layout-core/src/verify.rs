@@ -11,16 +11,50 @@ use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VerifyError {
-    FieldCount { expected: usize, found: usize },
-    Duplicate { field: String },
-    Misaligned { field: String, offset: u64, align: u64 },
-    Overlap { first: String, second: String },
-    PastEnd { field: String, end: u64, size: u64 },
-    BadAlign { align: u64, needed: u64 },
-    SizeNotMultiple { size: u64, align: u64 },
-    Pinned { field: String, offset: u64, required: u64 },
-    PlacementMisaligned { offset: u64, align: u64 },
-    HardRule { a: String, b: String, line: u64, phase: u64 },
+    FieldCount {
+        expected: usize,
+        found: usize,
+    },
+    Duplicate {
+        field: String,
+    },
+    Misaligned {
+        field: String,
+        offset: u64,
+        align: u64,
+    },
+    Overlap {
+        first: String,
+        second: String,
+    },
+    PastEnd {
+        field: String,
+        end: u64,
+        size: u64,
+    },
+    BadAlign {
+        align: u64,
+        needed: u64,
+    },
+    SizeNotMultiple {
+        size: u64,
+        align: u64,
+    },
+    Pinned {
+        field: String,
+        offset: u64,
+        required: u64,
+    },
+    PlacementMisaligned {
+        offset: u64,
+        align: u64,
+    },
+    HardRule {
+        a: String,
+        b: String,
+        line: u64,
+        phase: u64,
+    },
 }
 
 impl fmt::Display for VerifyError {
@@ -90,15 +124,23 @@ impl std::ops::Deref for VerifiedLayout {
 pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
     let n = s.fields.len();
     if l.slots.len() != n {
-        return Err(VerifyError::FieldCount { expected: n, found: l.slots.len() });
+        return Err(VerifyError::FieldCount {
+            expected: n,
+            found: l.slots.len(),
+        });
     }
     let mut seen = vec![false; n];
     for sl in &l.slots {
         if sl.field >= n {
-            return Err(VerifyError::FieldCount { expected: n, found: sl.field + 1 });
+            return Err(VerifyError::FieldCount {
+                expected: n,
+                found: sl.field + 1,
+            });
         }
         if std::mem::replace(&mut seen[sl.field], true) {
-            return Err(VerifyError::Duplicate { field: s.fields[sl.field].name.clone() });
+            return Err(VerifyError::Duplicate {
+                field: s.fields[sl.field].name.clone(),
+            });
         }
     }
     let needed = s
@@ -107,10 +149,16 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
         .map(|f| f.align)
         .fold(s.min_align.max(1), u64::max);
     if !l.align.is_power_of_two() || l.align < needed {
-        return Err(VerifyError::BadAlign { align: l.align, needed });
+        return Err(VerifyError::BadAlign {
+            align: l.align,
+            needed,
+        });
     }
-    if l.size % l.align != 0 {
-        return Err(VerifyError::SizeNotMultiple { size: l.size, align: l.align });
+    if !l.size.is_multiple_of(l.align) {
+        return Err(VerifyError::SizeNotMultiple {
+            size: l.size,
+            align: l.align,
+        });
     }
     // Sort a copy by offset: do not trust the layout's own order.
     let mut placed: Vec<(u64, u64, usize)> = l
@@ -122,15 +170,27 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
     for &(off, size, i) in &placed {
         let f = &s.fields[i];
         if f.align == 0 || off % f.align != 0 {
-            return Err(VerifyError::Misaligned { field: f.name.clone(), offset: off, align: f.align });
+            return Err(VerifyError::Misaligned {
+                field: f.name.clone(),
+                offset: off,
+                align: f.align,
+            });
         }
         if off + size > l.size {
-            return Err(VerifyError::PastEnd { field: f.name.clone(), end: off + size, size: l.size });
+            return Err(VerifyError::PastEnd {
+                field: f.name.clone(),
+                end: off + size,
+                size: l.size,
+            });
         }
         if f.pinned {
             if let Some(req) = f.original_offset {
                 if req != off {
-                    return Err(VerifyError::Pinned { field: f.name.clone(), offset: off, required: req });
+                    return Err(VerifyError::Pinned {
+                        field: f.name.clone(),
+                        offset: off,
+                        required: req,
+                    });
                 }
             }
         }
@@ -146,8 +206,11 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
         }
     }
     if let Placement::Offset(o) = l.placement {
-        if o % l.align != 0 && o % l.line % l.align != 0 {
-            return Err(VerifyError::PlacementMisaligned { offset: o, align: l.align });
+        if o % l.align != 0 && !(o % l.line).is_multiple_of(l.align) {
+            return Err(VerifyError::PlacementMisaligned {
+                offset: o,
+                align: l.align,
+            });
         }
     }
     Ok(())
@@ -173,7 +236,13 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
         Placement::Offset(o) => o - o % line,
         Placement::Aligned => 0,
     };
-    let offset_of = |i: usize| l.slots.iter().find(|sl| sl.field == i).map(|sl| sl.offset).unwrap_or(0);
+    let offset_of = |i: usize| {
+        l.slots
+            .iter()
+            .find(|sl| sl.field == i)
+            .map(|sl| sl.offset)
+            .unwrap_or(0)
+    };
     for (i, a) in s.fields.iter().enumerate() {
         for (j, b) in s.fields.iter().enumerate().skip(i + 1) {
             if a.size == 0 || b.size == 0 || !a.access.hard_conflict(&b.access) {
@@ -184,7 +253,11 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
                 let (a0, a1) = ((p + oa) / line, (p + oa + a.size - 1) / line);
                 let (b0, b1) = ((p + ob) / line, (p + ob + b.size - 1) / line);
                 if a0 <= b1 && b0 <= a1 {
-                    let (lockless, other) = if a.access.is_lockless() { (a, b) } else { (b, a) };
+                    let (lockless, other) = if a.access.is_lockless() {
+                        (a, b)
+                    } else {
+                        (b, a)
+                    };
                     return Err(VerifyError::HardRule {
                         a: lockless.name.clone(),
                         b: other.name.clone(),
@@ -195,5 +268,8 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
             }
         }
     }
-    Ok(VerifiedLayout { layout: l.clone(), strukt: s.clone() })
+    Ok(VerifiedLayout {
+        layout: l.clone(),
+        strukt: s.clone(),
+    })
 }

@@ -970,7 +970,7 @@ fn kernel_btf_loads_with_sane_layouts() {
     }
     let counter = get(db, "page_counter");
     assert!(
-        counter.size >= 64 && counter.size % 8 == 0,
+        counter.size >= 64 && counter.size.is_multiple_of(8),
         "page_counter is {} bytes",
         counter.size
     );

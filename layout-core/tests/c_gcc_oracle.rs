@@ -832,7 +832,7 @@ fn front_end_matches_gcc_on_random_structs() {
             for (g_, w) in got.iter().zip(&want) {
                 checked_fields += 1;
                 let size_ok = w.2 == u64::MAX || g_.2 == w.2;
-                let align_ok = w.3.map_or(true, |a| a == g_.3);
+                let align_ok = w.3.is_none_or(|a| a == g_.3);
                 if g_.0 != w.0 || g_.1 != w.1 || !size_ok || !align_ok {
                     failures.push(format!(
                         "{}.{}: offset/size/align {}/{}/{}, gcc {}/{}/{:?}",

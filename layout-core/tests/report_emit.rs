@@ -1449,7 +1449,9 @@ struct g {
             cases += 1;
         }
         assert_eq!(cases, 100);
-        eprintln!("random layouts: {padded} padded, {added} gained an attribute, {dropped} lost one");
+        eprintln!(
+            "random layouts: {padded} padded, {added} gained an attribute, {dropped} lost one"
+        );
         assert!(
             padded > 3 && added > 3 && dropped > 0,
             "padded {padded}, added {added}, dropped {dropped}"

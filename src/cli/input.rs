@@ -45,12 +45,17 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     for (name, value) in merged_defines(access_file.as_ref(), &a.defines)?.iter() {
         defines.insert(name, value);
     }
-    let types = access_file.as_ref().map(|f| f.types.clone()).unwrap_or_default();
+    let types = access_file
+        .as_ref()
+        .map(|f| f.types.clone())
+        .unwrap_or_default();
     let db = load_typedb(a)?;
     let (read, origin) = match (&db, &a.header) {
         (None, None) => {
-            return Err(Diagnostic::new("no input: give a C header, or --btf PATH / --dwarf FILE")
-                .help("e.g. cachelayout show include/linux/mmzone.h --struct zone"))
+            return Err(
+                Diagnostic::new("no input: give a C header, or --btf PATH / --dwarf FILE")
+                    .help("e.g. cachelayout show include/linux/mmzone.h --struct zone"),
+            )
         }
         (None, Some(h)) => (read_header(h, &a.struct_name, &defines, &types)?, h.clone()),
         (Some(db), header) => {
@@ -68,13 +73,20 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             (read, db.source().to_path_buf())
         }
     };
-    let Read { mut model, size, align, source } = read;
+    let Read {
+        mut model,
+        size,
+        align,
+        source,
+    } = read;
     if let Some(f) = &access_file {
         f.apply(&mut model)?;
     }
-    let offset = a
-        .offset
-        .or_else(|| access_file.as_ref().and_then(|f| f.struct_offset(&a.struct_name)));
+    let offset = a.offset.or_else(|| {
+        access_file
+            .as_ref()
+            .and_then(|f| f.struct_offset(&a.struct_name))
+    });
     let placement = match offset {
         Some(o) if o % align != 0 => {
             return Err(Diagnostic::new(format!(
@@ -86,13 +98,25 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         Some(o) => Placement::Offset(o),
         None => Placement::Aligned,
     };
-    let declared = Layout::declared(&model, size, align, target.line, placement)
-        .ok_or_else(|| Diagnostic::new("the front-end gave a field without an offset").in_file(&origin))?;
+    let declared =
+        Layout::declared(&model, size, align, target.line, placement).ok_or_else(|| {
+            Diagnostic::new("the front-end gave a field without an offset").in_file(&origin)
+        })?;
     layout_core::verify::check_structure(&model, &declared).map_err(|e| {
-        Diagnostic::new(format!("the declared layout of struct {} is inconsistent: {e}", a.struct_name))
-            .in_file(&origin)
+        Diagnostic::new(format!(
+            "the declared layout of struct {} is inconsistent: {e}",
+            a.struct_name
+        ))
+        .in_file(&origin)
     })?;
-    Ok(Loaded { model, source, origin, target, placement, declared })
+    Ok(Loaded {
+        model,
+        source,
+        origin,
+        target,
+        placement,
+        declared,
+    })
 }
 
 fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {
@@ -103,10 +127,20 @@ fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {
     }
 }
 
-fn read_header(path: &Path, name: &str, defines: &Defines, types: &TypeTable) -> Result<Read, Diagnostic> {
+fn read_header(
+    path: &Path,
+    name: &str,
+    defines: &Defines,
+    types: &TypeTable,
+) -> Result<Read, Diagnostic> {
     let header = c::load_header(path, defines, types)?;
     let cs = header.find_struct(name)?;
-    Ok(Read { model: cs.model, size: cs.size, align: cs.align, source: Some(cs.source) })
+    Ok(Read {
+        model: cs.model,
+        size: cs.size,
+        align: cs.align,
+        source: Some(cs.source),
+    })
 }
 
 /// The compiler's layout with the header's text: the header is read for its
@@ -155,14 +189,24 @@ fn with_header_source(
             missing.join(", ")
         ))
         .in_file(header)
-        .help("pass the header of the same build (and the same -D / --config) as the BTF or DWARF"));
+        .help(
+            "pass the header of the same build (and the same -D / --config) as the BTF or DWARF",
+        ));
     }
     model.min_align = model.min_align.max(exact.model.min_align);
-    Ok(Read { model, size: exact.size, align: exact.align, source: from_header.source })
+    Ok(Read {
+        model,
+        size: exact.size,
+        align: exact.align,
+        source: from_header.source,
+    })
 }
 
 /// The access file's [defines], then -D flags on top (a flag without a value means 1).
-pub(super) fn merged_defines(file: Option<&AccessFile>, flags: &[String]) -> Result<Defines, Diagnostic> {
+pub(super) fn merged_defines(
+    file: Option<&AccessFile>,
+    flags: &[String],
+) -> Result<Defines, Diagnostic> {
     let mut defines = file.map(|f| f.defines.clone()).unwrap_or_default();
     for flag in flags {
         let (name, value) = match flag.split_once('=') {
@@ -189,7 +233,10 @@ fn parse_int(s: &str) -> Option<i64> {
         Some(rest) => (true, rest),
         None => (false, s),
     };
-    let v = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+    let v = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
         i64::from_str_radix(hex, 16).ok()?
     } else {
         digits.parse::<i64>().ok()?

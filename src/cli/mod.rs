@@ -41,9 +41,9 @@ pub fn print_stdout(text: &str) -> Result<(), layout_core::Diagnostic> {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(layout_core::Diagnostic::new(format!("cannot write to stdout: {e}")))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(layout_core::Diagnostic::new(
+            format!("cannot write to stdout: {e}"),
+        )),
         _ => Ok(()),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
-use layout_core::emit::{self, ChangelogNotes, CStyle};
+use layout_core::emit::{self, CStyle, ChangelogNotes};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
 use layout_core::{layout, report, Diagnostic, Placement};
 use std::fmt::Write as _;
@@ -14,9 +14,15 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
     let s = &loaded.model;
     let preset: Preset = a.objective.parse().map_err(Diagnostic::new)?;
-    let style: CStyle = a.style.parse().map_err(|e| Diagnostic::new(e).help("use --style aligned, padding or groups"))?;
+    let style: CStyle = a
+        .style
+        .parse()
+        .map_err(|e| Diagnostic::new(e).help("use --style aligned, padding or groups"))?;
     if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
-        return Err(Diagnostic::new(format!("--time-limit {} is not a positive number of seconds", a.time_limit)));
+        return Err(Diagnostic::new(format!(
+            "--time-limit {} is not a positive number of seconds",
+            a.time_limit
+        )));
     }
     let opts = SolveOptions {
         line: loaded.target.line,
@@ -31,9 +37,15 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let separated = if a.separate_locked {
         None
     } else {
-        solve::solve(s, &SolveOptions { separate_soft: true, ..opts.clone() })
-            .ok()
-            .filter(|alt| alt.layout.size > solved.layout.size)
+        solve::solve(
+            s,
+            &SolveOptions {
+                separate_soft: true,
+                ..opts.clone()
+            },
+        )
+        .ok()
+        .filter(|alt| alt.layout.size > solved.layout.size)
     };
     let before = &loaded.declared;
     let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
@@ -46,7 +58,11 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         };
         emit::changelog(s, before, &solved.layout, &notes)
     });
-    let growth = if a.growth { Some(super::growth::for_proposal(&a.input, s, &solved.layout)?) } else { None };
+    let growth = if a.growth {
+        Some(super::growth::for_proposal(&a.input, s, &solved.layout)?)
+    } else {
+        None
+    };
     let mut out = String::new();
     match a.format {
         ProposeFormat::Diff => {
@@ -70,7 +86,13 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if !lines.is_empty() {
                 let _ = writeln!(out, "{}", report::diagram(s, &solved.layout, &lines));
             }
-            out.push_str(&summary(s, before, &solved, separated.as_ref(), assertion.as_deref()));
+            out.push_str(&summary(
+                s,
+                before,
+                &solved,
+                separated.as_ref(),
+                assertion.as_deref(),
+            ));
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
             }
@@ -104,7 +126,10 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     }
     write_output(a, &out)?;
     if a.format == ProposeFormat::Diff {
-        eprint!("{}", summary(s, before, &solved, separated.as_ref(), assertion.as_deref()));
+        eprint!(
+            "{}",
+            summary(s, before, &solved, separated.as_ref(), assertion.as_deref())
+        );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
         }
@@ -147,7 +172,11 @@ fn summary(
         s.name, before.size, after.size, before.align, after.align
     );
     if solved.optimal {
-        let _ = writeln!(t, "proven optimal: no layout obeying the rule is smaller than {} bytes (solved in {} ms)", solved.lower_bound, solved.solve_ms);
+        let _ = writeln!(
+            t,
+            "proven optimal: no layout obeying the rule is smaller than {} bytes (solved in {} ms)",
+            solved.lower_bound, solved.solve_ms
+        );
     } else {
         let _ = writeln!(
             t,
@@ -189,7 +218,9 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
                 } else {
                     "check the directory exists and is writable"
                 };
-                Diagnostic::new(format!("cannot write output: {e}")).in_file(path).help(help)
+                Diagnostic::new(format!("cannot write output: {e}"))
+                    .in_file(path)
+                    .help(help)
             })?;
             file.write_all(text.as_bytes())
                 .map_err(|e| Diagnostic::new(format!("cannot write output: {e}")).in_file(path))

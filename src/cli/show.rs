@@ -13,7 +13,8 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
     let mut out = String::new();
     match a.format {
         ShowFormat::Json => {
-            out = serde_json::to_string_pretty(&report::layout_json(s, l)).expect("JSON values always serialise");
+            out = serde_json::to_string_pretty(&report::layout_json(s, l))
+                .expect("JSON values always serialise");
             out.push('\n');
         }
         ShowFormat::Table => {
@@ -31,5 +32,9 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
         }
     }
     super::print_stdout(&out)?;
-    Ok(if conflicts.is_empty() { EXIT_OK } else { EXIT_CONFLICT })
+    Ok(if conflicts.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_CONFLICT
+    })
 }

@@ -547,7 +547,7 @@ fn holes(s: &Struct, l: &Layout, frame: &Frame) -> Vec<String> {
             let gap = sl.offset - end;
             let name = shown(s, sl.field);
             let apart = |p: u64| (p + end - 1) / l.line < (p + sl.offset) / l.line;
-            let why = if (frame.start + sl.offset) % frame.line == 0 {
+            let why = if (frame.start + sl.offset).is_multiple_of(frame.line) {
                 format!(
                     " so that it starts cacheline {}",
                     (frame.start + sl.offset) / frame.line

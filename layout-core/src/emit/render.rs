@@ -492,12 +492,12 @@ fn pad_reason(s: &Struct, l: &Layout, field: usize, at: u64, offset: u64) -> Str
             "keeps {name} off the cacheline of {}",
             s.fields[b.field].name
         )
-    } else if container % l.line == 0 && l.base_offset() > 0 {
+    } else if container.is_multiple_of(l.line) && l.base_offset() > 0 {
         format!(
             "{name} starts cacheline {} of the container",
             l.line_of(offset)
         )
-    } else if container % l.line == 0 {
+    } else if container.is_multiple_of(l.line) {
         format!("{name} starts cacheline {}", l.line_of(offset))
     } else {
         format!("{name} at offset {offset}")

@@ -50,9 +50,9 @@ pub fn class_of(size: u64) -> SizeClass {
 
 /// `96`, `2k`, `16k`, `4M`: whole multiples of 1024 get a suffix.
 fn short_bytes(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{}M", bytes >> 20)
-    } else if bytes >= 1024 && bytes % 1024 == 0 {
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
         format!("{}k", bytes >> 10)
     } else {
         bytes.to_string()

@@ -426,7 +426,7 @@ fn check_new_shape(root: &Aggregate, new: Shape) -> Result<(), Diagnostic> {
                 .help(format!("give its new size in bytes (now {})", root.size)),
         );
     }
-    if new.size % new.align != 0 {
+    if !new.size.is_multiple_of(new.align) {
         return Err(Diagnostic::new(format!(
             "size {} is not a multiple of the alignment {} of struct {name}",
             new.size, new.align

@@ -242,7 +242,7 @@ fn resized(m: &Member, was: Shape, now: Shape) -> u64 {
 /// the largest up to 64, else the smallest.
 fn inferred_align(offset: u64, end: u64, floor: u64) -> Option<u64> {
     let gap = offset - end;
-    let fits = |p: u64| p >= floor && offset % p == 0 && gap < p;
+    let fits = |p: u64| p >= floor && offset.is_multiple_of(p) && gap < p;
     let small = (0..=6).map(|k| 1u64 << k).rev().find(|&p| fits(p));
     small.or_else(|| (7..=20).map(|k| 1u64 << k).find(|&p| fits(p)))
 }

@@ -37,7 +37,7 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     }
     let p = Problem::new(s, opts.separate_soft)?;
     if let Placement::Offset(o) = opts.placement {
-        if o % p.natural_align != 0 && o % line % p.natural_align != 0 {
+        if o % p.natural_align != 0 && !(o % line).is_multiple_of(p.natural_align) {
             return Err(SolveError::Infeasible(format!(
                 "struct `{}` needs alignment {}, but offset {o} is not a multiple of it",
                 s.name, p.natural_align

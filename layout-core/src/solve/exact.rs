@@ -151,7 +151,7 @@ pub(crate) fn branch_and_bound<'p>(
 impl<'a, 'p> Search<'a, 'p> {
     fn dfs(&mut self, cur: Cursor, rem: u64, mv: u64, best: &mut Option<Incumbent>) {
         self.nodes += 1;
-        if self.nodes % 512 == 0
+        if self.nodes.is_multiple_of(512)
             && (self.nodes > self.limits.max_nodes || Instant::now() >= self.limits.deadline)
         {
             self.stopped = true;
@@ -169,9 +169,10 @@ impl<'a, 'p> Search<'a, 'p> {
                 order: self.placer.merge(&self.seq, &self.offset),
             };
             let key = self.ev.key(&placed, &g);
-            if best.as_ref().map_or(true, |b| {
-                self.limits.masked(&key) < self.limits.masked(&b.key)
-            }) {
+            if best
+                .as_ref()
+                .is_none_or(|b| self.limits.masked(&key) < self.limits.masked(&b.key))
+            {
                 *best = Some(Incumbent {
                     key,
                     geom: g,

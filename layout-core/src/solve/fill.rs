@@ -104,7 +104,7 @@ impl Pool {
             let unit = 64u64.div_ceil(t.size);
             let before = cost.clone();
             for (q, &reached) in before.iter().enumerate() {
-                if reached == UNREACHED || (start + q as u64) % align != 0 {
+                if reached == UNREACHED || !(start + q as u64).is_multiple_of(align) {
                     continue;
                 }
                 for k in 1..=left {
@@ -122,8 +122,8 @@ impl Pool {
             runs.push(run);
         }
         let need = (target - start) as usize;
-        let exact =
-            (need..=span).find(|&d| cost[d] != UNREACHED && (start + d as u64) % next_align == 0);
+        let exact = (need..=span)
+            .find(|&d| cost[d] != UNREACHED && (start + d as u64).is_multiple_of(next_align));
         let end = exact
             .or_else(|| {
                 (0..need.min(span + 1))

@@ -145,7 +145,7 @@ impl<'p> Placer<'p> {
                 cur.class.push(p.class[f], end);
             }
         }
-        debug_assert!(x % align == 0);
+        debug_assert!(x.is_multiple_of(align));
         x
     }
 

@@ -252,7 +252,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
                 packed = true;
             }
         }
-        if size > 0 && size % max_natural != 0 {
+        if size > 0 && !size.is_multiple_of(max_natural) {
             packed = true;
         }
         let natural = if packed { 1 } else { max_natural }.max(max_stated);
@@ -355,7 +355,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
             let Node::Aggregate { members, .. } = g.node(id) else {
                 continue;
             };
-            if !self.aggregate(id).is_some_and(|a| !a.packed) {
+            if self.aggregate(id).is_none_or(|a| a.packed) {
                 continue;
             }
             for m in g.members_of(members) {
@@ -452,7 +452,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
 pub(crate) fn infer(offset: u64, end: u64, natural: u64) -> Option<u64> {
     let gap = offset.checked_sub(end).filter(|&g| g > 0)?;
     let smallest = gap.checked_add(1)?.checked_next_power_of_two()?;
-    if offset % smallest != 0 {
+    if !offset.is_multiple_of(smallest) {
         return None;
     }
     let a = lowbit(offset).min(LINE).max(smallest);
