@@ -11,6 +11,9 @@ fn fixtures() -> PathBuf {
     repo().join("layout-core/tests/fixtures/growth")
 }
 
+/// The seed header before its fix (the fixtures hold the one after it).
+const BEFORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kernel/lru_gen.h");
+
 fn growth(args: &[&str]) -> std::process::Output {
     let mut all = vec!["growth"];
     all.extend_from_slice(args);
@@ -27,7 +30,7 @@ mem_cgroup_per_node: kmalloc-2k -> kmalloc-4k, +2048 bytes per object
 
 const BEFORE_AFTER: [&str; 6] = [
     "--before",
-    "lru_gen_before.h",
+    BEFORE,
     "--after",
     "lru_gen_after.h",
     "--struct",
@@ -50,7 +53,7 @@ fn before_and_after_print_the_seed_lines() {
 fn a_new_size_in_the_header_gives_the_same_embedder_lines() {
     let out = growth(&[
         "--header",
-        "lru_gen_before.h",
+        BEFORE,
         "--struct",
         "lru_gen_folio",
         "--size",
@@ -106,7 +109,7 @@ fn table_and_json_formats() {
 fn shrinking_and_no_embedders_are_reported() {
     let out = growth(&[
         "--header",
-        "lru_gen_before.h",
+        BEFORE,
         "--struct",
         "lru_gen_folio",
         "--size",
@@ -128,7 +131,7 @@ fn shrinking_and_no_embedders_are_reported() {
 
     let out = growth(&[
         "--header",
-        "lru_gen_before.h",
+        BEFORE,
         "--struct",
         "mem_cgroup_per_node",
         "--size",
@@ -166,20 +169,13 @@ fn fails(args: &[&str], wanted: &[&str]) {
 #[test]
 fn bad_input_exits_2_with_one_line() {
     fails(
-        &[
-            "--header",
-            "lru_gen_before.h",
-            "--struct",
-            "lruvek",
-            "--size",
-            "2048",
-        ],
+        &["--header", BEFORE, "--struct", "lruvek", "--size", "2048"],
         &["no struct", "lruvec"],
     );
     fails(
         &[
             "--before",
-            "lru_gen_before.h",
+            BEFORE,
             "--after",
             "lru_gen_after.h",
             "--struct",
@@ -188,7 +184,7 @@ fn bad_input_exits_2_with_one_line() {
         &["lru_genfolio", "lru_gen_folio"],
     );
     fails(
-        &["--before", "lru_gen_before.h", "--struct", "lruvec"],
+        &["--before", BEFORE, "--struct", "lruvec"],
         &["--before and --after go together"],
     );
     fails(
@@ -199,7 +195,7 @@ fn bad_input_exits_2_with_one_line() {
     fails(
         &[
             "--header",
-            "lru_gen_before.h",
+            BEFORE,
             "--struct",
             "lru_gen_folio",
             "--size",
@@ -212,7 +208,7 @@ fn bad_input_exits_2_with_one_line() {
     fails(
         &[
             "--header",
-            "lru_gen_before.h",
+            BEFORE,
             "--struct",
             "lru_gen_folio",
             "--size",
@@ -223,7 +219,7 @@ fn bad_input_exits_2_with_one_line() {
     fails(
         &[
             "--header",
-            "lru_gen_before.h",
+            BEFORE,
             "--struct",
             "lru_gen_folio",
             "--size",
@@ -236,7 +232,7 @@ fn bad_input_exits_2_with_one_line() {
     fails(
         &[
             "--header",
-            "lru_gen_before.h",
+            BEFORE,
             "--struct",
             "lru_gen_folio",
             "--size",
@@ -260,7 +256,7 @@ fn bad_input_exits_2_with_one_line() {
     fails(
         &[
             "--before",
-            "lru_gen_before.h",
+            BEFORE,
             "--after",
             "lru_gen_after.h",
             "--struct",
@@ -324,7 +320,7 @@ fn dwarf_and_btf_of_the_header_agree() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli_growth");
     std::fs::create_dir_all(&dir).unwrap();
     let unit = dir.join("unit.c");
-    let header = fixtures().join("lru_gen_before.h");
+    let header = Path::new(BEFORE);
     std::fs::write(
         &unit,
         format!(

@@ -7,16 +7,18 @@
 use layout_core::c::{load_header, Defines, TypeTable};
 use layout_core::growth::{self, header_types, HeaderTypes, Instances, Part, Shape};
 use layout_core::typedb::{Aggregate, AggregateKind, Member, NameKind, TypeDb};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/growth")
-        .join(name)
-}
+/// The seed header, shared with the README and the CLI tests.
+const BEFORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/kernel/lru_gen.h");
+/// The same header after the seed's fix.
+const AFTER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/growth/lru_gen_after.h"
+);
 
-fn types(name: &str) -> HeaderTypes {
-    let header = load_header(&fixture(name), &Defines::default(), &TypeTable::default())
+fn types(path: &str) -> HeaderTypes {
+    let header = load_header(Path::new(path), &Defines::default(), &TypeTable::default())
         .unwrap_or_else(|e| panic!("{e}"));
     header_types(&header)
 }
@@ -29,7 +31,7 @@ const SEED_LINES: [&str; 3] = [
 
 #[test]
 fn header_types_have_gcc_layouts_and_embedding_links() {
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     assert!(t.skipped.is_empty(), "{:?}", t.skipped);
     let lruvec = t.db.find("lruvec").unwrap();
     assert_eq!((lruvec.size, lruvec.align), (1624, 8));
@@ -63,12 +65,7 @@ fn header_types_have_gcc_layouts_and_embedding_links() {
 
 #[test]
 fn before_and_after_headers_give_the_seed_lines() {
-    let report = growth::compare_headers(
-        &types("lru_gen_before.h"),
-        &types("lru_gen_after.h"),
-        "lru_gen_folio",
-    )
-    .unwrap();
+    let report = growth::compare_headers(&types(BEFORE), &types(AFTER), "lru_gen_folio").unwrap();
     let lines: Vec<&str> = report.entries.iter().map(|e| e.line.as_str()).collect();
     assert_eq!(lines, SEED_LINES);
     let text = report.text();
@@ -83,12 +80,7 @@ fn before_and_after_headers_give_the_seed_lines() {
 
 #[test]
 fn seed_entries_carry_the_numbers() {
-    let report = growth::compare_headers(
-        &types("lru_gen_before.h"),
-        &types("lru_gen_after.h"),
-        "lru_gen_folio",
-    )
-    .unwrap();
+    let report = growth::compare_headers(&types(BEFORE), &types(AFTER), "lru_gen_folio").unwrap();
     let [folio, lruvec, pcn] = &report.entries[..] else {
         panic!("{:?}", report.entries)
     };
@@ -151,7 +143,7 @@ fn seed_entries_carry_the_numbers() {
 
 #[test]
 fn a_new_size_alone_gives_the_same_embedder_lines() {
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let report = growth::grow(
         &t.db,
         "lru_gen_folio",
@@ -171,7 +163,7 @@ fn a_new_size_alone_gives_the_same_embedder_lines() {
         ]
     );
     // The relayout agrees with gcc on the header after the fix.
-    let after = types("lru_gen_after.h");
+    let after = types(AFTER);
     for e in &report.entries {
         let gcc = after.db.find(&e.name).unwrap();
         assert_eq!(
@@ -185,7 +177,7 @@ fn a_new_size_alone_gives_the_same_embedder_lines() {
 
 #[test]
 fn instances_multiply_the_real_bytes_per_object() {
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let mut report = growth::grow(
         &t.db,
         "lru_gen_folio",
@@ -216,7 +208,7 @@ fn instances_multiply_the_real_bytes_per_object() {
 fn padding_can_absorb_all_of_the_growth() {
     // lruvec +16 (still 8-aligned): the 40 bytes after it in
     // mem_cgroup_per_node take all of it.
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let report = growth::grow(
         &t.db,
         "lruvec",
@@ -239,7 +231,7 @@ fn padding_can_absorb_all_of_the_growth() {
 
 #[test]
 fn shrinking_is_reported_as_shrinkage() {
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let lines = |size: u64| -> Vec<String> {
         let report = growth::grow(&t.db, "lru_gen_folio", Shape { size, align: 8 }).unwrap();
         report.entries.iter().map(|e| e.line.clone()).collect()
@@ -266,7 +258,7 @@ fn shrinking_is_reported_as_shrinkage() {
 
 #[test]
 fn a_struct_nothing_embeds_is_reported_alone() {
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let report = growth::grow(
         &t.db,
         "mem_cgroup_per_node",
@@ -296,7 +288,7 @@ fn a_struct_nothing_embeds_is_reported_alone() {
 
 #[test]
 fn bad_input_gets_one_line_errors() {
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let err = |name: &str, size: u64, align: u64| {
         growth::grow(&t.db, name, Shape { size, align })
             .unwrap_err()
@@ -321,7 +313,7 @@ fn bad_input_gets_one_line_errors() {
     for e in [err("x", 8, 8), err("lruvec", 1, 8)] {
         assert!(!e.contains('\n'), "{e}");
     }
-    let e = growth::compare_headers(&t, &types("lru_gen_after.h"), "lruvecs")
+    let e = growth::compare_headers(&t, &types(AFTER), "lruvecs")
         .unwrap_err()
         .to_string();
     assert!(e.contains("`lruvecs`") && e.contains("lruvec"), "{e}");
@@ -329,12 +321,7 @@ fn bad_input_gets_one_line_errors() {
 
 #[test]
 fn same_size_in_both_headers_says_so() {
-    let report = growth::compare_headers(
-        &types("lru_gen_before.h"),
-        &types("lru_gen_before.h"),
-        "lruvec",
-    )
-    .unwrap();
+    let report = growth::compare_headers(&types(BEFORE), &types(BEFORE), "lruvec").unwrap();
     assert_eq!(report.entries.len(), 1);
     assert_eq!(report.entries[0].line, "lruvec 1624 -> 1624 (+0)");
     assert!(
@@ -346,12 +333,7 @@ fn same_size_in_both_headers_says_so() {
 
 #[test]
 fn table_and_json_carry_every_struct() {
-    let report = growth::compare_headers(
-        &types("lru_gen_before.h"),
-        &types("lru_gen_after.h"),
-        "lru_gen_folio",
-    )
-    .unwrap();
+    let report = growth::compare_headers(&types(BEFORE), &types(AFTER), "lru_gen_folio").unwrap();
     let table = report.table();
     let rows: Vec<&str> = table.lines().collect();
     assert!(
@@ -510,7 +492,7 @@ fn nested_arrays_unions_and_inferred_alignment() {
 #[test]
 fn an_alignment_change_that_moves_nothing() {
     // mem_cgroup_reclaim_iter sits at 32: 16-byte alignment moves nothing.
-    let t = types("lru_gen_before.h");
+    let t = types(BEFORE);
     let report = growth::grow(
         &t.db,
         "mem_cgroup_reclaim_iter",
