@@ -367,3 +367,56 @@ fn styles_and_changelog_from_the_command_line() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("fancy"), "{}", stderr(&bad));
 }
+
+/// Members that share a line move alone, and a struct that is already right
+/// gets no diff at all.
+#[test]
+fn one_line_structs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("s.h"),
+        "struct ok { int n; long data[]; };\nstruct hot { unsigned long cfg; unsigned long hits; unsigned long seen; };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "[struct.hot]\nread_mostly = [\"cfg\"]\nlockless_atomic = [\"hits\"]\n",
+    )
+    .unwrap();
+    let same = run_in(dir.path(), &["propose", "s.h", "--struct", "ok"]);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    assert!(stdout(&same).is_empty(), "{}", stdout(&same));
+    assert!(
+        stderr(&same).contains("nothing to change"),
+        "{}",
+        stderr(&same)
+    );
+
+    let diff = run_in(
+        dir.path(),
+        &[
+            "propose", "s.h", "--struct", "hot", "--access", "s.toml", "--offset", "0",
+        ],
+    );
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    std::fs::write(dir.path().join("fix.patch"), &diff.stdout).unwrap();
+    let applied = std::process::Command::new("patch")
+        .current_dir(dir.path())
+        .args(["-p1", "-i", "fix.patch"])
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{}", stdout(&diff));
+    let after = run_in(
+        dir.path(),
+        &[
+            "show", "s.h", "--struct", "hot", "--access", "s.toml", "--offset", "0",
+        ],
+    );
+    assert_eq!(
+        after.status.code(),
+        Some(0),
+        "{}\n{}",
+        stdout(&diff),
+        stdout(&after)
+    );
+}

@@ -74,7 +74,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 // A commit message, then the patch: what `git am` and `patch -p1` both read.
                 let _ = write!(out, "{text}\n---\n");
             }
-            out.push_str(&emit::c_diff(source, &solved.layout, style)?);
+            if !same_layout(before, &solved.layout) {
+                out.push_str(&emit::c_diff(source, &solved.layout, style)?);
+            }
         }
         ProposeFormat::Table => {
             let lines = report::conflict_lines(s, before);
@@ -137,6 +139,17 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     Ok(EXIT_OK)
 }
 
+/// True when the proposal places every field where it already is: then there is
+/// nothing to patch.
+fn same_layout(a: &layout_core::Layout, b: &layout_core::Layout) -> bool {
+    let placed = |l: &layout_core::Layout| {
+        let mut v: Vec<(usize, u64)> = l.slots.iter().map(|s| (s.field, s.offset)).collect();
+        v.sort_unstable();
+        v
+    };
+    a.size == b.size && a.align == b.align && placed(a) == placed(b)
+}
+
 fn solve_or_explain(
     s: &layout_core::Struct,
     opts: &SolveOptions,
@@ -171,6 +184,12 @@ fn summary(
         "struct {}: {} -> {} bytes ({delta:+}), align {} -> {}; hard conflicts {n_before} -> {n_after} {where_}",
         s.name, before.size, after.size, before.align, after.align
     );
+    if same_layout(before, after) {
+        let _ = writeln!(
+            t,
+            "the layout as declared is already the best: nothing to change"
+        );
+    }
     if solved.optimal {
         let _ = writeln!(
             t,

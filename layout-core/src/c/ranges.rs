@@ -36,8 +36,41 @@ impl LineRanges<'_> {
     /// From the first line of the comment block directly above `decl` (no
     /// blank line between, not above the body's `{` line) through the end of
     /// the line of `decl`'s end, with a trailing comment and the newline.
+    ///
+    /// A member that shares a line with other code (`struct s { int a; int b; };`)
+    /// gets only its own bytes on that side, so that no two members' ranges
+    /// overlap and each can move alone.
     pub fn member_lines(&self, decl: Range<usize>, body: Range<usize>) -> Range<usize> {
-        self.block_start(decl.start, body.start)..self.line_end_after(decl.end)
+        let line_start = self.line_start(decl.start);
+        let alone_at_start = self.text[line_start..decl.start].trim().is_empty();
+        let start = if alone_at_start {
+            self.block_start(decl.start, body.start)
+        } else {
+            decl.start
+        };
+        let end = self.line_end_after(decl.end);
+        let end = if self.has_code(decl.end..end) {
+            decl.end
+        } else {
+            end
+        };
+        start..end
+    }
+
+    /// Whether `range` holds anything but blanks and comments.
+    fn has_code(&self, range: Range<usize>) -> bool {
+        let bytes = self.text.as_bytes();
+        let mut p = range.start;
+        while p < range.end {
+            if bytes[p].is_ascii_whitespace() {
+                p += 1;
+            } else if let Some(c) = self.comment_starting_at(p) {
+                p = c.end;
+            } else {
+                return true;
+            }
+        }
+        false
     }
 
     fn block_start(&self, decl_start: usize, body_start: usize) -> usize {
@@ -133,10 +166,8 @@ mod tests {
             lines_of(text, "int a;"),
             "\t/* one */\n\t/*\n\t * two\n\t */\n\tint a; /* trail */\n"
         );
-        assert_eq!(
-            lines_of(text, "int b;"),
-            "\t/* three */\n\tint b;\tint c;\n"
-        );
+        assert_eq!(lines_of(text, "int b;"), "\t/* three */\n\tint b;");
+        assert_eq!(lines_of(text, "int c;"), "int c;\n");
         assert_eq!(lines_of(text, "int d;"), "\tint d; /* x\n\t   y */\n");
         assert_eq!(
             lines_of(text, "int e;"),
@@ -148,7 +179,7 @@ mod tests {
     #[test]
     fn first_member_on_the_brace_line_and_no_newline_at_eof() {
         let text = "struct s { int a; };";
-        assert_eq!(lines_of(text, "int a;"), "struct s { int a; };");
+        assert_eq!(lines_of(text, "int a;"), "int a;");
         let text = "struct s {\n\tint a; /* c */ /* d */";
         let c = comments(text);
         let r = LineRanges { text, comments: &c };
