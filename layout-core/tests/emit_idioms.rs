@@ -10,14 +10,16 @@
 
 #![cfg(feature = "c-header")]
 
+mod support;
+
 use layout_core::access;
 use layout_core::c::{parse_header, CStruct, Defines, TypeTable};
 use layout_core::emit::{c_diff, changelog, phase_assertion, CStyle, ChangelogNotes};
 use layout_core::layout::Slot;
 use layout_core::solve::{solve, Solution, SolveOptions};
 use layout_core::{verify, Access, Layout, Placement, Struct, VerifiedLayout};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+use support::*;
 
 const LRU_GEN: &str = include_str!("../../examples/kernel/lru_gen.h");
 const LRU_GEN_TOML: &str = include_str!("../../examples/kernel/lru_gen.toml");
@@ -103,76 +105,6 @@ fn seed_solutions(s: &Struct) -> Vec<(&'static str, Solution)> {
     .into_iter()
     .map(|(name, o)| (name, solve(s, &o).unwrap_or_else(|e| panic!("{name}: {e}"))))
     .collect()
-}
-
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "cachelayout-emit-idioms-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Writes `text` at `dir/path`, applies `diff` with `patch -p1`, returns the result.
-fn apply(dir: &Path, path: &str, text: &str, diff: &str) -> String {
-    let file = dir.join(path);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, text).unwrap();
-    std::fs::write(dir.join("layout.patch"), diff).unwrap();
-    let out = Command::new("patch")
-        .args(["-p1", "--batch", "--forward", "-i", "layout.patch"])
-        .current_dir(dir)
-        .output()
-        .expect("patch runs");
-    assert!(
-        out.status.success(),
-        "patch -p1 failed:\n{}{}\n{diff}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    std::fs::read_to_string(file).unwrap()
-}
-
-/// Compiles `header` after the prelude with gcc and asserts every field's
-/// offset, the size and the alignment of `v`, plus the `extra` lines (which
-/// may call the check function, so that it is compiled too).
-fn assert_gcc_layout(dir: &Path, header: &str, v: &VerifiedLayout, extra: &[String]) {
-    let s = v.strukt();
-    let mut c = format!("{PRELUDE}#include \"{header}\"\n");
-    for sl in &v.slots {
-        let name = &s.fields[sl.field].name;
-        c.push_str(&format!(
-            "_Static_assert(offsetof(struct {}, {name}) == {}, \"offset of {name}\");\n",
-            s.name, sl.offset
-        ));
-    }
-    c.push_str(&format!(
-        "_Static_assert(sizeof(struct {}) == {}, \"size\");\n",
-        s.name, v.size
-    ));
-    c.push_str(&format!(
-        "_Static_assert(_Alignof(struct {}) == {}, \"align\");\n",
-        s.name, v.align
-    ));
-    for line in extra {
-        c.push_str(line);
-        c.push('\n');
-    }
-    std::fs::write(dir.join("check.c"), c).unwrap();
-    let out = Command::new("gcc")
-        .args(["-std=gnu11", "-fsyntax-only", "-Wall", "-Werror", "-I", "."])
-        .arg("check.c")
-        .current_dir(dir)
-        .output()
-        .expect("gcc runs");
-    assert!(
-        out.status.success(),
-        "gcc rejects the layout:\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        std::fs::read_to_string(dir.join(header)).unwrap()
-    );
 }
 
 /// The front-end reads the patched header back: same fields at the same
@@ -281,7 +213,7 @@ fn check_style(
             v.strukt().name
         ));
     }
-    assert_gcc_layout(&dir, path, v, &extra);
+    assert_gcc_layout_with(&dir, PRELUDE, path, v, &extra, &["-Wall", "-Werror"]);
     assert_round_trip(path, &patched, v, style);
     (patched, diff)
 }
@@ -683,11 +615,7 @@ fn the_front_end_reads_existing_group_markers_as_gcc_does() {
     }
     check.push_str("_Static_assert(sizeof(struct netdev) == 192, \"size\");\n");
     std::fs::write(dir.join("check.c"), check).unwrap();
-    let out = Command::new("gcc")
-        .args(["-std=gnu11", "-fsyntax-only", "-I", ".", "check.c"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out = gcc_check_c(&dir, &[]);
     assert!(
         out.status.success(),
         "{}",
@@ -993,19 +921,6 @@ fn changelog_of_the_seed_fix_matches_seed_000() {
 // ---------------------------------------------------------------------------
 // Random headers and layouts, every style, twice over.
 
-/// A small deterministic generator (64-bit LCG).
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-}
-
 const RANDOM_TYPES: &[(&str, u64)] = &[
     ("char", 1),
     ("short", 2),
@@ -1168,20 +1083,7 @@ fn random_round(style: CStyle, seed: u64) -> RandomStats {
             assert_round_trip(&path, &patched, &v, style);
             if round == 1 {
                 std::fs::write(dir.join(&path), &patched).unwrap();
-                check.push_str(&format!("#include \"{path}\"\n"));
-                let s = v.strukt();
-                for sl in &v.slots {
-                    let name = &s.fields[sl.field].name;
-                    check.push_str(&format!(
-                        "_Static_assert(offsetof(struct s{case}, {name}) == {}, \"s{case}.{name}\");\n",
-                        sl.offset
-                    ));
-                }
-                check.push_str(&format!(
-                    "_Static_assert(sizeof(struct s{case}) == {}, \"s{case} size\");\n\
-                     _Static_assert(_Alignof(struct s{case}) == {}, \"s{case} align\");\n",
-                    v.size, v.align
-                ));
+                push_case_asserts(&mut check, case, &path, &v);
                 if style == CStyle::Groups {
                     calls.push_str(&format!("\ts{case}_struct_check();\n"));
                 }
@@ -1194,19 +1096,7 @@ fn random_round(style: CStyle, seed: u64) -> RandomStats {
     }
     check.push_str(&format!("void call_checks(void)\n{{\n{calls}}}\n"));
     std::fs::write(dir.join("check.c"), &check).unwrap();
-    let out = Command::new("gcc")
-        .args([
-            "-std=gnu11",
-            "-fsyntax-only",
-            "-Wall",
-            "-Werror",
-            "-I",
-            ".",
-            "check.c",
-        ])
-        .current_dir(&dir)
-        .output()
-        .expect("gcc runs");
+    let out = gcc_check_c(&dir, &["-Wall", "-Werror"]);
     assert!(
         out.status.success(),
         "{}",

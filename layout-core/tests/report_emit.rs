@@ -4,13 +4,15 @@
 //!
 //! Needs `gcc` and `patch` on PATH.
 
+mod support;
+
 use layout_core::emit::{c_diff, phase_assertion, CStyle};
 use layout_core::layout::Slot;
 use layout_core::report::{conflict_lines, diagram, layout_json, table};
 use layout_core::source::{MemberSource, StructSource};
 use layout_core::{verify, Access, Field, Layout, Placement, Struct, VerifiedLayout};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use support::{assert_gcc_layout_with, scratch_dir};
 
 // ---------------------------------------------------------------------------
 // The seed case.
@@ -627,88 +629,17 @@ struct list_head { struct list_head *next, *prev; };
 struct hlist_nulls_node { struct hlist_nulls_node *next, **pprev; };
 ";
 
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "cachelayout-report-emit-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Writes `text` at `dir/path`, applies `diff` with `patch -p1`, returns the result.
+/// [`support::apply`], and `patch` leaves no rejects.
 fn apply(dir: &Path, path: &str, text: &str, diff: &str) -> String {
-    let file = dir.join(path);
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, text).unwrap();
-    std::fs::write(dir.join("layout.patch"), diff).unwrap();
-    let out = Command::new("patch")
-        .args(["-p1", "--batch", "--forward", "-i", "layout.patch"])
-        .current_dir(dir)
-        .output()
-        .expect("patch runs");
-    assert!(
-        out.status.success(),
-        "patch -p1 failed:\n{}{}\n{diff}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let patched = support::apply(dir, path, text, diff);
     assert!(!dir.join(format!("{path}.rej")).exists());
-    std::fs::read_to_string(file).unwrap()
+    patched
 }
 
 /// Compiles `header` with gcc and asserts every field's offset, the size and
 /// the alignment of the verified layout.
 fn assert_gcc_layout(dir: &Path, header: &str, v: &VerifiedLayout) {
     assert_gcc_layout_with(dir, PRELUDE, header, v, &[], &[]);
-}
-
-/// [`assert_gcc_layout`] with the given prelude, extra C lines after the
-/// header and extra gcc flags.
-fn assert_gcc_layout_with(
-    dir: &Path,
-    prelude: &str,
-    header: &str,
-    v: &VerifiedLayout,
-    extra: &[String],
-    flags: &[&str],
-) {
-    let s = v.strukt();
-    let mut c = format!("{prelude}#include \"{header}\"\n");
-    for line in extra {
-        c.push_str(line);
-        c.push('\n');
-    }
-    for sl in &v.slots {
-        let name = &s.fields[sl.field].name;
-        c.push_str(&format!(
-            "_Static_assert(offsetof(struct {}, {name}) == {}, \"offset of {name}\");\n",
-            s.name, sl.offset
-        ));
-    }
-    c.push_str(&format!(
-        "_Static_assert(sizeof(struct {}) == {}, \"size\");\n",
-        s.name, v.size
-    ));
-    c.push_str(&format!(
-        "_Static_assert(_Alignof(struct {}) == {}, \"align\");\n",
-        s.name, v.align
-    ));
-    std::fs::write(dir.join("check.c"), c).unwrap();
-    let out = Command::new("gcc")
-        .args(["-std=gnu11", "-fsyntax-only", "-I", "."])
-        .args(flags)
-        .arg("check.c")
-        .current_dir(dir)
-        .output()
-        .expect("gcc runs");
-    assert!(
-        out.status.success(),
-        "gcc rejects the layout:\n{}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        std::fs::read_to_string(dir.join(header)).unwrap()
-    );
 }
 
 const MMZONE: &str = "\
@@ -1022,6 +953,7 @@ fn missing_declaration_is_a_located_error() {
 
 #[cfg(feature = "c-header")]
 mod with_front_end {
+    use super::support::{gcc_check_c, push_case_asserts, Lcg};
     use super::*;
     use layout_core::c::{parse_header, CStruct, Defines, TypeTable};
 
@@ -1304,18 +1236,6 @@ struct g {
         );
     }
 
-    /// A small deterministic generator (64-bit LCG).
-    struct Lcg(u64);
-    impl Lcg {
-        fn next(&mut self, n: u64) -> u64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (self.0 >> 33) % n
-        }
-    }
-
     /// Random headers and random layouts of them (reordered, with line
     /// breaks, holes, tail padding, aligned and phase placements): every diff
     /// applies and gcc puts every member where the layout says.
@@ -1434,18 +1354,7 @@ struct g {
                 !patched.contains("____cacheline_aligned_in_smp ____cacheline_aligned_in_smp"),
                 "{patched}"
             );
-            check.push_str(&format!("#include \"{path}\"\n"));
-            for sl in &v.slots {
-                let name = &s.fields[sl.field].name;
-                check.push_str(&format!(
-                    "_Static_assert(offsetof(struct s{case}, {name}) == {}, \"s{case}.{name}\");\n",
-                    sl.offset
-                ));
-            }
-            check.push_str(&format!(
-                "_Static_assert(sizeof(struct s{case}) == {size}, \"s{case} size\");\n\
-                 _Static_assert(_Alignof(struct s{case}) == {align}, \"s{case} align\");\n"
-            ));
+            push_case_asserts(&mut check, case, &path, &v);
             cases += 1;
         }
         assert_eq!(cases, 100);
@@ -1457,11 +1366,7 @@ struct g {
             "padded {padded}, added {added}, dropped {dropped}"
         );
         std::fs::write(dir.join("check.c"), &check).unwrap();
-        let out = Command::new("gcc")
-            .args(["-std=gnu11", "-fsyntax-only", "-I", ".", "check.c"])
-            .current_dir(&dir)
-            .output()
-            .expect("gcc runs");
+        let out = gcc_check_c(&dir, &[]);
         assert!(
             out.status.success(),
             "{}",
