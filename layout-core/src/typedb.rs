@@ -141,6 +141,20 @@ pub struct Member {
 }
 
 impl Member {
+    /// The name a field takes in models and tables: the member's own, or
+    /// `anon_union@OFFSET` / `anon_struct@OFFSET` for an anonymous member.
+    pub fn field_name(&self) -> String {
+        if !self.name.is_empty() {
+            return self.name.clone();
+        }
+        let kind = if self.ty.starts_with("union") {
+            "union"
+        } else {
+            "struct"
+        };
+        format!("anon_{kind}@{}", self.offset)
+    }
+
     pub fn is_bitfield(&self) -> bool {
         self.bit_size.is_some()
     }

@@ -135,17 +135,7 @@ fn piece_name(agg: &Aggregate, p: &Piece) -> (String, String) {
     match &p.kind {
         PieceKind::Member(i) => {
             let m = &agg.members[*i];
-            let name = if m.name.is_empty() {
-                let kind = if m.ty.starts_with("union") {
-                    "union"
-                } else {
-                    "struct"
-                };
-                format!("anon_{kind}@{}", m.offset)
-            } else {
-                m.name.clone()
-            };
-            (name, m.ty.clone())
+            (m.field_name(), m.ty.clone())
         }
         PieceKind::Bits(members) => {
             let names: Vec<&str> = members

@@ -46,16 +46,7 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
 }
 
 fn member_field(m: &Member) -> Field {
-    let name = if m.name.is_empty() {
-        let kind = if m.ty.starts_with("union") {
-            "union"
-        } else {
-            "struct"
-        };
-        format!("anon_{kind}@{}", m.offset)
-    } else {
-        m.name.clone()
-    };
+    let name = m.field_name();
     let align = m.align.max(m.attr_align.unwrap_or(1)).max(1);
     let mut field = Field::new(name, m.ty.clone(), m.size, align);
     field.original_offset = Some(m.offset);
