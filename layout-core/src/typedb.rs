@@ -79,6 +79,7 @@ mod align;
 #[cfg(any(feature = "btf", feature = "dwarf"))]
 mod build;
 mod fields;
+pub(crate) use fields::bitfield_group_end;
 #[cfg(any(feature = "btf", feature = "dwarf"))]
 pub(crate) mod graph;
 mod index;

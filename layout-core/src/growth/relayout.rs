@@ -160,15 +160,7 @@ impl<'a> Placer<'a> {
     /// Places the run of bitfields that starts at `start`; returns its end.
     fn place_bitfields(&mut self, start: usize) -> usize {
         let members = &self.old.members;
-        let mut unit_end = members[start].offset + members[start].size;
-        let mut end = start + 1;
-        while let Some(m) = members.get(end) {
-            if !m.is_bitfield() || m.offset >= unit_end {
-                break;
-            }
-            unit_end = unit_end.max(m.offset + m.size);
-            end += 1;
-        }
+        let end = crate::typedb::bitfield_group_end(members, start);
         let run = &members[start..end];
         let align = if self.old.packed {
             1

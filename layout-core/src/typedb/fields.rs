@@ -54,7 +54,9 @@ fn member_field(m: &Member) -> Field {
 }
 
 /// One past the last bitfield of the group that starts at `start`.
-fn bitfield_group_end(members: &[Member], start: usize) -> usize {
+/// One past the last member of the run of bitfields starting at `start` that
+/// share storage units with it (how gcc groups them; one field in models).
+pub(crate) fn bitfield_group_end(members: &[Member], start: usize) -> usize {
     let first = &members[start];
     let mut unit_end = first.offset + first.size;
     let mut end = start + 1;
