@@ -319,6 +319,30 @@ pub fn grow(db: &TypeDb, name: &str, new: Shape) -> Result<GrowthReport, Diagnos
 /// aggregate that embeds it is laid out again.
 pub fn grow_to(db: &TypeDb, name: &str, new: &Aggregate) -> Result<GrowthReport, Diagnostic> {
     let root = db.find_struct(name)?;
+    let (shape, entry) = root_entry(db, root, new);
+    let mut report = spread(db, root, entry, shape, None, Mode::Layout);
+    note_if_unchanged(&mut report, root, shape);
+    Ok(report)
+}
+
+/// Two versions of the same types: `name` and every aggregate that embeds it
+/// in `before`, with their layouts in `after`.
+pub fn compare(before: &TypeDb, after: &TypeDb, name: &str) -> Result<GrowthReport, Diagnostic> {
+    let root = before.find_struct(name)?;
+    let new_root = after.find_struct(name)?;
+    let (shape, entry) = root_entry(before, root, new_root);
+    let mut report = spread(before, root, entry, shape, Some(after), Mode::Compare);
+    report.source = format!(
+        "{} -> {}",
+        before.source().display(),
+        after.source().display()
+    );
+    note_if_unchanged(&mut report, root, shape);
+    Ok(report)
+}
+
+/// The changed struct's own line, when its new member layout is known.
+fn root_entry(db: &TypeDb, root: &Aggregate, new: &Aggregate) -> (Shape, Entry) {
     let shape = Shape {
         size: new.size,
         align: new.align,
@@ -334,53 +358,13 @@ pub fn grow_to(db: &TypeDb, name: &str, new: &Aggregate) -> Result<GrowthReport,
             ),
         );
     }
-    let mut report = spread(db, root, entry, shape, None, Mode::Layout);
-    if shape
-        == (Shape {
-            size: root.size,
-            align: root.align,
-        })
-    {
-        report.notes.insert(0, unchanged_note(root));
-    }
-    Ok(report)
+    (shape, entry)
 }
 
-/// Two versions of the same types: `name` and every aggregate that embeds it
-/// in `before`, with their layouts in `after`.
-pub fn compare(before: &TypeDb, after: &TypeDb, name: &str) -> Result<GrowthReport, Diagnostic> {
-    let root = before.find_struct(name)?;
-    let new_root = after.find_struct(name)?;
-    let shape = Shape {
-        size: new_root.size,
-        align: new_root.align,
-    };
-    let e = explain::explain(before, root, new_root, &HashMap::new());
-    let mut entry = entry_for(root, shape, Vec::new(), Explanation::from(e));
-    if shape.align != root.align {
-        entry.why.insert(
-            0,
-            format!(
-                "{} is now {}-byte aligned (was {})",
-                root.name, shape.align, root.align
-            ),
-        );
-    }
-    let mut report = spread(before, root, entry, shape, Some(after), Mode::Compare);
-    report.source = format!(
-        "{} -> {}",
-        before.source().display(),
-        after.source().display()
-    );
-    if shape
-        == (Shape {
-            size: root.size,
-            align: root.align,
-        })
-    {
+fn note_if_unchanged(report: &mut GrowthReport, root: &Aggregate, shape: Shape) {
+    if shape.size == root.size && shape.align == root.align {
         report.notes.insert(0, unchanged_note(root));
     }
-    Ok(report)
 }
 
 fn unchanged_note(root: &Aggregate) -> String {
