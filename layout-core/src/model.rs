@@ -120,6 +120,14 @@ pub struct Field {
     pub span: Option<SourceSpan>,
     /// Offset in the original declaration, when known (needed for `pinned`).
     pub original_offset: Option<u64>,
+    /// Ordering constraint: a layout places members in nondecreasing
+    /// `segment` order. Segments come from what the author built (cache-line
+    /// groups, paddings, zero-size markers, the first member); 0 everywhere
+    /// means the members may take any order.
+    pub segment: u32,
+    /// The hot paths whose code touches this member: indices into
+    /// [`Struct::paths`].
+    pub paths: Vec<u32>,
 }
 
 impl Field {
@@ -133,6 +141,8 @@ impl Field {
             pinned: false,
             span: None,
             original_offset: None,
+            segment: 0,
+            paths: Vec::new(),
         }
     }
 
@@ -151,6 +161,8 @@ pub struct Struct {
     /// Minimum alignment the declaration asks for (e.g. `__aligned(64)` on the
     /// struct); 1 when it asks for none.
     pub min_align: u64,
+    /// Names of the hot paths (`tx`, `rx`) that [`Field::paths`] refers to.
+    pub paths: Vec<String>,
 }
 
 impl Struct {
@@ -159,6 +171,7 @@ impl Struct {
             name: name.into(),
             fields,
             min_align: 1,
+            paths: Vec::new(),
         }
     }
 

@@ -279,6 +279,7 @@ mod tests {
             lower_bound,
             optimal,
             solve_ms: 3,
+            stopped_by_time: false,
             method: "exact",
         };
         let opts = Options::default();

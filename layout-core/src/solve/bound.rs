@@ -85,7 +85,7 @@ impl Proof {
         }
         let mv = movement_slot(self.preset);
         let read_slot = match self.preset {
-            Preset::Balanced => 3,
+            Preset::Balanced | Preset::HotLines => 3,
             Preset::MinDiff => 4,
             Preset::CompactHot => 2,
         };

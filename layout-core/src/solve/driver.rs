@@ -391,6 +391,7 @@ impl<'p> Driver<'p> {
                         },
                         optimal,
                         solve_ms: started.elapsed().as_millis() as u64,
+                        stopped_by_time: false,
                         method,
                     });
                 }

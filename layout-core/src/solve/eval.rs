@@ -19,7 +19,7 @@ pub(crate) type Key = [u64; 5];
 pub(crate) fn key_of(c: &Cost, align: u64, preset: Preset) -> Key {
     let (s, r, m) = (c.soft, c.read_lines, c.movement);
     match preset {
-        Preset::Balanced => [c.size, align, s, r, m],
+        Preset::Balanced | Preset::HotLines => [c.size, align, s, r, m],
         Preset::MinDiff => [c.size, align, m, s, r],
         Preset::CompactHot => [c.size, align, r, s, m],
     }
@@ -28,7 +28,7 @@ pub(crate) fn key_of(c: &Cost, align: u64, preset: Preset) -> Key {
 /// Position of the movement term in the key.
 pub(crate) fn movement_slot(preset: Preset) -> usize {
     match preset {
-        Preset::Balanced | Preset::CompactHot => 4,
+        Preset::Balanced | Preset::CompactHot | Preset::HotLines => 4,
         Preset::MinDiff => 2,
     }
 }

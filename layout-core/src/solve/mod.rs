@@ -65,6 +65,8 @@ pub enum Preset {
     MinDiff,
     /// size → read-mostly lines → soft costs → movement: hot data packed tight.
     CompactHot,
+    /// lines touched by the hot paths (summed) → size → soft costs → movement.
+    HotLines,
 }
 
 impl std::str::FromStr for Preset {
@@ -74,12 +76,16 @@ impl std::str::FromStr for Preset {
             "balanced" => Ok(Preset::Balanced),
             "min-diff" => Ok(Preset::MinDiff),
             "compact-hot" => Ok(Preset::CompactHot),
+            "hot-lines" => Ok(Preset::HotLines),
             _ => Err(format!(
-                "unknown objective preset `{s}`: use balanced, min-diff or compact-hot"
+                "unknown objective preset `{s}`: use balanced, min-diff, compact-hot or hot-lines"
             )),
         }
     }
 }
+
+/// The default [`SolveOptions::work_limit`].
+pub const DEFAULT_WORK_LIMIT: u64 = 1_000_000;
 
 #[derive(Clone, Debug)]
 pub struct SolveOptions {
@@ -88,7 +94,13 @@ pub struct SolveOptions {
     /// alignment to the line size when that is cheaper). `Offset(o)`: exploit
     /// the known phase `o % line`; the struct's alignment is kept.
     pub placement: Placement,
+    /// A safety stop only: the result must not depend on it unless it fires,
+    /// and then [`Solution::stopped_by_time`] says so.
     pub time_limit: Duration,
+    /// The deterministic search budget, in units of work (nodes, evaluations,
+    /// pivots): the same input and options give the same layout on any
+    /// machine under any load.
+    pub work_limit: u64,
     pub preset: Preset,
     pub weights: SoftWeights,
     /// Treat the soft pairs (lockless next to locked) as hard as well: used to
@@ -102,6 +114,7 @@ impl Default for SolveOptions {
             line: 64,
             placement: Placement::Aligned,
             time_limit: Duration::from_secs(10),
+            work_limit: DEFAULT_WORK_LIMIT,
             preset: Preset::Balanced,
             weights: SoftWeights::default(),
             separate_soft: false,
@@ -121,6 +134,9 @@ pub struct Solution {
     /// it is the preset's last goal, is minimised by local search only).
     pub optimal: bool,
     pub solve_ms: u64,
+    /// True when the wall-clock safety stop ([`SolveOptions::time_limit`])
+    /// ended the search: a larger limit may give a different answer.
+    pub stopped_by_time: bool,
     /// How it was found: "no-conflict", "exact", "ilp", "heuristic".
     pub method: &'static str,
 }
