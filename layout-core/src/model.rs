@@ -125,9 +125,19 @@ pub struct Field {
     /// groups, paddings, zero-size markers, the first member); 0 everywhere
     /// means the members may take any order.
     pub segment: u32,
-    /// The hot paths whose code touches this member: indices into
-    /// [`Struct::paths`].
-    pub paths: Vec<u32>,
+    /// The hot paths whose code touches this member, and which of its bytes.
+    pub paths: Vec<PathUse>,
+}
+
+/// A hot path's use of part of a member: the member's own bytes when the
+/// path names it, or a sub-member's bytes (`rx_opt.rcv_tsval`) when it names
+/// that; the member still moves as one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathUse {
+    /// Index into [`Struct::paths`].
+    pub path: u32,
+    /// Byte range relative to the member's start.
+    pub bytes: std::ops::Range<u64>,
 }
 
 impl Field {
