@@ -19,6 +19,7 @@ pub mod layout;
 pub mod model;
 pub mod report;
 pub mod scan;
+pub mod segments;
 pub mod solve;
 pub mod source;
 pub mod typedb;

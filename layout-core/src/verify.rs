@@ -1,6 +1,8 @@
 //! The independent verifier. It recomputes everything from the model and the
 //! offsets alone: every field placed once, aligned, without overlap, pinned
-//! fields where they were, size and alignment consistent, and the hard rule at
+//! fields where they were, the author's order kept (fields in nondecreasing
+//! [`segment`](crate::model::Field::segment) order, a first member kept
+//! first at offset 0), size and alignment consistent, and the hard rule at
 //! every phase the placement allows. It shares no code with the solver.
 //!
 //! A [`VerifiedLayout`] can only be made here; emitters of proposals take one.
@@ -55,6 +57,17 @@ pub enum VerifyError {
         line: u64,
         phase: u64,
     },
+    /// `before` (of an earlier segment: a group, a marker, the first member)
+    /// does not end before `after` starts.
+    Segment {
+        before: String,
+        after: String,
+    },
+    /// The first member, kept first, is not at offset 0.
+    FirstMember {
+        field: String,
+        offset: u64,
+    },
 }
 
 impl fmt::Display for VerifyError {
@@ -89,6 +102,16 @@ impl fmt::Display for VerifyError {
             HardRule { a, b, line, phase } => write!(
                 f,
                 "lockless `{a}` shares line {line} with `{b}` when the struct starts at phase {phase}"
+            ),
+            Segment { before, after } => write!(
+                f,
+                "`{after}` is placed before `{before}`, which the author's groups and markers \
+                 put first (a member left its cache-line group, or a marker moved)"
+            ),
+            FirstMember { field, offset } => write!(
+                f,
+                "the first member `{field}` moved to offset {offset}; it must stay at offset 0 \
+                 (code casts the struct to it)"
             ),
         }
     }
@@ -205,12 +228,61 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
             });
         }
     }
+    check_segments(s, &placed)?;
     if let Placement::Offset(o) = l.placement {
         if o % l.align != 0 && !(o % l.line).is_multiple_of(l.align) {
             return Err(VerifyError::PlacementMisaligned {
                 offset: o,
                 align: l.align,
             });
+        }
+    }
+    Ok(())
+}
+
+/// The author's order: a field of a lower [`Field::segment`](crate::model::Field)
+/// ends before a field of a higher one starts (zero-size markers included),
+/// and a first member kept first sits at offset 0. `placed` is
+/// `(offset, size, field)` for every field.
+fn check_segments(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyError> {
+    let mut by_segment: Vec<(u32, u64, u64, usize)> = placed
+        .iter()
+        .map(|&(off, size, i)| (s.fields[i].segment, off, off + size, i))
+        .collect();
+    by_segment.sort();
+    // The field of the earlier segments that ends last.
+    let mut latest: Option<(u64, usize)> = None;
+    let mut k = 0;
+    while k < by_segment.len() {
+        let seg = by_segment[k].0;
+        let mut group_end = k;
+        while group_end < by_segment.len() && by_segment[group_end].0 == seg {
+            group_end += 1;
+        }
+        let members = &by_segment[k..group_end];
+        if let Some((end, before)) = latest {
+            if let Some(&(_, _, _, after)) = members.iter().find(|m| m.1 < end) {
+                return Err(VerifyError::Segment {
+                    before: s.fields[before].name.clone(),
+                    after: s.fields[after].name.clone(),
+                });
+            }
+        }
+        for &(_, _, end, i) in members {
+            if latest.is_none_or(|(e, _)| end > e) {
+                latest = Some((end, i));
+            }
+        }
+        k = group_end;
+    }
+    if crate::segments::first_is_kept(s) {
+        if let Some(&(off, _, _)) = placed.iter().find(|p| p.2 == 0) {
+            if off != 0 {
+                return Err(VerifyError::FirstMember {
+                    field: s.fields[0].name.clone(),
+                    offset: off,
+                });
+            }
         }
     }
     Ok(())

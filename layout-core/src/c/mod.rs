@@ -36,7 +36,13 @@
 //!   `__randomize_layout`, ...); bit-fields with gcc's rules.
 //! - Struct-body markers: `CACHELINE_PADDING(name);` and
 //!   `__cacheline_group_{begin,end}[_aligned](name[, align]);` are zero-size
-//!   members that align what follows; they are not fields.
+//!   members that align what follows. They are zero-size fields of the model
+//!   named as the kernel's macros name them (`_pad1_`,
+//!   `__cacheline_group_begin__NAME`, `__cacheline_group_end__NAME`,
+//!   `__cacheline_group_pad__NAME`), and cut the struct into
+//!   [`segments`](crate::segments) with the first member and the members
+//!   aligned to a line; their source stays a marker line, not a member
+//!   declaration.
 //! - Member macros, respelled in place as what they declare: `DECLARE_BITMAP(name, bits)`,
 //!   `DECLARE_FLEX_ARRAY(T, name)`, `struct_group(NAME, ...)` and its
 //!   `_tagged`, `_attr` and `__struct_group` forms.

@@ -1,6 +1,7 @@
 //! From a record layout to the model: fields with gcc's offsets, and the
 //! byte ranges of every member of the body.
 
+use super::attrs::{MarkerKind, SMP_CACHE_BYTES};
 use super::parse::{Declarator, FieldDecl, RecordDef, TypeRef};
 use super::preprocess::RegionKind;
 use super::ranges::LineRanges;
@@ -8,6 +9,7 @@ use super::types::{Item, Placed, Resolver};
 use super::{CStruct, Header};
 use crate::error::{line_col, Diagnostic};
 use crate::model::{Field, SourceSpan, Struct};
+use crate::segments::{BEGIN_PREFIX, END_PREFIX, PAD_PREFIX};
 use crate::source::{MemberSource, StructSource};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -34,10 +36,28 @@ pub(crate) fn build(
         comments: &h.ast.comments,
     };
     let mut pending: Vec<Pending> = Vec::new();
+    let mut line_start: Vec<bool> = Vec::new();
     let mut prev_bitfield = false;
     for p in &layout.placed {
         let Item::Field { member, declarator } = p.item else {
             prev_bitfield = false;
+            if let Item::Marker(k) = p.item {
+                let end = pending
+                    .iter()
+                    .filter(|q| q.named)
+                    .filter_map(|q| q.field.original_offset.map(|o| o + q.field.size))
+                    .max()
+                    .unwrap_or(0);
+                for field in marker_fields(h, k, p, end) {
+                    line_start.resize(pending.len(), false);
+                    pending.push(Pending {
+                        field,
+                        bits: None,
+                        named: true,
+                        slots: Vec::new(),
+                    });
+                }
+            }
             continue;
         };
         let f = &rec.members[member];
@@ -78,6 +98,8 @@ pub(crate) fn build(
                 let Some(fname) = fname else { continue };
                 let mut field = Field::new(fname, ty, p.size, p.align);
                 field.original_offset = Some(p.bit_offset / 8);
+                line_start.resize(pending.len(), false);
+                line_start.push(p.align >= SMP_CACHE_BYTES);
                 field.span = Some(span(
                     h,
                     at,
@@ -92,6 +114,13 @@ pub(crate) fn build(
             }
         }
     }
+    line_start.resize(pending.len(), false);
+    let line_start: Vec<bool> = pending
+        .iter()
+        .zip(line_start)
+        .filter(|(p, _)| p.named)
+        .map(|(_, l)| l)
+        .collect();
     pending.retain(|p| p.named);
     let mut slot_field: HashMap<(usize, Option<usize>), usize> = HashMap::new();
     let mut fields = Vec::with_capacity(pending.len());
@@ -104,6 +133,7 @@ pub(crate) fn build(
     let members = members(h, rec, &slot_field, &lines);
     let mut model = Struct::new(name, fields);
     model.min_align = layout.attr_align;
+    crate::segments::assign(&mut model, &line_start, crate::segments::Keep::default());
     Ok(CStruct {
         model,
         size: layout.size,
@@ -116,6 +146,48 @@ pub(crate) fn build(
             members,
         },
     })
+}
+
+/// The zero-size members a struct-body marker macro declares, named as the
+/// kernel's macros name them (and as BTF and DWARF show them):
+/// `CACHELINE_PADDING(n)` is `n` of type `struct cacheline_padding`;
+/// `__cacheline_group_begin[_aligned](g)` is `__cacheline_group_begin__g`;
+/// `__cacheline_group_end(g)` is `__cacheline_group_end__g`;
+/// `__cacheline_group_end_aligned(g)` is `__cacheline_group_end__g`
+/// (aligned to 8, right after the previous member, which ends at `end`)
+/// followed by `__cacheline_group_pad__g` (aligned to the line). Their
+/// source is the marker line (no [`MemberSource`] names them).
+fn marker_fields(h: &Header, k: usize, p: &Placed, end: u64) -> Vec<Field> {
+    let mk = &h.pre.markers[k];
+    let name = h.text.get(mk.name.clone()).unwrap_or("").trim().to_string();
+    let offset = p.bit_offset / 8;
+    let zero = |n: String, ty: &str, align: u64, at: u64| {
+        let mut f = Field::new(n, ty, 0, align);
+        f.original_offset = Some(at);
+        f.span = Some(span(h, mk.range.start, mk.range.clone()));
+        f
+    };
+    let group = |prefix: &str| format!("{prefix}{name}");
+    match mk.kind {
+        MarkerKind::Padding => vec![zero(
+            name.clone(),
+            "struct cacheline_padding",
+            p.align,
+            offset,
+        )],
+        MarkerKind::GroupBegin | MarkerKind::GroupBeginAligned(_) => {
+            vec![zero(group(BEGIN_PREFIX), "__u8[0]", p.align, offset)]
+        }
+        MarkerKind::GroupEnd => vec![zero(group(END_PREFIX), "__u8[0]", p.align, offset)],
+        MarkerKind::GroupEndAligned(_) => {
+            let end_align = 8.min(p.align);
+            let at = end.div_ceil(end_align) * end_align;
+            vec![
+                zero(group(END_PREFIX), "__u8[0]", end_align, at.min(offset)),
+                zero(group(PAD_PREFIX), "struct {}", p.align, offset),
+            ]
+        }
+    }
 }
 
 fn span(h: &Header, at: usize, bytes: Range<usize>) -> SourceSpan {

@@ -178,6 +178,18 @@ pub(crate) fn marker_name(decl: &str) -> Option<&str> {
     (!name.is_empty()).then_some(name)
 }
 
+/// The name of the zero-size member a marker line declares, as the model
+/// (and BTF) calls it: `_pad1_`, `__cacheline_group_begin__g`,
+/// `__cacheline_group_end__g`.
+pub(crate) fn marker_field_name(decl: &str, kind: MarkerKind) -> Option<String> {
+    let arg = marker_name(decl)?;
+    Some(match kind {
+        MarkerKind::Padding => arg.to_string(),
+        MarkerKind::GroupBegin => format!("{}{arg}", crate::segments::BEGIN_PREFIX),
+        MarkerKind::GroupEnd => format!("{}{arg}", crate::segments::END_PREFIX),
+    })
+}
+
 /// The group each field sits in in the header (between a begin marker and
 /// the next end marker), by field index.
 pub(crate) fn old_groups(src: &StructSource, n_fields: usize) -> Vec<Option<String>> {

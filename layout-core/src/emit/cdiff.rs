@@ -46,8 +46,9 @@ use std::ops::Range;
 /// style's C would not reproduce exactly (the help then suggests
 /// `--style aligned`).
 pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<String, Diagnostic> {
-    let s = v.strukt();
-    let l: &Layout = v;
+    let (stripped, stripped_layout, kept_markers) = without_markers(src, v.strukt(), v);
+    let s = &stripped;
+    let l: &Layout = &stripped_layout;
     let at_struct = |d: Diagnostic| {
         let (line, col) = line_col(&src.text, src.definition.start);
         d.in_file(&src.path).at(line, col)
@@ -61,7 +62,19 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     check_ranges(src, s).map_err(at_struct)?;
     let nodes = body::parse(src).map_err(at_struct)?;
     if style != CStyle::Groups {
-        refuse_group_markers(src, s, &nodes, style)?;
+        refuse_group_markers(src, s, &nodes, style, &kept_markers)?;
+    } else if let Some(g) = kept_markers
+        .iter()
+        .find_map(|m| m.strip_prefix(crate::segments::BEGIN_PREFIX))
+    {
+        return Err(at_struct(
+            Diagnostic::new(format!(
+                "struct `{}` keeps the author's cache-line group `{g}`, which the groups style \
+                 would rewrite",
+                s.name
+            ))
+            .help("pass --regroup to rebuild the groups, or use --style aligned, which keeps them"),
+        ));
     }
     let order: Vec<usize> = ordered_slots(s, l).iter().map(|sl| sl.field).collect();
     let mut rank = vec![0; s.fields.len()];
@@ -97,6 +110,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         &groups,
         packed,
     )
+    .keeping(kept_markers)
     .render(&flat, &carriers)
     .map_err(at_struct)?;
     // gcc applies the last alignment attribute of the definition: the new
@@ -132,18 +146,68 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     Ok(unified_diff(&diff_path(src), &src.text, &new_text))
 }
 
-/// The other styles cannot keep group markers: the members between them
-/// move.
+/// The model without the zero-size members the header spells as marker
+/// lines (`CACHELINE_PADDING()`, `__cacheline_group_*()`), which the C
+/// front-end adds and no member declaration carries; the layout without
+/// their slots; and their names: those lines stay where they are.
+fn without_markers(src: &StructSource, s: &Struct, l: &Layout) -> (Struct, Layout, Vec<String>) {
+    let mut declared = vec![false; s.fields.len()];
+    for m in &src.members {
+        if let Some(d) = m.field.and_then(|f| declared.get_mut(f)) {
+            *d = true;
+        }
+    }
+    let mut index = vec![None; s.fields.len()];
+    let mut fields = Vec::new();
+    let mut kept = Vec::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        if f.size == 0 && !declared[i] {
+            kept.push(f.name.clone());
+        } else {
+            index[i] = Some(fields.len());
+            fields.push(f.clone());
+        }
+    }
+    let mut stripped = s.clone();
+    stripped.fields = fields;
+    let mut layout = l.clone();
+    layout.slots = l
+        .slots
+        .iter()
+        .filter_map(|sl| {
+            index
+                .get(sl.field)
+                .copied()
+                .flatten()
+                .map(|field| crate::layout::Slot {
+                    field,
+                    offset: sl.offset,
+                })
+        })
+        .collect();
+    (stripped, layout, kept)
+}
+
+/// The other styles cannot keep group markers the layout does not keep:
+/// the members between them move.
 fn refuse_group_markers(
     src: &StructSource,
     s: &Struct,
     nodes: &[Node],
     style: CStyle,
+    kept: &[String],
 ) -> Result<(), Diagnostic> {
     let mut flat = Vec::new();
     body::flatten(nodes, &mut flat);
+    let text = &src.text;
     let marker = flat.iter().find_map(|n| match n {
-        Node::Marker { member, kind } if kind.is_group() => Some(member),
+        Node::Marker { member, kind }
+            if kind.is_group()
+                && !body::marker_field_name(&text[member.decl.clone()], *kind)
+                    .is_some_and(|name| kept.contains(&name)) =>
+        {
+            Some(member)
+        }
         _ => None,
     });
     match marker {

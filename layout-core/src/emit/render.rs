@@ -9,7 +9,10 @@
 //!   `Groups` style removes them all; a new padding line takes the name of a
 //!   removed one before making up `_padN_`;
 //! - group markers are rewritten by the `Groups` style (the caller refuses
-//!   them in the others).
+//!   them in the others);
+//! - a marker line whose member the model still has (the author's groups
+//!   and paddings, kept as [`segments`](crate::segments)) stays where it is
+//!   in every style.
 //!
 //! [`replay`]: super::replay
 
@@ -60,6 +63,10 @@ pub(crate) struct Renderer<'a> {
     /// alignment away.
     packed: bool,
     record: Vec<CItem>,
+    /// Model names of the author's markers the layout keeps
+    /// (`_pad1_`, `__cacheline_group_begin__g`): their lines stay where
+    /// they are, in every style.
+    author_markers: Vec<String>,
 }
 
 impl<'a> Renderer<'a> {
@@ -120,6 +127,49 @@ impl<'a> Renderer<'a> {
             pad_names: PadNames::new(s),
             packed,
             record: Vec::new(),
+            author_markers: Vec::new(),
+        }
+    }
+
+    /// Keeps the marker lines whose members the model still has (see
+    /// [`crate::segments`]): the author's groups and paddings.
+    pub(crate) fn keeping(mut self, author_markers: Vec<String>) -> Self {
+        self.author_markers = author_markers;
+        self
+    }
+
+    /// The model name of a marker line's member, when the layout keeps it.
+    fn kept_author_marker(&self, member: &MemberSource, kind: MarkerKind) -> bool {
+        let decl = &self.src.text[member.decl.clone()];
+        super::body::marker_field_name(decl, kind).is_some_and(|n| self.author_markers.contains(&n))
+    }
+
+    /// What C sees for a kept group marker line: the zero-size members its
+    /// macro declares, with their alignments.
+    fn group_marker_record(&self, member: &MemberSource, kind: MarkerKind) -> Vec<CItem> {
+        let decl = self.src.text[member.decl.clone()].trim_start();
+        let aligned = decl
+            .split('(')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .ends_with("_aligned");
+        let line = decl
+            .split_once(',')
+            .and_then(|(_, rest)| {
+                rest.trim_end_matches([')', ';', ' '])
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .filter(|a| a.is_power_of_two())
+            .unwrap_or(self.l.line);
+        match (kind, aligned) {
+            (MarkerKind::GroupBegin, true) => vec![CItem::Marker { align: line }],
+            (MarkerKind::GroupEnd, true) => {
+                vec![CItem::Marker { align: 8 }, CItem::Marker { align: line }]
+            }
+            _ => vec![CItem::Marker { align: 1 }],
         }
     }
 
@@ -156,6 +206,14 @@ impl<'a> Renderer<'a> {
                     self.record.push(CItem::Marker {
                         align: self.padding_align(),
                     });
+                    dropped_line = false;
+                }
+                Node::Marker { member, kind }
+                    if kind.is_group() && self.kept_author_marker(member, *kind) =>
+                {
+                    out.push_str(&text[member.lines.clone()]);
+                    let record = self.group_marker_record(member, *kind);
+                    self.record.extend(record);
                     dropped_line = false;
                 }
                 Node::Marker { .. } => dropped_line = true,
@@ -264,17 +322,19 @@ impl<'a> Renderer<'a> {
     fn padding_markers_to_keep(&self, flat: &[&Node]) -> Vec<bool> {
         let text = &self.src.text;
         let mut keep = vec![false; flat.len()];
-        if self.style == CStyle::Groups {
-            return keep;
-        }
         for (i, node) in flat.iter().enumerate() {
-            if !matches!(
-                node,
-                Node::Marker {
-                    kind: MarkerKind::Padding,
-                    ..
-                }
-            ) {
+            let Node::Marker {
+                member,
+                kind: MarkerKind::Padding,
+            } = node
+            else {
+                continue;
+            };
+            if self.kept_author_marker(member, MarkerKind::Padding) {
+                keep[i] = true;
+                continue;
+            }
+            if self.style == CStyle::Groups {
                 continue;
             }
             let next = flat[i + 1..]

@@ -95,7 +95,8 @@ pub fn layout_json(s: &Struct, l: &Layout) -> serde_json::Value {
 }
 
 /// Slots in the order a reader (and C) sees them: by offset, a zero-size
-/// field before a sized one at the same offset, ties otherwise in slot order.
+/// field before a sized one at the same offset, zero-size fields at one
+/// offset in segment order, ties otherwise in slot order.
 /// Slots that name no field of `s` are dropped.
 pub(crate) fn ordered_slots(s: &Struct, l: &Layout) -> Vec<Slot> {
     let mut slots: Vec<Slot> = l
@@ -104,7 +105,10 @@ pub(crate) fn ordered_slots(s: &Struct, l: &Layout) -> Vec<Slot> {
         .copied()
         .filter(|sl| sl.field < s.fields.len())
         .collect();
-    slots.sort_by_key(|sl| (sl.offset, s.fields[sl.field].size != 0));
+    slots.sort_by_key(|sl| {
+        let f = &s.fields[sl.field];
+        (sl.offset, f.size != 0, f.segment)
+    });
     slots
 }
 

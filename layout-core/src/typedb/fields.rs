@@ -13,6 +13,11 @@
 //!   (a union) or are reached as if they were the parent's (C11 anonymous
 //!   members), and moving them apart would change the type.
 //!
+//! Segments ([`crate::segments`]): the first member, every zero-size member
+//! (cache-line group markers, paddings, zero-length arrays) and every member
+//! with an `aligned(64)` attribute is a segment of its own; the members
+//! between them share one.
+//!
 //! A member's alignment is the larger of its type's and its own `aligned`
 //! attribute's: with BTF it cannot be known whether the attribute was on the
 //! member or on its type, and dropping a type's alignment would let the solver
@@ -20,11 +25,16 @@
 //! with its original offset. Meant for structs: a union's fields all start at 0.
 
 use super::{Aggregate, Member};
+
+/// An `aligned` attribute on a member at least this large (the kernel's
+/// `____cacheline_aligned_in_smp`) makes the member a segment of its own.
+const LINE_ATTRIBUTE: u64 = 64;
 use crate::model::{Field, Struct};
 
 pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     let members = &agg.members;
     let mut fields: Vec<Field> = Vec::with_capacity(members.len());
+    let mut line_start: Vec<bool> = Vec::with_capacity(members.len());
     let mut i = 0;
     while i < members.len() {
         let m = &members[i];
@@ -34,14 +44,17 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
                 .last()
                 .map_or(0, |f| f.original_offset.unwrap_or(0) + f.size);
             fields.push(bitfield_field(&members[i..end], prev_end));
+            line_start.push(false);
             i = end;
         } else {
             fields.push(member_field(m));
+            line_start.push(m.attr_align.is_some_and(|a| a >= LINE_ATTRIBUTE));
             i += 1;
         }
     }
     let mut model = Struct::new(agg.name.clone(), fields);
     model.min_align = agg.attr_align.unwrap_or(1);
+    crate::segments::assign(&mut model, &line_start, crate::segments::Keep::default());
     model
 }
 

@@ -1,0 +1,300 @@
+//! What the author built, as ordering constraints: cache-line groups,
+//! paddings, zero-size markers and the first member become
+//! [`Field::segment`]s, which every layout must keep in nondecreasing order
+//! ([`crate::verify`] checks it).
+//!
+//! A struct's members, in declaration order, are cut into segments:
+//!
+//! - the first member has segment 0 of its own, so it stays at offset 0
+//!   (code casts the struct to it: `tcp_sk()`), unless the caller lets it move;
+//! - every zero-size member is a segment of its own: the kernel's
+//!   `__cacheline_group_begin__NAME` / `__cacheline_group_end__NAME` /
+//!   `__cacheline_group_pad__NAME` members, a `CACHELINE_PADDING()` member
+//!   (`struct cacheline_padding`), any other zero-length array
+//!   (`headers_start[0]`) and a flexible array member;
+//! - a member the source aligns to a line (`____cacheline_aligned_in_smp`
+//!   on the member) is a segment of its own, so it keeps starting a line;
+//! - the members between two of those form one segment: they may be
+//!   reordered among themselves, never across a marker.
+//!
+//! So every member stays between its group's markers, a group's begin stays
+//! before its end, and a padding (aligned to the line) stays a line break.
+//! With `--regroup` the cache-line groups and paddings are dissolved: their
+//! markers leave the model ([`dissolve_groups`]) and only the first member
+//! and the other zero-size markers still cut segments.
+
+use crate::model::{Access, Field, Struct};
+
+/// `__cacheline_group_begin__` + group name: the member
+/// `__cacheline_group_begin(NAME)` declares.
+pub const BEGIN_PREFIX: &str = "__cacheline_group_begin__";
+/// `__cacheline_group_end__` + group name.
+pub const END_PREFIX: &str = "__cacheline_group_end__";
+/// `__cacheline_group_pad__` + group name: the line-aligned member that
+/// `__cacheline_group_end_aligned(NAME)` adds after the end marker.
+pub const PAD_PREFIX: &str = "__cacheline_group_pad__";
+
+/// What a zero-size member stands for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Marker {
+    /// `__cacheline_group_begin__NAME`.
+    GroupBegin(String),
+    /// `__cacheline_group_end__NAME`.
+    GroupEnd(String),
+    /// `__cacheline_group_pad__NAME`.
+    GroupPad(String),
+    /// `CACHELINE_PADDING(name)`: a member of type `struct cacheline_padding`.
+    Padding,
+    /// Any other zero-size member: a zero-length array (`headers_start[0]`),
+    /// an empty struct, a flexible array member.
+    ZeroSize,
+}
+
+impl Marker {
+    /// The marker a field is, or `None` for a member with bytes.
+    pub fn of(f: &Field) -> Option<Marker> {
+        if f.size != 0 {
+            return None;
+        }
+        let n = f.name.as_str();
+        Some(if let Some(g) = n.strip_prefix(BEGIN_PREFIX) {
+            Marker::GroupBegin(g.to_string())
+        } else if let Some(g) = n.strip_prefix(END_PREFIX) {
+            Marker::GroupEnd(g.to_string())
+        } else if let Some(g) = n.strip_prefix(PAD_PREFIX) {
+            Marker::GroupPad(g.to_string())
+        } else if f.ty.trim() == "struct cacheline_padding" {
+            Marker::Padding
+        } else {
+            Marker::ZeroSize
+        })
+    }
+
+    /// A cache-line group's marker or a padding: what `--regroup` dissolves.
+    pub fn is_cacheline(&self) -> bool {
+        !matches!(self, Marker::ZeroSize)
+    }
+}
+
+/// True when the field is a zero-size marker that carries no access class of
+/// its own (JSON writes `"access": "marker"` for it).
+pub fn is_marker(f: &Field) -> bool {
+    f.size == 0 && f.access == Access::Cold
+}
+
+/// How segments are cut.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Keep {
+    /// The first member stays first, at offset 0 (`--move-first` turns it off).
+    pub first: bool,
+}
+
+impl Default for Keep {
+    fn default() -> Self {
+        Keep { first: true }
+    }
+}
+
+/// Sets every field's segment from the declaration order (see the module
+/// docs). `line_start[i]` says field `i` carries a line alignment of its own
+/// in the source (missing entries are false).
+pub fn assign(s: &mut Struct, line_start: &[bool], keep: Keep) {
+    let n = s.fields.len();
+    let mut seg = 0u32;
+    let mut open = false;
+    for i in 0..n {
+        let own = (i == 0 && keep.first && n > 1)
+            || s.fields[i].size == 0
+            || line_start.get(i).copied().unwrap_or(false);
+        if own {
+            if open {
+                seg += 1;
+            }
+            s.fields[i].segment = seg;
+            seg += 1;
+            open = false;
+        } else {
+            s.fields[i].segment = seg;
+            open = true;
+        }
+    }
+}
+
+/// True when the layout must keep field 0 first at offset 0: its segment is
+/// below every other field's.
+pub fn first_is_kept(s: &Struct) -> bool {
+    match s.fields.split_first() {
+        Some((first, rest)) if !rest.is_empty() => rest.iter().all(|f| f.segment > first.segment),
+        _ => false,
+    }
+}
+
+/// A cache-line group of the author, as the markers declare it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthorGroup {
+    pub name: String,
+    /// Index of the begin marker, if any.
+    pub begin: Option<usize>,
+    /// Index of the end marker, if any.
+    pub end: Option<usize>,
+    /// The fields with bytes between the markers, in declaration order.
+    pub members: Vec<usize>,
+}
+
+/// The cache-line groups declared by `__cacheline_group_begin__NAME` /
+/// `__cacheline_group_end__NAME` members, in declaration order.
+pub fn author_groups(s: &Struct) -> Vec<AuthorGroup> {
+    let mut groups: Vec<AuthorGroup> = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, f) in s.fields.iter().enumerate() {
+        match Marker::of(f) {
+            Some(Marker::GroupBegin(g)) => {
+                groups.push(AuthorGroup {
+                    name: g,
+                    begin: Some(i),
+                    end: None,
+                    members: Vec::new(),
+                });
+                open = Some(groups.len() - 1);
+            }
+            Some(Marker::GroupEnd(g)) => {
+                match groups
+                    .iter_mut()
+                    .rev()
+                    .find(|x| x.name == g && x.end.is_none())
+                {
+                    Some(x) => x.end = Some(i),
+                    None => groups.push(AuthorGroup {
+                        name: g,
+                        begin: None,
+                        end: Some(i),
+                        members: Vec::new(),
+                    }),
+                }
+                if open.is_some_and(|k| groups[k].end.is_some()) {
+                    open = None;
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(k) = open {
+                    groups[k].members.push(i);
+                }
+            }
+        }
+    }
+    groups
+}
+
+/// For `--regroup`: removes the cache-line group markers and paddings from
+/// the model (the emitter writes new ones) and returns the names of the
+/// author's groups and paddings it dissolved, in declaration order. Field
+/// indices change; segments must be assigned again.
+pub fn dissolve_groups(s: &mut Struct) -> Vec<String> {
+    let mut dissolved = Vec::new();
+    for f in &s.fields {
+        match Marker::of(f) {
+            Some(Marker::GroupBegin(g)) => dissolved.push(g),
+            Some(Marker::Padding) => dissolved.push(f.name.clone()),
+            _ => {}
+        }
+    }
+    s.fields
+        .retain(|f| !Marker::of(f).is_some_and(|m| m.is_cacheline()));
+    dissolved
+}
+
+/// The group a field belongs to in the author's declaration (by field
+/// index): the name of the begin marker it follows, `None` outside groups.
+pub fn group_of_fields(s: &Struct) -> Vec<Option<String>> {
+    let mut out = vec![None; s.fields.len()];
+    for g in author_groups(s) {
+        for &m in &g.members {
+            out[m] = Some(g.name.clone());
+        }
+        for i in [g.begin, g.end].into_iter().flatten() {
+            out[i] = Some(g.name.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, size: u64) -> Field {
+        Field::new(name, if size == 0 { "__u8[0]" } else { "u64" }, size, 8)
+    }
+
+    fn sample() -> Struct {
+        Struct::new(
+            "s",
+            vec![
+                field("base", 8),
+                field("a", 8),
+                field("__cacheline_group_begin__hot", 0),
+                field("b", 8),
+                field("c", 8),
+                field("__cacheline_group_end__hot", 0),
+                field("d", 8),
+            ],
+        )
+    }
+
+    #[test]
+    fn markers_and_the_first_member_cut_segments() {
+        let mut s = sample();
+        assign(&mut s, &[], Keep::default());
+        let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
+        assert_eq!(seg, vec![0, 1, 2, 3, 3, 4, 5]);
+        assert!(first_is_kept(&s));
+        assign(&mut s, &[], Keep { first: false });
+        let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
+        assert_eq!(seg, vec![0, 0, 1, 2, 2, 3, 4]);
+        assert!(!first_is_kept(&s));
+    }
+
+    #[test]
+    fn a_line_aligned_member_is_a_segment_of_its_own() {
+        let mut s = Struct::new(
+            "s",
+            vec![field("a", 8), field("b", 8), field("c", 8), field("d", 8)],
+        );
+        assign(&mut s, &[false, false, true, false], Keep::default());
+        let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
+        assert_eq!(seg, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn groups_are_found_and_dissolved() {
+        let mut s = sample();
+        let g = author_groups(&s);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].name, "hot");
+        assert_eq!((g[0].begin, g[0].end), (Some(2), Some(5)));
+        assert_eq!(g[0].members, vec![3, 4]);
+        let of = group_of_fields(&s);
+        assert_eq!(of[3].as_deref(), Some("hot"));
+        assert_eq!(of[6], None);
+        assert_eq!(dissolve_groups(&mut s), vec!["hot".to_string()]);
+        assert_eq!(s.fields.len(), 5);
+        assert!(author_groups(&s).is_empty());
+    }
+
+    #[test]
+    fn zero_size_kinds() {
+        let mut pad = field("_pad1_", 0);
+        pad.ty = "struct cacheline_padding".into();
+        assert_eq!(Marker::of(&pad), Some(Marker::Padding));
+        assert_eq!(
+            Marker::of(&field("headers_start", 0)),
+            Some(Marker::ZeroSize)
+        );
+        assert_eq!(
+            Marker::of(&field("__cacheline_group_pad__x", 0)),
+            Some(Marker::GroupPad("x".into()))
+        );
+        assert_eq!(Marker::of(&field("a", 8)), None);
+    }
+}
