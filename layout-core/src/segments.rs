@@ -186,22 +186,48 @@ pub fn author_groups(s: &Struct) -> Vec<AuthorGroup> {
     groups
 }
 
+/// What [`dissolve_groups`] removed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dissolved {
+    /// The author's cache-line groups, then paddings, in declaration order.
+    pub groups: Vec<String>,
+    pub paddings: Vec<String>,
+    /// For each old field index, its new index (`None`: a removed marker).
+    pub index: Vec<Option<usize>>,
+}
+
 /// For `--regroup`: removes the cache-line group markers and paddings from
-/// the model (the emitter writes new ones) and returns the names of the
-/// author's groups and paddings it dissolved, in declaration order. Field
-/// indices change; segments must be assigned again.
-pub fn dissolve_groups(s: &mut Struct) -> Vec<String> {
-    let mut dissolved = Vec::new();
+/// the model (the emitter writes new ones), then cuts segments again from
+/// the first member and the other zero-size markers only.
+pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
+    let mut out = Dissolved::default();
+    let mut next = 0;
     for f in &s.fields {
-        match Marker::of(f) {
-            Some(Marker::GroupBegin(g)) => dissolved.push(g),
-            Some(Marker::Padding) => dissolved.push(f.name.clone()),
+        let marker = Marker::of(f);
+        match &marker {
+            Some(Marker::GroupBegin(g)) => out.groups.push(g.clone()),
+            Some(Marker::Padding) => out.paddings.push(f.name.clone()),
             _ => {}
+        }
+        if marker.is_some_and(|m| m.is_cacheline()) {
+            out.index.push(None);
+        } else {
+            out.index.push(Some(next));
+            next += 1;
         }
     }
     s.fields
         .retain(|f| !Marker::of(f).is_some_and(|m| m.is_cacheline()));
-    dissolved
+    assign(s, &[], keep);
+    out
+}
+
+/// For `--move-first`: the first member joins the segment after it, so it
+/// may move among the members it was declared with.
+pub fn release_first(s: &mut Struct) {
+    if first_is_kept(s) {
+        s.fields[0].segment = s.fields[1].segment;
+    }
 }
 
 /// The group a field belongs to in the author's declaration (by field
@@ -277,8 +303,17 @@ mod tests {
         let of = group_of_fields(&s);
         assert_eq!(of[3].as_deref(), Some("hot"));
         assert_eq!(of[6], None);
-        assert_eq!(dissolve_groups(&mut s), vec!["hot".to_string()]);
+        let d = dissolve_groups(&mut s, Keep::default());
+        assert_eq!(d.groups, vec!["hot".to_string()]);
+        assert_eq!(
+            d.index,
+            vec![Some(0), Some(1), None, Some(2), Some(3), None, Some(4)]
+        );
         assert_eq!(s.fields.len(), 5);
+        let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
+        assert_eq!(seg, vec![0, 1, 1, 1, 1]);
+        release_first(&mut s);
+        assert_eq!(s.fields[0].segment, 1);
         assert!(author_groups(&s).is_empty());
     }
 

@@ -144,6 +144,15 @@ pub struct ProposeArgs {
     /// "growth" in JSON.
     #[arg(long)]
     pub growth: bool,
+    /// Rebuild the cache-line groups: drop the author's groups and CACHELINE_PADDING()
+    /// lines (members may then cross them) and, with --style groups, write new groups
+    /// named from the classes and hot paths. The summary lists what was dissolved.
+    #[arg(long)]
+    pub regroup: bool,
+    /// Let the first member leave offset 0 (by default it stays first: code casts the
+    /// struct to it, like tcp_sk()).
+    #[arg(long)]
+    pub move_first: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

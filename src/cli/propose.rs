@@ -5,13 +5,14 @@ use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
 use layout_core::emit::{self, CStyle, ChangelogNotes};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
-use layout_core::{layout, report, Diagnostic, Placement};
+use layout_core::{layout, report, segments, Diagnostic, Placement};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
-    let loaded = input::load(&a.input)?;
+    let mut loaded = input::load(&a.input)?;
+    let dissolved = author_choices(a, &mut loaded)?;
     let s = &loaded.model;
     let preset: Preset = a.objective.parse().map_err(Diagnostic::new)?;
     let style: CStyle = a
@@ -95,6 +96,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 separated.as_ref(),
                 assertion.as_deref(),
             ));
+            out.push_str(&dissolved_note(dissolved.as_ref()));
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
             }
@@ -113,6 +115,10 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if let Some(text) = &assertion {
                 v["phase_assertion"] = serde_json::Value::from(text.as_str());
             }
+            if let Some(d) = &dissolved {
+                v["dissolved_groups"] = serde_json::json!(d.groups);
+                v["dissolved_paddings"] = serde_json::json!(d.paddings);
+            }
             if let Some(alt) = &separated {
                 v["separated_locked_size"] = serde_json::Value::from(alt.layout.size);
             }
@@ -129,14 +135,78 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     write_output(a, &out)?;
     if a.format == ProposeFormat::Diff {
         eprint!(
-            "{}",
-            summary(s, before, &solved, separated.as_ref(), assertion.as_deref())
+            "{}{}",
+            summary(s, before, &solved, separated.as_ref(), assertion.as_deref()),
+            dissolved_note(dissolved.as_ref())
         );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
         }
     }
     Ok(EXIT_OK)
+}
+
+/// `--regroup` and `--move-first`: what the solver may undo of what the
+/// author built. With `--regroup` the model loses the author's group
+/// markers and paddings (the declared layout and the source follow the new
+/// field indices); returns what was dissolved.
+fn author_choices(
+    a: &ProposeArgs,
+    loaded: &mut input::Loaded,
+) -> Result<Option<segments::Dissolved>, Diagnostic> {
+    let keep = segments::Keep {
+        first: !a.move_first,
+    };
+    let dissolved = if a.regroup {
+        let d = segments::dissolve_groups(&mut loaded.model, keep);
+        let mut declared = loaded.declared.clone();
+        declared.slots = loaded
+            .declared
+            .slots
+            .iter()
+            .filter_map(|sl| {
+                d.index[sl.field].map(|field| layout_core::Slot {
+                    field,
+                    offset: sl.offset,
+                })
+            })
+            .collect();
+        loaded.declared = declared;
+        if let Some(src) = &mut loaded.source {
+            for m in &mut src.members {
+                m.field = m.field.and_then(|f| d.index.get(f).copied().flatten());
+            }
+        }
+        Some(d)
+    } else {
+        None
+    };
+    if a.move_first {
+        segments::release_first(&mut loaded.model);
+    }
+    Ok(dissolved)
+}
+
+/// The summary line that says which of the author's groups `--regroup`
+/// dissolved.
+fn dissolved_note(d: Option<&segments::Dissolved>) -> String {
+    let Some(d) = d else {
+        return String::new();
+    };
+    if d.groups.is_empty() && d.paddings.is_empty() {
+        return "--regroup: the struct had no cache-line groups or paddings to dissolve\n".into();
+    }
+    let mut parts = Vec::new();
+    if !d.groups.is_empty() {
+        parts.push(format!("groups {}", d.groups.join(", ")));
+    }
+    if !d.paddings.is_empty() {
+        parts.push(format!("CACHELINE_PADDING() {}", d.paddings.join(", ")));
+    }
+    format!(
+        "--regroup dissolved the author's {}; members may cross them\n",
+        parts.join(" and ")
+    )
 }
 
 /// True when the proposal places every field where it already is: then there is

@@ -5,7 +5,8 @@
 //! wherever the access class changes (cold fields join the run before them),
 //! so that every group holds one class and its name says which: a group
 //! named `read_mostly` that held fields under a lock would tell the next
-//! reader the wrong thing. Cuts can only fall between top-level declarations
+//! reader the wrong thing. Members on hot paths name their group after
+//! the paths too (`read_tx`, `write_rx`, `read_txrx`). Cuts can only fall between top-level declarations
 //! or `#if` blocks of the body: a break inside one is an error, a class cut
 //! inside one is dropped, and the group is then named after its hard class
 //! (read-mostly or lockless; the one with the most bytes if both).
@@ -160,7 +161,37 @@ fn reused_name(fields: &[usize], old_group: &[Option<String>]) -> Option<String>
 /// `read_mostly`, `lockless`, `lockless_<group>`, `<lock>_locked` or `cold`:
 /// the group's hard class (the one with the most bytes if it has two), else
 /// its lock with the most bytes, else `cold`.
+///
+/// When members of the group are on hot paths ([`Struct::paths`]), the name
+/// says how and on which: `read_` (read-mostly or cold members) or `write_`
+/// (written members: locked or lockless) followed by the paths' names in
+/// the order the struct lists them, `read_tx`, `write_rx`, `read_txrx`.
 fn class_name(s: &Struct, fields: &[usize]) -> String {
+    let base = plain_class_name(s, fields);
+    let mut on = vec![false; s.paths.len()];
+    for &i in fields {
+        for u in &s.fields[i].paths {
+            if let Some(p) = on.get_mut(u.path as usize) {
+                *p = true;
+            }
+        }
+    }
+    let paths: String = s
+        .paths
+        .iter()
+        .zip(&on)
+        .filter(|(_, &o)| o)
+        .map(|(p, _)| identifier(p))
+        .collect::<Vec<_>>()
+        .join("");
+    if paths.is_empty() {
+        return base;
+    }
+    let written = base.starts_with("lockless") || base.ends_with("_locked");
+    format!("{}_{paths}", if written { "write" } else { "read" })
+}
+
+fn plain_class_name(s: &Struct, fields: &[usize]) -> String {
     let mut hard: BTreeMap<Colour, u64> = BTreeMap::new();
     let mut locks: BTreeMap<&str, u64> = BTreeMap::new();
     for &i in fields {

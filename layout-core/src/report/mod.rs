@@ -79,17 +79,21 @@ pub fn conflict_lines(s: &Struct, l: &Layout) -> Vec<u64> {
 ///
 /// ```json
 /// {"struct": "lru_gen_folio", "size": 1360, "align": 8, "line": 64, "offset": 304,
-///  "fields": [{"name": "max_seq", "offset": 0, "size": 8, "align": 8,
-///              "access": "read_mostly", "lock": null, "group": null}],
+///  "fields": [{"name": "max_seq", "type": "unsigned long", "offset": 0,
+///              "size": 8, "align": 8, "access": "read_mostly", "lock": null,
+///              "group": null, "segment": 0, "cacheline_group": null}],
+///  "cacheline_groups": [],
 ///  "hard_conflicts": [{"line": 25, "phase": 48, "lockless": ["refaulted"],
 ///                      "read_mostly": ["enabled", "gen", "seg", "list"]}]}
 /// ```
 ///
 /// `offset` is the struct's offset in its container, `null` in aligned mode.
-/// Fields come in offset order; zero-size fields are left out. `access` is
-/// one of `read_mostly`, `locked_write`, `lockless_atomic`, `cold`; `lock`
-/// and `group` are `null` when absent. A conflict's `lockless` lists every
-/// lockless field on the line, of all writer groups.
+/// Fields come in offset order, zero-size markers included
+/// (`"access": "marker"`). `access` is otherwise one of `read_mostly`,
+/// `locked_write`, `lockless_atomic`, `cold`; `lock` and `group` are `null`
+/// when absent; `cacheline_groups` lists the author's groups (see the
+/// `json` module). A conflict's `lockless` lists every lockless field on
+/// the line, of all writer groups.
 pub fn layout_json(s: &Struct, l: &Layout) -> serde_json::Value {
     json::render(s, l)
 }
