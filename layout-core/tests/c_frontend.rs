@@ -311,7 +311,28 @@ struct grouped {
 };
 ";
     let s = layout(text, "grouped");
-    assert_eq!(names(&s), ["a", "b", "c", "d"]);
+    // The markers are zero-size fields named as the kernel's macros name
+    // them (issue 10 item 2): the pad of an aligned end follows the end
+    // marker, which sits right after `c` (aligned to a long).
+    assert_eq!(
+        names(&s),
+        [
+            "a",
+            "_pad1_",
+            "b",
+            "__cacheline_group_begin__hot",
+            "c",
+            "__cacheline_group_end__hot",
+            "__cacheline_group_pad__hot",
+            "d"
+        ]
+    );
+    assert_eq!(offset(&s, "_pad1_"), 64);
+    assert_eq!(offset(&s, "__cacheline_group_begin__hot"), 128);
+    assert_eq!(offset(&s, "__cacheline_group_end__hot"), 136);
+    assert_eq!(offset(&s, "__cacheline_group_pad__hot"), 192);
+    let segments: Vec<u32> = s.model.fields.iter().map(|f| f.segment).collect();
+    assert_eq!(segments, [0, 1, 2, 3, 4, 5, 6, 7]);
     assert_eq!(offset(&s, "b"), 64);
     assert_eq!(offset(&s, "c"), 128);
     assert_eq!(offset(&s, "d"), 192);

@@ -519,8 +519,12 @@ fn json_aligned_mode_and_zero_size_fields() {
     assert_eq!(j["offset"], serde_json::Value::Null);
     assert_eq!(
         j["fields"],
-        serde_json::json!([{"name": "x", "offset": 0, "size": 4, "align": 4,
-                            "access": "lockless_atomic", "lock": null, "group": "g"}])
+        serde_json::json!([{"name": "__group_begin", "type": "char[0]", "offset": 0, "size": 0,
+                            "align": 1, "access": "marker", "lock": null, "group": null,
+                            "segment": 0, "cacheline_group": null},
+                           {"name": "x", "type": "int", "offset": 0, "size": 4, "align": 4,
+                            "access": "lockless_atomic", "lock": null, "group": "g",
+                            "segment": 0, "cacheline_group": null}])
     );
     assert_eq!(j["hard_conflicts"], serde_json::json!([]));
 }

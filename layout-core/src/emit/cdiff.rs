@@ -46,9 +46,10 @@ use std::ops::Range;
 /// style's C would not reproduce exactly (the help then suggests
 /// `--style aligned`).
 pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<String, Diagnostic> {
-    let (stripped, stripped_layout, kept_markers) = without_markers(src, v.strukt(), v);
-    let s = &stripped;
-    let l: &Layout = &stripped_layout;
+    let (stripped, stripped_layout, stripped_src, kept_markers) =
+        without_markers(src, v.strukt(), v);
+    let (s, l, src): (&Struct, &Layout, &StructSource) =
+        (&stripped, &stripped_layout, &stripped_src);
     let at_struct = |d: Diagnostic| {
         let (line, col) = line_col(&src.text, src.definition.start);
         d.in_file(&src.path).at(line, col)
@@ -149,8 +150,13 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
 /// The model without the zero-size members the header spells as marker
 /// lines (`CACHELINE_PADDING()`, `__cacheline_group_*()`), which the C
 /// front-end adds and no member declaration carries; the layout without
-/// their slots; and their names: those lines stay where they are.
-fn without_markers(src: &StructSource, s: &Struct, l: &Layout) -> (Struct, Layout, Vec<String>) {
+/// their slots; the source with its members' field indices to match; and
+/// their names: those lines stay where they are.
+fn without_markers(
+    src: &StructSource,
+    s: &Struct,
+    l: &Layout,
+) -> (Struct, Layout, StructSource, Vec<String>) {
     let mut declared = vec![false; s.fields.len()];
     for m in &src.members {
         if let Some(d) = m.field.and_then(|f| declared.get_mut(f)) {
@@ -185,7 +191,13 @@ fn without_markers(src: &StructSource, s: &Struct, l: &Layout) -> (Struct, Layou
                 })
         })
         .collect();
-    (stripped, layout, kept)
+    let mut source = src.clone();
+    for m in &mut source.members {
+        m.field = m
+            .field
+            .map(|f| index.get(f).copied().flatten().unwrap_or(usize::MAX));
+    }
+    (stripped, layout, source, kept)
 }
 
 /// The other styles cannot keep group markers the layout does not keep:

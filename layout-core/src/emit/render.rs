@@ -180,6 +180,28 @@ impl<'a> Renderer<'a> {
     ) -> Result<Rendered, Diagnostic> {
         let text = &self.src.text;
         let keep_marker = self.padding_markers_to_keep(flat);
+        // Kept marker lines that start a line: paddings, and the author's
+        // `_aligned` group markers.
+        let line_markers: Vec<Option<bool>> = flat
+            .iter()
+            .enumerate()
+            .map(|(i, n)| match n {
+                Node::Marker { .. } if keep_marker[i] => Some(true),
+                Node::Marker { member, kind }
+                    if kind.is_group() && self.kept_author_marker(member, *kind) =>
+                {
+                    let decl = text[member.decl.clone()].trim_start();
+                    Some(
+                        decl.split('(')
+                            .next()
+                            .unwrap_or("")
+                            .trim()
+                            .ends_with("_aligned"),
+                    )
+                }
+                _ => None,
+            })
+            .collect();
         let mut padding = PaddingNames::new(self.src, flat, &keep_marker);
         let (begins, ends) = self.group_positions(flat.len(), carriers);
         let mut out = String::new();
@@ -222,7 +244,7 @@ impl<'a> Renderer<'a> {
                     members,
                     fields,
                 } => {
-                    let by_marker = kept_marker_before(text, flat, &keep_marker, i);
+                    let by_marker = kept_marker_before(text, flat, &line_markers, i);
                     let decl = self.declaration(lines, members, fields, by_marker, &mut padding)?;
                     if decl.padding_line.is_some() && !ends_with_blank_line(&out) {
                         out.push_str(decl.nl);
@@ -504,12 +526,18 @@ struct Declaration {
     nl: &'static str,
 }
 
-/// Whether a kept padding marker (past blank lines) precedes node `i`.
-fn kept_marker_before(text: &str, flat: &[&Node], keep: &[bool], i: usize) -> bool {
-    let before = flat[..i]
-        .iter()
-        .rposition(|n| !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()));
-    before.is_some_and(|j| keep[j])
+/// Whether a kept marker that starts a line (`line_markers[j] ==
+/// Some(true)`) precedes node `i`, past blank lines and other kept markers.
+fn kept_marker_before(text: &str, flat: &[&Node], line_markers: &[Option<bool>], i: usize) -> bool {
+    for j in (0..i).rev() {
+        match (flat[j], line_markers[j]) {
+            (_, Some(true)) => return true,
+            (_, Some(false)) => continue,
+            (Node::Keep(r), None) if text[r.clone()].trim().is_empty() => continue,
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn ends_with_blank_line(out: &str) -> bool {
