@@ -222,6 +222,28 @@ pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
     out
 }
 
+/// Points `src`'s member declarations at the fields' new indices after
+/// [`dissolve_groups`].
+pub fn remap_source(src: &mut crate::source::StructSource, d: &Dissolved) {
+    for m in &mut src.members {
+        m.field = m.field.and_then(|f| d.index.get(f).copied().flatten());
+    }
+}
+
+/// For `--regroup --move-first` and tools that rewrite every group: the
+/// model without the author's groups and paddings, every member free
+/// (segment 0 everywhere), its source remapped.
+pub fn free_all(s: &mut Struct, src: Option<&mut crate::source::StructSource>) -> Dissolved {
+    let d = dissolve_groups(s, Keep { first: false });
+    for f in &mut s.fields {
+        f.segment = 0;
+    }
+    if let Some(src) = src {
+        remap_source(src, &d);
+    }
+    d
+}
+
 /// For `--move-first`: the first member joins the segment after it, so it
 /// may move among the members it was declared with.
 pub fn release_first(s: &mut Struct) {

@@ -72,7 +72,17 @@ fn read(path: &str, text: &str, name: &str) -> CStruct {
         &TypeTable::default(),
     )
     .and_then(|h| h.find_struct(name))
+    .map(free)
     .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// These tests exercise how the emitter rewrites markers under any layout:
+/// the model without the author's groups and paddings, every member free
+/// (what `--regroup --move-first` gives; `tests/segments.rs` covers the
+/// default, which keeps them).
+fn free(mut c: CStruct) -> CStruct {
+    layout_core::segments::free_all(&mut c.model, Some(&mut c.source));
+    c
 }
 
 /// struct lru_gen_folio from the seed header, classified by the seed's
@@ -700,6 +710,7 @@ struct stats {
     let path = "stats.h";
     let mut c = parse_header(Path::new(path), text, &defines, &TypeTable::default())
         .and_then(|h| h.find_struct("stats"))
+        .map(free)
         .unwrap();
     for (name, a) in [
         ("hits", Access::Lockless { group: None }),

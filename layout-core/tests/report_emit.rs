@@ -467,6 +467,7 @@ fn json_shape() {
         "line",
         "offset",
         "fields",
+        "cacheline_groups",
         "hard_conflicts",
     ];
     want.sort_unstable();
@@ -480,8 +481,11 @@ fn json_shape() {
     assert_eq!(fields.len(), 14);
     assert_eq!(
         fields[4],
-        serde_json::json!({"name": "nr_pages", "offset": 696, "size": 320, "align": 8,
-                           "access": "locked_write", "lock": "lru_lock", "group": null})
+        serde_json::json!({"name": "nr_pages",
+                           "type": "long[4][2][5]",
+                           "offset": 696, "size": 320, "align": 8,
+                           "access": "locked_write", "lock": "lru_lock", "group": null,
+                           "segment": 0, "cacheline_group": null})
     );
     assert_eq!(fields[9]["access"], "lockless_atomic");
     assert_eq!(fields[9]["lock"], serde_json::Value::Null);
@@ -964,6 +968,13 @@ mod with_front_end {
     fn read(path: &str, text: &str, name: &str, defines: &Defines) -> CStruct {
         parse_header(Path::new(path), text, defines, &TypeTable::default())
             .and_then(|h| h.find_struct(name))
+            .map(|mut c| {
+                // These tests exercise how the emitter rewrites markers under
+                // any layout: every member free, as `--regroup --move-first`
+                // gives (tests/segments.rs covers the default).
+                layout_core::segments::free_all(&mut c.model, Some(&mut c.source));
+                c
+            })
             .unwrap_or_else(|e| panic!("{e}"))
     }
 

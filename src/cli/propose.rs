@@ -173,9 +173,7 @@ fn author_choices(
             .collect();
         loaded.declared = declared;
         if let Some(src) = &mut loaded.source {
-            for m in &mut src.members {
-                m.field = m.field.and_then(|f| d.index.get(f).copied().flatten());
-            }
+            segments::remap_source(src, &d);
         }
         Some(d)
     } else {
