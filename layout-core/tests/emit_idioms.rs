@@ -634,7 +634,7 @@ fn the_front_end_reads_existing_group_markers_as_gcc_does() {
 }
 
 #[test]
-fn existing_groups_are_rewritten_with_their_names_and_the_check_function_replaced() {
+fn existing_groups_are_rewritten_with_class_names_and_the_check_function_replaced() {
     let c = netdev();
     let s = &c.model;
     let text = format!("{COUNTER_PRELUDE_TYPES}{NETDEV}");
@@ -653,7 +653,7 @@ fn existing_groups_are_rewritten_with_their_names_and_the_check_function_replace
     println!("{diff}");
     assert!(
         patched.contains(
-            "\t__cacheline_group_begin_aligned(netdev_read_tx);\n\tunsigned long priv_flags;\n"
+            "\t__cacheline_group_begin_aligned(read_mostly);\n\tunsigned long priv_flags;\n"
         ),
         "{patched}"
     );
@@ -663,10 +663,12 @@ fn existing_groups_are_rewritten_with_their_names_and_the_check_function_replace
         ),
         "{patched}"
     );
-    // rx_dropped alone: its old group's name (1 of 1 members).
+    // The author's names are not reused (the groups were dissolved): a
+    // group is named after its class.
+    assert!(!patched.contains("netdev_rx") && !patched.contains("netdev_read_tx"));
     assert!(
         patched.contains(
-            "\t__cacheline_group_begin_aligned(netdev_rx);\n\tatomic_long_t rx_dropped;\n"
+            "\t__cacheline_group_begin_aligned(lockless_rx);\n\tatomic_long_t rx_dropped;\n"
         ),
         "{patched}"
     );

@@ -190,28 +190,6 @@ pub(crate) fn marker_field_name(decl: &str, kind: MarkerKind) -> Option<String> 
     })
 }
 
-/// The group each field sits in in the header (between a begin marker and
-/// the next end marker), by field index.
-pub(crate) fn old_groups(src: &StructSource, n_fields: usize) -> Vec<Option<String>> {
-    let mut out = vec![None; n_fields];
-    let mut open: Option<String> = None;
-    for m in &src.members {
-        match m.field {
-            Some(f) if f < n_fields => out[f] = open.clone(),
-            Some(_) => {}
-            None => {
-                let decl = src.text[m.decl.clone()].trim_start();
-                match marker_kind(decl) {
-                    Some(MarkerKind::GroupBegin) => open = marker_name(decl).map(str::to_string),
-                    Some(MarkerKind::GroupEnd) => open = None,
-                    _ => {}
-                }
-            }
-        }
-    }
-    out
-}
-
 /// The nodes with their field-carrying nodes in the order of `rank`
 /// (`rank[field]` = position in the new order), at every level.
 pub(crate) fn reorder<'a>(

@@ -96,7 +96,9 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     let planned = plan(s, l, &attributes.present(), struct_break).map_err(at_struct)?;
     let groups = if style == CStyle::Groups {
         let members = group_members(&planned.items, &carriers);
-        plan_groups(s, l, &members, &body::old_groups(src, s.fields.len())).map_err(at_struct)?
+        // The author's groups are dissolved (`--regroup`; a kept group is
+        // refused above): new groups are named from classes and paths only.
+        plan_groups(s, l, &members, &vec![None; s.fields.len()]).map_err(at_struct)?
     } else {
         Vec::new()
     };

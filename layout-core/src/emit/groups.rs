@@ -438,4 +438,28 @@ mod tests {
         let g = plan_groups(&s, &layout(1, 8), &members(&[false]), &[]).unwrap();
         assert_eq!(g[0].name, "lruvec__lru_lock_locked");
     }
+
+    #[test]
+    fn groups_on_hot_paths_are_named_after_the_paths() {
+        use crate::model::PathUse;
+        let mut s = strukt(&[
+            Access::ReadMostly,
+            Access::ReadMostly,
+            Access::Lockless { group: None },
+            Access::LockedWrite { lock: "l".into() },
+            Access::Cold,
+        ]);
+        s.paths = vec!["tx".into(), "rx".into()];
+        let on = |path: u32| PathUse { path, bytes: 0..8 };
+        s.fields[0].paths = vec![on(0)];
+        s.fields[1].paths = vec![on(0), on(1)];
+        s.fields[2].paths = vec![on(1)];
+        s.fields[3].paths = vec![on(0)];
+        assert_eq!(class_name(&s, &[0]), "read_tx");
+        assert_eq!(class_name(&s, &[0, 1]), "read_txrx");
+        assert_eq!(class_name(&s, &[2]), "write_rx");
+        assert_eq!(class_name(&s, &[3]), "write_tx");
+        // No member on a path: the class names the group.
+        assert_eq!(class_name(&s, &[4]), "cold");
+    }
 }

@@ -11,7 +11,10 @@
 //! Member offsets and sizes are the struct's own, as pahole prints them.
 //! Cacheline numbers and boundary byte counts are counted from the container
 //! start ([`Layout::line_of`]); in `Offset` mode a comment at the top says so.
-//! The last column is the access class. Holes, tail padding and lines that
+//! The last column is the access class (`-` for a zero-size marker). The
+//! author's cache-line groups are framed by `=== cache-line group NAME ===`
+//! before the begin marker and `=== end of cache-line group NAME ===` after
+//! the end marker. Holes, tail padding and lines that
 //! break the hard rule get comments where they fall, and the summary at the
 //! end counts them; its `cachelines` are the lines the struct touches at
 //! its placement.
@@ -105,14 +108,25 @@ pub(super) fn render(s: &Struct, l: &Layout) -> String {
             cur_line = line;
             mark_lines(&mut rows, &on_line, line, &mut marked);
         }
+        let marker = crate::segments::Marker::of(f);
+        if let Some(crate::segments::Marker::GroupBegin(g)) = &marker {
+            rows.push(Row::Comment(format!("=== cache-line group {g} ===")));
+        }
         let (left, right) = syntax.member_columns(&f.ty, &f.name);
         rows.push(Row::Member {
             left,
             right,
             offset: sl.offset,
             size: f.size,
-            class: f.access.tag(),
+            class: if crate::segments::is_marker(f) {
+                "-".into()
+            } else {
+                f.access.tag()
+            },
         });
+        if let Some(crate::segments::Marker::GroupEnd(g)) = &marker {
+            rows.push(Row::Comment(format!("=== end of cache-line group {g} ===")));
+        }
         sum_members += f.size;
         pos = pos.max(sl.offset + f.size);
     }
