@@ -219,20 +219,21 @@ fn known_structs_of_the_installed_headers() {
         ("include/net/netns/generic.h", "net_generic", 24, 8, Some(1)),
         // #pragma pack(1) around the LACP structures.
         ("include/net/bond_3ad.h", "lacpdu", 110, 1, None),
-        // CACHELINE_PADDING() twice, ____cacheline_internodealigned_in_smp.
+        // CACHELINE_PADDING() twice (zero-size fields `_pad1_`, `_pad2_`),
+        // ____cacheline_internodealigned_in_smp.
         (
             "include/linux/page_counter.h",
             "page_counter",
             192,
             64,
-            Some(14),
+            Some(16),
         ),
         // #ifdef CONFIG_* in the body, enums sized by the configuration
         // (MIGRATE_TYPES, NR_VM_ZONE_STAT_ITEMS with CONFIG_ZSMALLOC=m),
-        // three CACHELINE_PADDING()s; the #error at the end of mmzone.h
+        // three CACHELINE_PADDING()s (zero-size fields); the #error at the end of mmzone.h
         // (reached because SECTION_SIZE_BITS comes from another header)
         // does not stop it.
-        ("include/linux/mmzone.h", "zone", 1536, 64, Some(34)),
+        ("include/linux/mmzone.h", "zone", 1536, 64, Some(37)),
     ] {
         let h = load_header(&common.join(file), &defines, &types)
             .unwrap_or_else(|e| panic!("{file}: {e}"));
