@@ -117,7 +117,7 @@ fn show_lists_and_frames_the_authors_groups() {
     let v = json(&run_in(&dir, &json_args));
     assert_eq!(
         v["cacheline_groups"],
-        serde_json::json!([{"name": "conn_read", "begin": 4, "end": 32,
+        serde_json::json!([{"name": "conn_read", "begin": 4, "end": 32, "size": 28,
                             "members": ["rcv_nxt", "drops", "snd_una"]}])
     );
     let begin = v["fields"]

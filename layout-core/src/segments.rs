@@ -141,6 +141,32 @@ pub struct AuthorGroup {
     pub members: Vec<usize>,
 }
 
+impl AuthorGroup {
+    /// Bytes from the begin marker to the end marker in `offsets` (by field
+    /// index): what the kernel's `CACHELINE_ASSERT_GROUP_SIZE` bounds.
+    pub fn span(&self, offsets: &[Option<u64>]) -> Option<u64> {
+        let b = offsets.get(self.begin?).copied().flatten()?;
+        let e = offsets.get(self.end?).copied().flatten()?;
+        e.checked_sub(b)
+    }
+}
+
+/// The author's groups whose span grows from layout `before` to `after`
+/// (offsets by field index): `(name, span before, span after)`.
+pub fn grown_groups(
+    s: &Struct,
+    before: &[Option<u64>],
+    after: &[Option<u64>],
+) -> Vec<(String, u64, u64)> {
+    author_groups(s)
+        .into_iter()
+        .filter_map(|g| {
+            let (b, a) = (g.span(before)?, g.span(after)?);
+            (a > b).then_some((g.name, b, a))
+        })
+        .collect()
+}
+
 /// The cache-line groups declared by `__cacheline_group_begin__NAME` /
 /// `__cacheline_group_end__NAME` members, in declaration order.
 pub fn author_groups(s: &Struct) -> Vec<AuthorGroup> {
@@ -337,6 +363,18 @@ mod tests {
         release_first(&mut s);
         assert_eq!(s.fields[0].segment, 1);
         assert!(author_groups(&s).is_empty());
+    }
+
+    #[test]
+    fn a_group_that_spans_more_bytes_is_reported() {
+        let s = sample();
+        let before: Vec<Option<u64>> = [0, 8, 16, 16, 24, 32, 32].map(Some).to_vec();
+        assert!(grown_groups(&s, &before, &before).is_empty());
+        let after: Vec<Option<u64>> = [0, 8, 16, 24, 32, 40, 40].map(Some).to_vec();
+        assert_eq!(
+            grown_groups(&s, &before, &after),
+            vec![("hot".to_string(), 16, 24)]
+        );
     }
 
     #[test]

@@ -246,7 +246,8 @@ fn issue12_7_json_lists_zero_size_members() {
     assert_eq!(by_name("e")["cacheline_group"], serde_json::Value::Null);
     assert_eq!(
         j["cacheline_groups"],
-        serde_json::json!([{"name": "hot", "begin": 64, "end": 88, "members": ["b", "c", "d"]}])
+        serde_json::json!([{"name": "hot", "begin": 64, "end": 88, "size": 24,
+                            "members": ["b", "c", "d"]}])
     );
 }
 
@@ -410,6 +411,13 @@ fn btf_proposals_keep_every_member_in_its_group() {
         let opts = layout_core::SolveOptions::default();
         let sol = layout_core::solve(s, &opts).unwrap_or_else(|e| panic!("{}: {e}", s.name));
         assert_groups_kept(s, &sol.layout);
+        let n = s.fields.len();
+        let grown = segments::grown_groups(
+            s,
+            &declared.offsets_by_field(n),
+            &sol.layout.offsets_by_field(n),
+        );
+        assert!(grown.is_empty(), "{}: groups grow: {grown:?}", s.name);
         assert!(
             sol.layout.size <= declared.size,
             "{}: {} -> {}",

@@ -285,6 +285,15 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
     if let Some(a) = assertion {
         let _ = writeln!(t, "the layout relies on the struct's phase; pin it:\n  {a}");
     }
+    let n = s.fields.len();
+    for (g, was, now) in
+        segments::grown_groups(s, &before.offsets_by_field(n), &after.offsets_by_field(n))
+    {
+        let _ = writeln!(
+            t,
+            "cache-line group {g} grows from {was} to {now} bytes: check its CACHELINE_ASSERT_GROUP_SIZE"
+        );
+    }
     t
 }
 

@@ -6,7 +6,7 @@
 //!              "size": 8, "align": 8, "access": "read_mostly", "lock": null,
 //!              "group": null, "segment": 0, "cacheline_group": null}, ...],
 //!  "cacheline_groups": [{"name": "tcp_sock_read_tx", "begin": 1400,
-//!                        "end": 1432, "members": ["max_window", ...]}],
+//!                        "end": 1432, "size": 32, "members": ["max_window", ...]}],
 //!  "hard_conflicts": [{"line": 25, "phase": 48, "lockless": ["refaulted"],
 //!                      "read_mostly": ["enabled", "gen", "seg", "list"]}]}
 //! ```
@@ -21,7 +21,8 @@
 //! type; `segment` is its ordering segment ([`crate::segments`]: members
 //! keep nondecreasing segments); `cacheline_group` names the author's
 //! cache-line group the member sits in. `cacheline_groups` lists the
-//! author's groups with the offsets of their begin and end markers. A conflict's `lockless` lists every
+//! author's groups with the offsets of their begin and end markers and the
+//! bytes between them (`size`, what `CACHELINE_ASSERT_GROUP_SIZE` bounds). A conflict's `lockless` lists every
 //! lockless field on the line, of all writer groups.
 
 use super::ordered_slots;
@@ -69,6 +70,7 @@ pub(super) fn render(s: &Struct, l: &Layout) -> Value {
                 "name": g.name,
                 "begin": at(g.begin),
                 "end": at(g.end),
+                "size": g.span(&offset_of),
                 "members": members,
             })
         })
