@@ -142,6 +142,45 @@ fn c_markers_are_fields_at_gcc_offsets_with_segments() {
     assert_gcc_layout_with(&dir, PRELUDE, PATH, &v, &[], &[]);
 }
 
+/// gcc's DWARF and BTF of the same header give the same members (markers
+/// included), offsets and segments as the C front-end.
+#[test]
+fn dwarf_and_btf_markers_and_segments_match_the_c_front_end() {
+    let c = read();
+    let dir = scratch_dir("dwarf");
+    std::fs::create_dir_all(dir.join("include")).unwrap();
+    std::fs::write(dir.join(PATH), HEADER).unwrap();
+    let source = format!("{PRELUDE}#include \"{PATH}\"\nstruct grp grp_instance;\n");
+    std::fs::write(dir.join("grp.c"), source).unwrap();
+    let facts = |s: &Struct| -> Vec<(String, u64, u32)> {
+        s.fields
+            .iter()
+            .map(|f| (f.name.clone(), f.original_offset.unwrap(), f.segment))
+            .collect()
+    };
+    for (flag, object) in [("-g", "grp-dwarf.o"), ("-gbtf", "grp-btf.o")] {
+        let out = std::process::Command::new("gcc")
+            .args(["-std=gnu11", "-c", flag, "-I", ".", "grp.c", "-o", object])
+            .current_dir(&dir)
+            .output()
+            .expect("gcc runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let db = if flag == "-g" {
+            layout_core::dwarf::load_dwarf(&dir.join(object))
+        } else {
+            layout_core::btf::load_btf(&dir.join(object))
+        }
+        .unwrap_or_else(|e| panic!("{flag}: {e}"));
+        let agg = db.find_struct("grp").unwrap();
+        let model = db.to_model(agg);
+        assert_eq!(facts(&model), facts(&c.model), "{flag}");
+    }
+}
+
 #[test]
 fn verify_refuses_a_member_leaving_its_group() {
     let c = read();
