@@ -145,7 +145,22 @@ fn every_struct_of_the_installed_kernel_headers_lays_out_or_says_what_is_missing
         };
         for name in header.struct_names() {
             match header.find_struct(&name) {
-                Ok(_) => n.ok += 1,
+                Ok(c) => {
+                    // The declared layout keeps its own segments (the
+                    // author's groups, paddings, markers, first member).
+                    let declared = layout_core::Layout::declared(
+                        &c.model,
+                        c.size,
+                        c.align,
+                        64,
+                        layout_core::Placement::Aligned,
+                    )
+                    .expect("every field has an offset");
+                    if let Err(e) = layout_core::verify::check_structure(&c.model, &declared) {
+                        panic!("struct {name} in {}: {e}", rel.display());
+                    }
+                    n.ok += 1
+                }
                 Err(e) => {
                     assert!(
                         e.file.as_deref() == Some(rel) && e.line > 0,

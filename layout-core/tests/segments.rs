@@ -438,6 +438,31 @@ fn btf_groups_become_segments_the_declared_layout_keeps() {
     }
 }
 
+/// Every struct of the running kernel keeps its own segments as declared.
+#[test]
+fn btf_every_declared_struct_keeps_its_segments() {
+    if !Path::new(VMLINUX).exists() {
+        eprintln!("skipped: {VMLINUX} is missing");
+        return;
+    }
+    let db = layout_core::btf::load_btf(Path::new(VMLINUX)).unwrap();
+    let mut checked = 0;
+    for agg in db.aggregates() {
+        if agg.kind != layout_core::typedb::AggregateKind::Struct || agg.members.is_empty() {
+            continue;
+        }
+        let s = db.to_model(agg);
+        let l = Layout::declared(&s, agg.size, agg.align, 64, Placement::Aligned).unwrap();
+        match check_structure(&s, &l) {
+            Err(e @ (VerifyError::Segment { .. } | VerifyError::FirstMember { .. })) => {
+                panic!("{}: {e}", agg.name)
+            }
+            _ => checked += 1,
+        }
+    }
+    assert!(checked > 1000, "{checked}");
+}
+
 /// `propose --btf` on every grouped struct of the running kernel keeps the
 /// groups and never grows the struct.
 #[test]
