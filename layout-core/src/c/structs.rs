@@ -98,8 +98,11 @@ pub(crate) fn build(
                 let Some(fname) = fname else { continue };
                 let mut field = Field::new(fname, ty, p.size, p.align);
                 field.original_offset = Some(p.bit_offset / 8);
+                // An `aligned` attribute of a line or more on the member
+                // (`____cacheline_aligned_in_smp`): a segment of its own.
+                let attr = d.and_then(|d| r.max_align(&d.attrs, d.range.start).ok().flatten());
                 line_start.resize(pending.len(), false);
-                line_start.push(p.align >= SMP_CACHE_BYTES);
+                line_start.push(attr.is_some_and(|a| a >= SMP_CACHE_BYTES));
                 field.span = Some(span(
                     h,
                     at,

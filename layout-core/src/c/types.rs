@@ -466,7 +466,7 @@ impl<'h> Resolver<'h> {
         }
     }
 
-    fn max_align(&self, attrs: &[Attr], at: usize) -> Result<Option<u64>, Diagnostic> {
+    pub(crate) fn max_align(&self, attrs: &[Attr], at: usize) -> Result<Option<u64>, Diagnostic> {
         let mut best = None;
         for a in attrs {
             match a {
