@@ -284,3 +284,66 @@ fn btf_regroup_lists_the_kernels_groups() {
     assert_eq!(first["offset"], 0);
     assert!(v["after"]["size"].as_u64() <= v["before"]["size"].as_u64());
 }
+
+/// `struct zone` on the installed mmzone.h: `--regroup` may drop the three
+/// `CACHELINE_PADDING()`s, and says so.
+#[test]
+fn zone_regroup_says_it_dissolves_the_paddings() {
+    let trees: Vec<std::path::PathBuf> = std::fs::read_dir("/usr/src")
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join("include/linux/mmzone.h").exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(tree) = trees.into_iter().max() else {
+        eprintln!("skipped: no installed include/linux/mmzone.h");
+        return;
+    };
+    let access = example("kernel/zone.toml");
+    let out = run_in(
+        &tree,
+        &[
+            "propose",
+            "include/linux/mmzone.h",
+            "--struct",
+            "zone",
+            "--access",
+            access.to_str().unwrap(),
+            "--regroup",
+            "--move-first",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(
+        v["dissolved_paddings"],
+        serde_json::json!(["_pad1_", "_pad2_", "_pad3_"])
+    );
+    assert_eq!(v["after"]["hard_conflicts"], serde_json::json!([]));
+    // Without --regroup the paddings are members of every layout.
+    let shown = json(&run_in(
+        &tree,
+        &[
+            "show",
+            "include/linux/mmzone.h",
+            "--struct",
+            "zone",
+            "--access",
+            access.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    ));
+    let pads: Vec<u64> = shown["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["type"] == "struct cacheline_padding")
+        .map(|f| f["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pads.len(), 3);
+    assert!(pads.iter().all(|o| o % 64 == 0), "{pads:?}");
+}
