@@ -32,9 +32,19 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         separate_soft: a.separate_locked,
         ..SolveOptions::default()
     };
-    let solved = solve_or_explain(s, &opts, &loaded.origin)?;
+    // Under min-diff a struct that already keeps the rule keeps its layout:
+    // moving nothing is the least churn there is.
+    let nothing_to_do =
+        preset == Preset::MinDiff && layout::reported_conflicts(s, &loaded.declared).is_empty();
+    let solved = match nothing_to_do
+        .then(|| Proposal::declared(s, &loaded.declared))
+        .flatten()
+    {
+        Some(p) => p,
+        None => Proposal::solved(solve_or_explain(s, &opts, &loaded.origin)?),
+    };
     // When lockless fields still share lines with locked ones, price separating them too.
-    let separated = if a.separate_locked {
+    let separated = if a.separate_locked || solved.nothing_to_do {
         None
     } else {
         solve::solve(
@@ -94,6 +104,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 &solved,
                 separated.as_ref(),
                 assertion.as_deref(),
+                &a.objective,
             ));
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
@@ -106,8 +117,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             let mut v = serde_json::json!({
                 "before": report::layout_json(s, before),
                 "after": report::layout_json(s, &solved.layout),
+                "objective": a.objective,
+                "nothing_to_do": solved.nothing_to_do,
                 "optimal": solved.optimal,
                 "lower_bound": solved.lower_bound,
+                "size_proven_minimal": solved.layout.size == solved.lower_bound,
+                "stopped_by_time": solved.stopped_by_time,
                 "solve_ms": solved.solve_ms,
             });
             if let Some(text) = &assertion {
@@ -130,7 +145,14 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if a.format == ProposeFormat::Diff {
         eprint!(
             "{}",
-            summary(s, before, &solved, separated.as_ref(), assertion.as_deref())
+            summary(
+                s,
+                before,
+                &solved,
+                separated.as_ref(),
+                assertion.as_deref(),
+                &a.objective
+            )
         );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
@@ -162,13 +184,69 @@ fn solve_or_explain(
     })
 }
 
-/// The few lines a reviewer wants: sizes, conflicts, proof, price, assertion.
+/// What `propose` settled on: the solver's answer, or under min-diff the
+/// layout as declared when it already keeps the rule.
+struct Proposal {
+    layout: layout_core::VerifiedLayout,
+    /// A proven lower bound on the size of any layout obeying the rule.
+    lower_bound: u64,
+    /// The solver's claim (see [`Solution::optimal`]); for `nothing_to_do`,
+    /// that no member moves, the least churn there is.
+    optimal: bool,
+    solve_ms: u64,
+    stopped_by_time: bool,
+    nothing_to_do: bool,
+}
+
+impl Proposal {
+    fn solved(sol: Solution) -> Self {
+        Proposal {
+            layout: sol.layout,
+            lower_bound: sol.lower_bound,
+            optimal: sol.optimal,
+            solve_ms: sol.solve_ms,
+            stopped_by_time: sol.stopped_by_time,
+            nothing_to_do: false,
+        }
+    }
+
+    /// The declared layout, when it passes the verifier. Its size bound is
+    /// the plain one: the members' bytes rounded up to their alignment.
+    fn declared(s: &layout_core::Struct, declared: &layout_core::Layout) -> Option<Self> {
+        let layout = layout_core::verify(s, declared).ok()?;
+        let bytes: u64 = s.fields.iter().map(|f| f.size).sum();
+        Some(Proposal {
+            layout,
+            lower_bound: bytes.next_multiple_of(s.natural_align().max(1)),
+            optimal: true,
+            solve_ms: 0,
+            stopped_by_time: false,
+            nothing_to_do: true,
+        })
+    }
+}
+
+/// The goals of an objective preset in the order the solver weighs them.
+fn goals(objective: &str) -> &'static str {
+    match objective {
+        "min-diff" => {
+            "fewest members moved, within the declared size, then soft cost, then read-mostly lines"
+        }
+        "compact-hot" => "size, then read-mostly lines, then soft cost, then movement",
+        "hot-lines" => "hot-path lines, then size, then soft cost, then movement",
+        _ => "size, then soft cost, then read-mostly lines, then movement",
+    }
+}
+
+/// The few lines a reviewer wants: sizes, conflicts, what the change buys
+/// and costs, lines per hot path, what was proven, price, assertion.
 fn summary(
     s: &layout_core::Struct,
     before: &layout_core::Layout,
-    solved: &Solution,
+    solved: &Proposal,
     separated: Option<&Solution>,
     assertion: Option<&str>,
+    objective: &str,
 ) -> String {
     let after = &solved.layout;
     let n_before = layout::reported_conflicts(s, before).len();
@@ -184,26 +262,27 @@ fn summary(
         "struct {}: {} -> {} bytes ({delta:+}), align {} -> {}; hard conflicts {n_before} -> {n_after} {where_}",
         s.name, before.size, after.size, before.align, after.align
     );
-    if same_layout(before, after) {
+    if solved.nothing_to_do {
+        let _ = writeln!(
+            t,
+            "nothing to do: the layout as declared keeps the rule, and --objective min-diff moves no member"
+        );
+    } else if same_layout(before, after) {
         let _ = writeln!(
             t,
             "the layout as declared is already the best: nothing to change"
         );
+    } else {
+        t.push_str(&trade(s, before, after));
     }
-    if solved.optimal {
+    t.push_str(&report::path_lines_text(s, before, Some(after)));
+    if solved.nothing_to_do {
         let _ = writeln!(
             t,
-            "proven optimal: no layout obeying the rule is smaller than {} bytes (solved in {} ms)",
-            solved.lower_bound, solved.solve_ms
+            "proven optimal under --objective min-diff: 0 members moved is the fewest possible"
         );
     } else {
-        let _ = writeln!(
-            t,
-            "best found in {} ms, not proven optimal: lower bound {} bytes (gap {} bytes)",
-            solved.solve_ms,
-            solved.lower_bound,
-            after.size.saturating_sub(solved.lower_bound)
-        );
+        t.push_str(&proof_line(solved, after.size, objective));
     }
     if let Some(alt) = separated {
         let _ = writeln!(
@@ -218,6 +297,86 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
         let _ = writeln!(t, "the layout relies on the struct's phase; pin it:\n  {a}");
     }
     t
+}
+
+/// What the change buys and what it costs, so a reviewer can weigh it:
+/// bytes, hard conflicts, lines per hot path, soft cost, members moved.
+fn trade(
+    s: &layout_core::Struct,
+    before: &layout_core::Layout,
+    after: &layout_core::Layout,
+) -> String {
+    let mut buys: Vec<String> = Vec::new();
+    let mut costs: Vec<String> = Vec::new();
+    let mut weigh = |what: String, old: u64, new: u64| match new.cmp(&old) {
+        std::cmp::Ordering::Less => buys.push(what),
+        std::cmp::Ordering::Greater => costs.push(what),
+        std::cmp::Ordering::Equal => {}
+    };
+    weigh(
+        format!("{:+} bytes", after.size as i64 - before.size as i64),
+        before.size,
+        after.size,
+    );
+    let (c0, c1) = (
+        layout::reported_conflicts(s, before).len() as u64,
+        layout::reported_conflicts(s, after).len() as u64,
+    );
+    weigh(format!("hard conflicts {c0} -> {c1}"), c0, c1);
+    let old_paths = layout_core::paths::path_lines(s, before);
+    let new_paths = layout_core::paths::path_lines(s, after);
+    for (o, n) in old_paths.iter().zip(&new_paths) {
+        weigh(
+            format!("{} {} -> {} lines", o.name, o.lines, n.lines),
+            o.lines,
+            n.lines,
+        );
+    }
+    let w = layout_core::cost::SoftWeights::default();
+    let (s0, s1) = (
+        layout_core::cost::soft_cost(s, before, &w),
+        layout_core::cost::soft_cost(s, after, &w),
+    );
+    weigh(format!("soft cost {s0} -> {s1}"), s0, s1);
+    let moved = report::churn(s, after);
+    costs.push(format!("{moved} of {} members moved", s.fields.len()));
+    let buys = if buys.is_empty() {
+        "nothing measured (size, conflicts, hot-path lines and soft cost are unchanged or worse)"
+            .to_string()
+    } else {
+        buys.join(", ")
+    };
+    format!("the change buys: {buys}; it costs: {}\n", costs.join(", "))
+}
+
+/// Exactly what was proven: the size against its lower bound, then whether
+/// the objective's later goals are optimal; never "not proven" with gap 0.
+fn proof_line(solved: &Proposal, size: u64, objective: &str) -> String {
+    let lb = solved.lower_bound;
+    let goals = goals(objective);
+    let timed = format!("solved in {} ms", solved.solve_ms);
+    let mut line = match (solved.optimal, size <= lb) {
+        (true, true) => format!(
+            "proven optimal under --objective {objective} ({goals}): no layout obeying the rule is smaller than {lb} bytes ({timed})"
+        ),
+        (true, false) => format!(
+            "proven optimal under --objective {objective} ({goals}); its size is {} bytes above the smallest any layout obeying the rule could have ({lb} bytes) ({timed})",
+            size - lb
+        ),
+        (false, true) => format!(
+            "size proven minimal: no layout obeying the rule is smaller than {lb} bytes; the rest of --objective {objective} ({goals}) is best found, not proven ({timed})"
+        ),
+        (false, false) => format!(
+            "best found in {} ms, not proven optimal: lower bound {lb} bytes (gap {} bytes)",
+            solved.solve_ms,
+            size - lb
+        ),
+    };
+    if solved.stopped_by_time {
+        line.push_str("; the time limit stopped the search: a larger --time-limit may find better");
+    }
+    line.push('\n');
+    line
 }
 
 fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {

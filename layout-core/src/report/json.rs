@@ -13,6 +13,11 @@
 //! of `read_mostly`, `locked_write`, `lockless_atomic`, `cold`; `lock` and
 //! `group` are `null` when absent. A conflict's `lockless` lists every
 //! lockless field on the line, of all writer groups.
+//!
+//! Also: `paths`, per hot path the lines it touches and their bound
+//! (`{"tx": {"lines": 7, "bound": 4}}`, see [`crate::paths`]); `soft_cost`
+//! and `soft_lines` at the default weights (see [`crate::cost`]); `churn`,
+//! the members moved from the declaration order (see [`super::churn`]).
 
 use super::ordered_slots;
 use crate::layout::{reported_conflicts, Layout};
@@ -52,6 +57,13 @@ pub(super) fn render(s: &Struct, l: &Layout) -> Value {
         Placement::Offset(o) => Value::from(o),
         Placement::Aligned => Value::Null,
     };
+    let paths: serde_json::Map<String, Value> = crate::paths::path_lines(s, l)
+        .into_iter()
+        .map(|p| (p.name, json!({"lines": p.lines, "bound": p.bound})))
+        .collect();
+    let weights = crate::cost::SoftWeights::default();
+    let soft_lines = crate::cost::soft_lines(s, l, &weights);
+    let soft_cost: u64 = soft_lines.iter().map(|sl| sl.weight).sum();
     json!({
         "struct": s.name,
         "size": l.size,
@@ -60,5 +72,9 @@ pub(super) fn render(s: &Struct, l: &Layout) -> Value {
         "offset": offset,
         "fields": fields,
         "hard_conflicts": conflicts,
+        "paths": paths,
+        "soft_cost": soft_cost,
+        "soft_lines": soft_lines,
+        "churn": super::churn(s, l),
     })
 }
