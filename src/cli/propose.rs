@@ -300,7 +300,8 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
 }
 
 /// What the change buys and what it costs, so a reviewer can weigh it:
-/// bytes, hard conflicts, lines per hot path, soft cost, members moved.
+/// bytes, hard conflicts, lines per hot path, read-mostly lines, soft cost,
+/// members moved.
 fn trade(
     s: &layout_core::Struct,
     before: &layout_core::Layout,
@@ -332,6 +333,11 @@ fn trade(
             n.lines,
         );
     }
+    let (r0, r1) = (
+        layout_core::cost::read_lines(s, before),
+        layout_core::cost::read_lines(s, after),
+    );
+    weigh(format!("read-mostly lines {r0} -> {r1}"), r0, r1);
     let w = layout_core::cost::SoftWeights::default();
     let (s0, s1) = (
         layout_core::cost::soft_cost(s, before, &w),
@@ -341,7 +347,7 @@ fn trade(
     let moved = report::churn(s, after);
     costs.push(format!("{moved} of {} members moved", s.fields.len()));
     let buys = if buys.is_empty() {
-        "nothing measured (size, conflicts, hot-path lines and soft cost are unchanged or worse)"
+        "nothing measured (size, conflicts, hot-path lines, read-mostly lines and soft cost are unchanged or worse)"
             .to_string()
     } else {
         buys.join(", ")
