@@ -468,6 +468,10 @@ fn json_shape() {
         "offset",
         "fields",
         "hard_conflicts",
+        "paths",
+        "soft_cost",
+        "soft_lines",
+        "churn",
     ];
     want.sort_unstable();
     let mut keys_sorted = keys.clone();
@@ -480,7 +484,7 @@ fn json_shape() {
     assert_eq!(fields.len(), 14);
     assert_eq!(
         fields[4],
-        serde_json::json!({"name": "nr_pages", "offset": 696, "size": 320, "align": 8,
+        serde_json::json!({"name": "nr_pages", "type": "long[4][2][5]", "offset": 696, "size": 320, "align": 8,
                            "access": "locked_write", "lock": "lru_lock", "group": null})
     );
     assert_eq!(fields[9]["access"], "lockless_atomic");
@@ -495,6 +499,18 @@ fn json_shape() {
         serde_json::json!([{"line": 25, "phase": 48, "lockless": ["refaulted"],
                             "read_mostly": ["enabled", "gen", "seg", "list"]}])
     );
+    // No hot paths; the declared order moves nothing; soft costs at the
+    // default weights, line by line.
+    assert_eq!(j["paths"], serde_json::json!({}));
+    assert_eq!(j["churn"], 0);
+    let soft: u64 = j["soft_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["weight"].as_u64().unwrap())
+        .sum();
+    assert_eq!(j["soft_cost"], soft);
+    assert!(soft > 0, "lockless refaulted next to locked fields");
 }
 
 #[test]
@@ -519,7 +535,7 @@ fn json_aligned_mode_and_zero_size_fields() {
     assert_eq!(j["offset"], serde_json::Value::Null);
     assert_eq!(
         j["fields"],
-        serde_json::json!([{"name": "x", "offset": 0, "size": 4, "align": 4,
+        serde_json::json!([{"name": "x", "type": "int", "offset": 0, "size": 4, "align": 4,
                             "access": "lockless_atomic", "lock": null, "group": "g"}])
     );
     assert_eq!(j["hard_conflicts"], serde_json::json!([]));

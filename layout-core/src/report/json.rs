@@ -2,7 +2,7 @@
 //!
 //! ```json
 //! {"struct": "lru_gen_folio", "size": 1360, "align": 8, "line": 64, "offset": 304,
-//!  "fields": [{"name": "max_seq", "offset": 0, "size": 8, "align": 8,
+//!  "fields": [{"name": "max_seq", "type": "unsigned long", "offset": 0, "size": 8, "align": 8,
 //!              "access": "read_mostly", "lock": null, "group": null}, ...],
 //!  "hard_conflicts": [{"line": 25, "phase": 48, "lockless": ["refaulted"],
 //!                      "read_mostly": ["enabled", "gen", "seg", "list"]}]}
@@ -32,6 +32,7 @@ pub(super) fn render(s: &Struct, l: &Layout) -> Value {
             let f = &s.fields[sl.field];
             json!({
                 "name": f.name,
+                "type": f.ty,
                 "offset": sl.offset,
                 "size": f.size,
                 "align": f.align,

@@ -81,7 +81,7 @@ pub fn conflict_lines(s: &Struct, l: &Layout) -> Vec<u64> {
 ///
 /// ```json
 /// {"struct": "lru_gen_folio", "size": 1360, "align": 8, "line": 64, "offset": 304,
-///  "fields": [{"name": "max_seq", "offset": 0, "size": 8, "align": 8,
+///  "fields": [{"name": "max_seq", "type": "unsigned long", "offset": 0, "size": 8, "align": 8,
 ///              "access": "read_mostly", "lock": null, "group": null}],
 ///  "hard_conflicts": [{"line": 25, "phase": 48, "lockless": ["refaulted"],
 ///                      "read_mostly": ["enabled", "gen", "seg", "list"]}]}
