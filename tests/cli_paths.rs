@@ -241,11 +241,14 @@ fn min_diff_on_a_struct_that_keeps_the_rule_does_nothing() {
     assert!(!err.contains("not proven"), "{err}");
 }
 
-/// Members of `tcp_sock`'s `__cacheline_group_begin__tcp_sock_{read,write}_{tx,rx,txrx}`
-/// groups, as access-file names: bitfields one by one, anonymous members by
-/// `anon_union@OFFSET`. Returns (access file, member byte ranges per path).
-fn tcp_sock_access(db: &TypeDb) -> (String, [Vec<(u64, u64)>; 2]) {
-    let agg = db.find("struct tcp_sock").expect("tcp_sock in BTF");
+/// Members of a struct's `__cacheline_group_begin__NAME_{read,write}_{tx,rx,txrx}`
+/// groups (tcp_sock, net_device, netns_ipv4), as access-file names:
+/// bitfields one by one, anonymous members by `anon_union@OFFSET`. Returns
+/// (access file, member byte ranges per path).
+fn group_access(db: &TypeDb, name: &str) -> (String, [Vec<(u64, u64)>; 2]) {
+    let agg = db
+        .find(&format!("struct {name}"))
+        .expect("the struct is in BTF");
     let mut group: Option<String> = None;
     let mut read = Vec::new();
     let mut write = Vec::new();
@@ -285,8 +288,8 @@ fn tcp_sock_access(db: &TypeDb) -> (String, [Vec<(u64, u64)>; 2]) {
             .join(", ")
     };
     let text = format!(
-        "[struct.tcp_sock]\nread_mostly = [{}]\nlocked_write.sk_lock = [{}]\n\
-         [struct.tcp_sock.paths]\ntx = [{}]\nrx = [{}]\n",
+        "[struct.{name}]\nread_mostly = [{}]\nlocked_write.sk_lock = [{}]\n\
+         [struct.{name}.paths]\ntx = [{}]\nrx = [{}]\n",
         list(&read),
         list(&write),
         list(&paths[0]),
@@ -315,7 +318,8 @@ fn tcp_sock_paths_from_the_kernels_own_groups() {
         return;
     }
     let db = layout_core::btf::load_btf(btf).unwrap();
-    let (text, bytes) = tcp_sock_access(&db);
+    let (text, bytes) = group_access(&db, "tcp_sock");
+
     assert!(!bytes[0].is_empty() && !bytes[1].is_empty(), "{text}");
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "tcp.toml", &text);
