@@ -227,14 +227,16 @@ impl Proposal {
 }
 
 /// The goals of an objective preset in the order the solver weighs them.
-fn goals(objective: &str) -> &'static str {
+fn goals(objective: &str) -> &'static [&'static str] {
     match objective {
-        "min-diff" => {
-            "fewest members moved, within the declared size, then soft cost, then read-mostly lines"
-        }
-        "compact-hot" => "size, then read-mostly lines, then soft cost, then movement",
-        "hot-lines" => "hot-path lines, then size, then soft cost, then movement",
-        _ => "size, then soft cost, then read-mostly lines, then movement",
+        "min-diff" => &[
+            "fewest members moved within the declared size",
+            "soft cost",
+            "read-mostly lines",
+        ],
+        "compact-hot" => &["size", "read-mostly lines", "soft cost", "movement"],
+        "hot-lines" => &["hot-path lines", "size", "soft cost", "movement"],
+        _ => &["size", "soft cost", "read-mostly lines", "movement"],
     }
 }
 
@@ -356,29 +358,48 @@ fn trade(
 }
 
 /// Exactly what was proven: the size against its lower bound, then whether
-/// the objective's later goals are optimal; never "not proven" with gap 0.
+/// the objective's other goals are optimal; never "not proven" with gap 0.
 fn proof_line(solved: &Proposal, size: u64, objective: &str) -> String {
-    let lb = solved.lower_bound;
-    let goals = goals(objective);
-    let timed = format!("solved in {} ms", solved.solve_ms);
-    let mut line = match (solved.optimal, size <= lb) {
+    proof_text(
+        solved.optimal,
+        solved.lower_bound,
+        size,
+        solved.solve_ms,
+        solved.stopped_by_time,
+        objective,
+    )
+}
+
+fn proof_text(
+    optimal: bool,
+    lb: u64,
+    size: u64,
+    solve_ms: u64,
+    stopped_by_time: bool,
+    objective: &str,
+) -> String {
+    let all = goals(objective);
+    let order = all.join(", then ");
+    let rest: Vec<&str> = all.iter().copied().filter(|g| *g != "size").collect();
+    let timed = format!("solved in {solve_ms} ms");
+    let mut line = match (optimal, size <= lb) {
         (true, true) => format!(
-            "proven optimal under --objective {objective} ({goals}): no layout obeying the rule is smaller than {lb} bytes ({timed})"
+            "proven optimal under --objective {objective} ({order}): no layout obeying the rule is smaller than {lb} bytes ({timed})"
         ),
         (true, false) => format!(
-            "proven optimal under --objective {objective} ({goals}); its size is {} bytes above the smallest any layout obeying the rule could have ({lb} bytes) ({timed})",
+            "proven optimal under --objective {objective} ({order}); its size is {} bytes above the smallest any layout obeying the rule could have ({lb} bytes) ({timed})",
             size - lb
         ),
         (false, true) => format!(
-            "size proven minimal: no layout obeying the rule is smaller than {lb} bytes; the rest of --objective {objective} ({goals}) is best found, not proven ({timed})"
+            "size proven minimal: no layout obeying the rule is smaller than {lb} bytes; {} under --objective {objective}: best found, not proven optimal ({timed})",
+            rest.join(", then ")
         ),
         (false, false) => format!(
-            "best found in {} ms, not proven optimal: lower bound {lb} bytes (gap {} bytes)",
-            solved.solve_ms,
+            "best found in {solve_ms} ms, not proven optimal: lower bound {lb} bytes (gap {} bytes)",
             size - lb
         ),
     };
-    if solved.stopped_by_time {
+    if stopped_by_time {
         line.push_str("; the time limit stopped the search: a larger --time-limit may find better");
     }
     line.push('\n');
@@ -409,5 +430,38 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
             file.write_all(text.as_bytes())
                 .map_err(|e| Diagnostic::new(format!("cannot write output: {e}")).in_file(path))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proof_text;
+
+    /// Each combination says what was proven, and a gap is never 0.
+    #[test]
+    fn the_proof_line_never_contradicts_itself() {
+        let t = proof_text(true, 1360, 1360, 9, false, "balanced");
+        assert!(t.starts_with("proven optimal under --objective balanced (size, then soft cost"));
+        assert!(
+            t.contains("smaller than 1360 bytes (solved in 9 ms)"),
+            "{t}"
+        );
+        let t = proof_text(false, 1408, 1408, 27, false, "balanced");
+        assert!(t.starts_with("size proven minimal"), "{t}");
+        assert!(
+            t.contains("soft cost, then read-mostly lines, then movement under --objective balanced: best found, not proven optimal"),
+            "{t}"
+        );
+        assert!(!t.contains("gap"), "{t}");
+        let t = proof_text(false, 1400, 1408, 27, true, "compact-hot");
+        assert!(t.contains("lower bound 1400 bytes (gap 8 bytes)"), "{t}");
+        assert!(t.contains("time limit"), "{t}");
+        let t = proof_text(true, 2304, 2368, 5, false, "hot-lines");
+        assert!(
+            t.contains("(hot-path lines, then size, then soft cost, then movement)"),
+            "{t}"
+        );
+        assert!(t.contains("64 bytes above the smallest"), "{t}");
+        assert!(!t.contains("gap"), "{t}");
     }
 }
