@@ -82,7 +82,7 @@ fn by_name(names: &MemberNames) -> BTreeMap<String, (u64, u64)> {
 #[test]
 fn c_and_dwarf_list_the_same_names_at_gccs_offsets() {
     let (_, names) = c_struct();
-    let c = by_name(&names);
+    let mut c = by_name(&names);
     for wanted in [
         "seq",
         "lo",
@@ -107,6 +107,9 @@ fn c_and_dwarf_list_the_same_names_at_gccs_offsets() {
         !c.contains_key("cfg") && !c.contains_key("hits"),
         "fields are not inner names"
     );
+    // The BTF/DWARF names of the anonymous unions, as aliases.
+    assert_eq!(c.remove("anon_union@8"), Some((8, 16)));
+    assert_eq!(c.remove("anon_union@32"), Some((32, 36)));
 
     let dir = scratch_dir("names");
     std::fs::write(dir.join("conn.h"), HEADER).unwrap();
@@ -222,10 +225,21 @@ fn paths_record_the_bytes_of_each_name() {
     assert_eq!(sa.paths[0].name, "tx");
     assert_eq!(sa.paths[1].members[1].0, "anon_union@32");
     assert_eq!(sa.paths[1].at.line, 3);
-    // anon_union@OFFSET keeps working when the front-end names it so (BTF,
-    // DWARF); the C front-end names it after its first member.
-    let e = f.apply_with(&mut s.clone(), &names).unwrap_err();
-    assert!(e.message.contains("anon_union@32"), "{e}");
+    // anon_union@OFFSET, the BTF and DWARF name, works with a header too.
+    let mut t = s.clone();
+    f.apply_with(&mut t, &names).unwrap();
+    let union = t
+        .fields
+        .iter()
+        .find(|x| x.original_offset == Some(32))
+        .unwrap();
+    assert_eq!(
+        union.paths,
+        [PathUse {
+            path: 1,
+            bytes: 0..4
+        }]
+    );
 
     let f = parse(
         "[struct.conn.paths]\n\

@@ -1,7 +1,10 @@
 //! The names inside a struct's fields that an access file may use
 //! ([`crate::access::names`]): members of anonymous structs and unions and
 //! of `struct_group`s by their own names, single bitfields, and sub-members
-//! of embedded structs as dotted paths, with gcc's offsets.
+//! of embedded structs as dotted paths, with gcc's offsets; and
+//! `anon_union@OFFSET` / `anon_struct@OFFSET` for a top-level anonymous
+//! member, the name the BTF and DWARF models give it (this front-end names
+//! the field after its first member), so one access file serves both.
 
 use super::parse::{RecordKind, TypeRef};
 use super::types::{Item, Resolver};
@@ -80,6 +83,13 @@ fn walk(
             };
             if depth >= MAX_DEPTH {
                 continue;
+            }
+            if prefix.is_none() && depth == 0 && f.group.is_none() {
+                // The name BTF and DWARF models give this field.
+                let kind = h.ast.records[inner].kind.keyword();
+                if !out.push(format!("anon_{kind}@{start}"), start..start + p.size) {
+                    return Ok(());
+                }
             }
             if let Some(g) = &f.group {
                 let group = dotted(g);
