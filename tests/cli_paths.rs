@@ -196,6 +196,57 @@ fn unknown_names_say_where_the_name_exists() {
     }
 }
 
+/// min-diff leaves a struct that keeps the rule alone; hot-lines needs paths.
+#[test]
+fn min_diff_nothing_to_do_and_hot_lines_without_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    // 32 bytes with holes; 24 reordered.
+    write(
+        dir.path(),
+        "c.h",
+        "struct conn {\n\tchar a;\n\tlong cfg;\n\tchar c;\n\tlong hits;\n};\n",
+    );
+    write(
+        dir.path(),
+        "c.toml",
+        "[struct.conn]\nread_mostly = [\"cfg\"]\nlocked_write.l = [\"hits\"]\n",
+    );
+    let args = ["propose", "c.h", "--struct", "conn", "--access", "c.toml"];
+    let out = run_in(
+        dir.path(),
+        &[&args[..], &["--objective", "min-diff"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(stderr(&out).contains("nothing to do"), "{}", stderr(&out));
+    // The balanced objective does move members here: the struct has holes,
+    // and the summary says what that buys.
+    let out = run_in(dir.path(), &args);
+    assert!(stdout(&out).starts_with("--- a/c.h"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the change buys: "),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(
+        dir.path(),
+        &[&args[..], &["--objective", "min-diff", "--format", "json"]].concat(),
+    );
+    let v = json(&out);
+    assert_eq!(v["nothing_to_do"], true);
+    assert_eq!(v["after"]["churn"], 0);
+    let out = run_in(
+        dir.path(),
+        &[&args[..], &["--objective", "hot-lines"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("needs the hot paths") && err.contains("[struct.conn.paths]"),
+        "{err}"
+    );
+}
+
 /// The newest `/usr/src/linux-headers-*-common` tree.
 fn kernel_headers() -> Option<PathBuf> {
     let mut trees: Vec<PathBuf> = std::fs::read_dir("/usr/src")

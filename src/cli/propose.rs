@@ -13,7 +13,20 @@ use std::time::Duration;
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
     let s = &loaded.model;
-    let preset: Preset = a.objective.parse().map_err(Diagnostic::new)?;
+    let preset: Preset = a
+        .objective
+        .parse()
+        .map_err(|e| Diagnostic::new(e).help("e.g. --objective min-diff for the smallest patch"))?;
+    if preset == Preset::HotLines && s.paths.is_empty() {
+        return Err(Diagnostic::new(format!(
+            "--objective hot-lines needs the hot paths of struct {}",
+            s.name
+        ))
+        .help(format!(
+            "list them in the access file: [struct.{}.paths] tx = [\"member\", ...]",
+            s.name
+        )));
+    }
     let style: CStyle = a
         .style
         .parse()
