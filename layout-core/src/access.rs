@@ -15,14 +15,30 @@
 //! locked_write.lru_lock = ["folios", "nr_pages"]
 //! cold = ["failcnt"]                       # unlisted fields are cold
 //! pinned = []
+//! [struct.lru_gen_folio.paths]             # hot paths: the members each touches
+//! reclaim = ["max_seq", "folios", "nr_pages"]
 //! ```
+//!
+//! Names: a field's own name; a member of an anonymous struct or union or of
+//! a `struct_group` by its own name; a single bitfield; a sub-member of an
+//! embedded struct as a dotted path (`rx_opt.rcv_tsval`) — see [`names`].
+//! When several names land in one field (members of one union, bitfields of
+//! one storage unit, sub-members of one embedded struct), the field gets the
+//! strongest of their classes: lockless, then locked, then read-mostly, then
+//! cold. A hot path counts only the bytes of the names it lists; the field
+//! still moves as one.
 //!
 //! Every error names the access file and the line of the offending key or
 //! name.
 
-use crate::error::{line_col, Diagnostic};
-use crate::model::{Access, Struct};
-use std::collections::BTreeMap;
+pub mod names;
+
+pub use names::{InnerName, MemberNames};
+
+use crate::error::Diagnostic;
+use crate::model::{Access, PathUse, Struct};
+use names::{NameTable, Named};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml_edit::{ImDocument, Item, TableLike, Value};
@@ -120,7 +136,19 @@ pub struct StructAccess {
     pub classes: Vec<ClassEntry>,
     /// Fields that keep their offset.
     pub pinned: Vec<(String, Location)>,
+    /// Hot paths in file order: `[struct.NAME.paths]`.
+    pub paths: Vec<PathEntry>,
     /// The table header's location.
+    pub at: Location,
+}
+
+/// One hot path: `tx = ["snd_nxt", "write_seq"]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathEntry {
+    pub name: String,
+    /// The names it lists, in order, with where each is written.
+    pub members: Vec<(String, Location)>,
+    /// The key's location.
     pub at: Location,
 }
 
@@ -141,6 +169,7 @@ const STRUCT_KEYS: &[&str] = &[
     "locked_write",
     "cold",
     "pinned",
+    "paths",
 ];
 
 /// Reads and parses the access file at `path`.
@@ -155,9 +184,13 @@ pub fn load(path: &Path) -> Result<AccessFile, Diagnostic> {
 
 /// Parses the text of an access file; `path` is used in errors.
 pub fn parse(path: &Path, text: &str) -> Result<AccessFile, Diagnostic> {
-    let p = FileParser { path, text };
+    let lines = LineIndex::new(text);
+    let p = FileParser {
+        path,
+        lines: &lines,
+    };
     let doc = ImDocument::parse(text).map_err(|e| {
-        let (line, col) = e.span().map_or((0, 0), |s| line_col(text, s.start));
+        let (line, col) = e.span().map_or((0, 0), |s| lines.line_col(s.start));
         let message = e
             .message()
             .lines()
@@ -192,14 +225,41 @@ pub fn parse(path: &Path, text: &str) -> Result<AccessFile, Diagnostic> {
     Ok(file)
 }
 
+/// The start of every line of a text, to turn byte offsets into lines and
+/// columns without rescanning the text for each (an access file may list
+/// tens of thousands of names).
+struct LineIndex {
+    starts: Vec<usize>,
+    len: usize,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex {
+            starts,
+            len: text.len(),
+        }
+    }
+
+    /// 1-based line and byte column of `byte`, as [`crate::error::line_col`] gives them.
+    fn line_col(&self, byte: usize) -> (usize, usize) {
+        let byte = byte.min(self.len);
+        let line = self.starts.partition_point(|&s| s <= byte);
+        (line, byte - self.starts[line - 1] + 1)
+    }
+}
+
 struct FileParser<'a> {
     path: &'a Path,
-    text: &'a str,
+    lines: &'a LineIndex,
 }
 
 impl FileParser<'_> {
     fn loc(&self, span: Option<Range<usize>>) -> Location {
-        let (line, column) = span.map_or((0, 0), |s| line_col(self.text, s.start));
+        let (line, column) = span.map_or((0, 0), |s| self.lines.line_col(s.start));
         Location { line, column }
     }
 
@@ -370,6 +430,23 @@ impl FileParser<'_> {
             .collect()
     }
 
+    /// `[struct.NAME.paths]`: path name → list of member names.
+    fn paths(&self, parent: &dyn TableLike, item: &Item) -> Result<Vec<PathEntry>, Diagnostic> {
+        let t = item.as_table_like().ok_or_else(|| {
+            self.error_at(&self.key_loc(parent, "paths"), "`paths` must be a table")
+                .help("write [struct.NAME.paths] followed by tx = [\"field\", ...]")
+        })?;
+        t.iter()
+            .map(|(name, list)| {
+                Ok(PathEntry {
+                    name: name.to_string(),
+                    members: self.names(t, name, list)?,
+                    at: self.key_loc(t, name),
+                })
+            })
+            .collect()
+    }
+
     fn struct_access(
         &self,
         parent: &dyn TableLike,
@@ -382,6 +459,7 @@ impl FileParser<'_> {
             offset: None,
             classes: Vec::new(),
             pinned: Vec::new(),
+            paths: Vec::new(),
             at: self.key_loc(parent, name),
         };
         let place = format!("in [struct.{name}]");
@@ -402,6 +480,7 @@ impl FileParser<'_> {
                 "read_mostly" => add(self.names(t, key, v)?, Access::ReadMostly, key.into()),
                 "cold" => add(self.names(t, key, v)?, Access::Cold, key.into()),
                 "pinned" => s.pinned = self.names(t, key, v)?,
+                "paths" => s.paths = self.paths(t, v)?,
                 "lockless_atomic" if v.is_array() => add(
                     self.names(t, key, v)?,
                     Access::Lockless { group: None },
@@ -458,6 +537,14 @@ impl AccessFile {
     /// from the C front-end). A file without a table for the struct changes
     /// nothing, unless it has a table with a close name (a typo).
     pub fn apply(&self, s: &mut Struct) -> Result<(), Diagnostic> {
+        self.apply_with(s, &MemberNames::default())
+    }
+
+    /// [`AccessFile::apply`], where names may also be the front-end's
+    /// [`MemberNames`] (members of anonymous aggregates, single bitfields,
+    /// dotted sub-members); sets [`Struct::paths`] and every
+    /// [`crate::model::Field::paths`] when the table has `paths`.
+    pub fn apply_with(&self, s: &mut Struct, names: &MemberNames) -> Result<(), Diagnostic> {
         let Some(sa) = self.structs.get(&s.name) else {
             let close = close_names(&s.name, self.structs.keys().map(String::as_str));
             if let Some(c) = close.first() {
@@ -471,23 +558,18 @@ impl AccessFile {
             }
             return Ok(());
         };
-        let field_names: Vec<String> = s.fields.iter().map(|f| f.name.clone()).collect();
-        let lookup = |name: &str, at: &Location| -> Result<usize, Diagnostic> {
-            s.field_index(name).ok_or_else(|| {
-                let close = close_names(name, field_names.iter().map(String::as_str));
-                let help = match close.as_slice() {
-                    [] => format!("its fields are: {}", field_names.join(", ")),
-                    c => format!("did you mean `{}`?", c.join("`, `")),
-                };
+        let table = NameTable::new(s, names);
+        let lookup = |name: &str, at: &Location| -> Result<Named, Diagnostic> {
+            table.get(name).ok_or_else(|| {
                 self.error_at(at, format!("struct {} has no field `{name}`", s.name))
-                    .help(help)
+                    .help(table.help_for_unknown(name))
             })
         };
-        let mut seen: BTreeMap<usize, &ClassEntry> = BTreeMap::new();
-        let mut updates = Vec::new();
+        let mut seen: HashMap<&str, &ClassEntry> = HashMap::new();
+        // Per field: the entry that gave its strongest class so far.
+        let mut strongest: BTreeMap<usize, &ClassEntry> = BTreeMap::new();
         for e in &sa.classes {
-            let i = lookup(&e.field, &e.at)?;
-            if let Some(first) = seen.get(&i) {
+            if let Some(first) = seen.get(e.field.as_str()) {
                 let message = if first.key == e.key {
                     format!("field `{}` is listed twice in {}", e.field, e.key)
                 } else {
@@ -500,20 +582,115 @@ impl AccessFile {
                     .error_at(&e.at, message)
                     .help("give each field one class"));
             }
-            seen.insert(i, e);
-            updates.push((i, e.access.clone()));
+            seen.insert(&e.field, e);
+            let i = lookup(&e.field, &e.at)?.field;
+            let Some(prev) = strongest.get(&i) else {
+                strongest.insert(i, e);
+                continue;
+            };
+            let (a, b) = (strength(&prev.access), strength(&e.access));
+            if a == b && prev.access != e.access {
+                let unit = &s.fields[i].name;
+                return Err(self
+                    .error_at(
+                        &e.at,
+                        format!(
+                            "`{}` ({}) and `{}` ({}, line {}) share field `{unit}`, which moves and is written as one",
+                            e.field, e.key, prev.field, prev.key, prev.at.line
+                        ),
+                    )
+                    .help(format!(
+                        "give the members of `{unit}` one lock or writer group"
+                    )));
+            }
+            if b > a {
+                strongest.insert(i, e);
+            }
         }
         let mut pins = Vec::new();
         for (name, at) in &sa.pinned {
-            pins.push(lookup(name, at)?);
+            pins.push(lookup(name, at)?.field);
         }
-        for (i, access) in updates {
-            s.fields[i].access = access;
+        let paths = if sa.paths.is_empty() {
+            None
+        } else {
+            Some(self.path_uses(sa, &lookup)?)
+        };
+        for (i, e) in strongest {
+            s.fields[i].access = e.access.clone();
         }
         for i in pins {
             s.fields[i].pinned = true;
         }
+        if let Some(uses) = paths {
+            s.paths = sa.paths.iter().map(|p| p.name.clone()).collect();
+            for f in &mut s.fields {
+                f.paths.clear();
+            }
+            for (f, u) in s.fields.iter_mut().zip(uses) {
+                f.paths = u;
+            }
+        }
         Ok(())
+    }
+
+    /// Each field's [`PathUse`]s from `[struct.NAME.paths]`: per path, the
+    /// bytes its names cover, as disjoint ranges in increasing order.
+    fn path_uses(
+        &self,
+        sa: &StructAccess,
+        lookup: &dyn Fn(&str, &Location) -> Result<Named, Diagnostic>,
+    ) -> Result<Vec<Vec<PathUse>>, Diagnostic> {
+        let mut per_field: BTreeMap<usize, Vec<(u32, Range<u64>)>> = BTreeMap::new();
+        for (k, p) in sa.paths.iter().enumerate() {
+            let mut listed: HashMap<&str, &Location> = HashMap::new();
+            for (name, at) in &p.members {
+                if let Some(first) = listed.insert(name, at) {
+                    return Err(self
+                        .error_at(
+                            at,
+                            format!(
+                                "`{name}` is listed twice in paths.{} (first on line {})",
+                                p.name, first.line
+                            ),
+                        )
+                        .help("list each member once per path"));
+                }
+                let n = lookup(name, at)?;
+                per_field
+                    .entry(n.field)
+                    .or_default()
+                    .push((k as u32, n.bytes));
+            }
+        }
+        let n_fields = per_field.keys().next_back().map_or(0, |&i| i + 1);
+        let mut out = vec![Vec::new(); n_fields];
+        for (i, mut uses) in per_field {
+            uses.sort_by_key(|(p, r)| (*p, r.start, r.end));
+            let mut merged: Vec<PathUse> = Vec::new();
+            for (path, bytes) in uses {
+                match merged.last_mut() {
+                    Some(last) if last.path == path && bytes.start <= last.bytes.end => {
+                        last.bytes.end = last.bytes.end.max(bytes.end)
+                    }
+                    _ => merged.push(PathUse { path, bytes }),
+                }
+            }
+            out[i] = merged;
+        }
+        Ok(out)
+    }
+}
+
+/// How strongly a class constrains a field's line: lockless, then locked,
+/// then read-mostly, then cold. A field that holds several named members
+/// takes the strongest of their classes.
+fn strength(a: &Access) -> u8 {
+    match a {
+        Access::Lockless { .. } => 3,
+        Access::LockedWrite { .. } => 2,
+        Access::ReadMostly => 1,
+        Access::Cold => 0,
     }
 }
 

@@ -17,6 +17,7 @@ pub mod error;
 pub mod growth;
 pub mod layout;
 pub mod model;
+pub mod paths;
 pub mod report;
 pub mod scan;
 pub mod segments;

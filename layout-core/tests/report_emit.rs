@@ -469,6 +469,10 @@ fn json_shape() {
         "fields",
         "cacheline_groups",
         "hard_conflicts",
+        "paths",
+        "soft_cost",
+        "soft_lines",
+        "churn",
     ];
     want.sort_unstable();
     let mut keys_sorted = keys.clone();
@@ -499,6 +503,18 @@ fn json_shape() {
         serde_json::json!([{"line": 25, "phase": 48, "lockless": ["refaulted"],
                             "read_mostly": ["enabled", "gen", "seg", "list"]}])
     );
+    // No hot paths; the declared order moves nothing; soft costs at the
+    // default weights, line by line.
+    assert_eq!(j["paths"], serde_json::json!({}));
+    assert_eq!(j["churn"], 0);
+    let soft: u64 = j["soft_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["weight"].as_u64().unwrap())
+        .sum();
+    assert_eq!(j["soft_cost"], soft);
+    assert!(soft > 0, "lockless refaulted next to locked fields");
 }
 
 #[test]

@@ -63,7 +63,10 @@ pub struct InputArgs {
     #[arg(long = "struct", value_name = "NAME")]
     pub struct_name: String,
     /// TOML access file: [struct.NAME] read_mostly / locked_write.LOCK / lockless_atomic /
-    /// cold / pinned lists, plus [types] sizes and [defines] constants. Unlisted fields are cold.
+    /// cold / pinned lists, [struct.NAME.paths] hot paths (tx = [...]), plus [types] sizes
+    /// and [defines] constants. Unlisted fields are cold. Names: fields, members of
+    /// anonymous unions/structs and struct_groups, single bitfields, and dotted
+    /// sub-members (rx_opt.rcv_tsval).
     #[arg(long, value_name = "FILE")]
     pub access: Option<PathBuf>,
     /// Define a constant or config option: -D MAX_NR_ZONES=5, -D CONFIG_LRU_GEN (=1).
@@ -110,8 +113,11 @@ pub struct ProposeArgs {
     /// found, with its proven bound.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub time_limit: f64,
-    /// What matters after size: balanced (soft costs, then read-mostly lines, then
-    /// movement), min-diff (fewest moved fields), compact-hot (fewest read-mostly lines).
+    /// What matters: balanced (size, then soft costs, read-mostly lines, movement),
+    /// min-diff (fewest members moved within the declared size; a struct that already
+    /// keeps the rule is left as it is), compact-hot (size, then fewest read-mostly
+    /// lines), hot-lines (fewest lines touched by the access file's hot paths, summed,
+    /// then size).
     #[arg(long, default_value = "balanced", value_name = "PRESET")]
     pub objective: String,
     /// Also keep lockless fields off the lines of locked fields (the soft cost), even when

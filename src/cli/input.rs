@@ -3,7 +3,7 @@
 //! struct model with its declared layout.
 
 use super::args::InputArgs;
-use layout_core::access::{self, AccessFile};
+use layout_core::access::{self, AccessFile, MemberNames};
 use layout_core::c::{self, Defines, TypeTable};
 use layout_core::source::StructSource;
 use layout_core::typedb::{self, TypeDb};
@@ -29,6 +29,8 @@ struct Read {
     size: u64,
     align: u64,
     source: Option<StructSource>,
+    /// Names inside the fields the access file may use.
+    names: MemberNames,
 }
 
 pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
@@ -65,6 +67,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
                 size: agg.size,
                 align: agg.align,
                 source: None,
+                names: MemberNames::from_typedb(db, agg),
             };
             let read = match header {
                 None => exact,
@@ -78,9 +81,10 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         size,
         align,
         source,
+        names,
     } = read;
     if let Some(f) = &access_file {
-        f.apply(&mut model)?;
+        f.apply_with(&mut model, &names)?;
     }
     let offset = a.offset.or_else(|| {
         access_file
@@ -140,6 +144,7 @@ fn read_header(
         size: cs.size,
         align: cs.align,
         source: Some(cs.source),
+        names: header.member_names(name)?,
     })
 }
 
@@ -199,6 +204,7 @@ fn with_header_source(
         size: exact.size,
         align: exact.align,
         source: from_header.source,
+        names: exact.names,
     })
 }
 

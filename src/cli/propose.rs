@@ -14,7 +14,20 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let mut loaded = input::load(&a.input)?;
     let dissolved = author_choices(a, &mut loaded)?;
     let s = &loaded.model;
-    let preset: Preset = a.objective.parse().map_err(Diagnostic::new)?;
+    let preset: Preset = a
+        .objective
+        .parse()
+        .map_err(|e| Diagnostic::new(e).help("e.g. --objective min-diff for the smallest patch"))?;
+    if preset == Preset::HotLines && s.paths.is_empty() {
+        return Err(Diagnostic::new(format!(
+            "--objective hot-lines needs the hot paths of struct {}",
+            s.name
+        ))
+        .help(format!(
+            "list them in the access file: [struct.{}.paths] tx = [\"member\", ...]",
+            s.name
+        )));
+    }
     let style: CStyle = a
         .style
         .parse()
@@ -33,9 +46,19 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         separate_soft: a.separate_locked,
         ..SolveOptions::default()
     };
-    let solved = solve_or_explain(s, &opts, &loaded.origin)?;
+    // Under min-diff a struct that already keeps the rule keeps its layout:
+    // moving nothing is the least churn there is.
+    let nothing_to_do =
+        preset == Preset::MinDiff && layout::reported_conflicts(s, &loaded.declared).is_empty();
+    let solved = match nothing_to_do
+        .then(|| Proposal::declared(s, &loaded.declared))
+        .flatten()
+    {
+        Some(p) => p,
+        None => Proposal::solved(solve_or_explain(s, &opts, &loaded.origin)?),
+    };
     // When lockless fields still share lines with locked ones, price separating them too.
-    let separated = if a.separate_locked {
+    let separated = if a.separate_locked || solved.nothing_to_do {
         None
     } else {
         solve::solve(
@@ -53,7 +76,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let changelog = a.changelog.then(|| {
         let notes = ChangelogNotes {
             lower_bound: solved.lower_bound,
-            optimal: solved.optimal,
+            // The changelog speaks of size only: proven when it meets the bound
+            // (under hot-lines or min-diff an optimal layout may be larger).
+            optimal: solved.layout.size <= solved.lower_bound,
             separated_size: separated.as_ref().map(|alt| alt.layout.size),
             phase_assertion: assertion.clone(),
         };
@@ -95,6 +120,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 &solved,
                 separated.as_ref(),
                 assertion.as_deref(),
+                &a.objective,
             ));
             out.push_str(&dissolved_note(dissolved.as_ref()));
             if let Some(text) = &changelog {
@@ -108,8 +134,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             let mut v = serde_json::json!({
                 "before": report::layout_json(s, before),
                 "after": report::layout_json(s, &solved.layout),
+                "objective": a.objective,
+                "nothing_to_do": solved.nothing_to_do,
                 "optimal": solved.optimal,
                 "lower_bound": solved.lower_bound,
+                "size_proven_minimal": solved.layout.size == solved.lower_bound,
+                "stopped_by_time": solved.stopped_by_time,
                 "solve_ms": solved.solve_ms,
             });
             if let Some(text) = &assertion {
@@ -136,7 +166,14 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if a.format == ProposeFormat::Diff {
         eprint!(
             "{}{}",
-            summary(s, before, &solved, separated.as_ref(), assertion.as_deref()),
+            summary(
+                s,
+                before,
+                &solved,
+                separated.as_ref(),
+                assertion.as_deref(),
+                &a.objective
+            ),
             dissolved_note(dissolved.as_ref())
         );
         if let Some(g) = &growth {
@@ -230,13 +267,71 @@ fn solve_or_explain(
     })
 }
 
-/// The few lines a reviewer wants: sizes, conflicts, proof, price, assertion.
+/// What `propose` settled on: the solver's answer, or under min-diff the
+/// layout as declared when it already keeps the rule.
+struct Proposal {
+    layout: layout_core::VerifiedLayout,
+    /// A proven lower bound on the size of any layout obeying the rule.
+    lower_bound: u64,
+    /// The solver's claim (see [`Solution::optimal`]); for `nothing_to_do`,
+    /// that no member moves, the least churn there is.
+    optimal: bool,
+    solve_ms: u64,
+    stopped_by_time: bool,
+    nothing_to_do: bool,
+}
+
+impl Proposal {
+    fn solved(sol: Solution) -> Self {
+        Proposal {
+            layout: sol.layout,
+            lower_bound: sol.lower_bound,
+            optimal: sol.optimal,
+            solve_ms: sol.solve_ms,
+            stopped_by_time: sol.stopped_by_time,
+            nothing_to_do: false,
+        }
+    }
+
+    /// The declared layout, when it passes the verifier. Its size bound is
+    /// the plain one: the members' bytes rounded up to their alignment.
+    fn declared(s: &layout_core::Struct, declared: &layout_core::Layout) -> Option<Self> {
+        let layout = layout_core::verify(s, declared).ok()?;
+        let bytes: u64 = s.fields.iter().map(|f| f.size).sum();
+        Some(Proposal {
+            layout,
+            lower_bound: bytes.next_multiple_of(s.natural_align().max(1)),
+            optimal: true,
+            solve_ms: 0,
+            stopped_by_time: false,
+            nothing_to_do: true,
+        })
+    }
+}
+
+/// The goals of an objective preset in the order the solver weighs them.
+fn goals(objective: &str) -> &'static [&'static str] {
+    match objective {
+        "min-diff" => &[
+            "fewest members moved within the declared size",
+            "soft cost",
+            "read-mostly lines",
+        ],
+        "compact-hot" => &["size", "read-mostly lines", "soft cost", "movement"],
+        "hot-lines" => &["hot-path lines", "size", "soft cost", "movement"],
+        _ => &["size", "soft cost", "read-mostly lines", "movement"],
+    }
+}
+
+/// The few lines a reviewer wants: sizes, conflicts, what the change buys
+/// and costs, lines per hot path, what was proven, price, assertion.
 fn summary(
     s: &layout_core::Struct,
     before: &layout_core::Layout,
-    solved: &Solution,
+    solved: &Proposal,
     separated: Option<&Solution>,
     assertion: Option<&str>,
+    objective: &str,
 ) -> String {
     let after = &solved.layout;
     let n_before = layout::reported_conflicts(s, before).len();
@@ -252,26 +347,27 @@ fn summary(
         "struct {}: {} -> {} bytes ({delta:+}), align {} -> {}; hard conflicts {n_before} -> {n_after} {where_}",
         s.name, before.size, after.size, before.align, after.align
     );
-    if same_layout(before, after) {
+    if solved.nothing_to_do {
+        let _ = writeln!(
+            t,
+            "nothing to do: the layout as declared keeps the rule, and --objective min-diff moves no member"
+        );
+    } else if same_layout(before, after) {
         let _ = writeln!(
             t,
             "the layout as declared is already the best: nothing to change"
         );
+    } else {
+        t.push_str(&trade(s, before, after));
     }
-    if solved.optimal {
+    t.push_str(&report::path_lines_text(s, before, Some(after)));
+    if solved.nothing_to_do {
         let _ = writeln!(
             t,
-            "proven optimal: no layout obeying the rule is smaller than {} bytes (solved in {} ms)",
-            solved.lower_bound, solved.solve_ms
+            "proven optimal under --objective min-diff: 0 members moved is the fewest possible"
         );
     } else {
-        let _ = writeln!(
-            t,
-            "best found in {} ms, not proven optimal: lower bound {} bytes (gap {} bytes)",
-            solved.solve_ms,
-            solved.lower_bound,
-            after.size.saturating_sub(solved.lower_bound)
-        );
+        t.push_str(&proof_line(solved, after.size, objective));
     }
     if let Some(alt) = separated {
         let _ = writeln!(
@@ -295,6 +391,111 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
         );
     }
     t
+}
+
+/// What the change buys and what it costs, so a reviewer can weigh it:
+/// bytes, hard conflicts, lines per hot path, read-mostly lines, soft cost,
+/// members moved.
+fn trade(
+    s: &layout_core::Struct,
+    before: &layout_core::Layout,
+    after: &layout_core::Layout,
+) -> String {
+    let mut buys: Vec<String> = Vec::new();
+    let mut costs: Vec<String> = Vec::new();
+    let mut weigh = |what: String, old: u64, new: u64| match new.cmp(&old) {
+        std::cmp::Ordering::Less => buys.push(what),
+        std::cmp::Ordering::Greater => costs.push(what),
+        std::cmp::Ordering::Equal => {}
+    };
+    weigh(
+        format!("{:+} bytes", after.size as i64 - before.size as i64),
+        before.size,
+        after.size,
+    );
+    let (c0, c1) = (
+        layout::reported_conflicts(s, before).len() as u64,
+        layout::reported_conflicts(s, after).len() as u64,
+    );
+    weigh(format!("hard conflicts {c0} -> {c1}"), c0, c1);
+    let old_paths = layout_core::paths::path_lines(s, before);
+    let new_paths = layout_core::paths::path_lines(s, after);
+    for (o, n) in old_paths.iter().zip(&new_paths) {
+        weigh(
+            format!("{} {} -> {} lines", o.name, o.lines, n.lines),
+            o.lines,
+            n.lines,
+        );
+    }
+    let (r0, r1) = (
+        layout_core::cost::read_lines(s, before),
+        layout_core::cost::read_lines(s, after),
+    );
+    weigh(format!("read-mostly lines {r0} -> {r1}"), r0, r1);
+    let w = layout_core::cost::SoftWeights::default();
+    let (s0, s1) = (
+        layout_core::cost::soft_cost(s, before, &w),
+        layout_core::cost::soft_cost(s, after, &w),
+    );
+    weigh(format!("soft cost {s0} -> {s1}"), s0, s1);
+    let moved = report::churn(s, after);
+    costs.push(format!("{moved} of {} members moved", s.fields.len()));
+    let buys = if buys.is_empty() {
+        "nothing measured (size, conflicts, hot-path lines, read-mostly lines and soft cost are unchanged or worse)"
+            .to_string()
+    } else {
+        buys.join(", ")
+    };
+    format!("the change buys: {buys}; it costs: {}\n", costs.join(", "))
+}
+
+/// Exactly what was proven: the size against its lower bound, then whether
+/// the objective's other goals are optimal; never "not proven" with gap 0.
+fn proof_line(solved: &Proposal, size: u64, objective: &str) -> String {
+    proof_text(
+        solved.optimal,
+        solved.lower_bound,
+        size,
+        solved.solve_ms,
+        solved.stopped_by_time,
+        objective,
+    )
+}
+
+fn proof_text(
+    optimal: bool,
+    lb: u64,
+    size: u64,
+    solve_ms: u64,
+    stopped_by_time: bool,
+    objective: &str,
+) -> String {
+    let all = goals(objective);
+    let order = all.join(", then ");
+    let rest: Vec<&str> = all.iter().copied().filter(|g| *g != "size").collect();
+    let timed = format!("solved in {solve_ms} ms");
+    let mut line = match (optimal, size <= lb) {
+        (true, true) => format!(
+            "proven optimal under --objective {objective} ({order}): no layout obeying the rule is smaller than {lb} bytes ({timed})"
+        ),
+        (true, false) => format!(
+            "proven optimal under --objective {objective} ({order}); its size is {} bytes above the smallest any layout obeying the rule could have ({lb} bytes) ({timed})",
+            size - lb
+        ),
+        (false, true) => format!(
+            "size proven minimal: no layout obeying the rule is smaller than {lb} bytes; {} under --objective {objective}: best found, not proven optimal ({timed})",
+            rest.join(", then ")
+        ),
+        (false, false) => format!(
+            "best found in {solve_ms} ms, not proven optimal: lower bound {lb} bytes (gap {} bytes)",
+            size - lb
+        ),
+    };
+    if stopped_by_time {
+        line.push_str("; the time limit stopped the search: a larger --time-limit may find better");
+    }
+    line.push('\n');
+    line
 }
 
 fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
@@ -321,5 +522,38 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
             file.write_all(text.as_bytes())
                 .map_err(|e| Diagnostic::new(format!("cannot write output: {e}")).in_file(path))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proof_text;
+
+    /// Each combination says what was proven, and a gap is never 0.
+    #[test]
+    fn the_proof_line_never_contradicts_itself() {
+        let t = proof_text(true, 1360, 1360, 9, false, "balanced");
+        assert!(t.starts_with("proven optimal under --objective balanced (size, then soft cost"));
+        assert!(
+            t.contains("smaller than 1360 bytes (solved in 9 ms)"),
+            "{t}"
+        );
+        let t = proof_text(false, 1408, 1408, 27, false, "balanced");
+        assert!(t.starts_with("size proven minimal"), "{t}");
+        assert!(
+            t.contains("soft cost, then read-mostly lines, then movement under --objective balanced: best found, not proven optimal"),
+            "{t}"
+        );
+        assert!(!t.contains("gap"), "{t}");
+        let t = proof_text(false, 1400, 1408, 27, true, "compact-hot");
+        assert!(t.contains("lower bound 1400 bytes (gap 8 bytes)"), "{t}");
+        assert!(t.contains("time limit"), "{t}");
+        let t = proof_text(true, 2304, 2368, 5, false, "hot-lines");
+        assert!(
+            t.contains("(hot-path lines, then size, then soft cost, then movement)"),
+            "{t}"
+        );
+        assert!(t.contains("64 bytes above the smallest"), "{t}");
+        assert!(!t.contains("gap"), "{t}");
     }
 }

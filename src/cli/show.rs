@@ -19,6 +19,7 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
         }
         ShowFormat::Table => {
             out.push_str(&report::table(s, l));
+            out.push_str(&report::path_lines_text(s, l, None));
             if !conflicts.is_empty() {
                 let lines = report::conflict_lines(s, l);
                 let _ = write!(

@@ -82,6 +82,7 @@ mod consts;
 mod kernel_types;
 mod lex;
 mod macro_members;
+mod names;
 mod parse;
 mod preprocess;
 mod ranges;

@@ -24,6 +24,11 @@
 //! author's groups with the offsets of their begin and end markers and the
 //! bytes between them (`size`, what `CACHELINE_ASSERT_GROUP_SIZE` bounds). A conflict's `lockless` lists every
 //! lockless field on the line, of all writer groups.
+//!
+//! Also: `paths`, per hot path the lines it touches and their bound
+//! (`{"tx": {"lines": 7, "bound": 4}}`, see [`crate::paths`]); `soft_cost`
+//! and `soft_lines` at the default weights (see [`crate::cost`]); `churn`,
+//! the members moved from the declaration order (see [`super::churn`]).
 
 use super::ordered_slots;
 use crate::layout::{reported_conflicts, Layout};
@@ -91,6 +96,13 @@ pub(super) fn render(s: &Struct, l: &Layout) -> Value {
         Placement::Offset(o) => Value::from(o),
         Placement::Aligned => Value::Null,
     };
+    let paths: serde_json::Map<String, Value> = crate::paths::path_lines(s, l)
+        .into_iter()
+        .map(|p| (p.name, json!({"lines": p.lines, "bound": p.bound})))
+        .collect();
+    let weights = crate::cost::SoftWeights::default();
+    let soft_lines = crate::cost::soft_lines(s, l, &weights);
+    let soft_cost: u64 = soft_lines.iter().map(|sl| sl.weight).sum();
     json!({
         "struct": s.name,
         "size": l.size,
@@ -100,5 +112,9 @@ pub(super) fn render(s: &Struct, l: &Layout) -> Value {
         "fields": fields,
         "cacheline_groups": groups,
         "hard_conflicts": conflicts,
+        "paths": paths,
+        "soft_cost": soft_cost,
+        "soft_lines": soft_lines,
+        "churn": super::churn(s, l),
     })
 }

@@ -8,11 +8,13 @@
 //! verified proposal through `Deref`). Line numbers are [`Layout::line_of`]'s:
 //! counted from the container start in `Offset` mode.
 
+mod churn;
 mod diagram;
 mod json;
 mod syntax;
 mod table;
 
+pub use churn::churn;
 pub use syntax::Syntax;
 
 use crate::layout::{reported_conflicts, Layout, LineConflict, Slot};
@@ -96,6 +98,26 @@ pub fn conflict_lines(s: &Struct, l: &Layout) -> Vec<u64> {
 /// the line, of all writer groups.
 pub fn layout_json(s: &Struct, l: &Layout) -> serde_json::Value {
     json::render(s, l)
+}
+
+/// One line per hot path: `hot path tx: 7 lines (bound 4)`, or with `after`,
+/// `hot path tx: 7 -> 5 lines (bound 4)`; lines as [`crate::paths`] counts
+/// them (the worst placement in aligned mode). Empty without paths.
+pub fn path_lines_text(s: &Struct, before: &Layout, after: Option<&Layout>) -> String {
+    let old = crate::paths::path_lines(s, before);
+    let new = after.map(|a| crate::paths::path_lines(s, a));
+    let mut out = String::new();
+    for (k, p) in old.iter().enumerate() {
+        let lines = match new.as_ref().map(|n| &n[k]) {
+            Some(n) => format!("{} -> {}", p.lines, n.lines),
+            None => p.lines.to_string(),
+        };
+        out.push_str(&format!(
+            "hot path {}: {lines} lines (bound {})\n",
+            p.name, p.bound
+        ));
+    }
+    out
 }
 
 /// Slots in the order a reader (and C) sees them: by offset, a zero-size

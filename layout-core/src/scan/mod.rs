@@ -138,7 +138,10 @@ pub fn rank(
             }
             for agg in structs {
                 let mut model = db.to_model(agg);
-                file.apply(&mut model)?;
+                file.apply_with(
+                    &mut model,
+                    &crate::access::MemberNames::from_typedb(db, agg),
+                )?;
                 if let Some(e) = rank::exposure(&model, agg.size, line) {
                     out.push(ranked(agg, e, Classes::AccessFile));
                 }

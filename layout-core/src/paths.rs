@@ -1,0 +1,220 @@
+//! Hot paths: how many cache lines each one touches in a layout, and the
+//! fewest it could touch. This is the reference computation reports use; it
+//! is independent of the solver, which may count the same thing its own way.
+//!
+//! A path ([`Struct::paths`]) touches the bytes its members' [`PathUse`]s
+//! name (a whole member, or a sub-member's bytes). With `L` the line size,
+//!
+//! - **lines** at a base offset `b`: the number of distinct lines
+//!   `floor((b + offset + k) / L)` over every byte `k` of every range of the
+//!   path, where `offset` is the member's offset in the layout. The base is
+//!   the `--offset` ([`Placement::Offset`]); in aligned mode it is the worst
+//!   case, the maximum over every base that is a multiple of the struct's
+//!   alignment below `L`.
+//! - **bound**: `ceil(bytes / L)`, where `bytes` is the number of distinct
+//!   bytes the path touches. No layout can do better: `L` bytes fill a line.
+//!   It holds for every order, but a layout may not reach it (members
+//!   bigger than a line, alignment, the rule, other paths).
+//!
+//! Zero-size members and empty ranges touch no line.
+//!
+//! [`PathUse`]: crate::model::PathUse
+
+use crate::layout::Layout;
+use crate::model::{Placement, Struct};
+use serde::Serialize;
+
+/// One path's lines in one layout.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PathLines {
+    pub name: String,
+    /// Lines touched (worst placement in aligned mode).
+    pub lines: u64,
+    /// `ceil(bytes / L)`: no layout touches fewer.
+    pub bound: u64,
+    /// Distinct bytes the path touches.
+    pub bytes: u64,
+}
+
+/// Every path of `s` in `l`, in the order of [`Struct::paths`].
+pub fn path_lines(s: &Struct, l: &Layout) -> Vec<PathLines> {
+    (0..s.paths.len())
+        .map(|p| {
+            let bytes = path_bytes(s, p as u32);
+            PathLines {
+                name: s.paths[p].clone(),
+                lines: lines(s, l, p as u32),
+                bound: bytes.div_ceil(l.line.max(1)),
+                bytes,
+            }
+        })
+        .collect()
+}
+
+/// Lines path `path` touches in `l`: at its offset, or the worst over every
+/// aligned base in aligned mode.
+pub fn lines(s: &Struct, l: &Layout, path: u32) -> u64 {
+    let line = l.line.max(1);
+    match l.placement {
+        Placement::Offset(o) => lines_at(s, l, path, o % line),
+        Placement::Aligned => {
+            let step = l.align.clamp(1, line);
+            (0..line)
+                .step_by(step as usize)
+                .map(|base| lines_at(s, l, path, base))
+                .max()
+                .unwrap_or(0)
+        }
+    }
+}
+
+/// Lines path `path` touches when the struct starts `base` bytes into a line.
+pub fn lines_at(s: &Struct, l: &Layout, path: u32, base: u64) -> u64 {
+    let line = l.line.max(1);
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    for sl in &l.slots {
+        let Some(f) = s.fields.get(sl.field) else {
+            continue;
+        };
+        for u in f.paths.iter().filter(|u| u.path == path) {
+            let end = u.bytes.end.min(f.size);
+            if u.bytes.start >= end {
+                continue;
+            }
+            let first = base + sl.offset + u.bytes.start;
+            let last = base + sl.offset + end - 1;
+            spans.push((first / line, last / line));
+        }
+    }
+    count_union(spans)
+}
+
+/// Distinct bytes path `path` touches (its members' ranges, overlaps counted once).
+pub fn path_bytes(s: &Struct, path: u32) -> u64 {
+    s.fields
+        .iter()
+        .map(|f| {
+            let spans = f
+                .paths
+                .iter()
+                .filter(|u| u.path == path)
+                .map(|u| (u.bytes.start, u.bytes.end.min(f.size)))
+                .filter(|(a, b)| a < b)
+                .map(|(a, b)| (a, b - 1))
+                .collect();
+            count_union(spans)
+        })
+        .sum()
+}
+
+/// The number of integers in the union of the closed intervals `spans`.
+fn count_union(mut spans: Vec<(u64, u64)>) -> u64 {
+    spans.sort_unstable();
+    let mut count = 0;
+    let mut counted_to: Option<u64> = None;
+    for (first, last) in spans {
+        let from = match counted_to {
+            Some(c) if c >= first => c + 1,
+            _ => first,
+        };
+        if last >= from {
+            count += last - from + 1;
+        }
+        counted_to = Some(counted_to.map_or(last, |c| c.max(last)));
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Slot;
+    use crate::model::{Field, PathUse};
+
+    fn field(name: &str, size: u64, uses: &[(u32, std::ops::Range<u64>)]) -> Field {
+        let mut f = Field::new(name, "char", size, 1);
+        f.paths = uses
+            .iter()
+            .map(|(p, r)| PathUse {
+                path: *p,
+                bytes: r.clone(),
+            })
+            .collect();
+        f
+    }
+
+    fn layout(offsets: &[u64], size: u64, align: u64, placement: Placement) -> Layout {
+        Layout {
+            slots: offsets
+                .iter()
+                .enumerate()
+                .map(|(field, &offset)| Slot { field, offset })
+                .collect(),
+            size,
+            align,
+            line: 64,
+            placement,
+        }
+    }
+
+    #[test]
+    fn lines_count_distinct_lines_of_named_bytes() {
+        // a: 0..8 (tx), b: 60..70 (tx: bytes 2..6 only, i.e. 62..66), c: 130..131 (rx).
+        let mut s = Struct::new(
+            "s",
+            vec![
+                field("a", 8, &[(0, 0..8)]),
+                field("b", 10, &[(0, 2..6)]),
+                field("c", 1, &[(1, 0..1)]),
+            ],
+        );
+        s.paths = vec!["tx".into(), "rx".into()];
+        let l = layout(&[0, 60, 130], 192, 1, Placement::Offset(0));
+        let p = path_lines(&s, &l);
+        // tx bytes 0..8 (line 0) and 62..66 (lines 0 and 1): 2 lines, 12 bytes.
+        assert_eq!((p[0].lines, p[0].bound, p[0].bytes), (2, 1, 12), "{p:?}");
+        assert_eq!((p[1].lines, p[1].bound), (1, 1));
+        // At offset 2 the tx bytes are 2..10 and 64..68: lines 0 and 1 still.
+        assert_eq!(lines_at(&s, &l, 0, 2), 2);
+        // At offset 56: 56..64 is line 0, 118..122 is line 1.
+        assert_eq!(lines_at(&s, &l, 0, 56), 2);
+        // At offset 60: 60..68 spans lines 0-1, 122..126 line 1.
+        assert_eq!(lines_at(&s, &l, 0, 60), 2);
+        // Offset 1000 is phase 40: 40..48 and 102..106: lines 0 and 1.
+        let l1000 = layout(&[0, 60, 130], 192, 1, Placement::Offset(1000));
+        assert_eq!(lines(&s, &l1000, 0), 2);
+    }
+
+    #[test]
+    fn aligned_mode_takes_the_worst_base() {
+        // One 8-byte path member at 60: at base 0 it straddles lines 0 and 1.
+        let mut s = Struct::new(
+            "s",
+            vec![field("pad", 60, &[]), field("x", 8, &[(0, 0..8)])],
+        );
+        s.paths = vec!["hot".into()];
+        // Alignment 8: bases 0, 8, ..., 56; 60 + 0 straddles, 60 + 8 = 68 does not.
+        let l = layout(&[0, 60], 72, 8, Placement::Aligned);
+        assert_eq!(lines(&s, &l, 0), 2);
+        // Alignment 64: only base 0.
+        let l = layout(&[0, 56], 64, 64, Placement::Aligned);
+        assert_eq!(lines(&s, &l, 0), 1);
+        assert_eq!(path_lines(&s, &l)[0].bound, 1);
+    }
+
+    #[test]
+    fn overlapping_ranges_count_once_and_empty_ones_not_at_all() {
+        let mut s = Struct::new(
+            "s",
+            vec![
+                field("u", 100, &[(0, 0..40), (0, 20..70)]),
+                field("z", 0, &[(0, 0..0)]),
+            ],
+        );
+        s.paths = vec!["p".into()];
+        assert_eq!(path_bytes(&s, 0), 70);
+        let l = layout(&[0, 100], 104, 1, Placement::Offset(0));
+        let p = &path_lines(&s, &l)[0];
+        assert_eq!((p.lines, p.bound), (2, 2));
+    }
+}
