@@ -65,9 +65,9 @@ fn suggestion(input: &Input, model: &Model) -> String {
         Ok(solution) => {
             let items = plan::items(model, &solution.layout);
             format!(
-                "suggested order (with #[repr(C)]; sizes estimated by the macro): {}; \
-                 #[cachelayout::optimize] writes it for you",
-                plan::describe(model, &items)
+                "suggested layout (sizes estimated by the macro), or let #[cachelayout::optimize] \
+                 write it: {}",
+                plan::rust_struct(input, model, &items)
             )
         }
         Err(e) => format!("the solver found no layout that keeps the rule: {e}"),

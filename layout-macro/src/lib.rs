@@ -10,6 +10,8 @@
 mod attr;
 mod codegen;
 mod defaults;
+#[cfg(test)]
+mod determinism;
 mod expand;
 mod model;
 mod plan;
