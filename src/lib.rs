@@ -63,11 +63,15 @@
 //!
 //! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64),
 //! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
-//! [`core::solve::Preset`]), `#[layout(time_limit_ms = N)]` (solver budget;
-//! default 15 ms, after which the best verified heuristic layout is used and
-//! the report says so), and for the derive only `#[layout(report_only)]`
-//! (report the layout, do not fail the build). With `optimize` the options
-//! can also go in its arguments: `#[cachelayout::optimize(line = 128)]`.
+//! layout-core's `Preset`), `#[layout(work_limit = N)]` (the solver's
+//! deterministic budget: the same layout on every machine),
+//! `#[layout(time_limit_ms = N)]` (a safety stop that can only turn into a
+//! compile error), `#[layout(contains = "lockless")]` (what the type carries
+//! into structs that hold it, see [`AccessClass`]), for `optimize`
+//! `#[layout(constructor = "name")]`, and for the derive only
+//! `#[layout(report_only)]` (report the layout, do not fail the build). With
+//! `optimize` the options can also go in its arguments:
+//! `#[cachelayout::optimize(line = 128)]`.
 
 /// layout-core (model, solver, verifier, reports), with the `model` feature
 /// (on by default; off with `default-features = false`).

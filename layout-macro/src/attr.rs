@@ -501,10 +501,14 @@ fn check_lock_names(fields: &[FieldInput], errors: &mut Errors) {
         if known.contains(&lock.as_str()) {
             continue;
         }
+        // Short names are too close to everything: `m` is not a typo of `f0`.
+        let limit = if lock.chars().count() >= 4 { 2 } else { 1 };
         let close = known
             .iter()
-            .filter(|k| edit_distance(&lock, k) <= 2)
-            .min_by_key(|k| edit_distance(&lock, k));
+            .map(|k| (edit_distance(&lock, k), k))
+            .filter(|&(d, _)| d <= limit && d < lock.chars().count())
+            .min_by_key(|&(d, _)| d)
+            .map(|(_, k)| k);
         if let Some(close) = close {
             errors.at(
                 f.span,
@@ -890,6 +894,11 @@ mod tests {
         .is_ok());
         assert!(parse_str(
             "struct S { #[layout(locked_write = \"global_table\")] a: u8 }",
+            Mode::Derive
+        )
+        .is_ok());
+        assert!(parse_str(
+            "struct S { f0: u8, #[layout(locked_write = \"m\")] a: u8 }",
             Mode::Derive
         )
         .is_ok());

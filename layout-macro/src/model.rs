@@ -107,7 +107,7 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
 fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
     let is_maybe = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
         bounds.iter().any(|b| {
-            matches!(b, syn::TypeParamBound::Trait(t) if matches!(t.modifier, syn::TraitBoundModifier::Maybe(_)))
+            matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some())
         })
     };
     let mut out: Vec<String> = generics

@@ -238,7 +238,8 @@ pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
             }
         }
     }
-    out.push('}');
+    let mut out = out.trim_end_matches([',', ' ']).to_string();
+    out.push_str(" }");
     out
 }
 

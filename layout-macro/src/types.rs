@@ -48,7 +48,7 @@ pub fn shape(ty: &Type) -> Shape<'_> {
         Type::Slice(_) => Shape::Slice,
         Type::TraitObject(_) => Shape::TraitObject,
         Type::Tuple(t) => Shape::Tuple(t.elems.iter().collect()),
-        Type::BareFn(_) => Shape::FnPointer,
+        Type::FnPtr(_) => Shape::FnPointer,
         _ => Shape::Other,
     }
 }

@@ -166,7 +166,7 @@ const fn class_notes(mut m: Message, info: &Info) -> Message {
                 Class::Lockless(_) => m.str("#[layout(lockless)]"),
                 _ => m.str("#[layout(locked_write = \"lock\")]"),
             };
-            m = m.str(" on it so the layout accounts for it");
+            m = m.str(" on it and give it lines of its own (#[cachelayout::optimize] does both)");
         }
         i += 1;
     }
