@@ -87,7 +87,9 @@ pub use access::{Access, AccessClass};
 /// `#[derive(CacheLayout)]` use them where a field of unknown size comes
 /// before the boundary.
 pub mod align {
-    pub use crate::__private::{Align128, Align16, Align2, Align256, Align32, Align4, Align64, Align8};
+    pub use crate::__private::{
+        Align128, Align16, Align2, Align256, Align32, Align4, Align64, Align8,
+    };
 }
 
 /// Evaluates the compile-time checks of `T` (for a generic struct, of this

@@ -28,7 +28,9 @@ enum C {
 /// nor of lockless fields of different groups.
 fn assert_rule(what: &str, fields: &[(&str, usize, usize, C)], align: usize) {
     let line = 64;
-    let lines = |off: usize, size: usize, phase: usize| (phase + off) / line..=(phase + off + size - 1) / line;
+    let lines = |off: usize, size: usize, phase: usize| {
+        (phase + off) / line..=(phase + off + size - 1) / line
+    };
     let mut phase = 0;
     while phase < line {
         for a in fields {
@@ -89,7 +91,9 @@ mod ring_optimize {
 
     impl<T> Ring<T> {
         pub fn with_capacity(capacity: usize) -> Self {
-            let buf = (0..capacity).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect();
+            let buf = (0..capacity)
+                .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
+                .collect();
             Ring::new(
                 buf,
                 capacity - 1,
@@ -146,9 +150,15 @@ macro_rules! ring_facts {
 fn spsc_ring_both_macros_small_and_large_t() {
     for (name, (f, align)) in [
         ("optimize Ring<u8>", ring_facts!(ring_optimize::Ring<u8>)),
-        ("optimize Ring<[u8; 100]>", ring_facts!(ring_optimize::Ring<[u8; 100]>)),
+        (
+            "optimize Ring<[u8; 100]>",
+            ring_facts!(ring_optimize::Ring<[u8; 100]>),
+        ),
         ("derive Ring<u8>", ring_facts!(ring_derive::Ring<u8>)),
-        ("derive Ring<[u8; 100]>", ring_facts!(ring_derive::Ring<[u8; 100]>)),
+        (
+            "derive Ring<[u8; 100]>",
+            ring_facts!(ring_derive::Ring<[u8; 100]>),
+        ),
     ] {
         assert_rule(name, &f, align);
     }
@@ -157,10 +167,16 @@ fn spsc_ring_both_macros_small_and_large_t() {
     assert!(size_of::<ring_optimize::Ring<u8>>() <= 192);
     let r = ring_optimize::Ring::<u64>::with_capacity(8);
     r.tail.store(3, Ordering::Relaxed);
-    assert_eq!((r.mask, r.buf.len(), r.tail.load(Ordering::Relaxed)), (7, 8, 3));
+    assert_eq!(
+        (r.mask, r.buf.len(), r.tail.load(Ordering::Relaxed)),
+        (7, 8, 3)
+    );
     // Debug shows the user's fields only.
     let dbg = format!("{r:?}");
-    assert!(dbg.starts_with("Ring { buf: ") && !dbg.contains("__cachelayout"), "{dbg}");
+    assert!(
+        dbg.starts_with("Ring { buf: ") && !dbg.contains("__cachelayout"),
+        "{dbg}"
+    );
     let report = ring_optimize::Ring::<[u8; 100]>::layout_report();
     assert!(report.contains("struct Ring<[u8; 100]> {"), "{report}");
 }
@@ -239,12 +255,18 @@ macro_rules! queue_facts {
 #[test]
 fn mpmc_queue_both_macros_small_and_large_t() {
     for (name, (f, align)) in [
-        ("optimize Queue<u8, 4>", queue_facts!(queue_optimize::Queue<u8, 4>, [Slot<u8>; 4])),
+        (
+            "optimize Queue<u8, 4>",
+            queue_facts!(queue_optimize::Queue<u8, 4>, [Slot<u8>; 4]),
+        ),
         (
             "optimize Queue<[u64; 32], 3>",
             queue_facts!(queue_optimize::Queue<[u64; 32], 3>, [Slot<[u64; 32]>; 3]),
         ),
-        ("derive Queue<u8, 4>", queue_facts!(queue_derive::Queue<u8, 4>, [Slot<u8>; 4])),
+        (
+            "derive Queue<u8, 4>",
+            queue_facts!(queue_derive::Queue<u8, 4>, [Slot<u8>; 4]),
+        ),
         (
             "derive Queue<[u64; 32], 3>",
             queue_facts!(queue_derive::Queue<[u64; 32], 3>, [Slot<[u64; 32]>; 3]),
@@ -311,10 +333,22 @@ fn lifetime_and_type_parameter_both_macros() {
     let d: view_optimize::View<'_, [u64; 20]> = Default::default();
     assert_eq!(d.last, [0; 20]);
     for (name, (f, align)) in [
-        ("optimize View<u16>", view_facts!(view_optimize::View<'static, u16>, u16)),
-        ("optimize View<[u64; 20]>", view_facts!(view_optimize::View<'static, [u64; 20]>, [u64; 20])),
-        ("derive View<u16>", view_facts!(view_derive::View<'static, u16>, u16)),
-        ("derive View<[u64; 20]>", view_facts!(view_derive::View<'static, [u64; 20]>, [u64; 20])),
+        (
+            "optimize View<u16>",
+            view_facts!(view_optimize::View<'static, u16>, u16),
+        ),
+        (
+            "optimize View<[u64; 20]>",
+            view_facts!(view_optimize::View<'static, [u64; 20]>, [u64; 20]),
+        ),
+        (
+            "derive View<u16>",
+            view_facts!(view_derive::View<'static, u16>, u16),
+        ),
+        (
+            "derive View<[u64; 20]>",
+            view_facts!(view_derive::View<'static, [u64; 20]>, [u64; 20]),
+        ),
     ] {
         assert_rule(name, &f, align);
     }
@@ -363,7 +397,13 @@ fn nested_types_carry_their_class() {
         assert_rule(name, &f, align);
     }
     let report = Aliased::layout_report();
-    assert!(report.contains("served: Counter,") && report.contains("lockless"), "{report}");
+    assert!(
+        report.contains("served: Counter,") && report.contains("lockless"),
+        "{report}"
+    );
     // `Counter` cannot be sized by the macro: the report gives the hint with rustc's values.
-    assert!(report.contains("`served` (Counter): up to 56 B; #[layout(size = 8, align = 8)]"), "{report}");
+    assert!(
+        report.contains("`served` (Counter): up to 56 B; #[layout(size = 8, align = 8)]"),
+        "{report}"
+    );
 }

@@ -9,10 +9,7 @@ use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{
-    Attribute, Data, DeriveInput, Fields, Ident, LitInt, LitStr, Member, Type,
-    Visibility,
-};
+use syn::{Attribute, Data, DeriveInput, Fields, Ident, LitInt, LitStr, Member, Type, Visibility};
 
 /// Which macro is reading the item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,7 +129,8 @@ const STRUCT_KEYS: &[&str] = &[
 ];
 const FIELD_HELP: &str = "expected one of `read_mostly`, `locked_write = \"lock\"`, `lockless`, \
 `lockless(group = \"name\")`, `cold`, `pinned`, `size = N, align = M`, `path = \"tx\"`";
-const STRUCT_HELP: &str = "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
+const STRUCT_HELP: &str =
+    "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
 `time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`";
 
 /// Collects errors so that one expansion reports all of them.
@@ -379,7 +377,9 @@ fn struct_key(
             let lit: LitStr = meta.value()?.parse()?;
             options.contains = Some(match lit.value().as_str() {
                 "lockless" => Access::Lockless { group: None },
-                "locked_write" => Access::LockedWrite { lock: String::new() },
+                "locked_write" => Access::LockedWrite {
+                    lock: String::new(),
+                },
                 "read_mostly" => Access::ReadMostly,
                 other => {
                     errors.at(
@@ -864,7 +864,11 @@ mod tests {
     fn rejects_what_it_cannot_lay_out() {
         assert!(err("enum E { A }", Mode::Derive).contains("not an enum"));
         assert!(err("union U { a: u8 }", Mode::Derive).contains("not a union"));
-        assert!(parse_str("struct S<'a, T: Copy, const N: usize> where T: Send { a: [&'a T; N] }", Mode::Optimize).is_ok());
+        assert!(parse_str(
+            "struct S<'a, T: Copy, const N: usize> where T: Send { a: [&'a T; N] }",
+            Mode::Optimize
+        )
+        .is_ok());
         assert!(err("struct S(u8, u16);", Mode::Optimize).contains("tuple structs"));
         assert!(err("#[repr(packed)] struct S { a: u8 }", Mode::Optimize).contains("repr(packed)"));
         assert!(
@@ -914,7 +918,10 @@ mod tests {
         assert_eq!(input.fields[0].paths, vec!["tx", "rx"]);
         assert_eq!(input.options.work_limit, Some(5));
         assert_eq!(input.options.constructor.as_deref(), Some("with"));
-        assert_eq!(input.options.contains, Some(Access::Lockless { group: None }));
+        assert_eq!(
+            input.options.contains,
+            Some(Access::Lockless { group: None })
+        );
     }
 
     #[test]

@@ -106,9 +106,9 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
 /// clause): a pointer to one may be thin or fat, so its size is unknown.
 fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
     let is_maybe = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds.iter().any(|b| {
-            matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some())
-        })
+        bounds
+            .iter()
+            .any(|b| matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some()))
     };
     let mut out: Vec<String> = generics
         .type_params()
@@ -195,7 +195,16 @@ mod tests {
         assert_eq!(m.strukt.paths, vec!["tx", "rx"]);
         assert_eq!(
             m.strukt.fields[4].paths,
-            vec![PathUse { path: 1, bytes: 0..4 }, PathUse { path: 0, bytes: 0..4 }]
+            vec![
+                PathUse {
+                    path: 1,
+                    bytes: 0..4
+                },
+                PathUse {
+                    path: 0,
+                    bytes: 0..4
+                }
+            ]
         );
     }
 

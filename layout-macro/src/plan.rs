@@ -227,7 +227,9 @@ pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
                     end = Some(e + n);
                 }
                 None => {
-                    out.push_str(&format!("_align{marks}: [cachelayout::align::Align{m}; 0], "));
+                    out.push_str(&format!(
+                        "_align{marks}: [cachelayout::align::Align{m}; 0], "
+                    ));
                     marks += 1;
                 }
             },

@@ -118,7 +118,10 @@ const fn rule_message_at(info: &Info, phase: usize) -> Option<Message> {
                         if broken {
                             m = m.str("; ");
                         }
-                        m = describe(m, a).str(" shares cache line ").num(line).str(" with ");
+                        m = describe(m, a)
+                            .str(" shares cache line ")
+                            .num(line)
+                            .str(" with ");
                         m = describe(m, b);
                     } else {
                         m = m.str(", ").code(b.name);

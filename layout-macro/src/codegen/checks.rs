@@ -56,7 +56,11 @@ fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
 /// The name of the struct as declared (before `optimize` reorders it), whose
 /// `repr(C)` offsets the pinned fields must keep.
 pub fn declared_ident(input: &Input) -> syn::Ident {
-    format_ident!("__CacheLayoutDeclared{}", input.ident, span = Span::call_site())
+    format_ident!(
+        "__CacheLayoutDeclared{}",
+        input.ident,
+        span = Span::call_site()
+    )
 }
 
 /// For `optimize`: the struct as declared, as `repr(C)`, next to the
@@ -89,7 +93,11 @@ fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
         let (_, ty_generics, _) = input.generics.split_for_impl();
         quote!(#ty_generics)
     } else {
-        let statics: Vec<TokenStream> = input.generics.lifetimes().map(|_| quote!('static)).collect();
+        let statics: Vec<TokenStream> = input
+            .generics
+            .lifetimes()
+            .map(|_| quote!('static))
+            .collect();
         if statics.is_empty() {
             TokenStream::new()
         } else {

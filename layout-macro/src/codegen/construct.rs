@@ -33,7 +33,11 @@ pub fn split_derives(attrs: &[Attribute]) -> (Vec<Attribute>, bool, bool) {
         let kept: Vec<&syn::Path> = paths
             .iter()
             .filter(|p| {
-                let last = p.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                let last = p
+                    .segments
+                    .last()
+                    .map(|s| s.ident.to_string())
+                    .unwrap_or_default();
                 default |= last == "Default";
                 debug |= last == "Debug";
                 !TAKEN_OVER.contains(&last.as_str())
@@ -131,9 +135,11 @@ fn bounded(input: &Input, bound: TokenStream) -> syn::Generics {
 /// then reveals nothing new), else private to the module: write a public
 /// constructor that calls it.
 fn constructor_vis(input: &Input) -> Visibility {
-    let same = |v: &Visibility| quote!(#v).to_string() == {
-        let s = &input.vis;
-        quote!(#s).to_string()
+    let same = |v: &Visibility| {
+        quote!(#v).to_string() == {
+            let s = &input.vis;
+            quote!(#s).to_string()
+        }
     };
     if input
         .fields

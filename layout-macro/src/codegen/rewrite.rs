@@ -19,7 +19,8 @@ pub fn hidden_fields(items: &[Item]) -> Vec<(syn::Ident, TokenStream)> {
         .filter_map(|item| match *item {
             Item::Field(_) => None,
             Item::Marker(_) => {
-                let field = format_ident!("__cachelayout_align_{}", markers, span = Span::call_site());
+                let field =
+                    format_ident!("__cachelayout_align_{}", markers, span = Span::call_site());
                 markers += 1;
                 Some((field, quote!([])))
             }
