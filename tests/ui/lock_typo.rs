@@ -9,3 +9,11 @@ pub struct Table {
 }
 
 fn main() {}
+
+// The rejected struct still implements the traits: using it adds no error.
+#[derive(cachelayout::CacheLayout)]
+pub struct Holder {
+    pub table: Table,
+}
+
+const _: () = cachelayout::assert_layout::<Table>();
