@@ -27,7 +27,11 @@ fn placeholder_impls(item: &DeriveInput) -> TokenStream {
     let derives_it = item.attrs.iter().any(|a| {
         a.path().is_ident("derive") && a.meta.to_token_stream().to_string().contains("CacheLayout")
     });
-    if !matches!(item.data, syn::Data::Struct(_)) || derives_it {
+    let syn::Data::Struct(data) = &item.data else {
+        return TokenStream::new();
+    };
+    // `CacheLayout: Sized`: an impl for an unsized struct would be an error too.
+    if derives_it || data.fields.iter().any(|f| crate::types::is_unsized(&f.ty)) {
         return TokenStream::new();
     }
     let name = &item.ident;
