@@ -44,6 +44,12 @@ pub fn solve_model(model: &Model, options: &Options) -> Result<Solution, String>
         ..SolveOptions::default()
     };
     let solution = solve(&model.strukt, &opts).map_err(|e| e.to_string())?;
+    reject_timed_out(solution, &opts)
+}
+
+/// A solution the safety stop cut short depends on the machine's speed:
+/// an error, never a layout.
+fn reject_timed_out(solution: Solution, opts: &SolveOptions) -> Result<Solution, String> {
     if solution.stopped_by_time {
         return Err(format!(
             "the solver hit its {} ms safety stop before its work budget of {} was spent (the machine \
@@ -373,6 +379,29 @@ mod tests {
             .contains("(8 B, proven); the solver's work budget (20000) ran out"));
         assert!(note(&solution(4, false), &opts)
             .contains("heuristic layout (8 B, no layout under 4 B exists)"));
+    }
+
+    #[test]
+    fn the_safety_stop_is_an_error() {
+        let m = model(vec![(8, 8, true)], 64);
+        let verified = layout_core::verify(&m.strukt, &layout(&[(0, 0)], 8, 8)).unwrap();
+        let mut solution = Solution {
+            layout: verified,
+            cost: Default::default(),
+            lower_bound: 8,
+            optimal: true,
+            solve_ms: 3,
+            stopped_by_time: false,
+            method: "exact",
+        };
+        let opts = SolveOptions::default();
+        assert!(reject_timed_out(solution.clone(), &opts).is_ok());
+        solution.stopped_by_time = true;
+        let err = reject_timed_out(solution, &opts).unwrap_err();
+        assert!(
+            err.contains("safety stop") && err.contains("work_limit"),
+            "{err}"
+        );
     }
 
     #[test]
