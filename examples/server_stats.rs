@@ -42,7 +42,9 @@ mod optimized {
     use std::sync::atomic::AtomicU64;
     use std::sync::Mutex;
 
-    #[cachelayout::optimize]
+    // `new` below is this library's own constructor, so the generated one
+    // (all fields, declaration order) is named `from_fields`.
+    #[cachelayout::optimize(constructor = "from_fields")]
     #[derive(Default)]
     pub struct ServerStats {
         pub name: &'static str,
@@ -62,7 +64,7 @@ mod optimized {
 
     impl ServerStats {
         /// The markers `optimize` adds are private: build values here (the
-        /// markers are `Default`).
+        /// generated `Default` fills them in; so does `from_fields`).
         pub fn new(
             name: &'static str,
             max_body_bytes: u64,

@@ -63,14 +63,45 @@
 //!
 //! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64),
 //! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
-//! [`core::solve::Preset`]), `#[layout(time_limit_ms = N)]` (solver budget;
-//! default 15 ms, after which the best verified heuristic layout is used and
-//! the report says so), and for the derive only `#[layout(report_only)]`
-//! (report the layout, do not fail the build). With `optimize` the options
-//! can also go in its arguments: `#[cachelayout::optimize(line = 128)]`.
+//! layout-core's `Preset`), `#[layout(work_limit = N)]` (the solver's
+//! deterministic budget: the same layout on every machine),
+//! `#[layout(time_limit_ms = N)]` (a safety stop that can only turn into a
+//! compile error), `#[layout(contains = "lockless")]` (what the type carries
+//! into structs that hold it, see [`AccessClass`]), for `optimize`
+//! `#[layout(constructor = "name")]`, and for the derive only
+//! `#[layout(report_only)]` (report the layout, do not fail the build). With
+//! `optimize` the options can also go in its arguments:
+//! `#[cachelayout::optimize(line = 128)]`.
 
+/// layout-core (model, solver, verifier, reports), with the `model` feature
+/// (on by default; off with `default-features = false`).
+#[cfg(feature = "model")]
 pub use layout_core as core;
 pub use layout_macro::{optimize, CacheLayout};
+
+mod access;
+pub use access::{Access, AccessClass};
+
+/// Zero-sized types of a given alignment: a `[Align64; 0]` field starts the
+/// next `#[repr(C)]` field on a 64-byte boundary. The suggestions of
+/// `#[derive(CacheLayout)]` use them where a field of unknown size comes
+/// before the boundary.
+pub mod align {
+    pub use crate::__private::{
+        Align128, Align16, Align2, Align256, Align32, Align4, Align64, Align8,
+    };
+}
+
+/// Evaluates the compile-time checks of `T` (for a generic struct, of this
+/// instantiation): `const _: () = cachelayout::assert_layout::<Ring<u64>>();`
+/// fails the build if `Ring<u64>` breaks the rule. Non-generic structs are
+/// checked where they are declared; generic ones when an instantiation is
+/// built with the generated constructor or `Default`, asked for its report,
+/// held in a checked struct, or named here.
+pub const fn assert_layout<T: CacheLayout>() {
+    #[allow(clippy::let_unit_value)]
+    let () = T::__CHECK;
+}
 
 #[doc(hidden)]
 #[path = "private/mod.rs"]
@@ -93,15 +124,25 @@ pub trait CacheLayout: Sized {
     #[doc(hidden)]
     const __INFO: __private::Info;
 
-    /// A pahole-style table of the layout with the real offsets and sizes
-    /// (from `offset_of!` and `size_of`), each field's access class, the lines
-    /// that break the rule if any, and how the layout was chosen.
+    /// The checks of a generic struct, evaluated per instantiation (see
+    /// [`assert_layout`]); non-generic structs are checked at their
+    /// declaration and leave this empty.
+    #[doc(hidden)]
+    const __CHECK: () = ();
+
+    /// The layout in Rust syntax with the real offsets and sizes (from
+    /// `offset_of!` and `size_of`), each field's access class and cache
+    /// line, the lines that break the rule if any, how the layout was chosen,
+    /// and the fields whose size the macro had to guess.
     fn layout_report() -> String {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::__CHECK;
         __private::report::<Self>()
     }
 
     /// The layout as layout-core sees it: the fields with their real sizes
     /// and access classes (in declaration order), and their real offsets.
+    #[cfg(feature = "model")]
     fn layout_model() -> (core::Struct, core::Layout) {
         __private::model::<Self>()
     }

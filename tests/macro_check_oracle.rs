@@ -1,9 +1,9 @@
-//! The compile-time check (`__private::hard_rule_message`, which the
-//! generated `const` items call) against layout-core's independent
+//! The compile-time check (`__private::rule_message`, which the
+//! generated `const` item calls) against layout-core's independent
 //! verifier, on random well-formed layouts: both must find a broken rule on
 //! exactly the same layouts.
 
-use cachelayout::__private::{hard_rule_message, Class, FieldFacts, Info};
+use cachelayout::__private::{rule_message, Class, FieldFacts, Info};
 use cachelayout::core::{verify, Access, Field, Layout, Placement, Slot, Struct, VerifyError};
 use proptest::prelude::*;
 
@@ -60,6 +60,8 @@ proptest! {
                 size,
                 align: a,
                 class: class_of(k),
+                guess: class_of(k),
+                explicit: true,
                 pinned: false,
             });
         }
@@ -67,10 +69,8 @@ proptest! {
         let facts: &'static [FieldFacts] = Box::leak(facts.into_boxed_slice());
         let info = Info { name: "S", line, fields: facts, checked: true, advice: "", plan: None };
 
-        // What the generated code asserts: a check per lockless field.
-        let broken = (0..facts.len())
-            .filter(|&i| matches!(facts[i].class, Class::Lockless(_)))
-            .any(|i| hard_rule_message(&info, align, i).is_some());
+        // What the generated code asserts: one check for the struct.
+        let broken = rule_message(&info, align).is_some();
         let access: Vec<Access> = facts.iter().map(|f| access_of(f.class)).collect();
 
         let s = Struct::new("S", facts.iter().zip(&access).map(|(f, a)| {
@@ -99,6 +99,8 @@ fn message_names_fields_line_and_phase() {
             size: 8,
             align: 8,
             class: Class::ReadMostly,
+            guess: Class::ReadMostly,
+            explicit: true,
             pinned: false,
         },
         FieldFacts {
@@ -108,6 +110,8 @@ fn message_names_fields_line_and_phase() {
             size: 8,
             align: 8,
             class: Class::Lockless(None),
+            guess: Class::Lockless(None),
+            explicit: true,
             pinned: false,
         },
     ];
@@ -121,8 +125,8 @@ fn message_names_fields_line_and_phase() {
     };
     // 0..8 and 64..72 lie on lines 0 and 1 at every phase, line-aligned or
     // 8-byte aligned.
-    assert!(hard_rule_message(&info, 64, 1).is_none());
-    assert!(hard_rule_message(&info, 8, 1).is_none());
+    assert!(rule_message(&info, 64).is_none());
+    assert!(rule_message(&info, 8).is_none());
     static NEAR: [FieldFacts; 2] = [
         FieldFacts {
             name: "config",
@@ -131,6 +135,8 @@ fn message_names_fields_line_and_phase() {
             size: 8,
             align: 8,
             class: Class::ReadMostly,
+            guess: Class::ReadMostly,
+            explicit: true,
             pinned: false,
         },
         FieldFacts {
@@ -140,6 +146,8 @@ fn message_names_fields_line_and_phase() {
             size: 8,
             align: 8,
             class: Class::Lockless(Some("w")),
+            guess: Class::Lockless(Some("w")),
+            explicit: true,
             pinned: false,
         },
     ];
@@ -151,11 +159,11 @@ fn message_names_fields_line_and_phase() {
         advice: "suggested order: x",
         plan: None,
     };
-    let m = hard_rule_message(&info, 8, 1).expect("they share line 0");
+    let m = rule_message(&info, 8).expect("they share line 0");
     assert_eq!(
         m.as_str(),
-        "cachelayout: lockless `hits` (writer group `w`, bytes 56..64) and read-mostly `config` \
-         (bytes 0..8) share cache line 0 of `Stats` when it starts at a 64-byte line boundary; \
-         suggested order: x"
+        "cachelayout: `Stats` breaks the rule when it starts at a 64-byte line boundary: lockless \
+         `hits` (writer group `w`, bytes 56..64) shares cache line 0 with read-mostly `config` \
+         (bytes 0..8); suggested order: x"
     );
 }

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 mod stats {
     /// Counters and the configuration they count.
-    #[cachelayout::optimize]
+    #[cachelayout::optimize(constructor = "from_fields")]
     #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub struct Stats {
         /// Requests served.
@@ -158,5 +158,5 @@ fn struct_level_cfg_attr() {
 #[test]
 fn empty_struct() {
     assert_eq!(std::mem::size_of::<Empty>(), 0);
-    assert!(Empty::layout_report().contains("size: 0"));
+    assert!(Empty::layout_report().contains("size 0 B"));
 }

@@ -9,10 +9,7 @@ use syn::ext::IdentExt;
 use syn::meta::ParseNestedMeta;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{
-    Attribute, Data, DeriveInput, Fields, GenericParam, Ident, LitInt, LitStr, Member, Type,
-    Visibility,
-};
+use syn::{Attribute, Data, DeriveInput, Fields, Ident, LitInt, LitStr, Member, Type, Visibility};
 
 /// Which macro is reading the item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +24,7 @@ pub enum Mode {
 pub struct Input {
     pub ident: Ident,
     pub vis: Visibility,
-    /// Lifetime parameters only: type and const parameters are rejected.
+    /// Lifetime, type and const parameters and the where clause.
     pub generics: syn::Generics,
     /// The item's attributes other than `#[layout(..)]` and `#[repr(..)]`.
     pub attrs: Vec<Attribute>,
@@ -45,8 +42,17 @@ pub struct Options {
     pub preset: Preset,
     /// Derive only: report, do not assert.
     pub report_only: bool,
-    /// Solver budget in milliseconds, when the user set one.
+    /// The solver's safety stop in milliseconds, when the user set one: if
+    /// it fires, the expansion is an error (never a different layout).
     pub time_limit_ms: Option<u64>,
+    /// The solver's deterministic work budget, when the user set one.
+    pub work_limit: Option<u64>,
+    /// `#[layout(contains = "lockless")]`: the access class the type carries
+    /// when it is a field of another struct, instead of its fields' strongest.
+    pub contains: Option<Access>,
+    /// Name of the constructor `optimize` generates; `None` under
+    /// `#[layout(constructor = false)]`.
+    pub constructor: Option<String>,
 }
 
 impl Default for Options {
@@ -56,6 +62,9 @@ impl Default for Options {
             preset: Preset::Balanced,
             report_only: false,
             time_limit_ms: None,
+            work_limit: None,
+            contains: None,
+            constructor: Some("new".to_string()),
         }
     }
 }
@@ -84,6 +93,8 @@ pub struct FieldInput {
     pub access: Option<Access>,
     pub pinned: bool,
     pub hint: Option<SizeHint>,
+    /// The hot paths (`#[layout(path = "tx")]`) that touch the field.
+    pub paths: Vec<String>,
     /// Where messages about this field point.
     pub span: Span,
 }
@@ -105,12 +116,22 @@ const FIELD_KEYS: &[&str] = &[
     "pinned",
     "size",
     "align",
+    "path",
 ];
-const STRUCT_KEYS: &[&str] = &["line", "objective", "report_only", "time_limit_ms"];
+const STRUCT_KEYS: &[&str] = &[
+    "line",
+    "objective",
+    "report_only",
+    "time_limit_ms",
+    "work_limit",
+    "contains",
+    "constructor",
+];
 const FIELD_HELP: &str = "expected one of `read_mostly`, `locked_write = \"lock\"`, `lockless`, \
-`lockless(group = \"name\")`, `cold`, `pinned`, `size = N, align = M`";
+`lockless(group = \"name\")`, `cold`, `pinned`, `size = N, align = M`, `path = \"tx\"`";
 const STRUCT_HELP: &str =
-    "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, `time_limit_ms = N`";
+    "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
+`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`";
 
 /// Collects errors so that one expansion reports all of them.
 #[derive(Default)]
@@ -155,7 +176,6 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
             ))
         }
     };
-    check_generics(&item.generics, &mut errors);
     let repr = parse_repr(&item.attrs, mode, &mut errors);
     let mut options = Options::default();
     let mut seen = Vec::new();
@@ -203,6 +223,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
         }
         Fields::Unit => Vec::new(),
     };
+    check_lock_names(&fields, &mut errors);
     errors.finish()?;
     Ok(Input {
         ident: item.ident,
@@ -214,31 +235,6 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
         repr,
         derives_serde,
     })
-}
-
-fn check_generics(generics: &syn::Generics, errors: &mut Errors) {
-    for param in &generics.params {
-        match param {
-            GenericParam::Lifetime(_) => {}
-            GenericParam::Type(t) => errors.at(
-                t.ident.span(),
-                format!(
-                    "cachelayout does not support type parameters: the sizes of fields that use `{}` \
-                     are only known for each concrete type, and a layout that is right for one type can \
-                     break the rule for another; use a concrete type (lifetime parameters are fine)",
-                    t.ident
-                ),
-            ),
-            GenericParam::Const(c) => errors.at(
-                c.ident.span(),
-                format!(
-                    "cachelayout does not support const parameters: the layout depends on the value of \
-                     `{}`, which is only known where the struct is used; use a constant instead",
-                    c.ident
-                ),
-            ),
-        }
-    }
 }
 
 fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
@@ -369,6 +365,59 @@ fn struct_key(
             }
             options.report_only = true;
         }
+        "work_limit" => {
+            let lit: LitInt = meta.value()?.parse()?;
+            let work: u64 = lit.base10_parse()?;
+            if work == 0 {
+                errors.at(lit.span(), "`work_limit` must be at least 1");
+            }
+            options.work_limit = Some(work.max(1));
+        }
+        "contains" => {
+            let lit: LitStr = meta.value()?.parse()?;
+            options.contains = Some(match lit.value().as_str() {
+                "lockless" => Access::Lockless { group: None },
+                "locked_write" => Access::LockedWrite {
+                    lock: String::new(),
+                },
+                "read_mostly" => Access::ReadMostly,
+                other => {
+                    errors.at(
+                        lit.span(),
+                        format!(
+                            "unknown class `{other}` for `contains`: expected \"lockless\", \
+                             \"locked_write\" or \"read_mostly\" (the strongest access any of the type's \
+                             data gets when it is a field of another struct)"
+                        ),
+                    );
+                    Access::ReadMostly
+                }
+            });
+        }
+        "constructor" => {
+            if meta.input.peek(syn::Token![=]) {
+                let value = meta.value()?;
+                if value.peek(syn::LitBool) {
+                    let b: syn::LitBool = value.parse()?;
+                    if b.value {
+                        options.constructor = Some("new".to_string());
+                    } else {
+                        options.constructor = None;
+                    }
+                } else {
+                    let lit: LitStr = value.parse()?;
+                    match syn::parse_str::<Ident>(&lit.value()) {
+                        Ok(ident) => options.constructor = Some(ident.to_string()),
+                        Err(_) => errors.at(
+                            lit.span(),
+                            format!("`constructor` needs a function name, not `{}`", lit.value()),
+                        ),
+                    }
+                }
+            } else {
+                options.constructor = Some("new".to_string());
+            }
+        }
         "time_limit_ms" => {
             let lit: LitInt = meta.value()?.parse()?;
             let ms: u64 = lit.base10_parse()?;
@@ -424,10 +473,53 @@ fn parse_fields<'a>(
                 access: parsed.access.map(|(a, _)| a),
                 pinned: parsed.pinned.is_some(),
                 hint,
+                paths: parsed.paths,
                 span,
             }
         })
         .collect()
+}
+
+/// A lock name that is neither a field's name nor shared by two fields, and
+/// is close to one of those, is a typo (`locked_write = "lokc"`): it would
+/// put the field in a lock group of its own, where it may share no line with
+/// the lock it is really written under.
+fn check_lock_names(fields: &[FieldInput], errors: &mut Errors) {
+    let lock_of = |f: &FieldInput| match &f.access {
+        Some(Access::LockedWrite { lock }) => Some(lock.clone()),
+        _ => None,
+    };
+    let locks: Vec<String> = fields.iter().filter_map(lock_of).collect();
+    let uses = |name: &str| locks.iter().filter(|l| *l == name).count();
+    let known: Vec<&str> = fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .chain(locks.iter().filter(|l| uses(l) > 1).map(String::as_str))
+        .collect();
+    for f in fields {
+        let Some(lock) = lock_of(f) else { continue };
+        if known.contains(&lock.as_str()) {
+            continue;
+        }
+        // Short names are too close to everything: `m` is not a typo of `f0`.
+        let limit = if lock.chars().count() >= 4 { 2 } else { 1 };
+        let close = known
+            .iter()
+            .map(|k| (edit_distance(&lock, k), k))
+            .filter(|&(d, _)| d <= limit && d < lock.chars().count())
+            .min_by_key(|&(d, _)| d)
+            .map(|(_, k)| k);
+        if let Some(close) = close {
+            errors.at(
+                f.span,
+                format!(
+                    "field `{}` is written under lock `{lock}`, which no other field names or uses: did you \
+                     mean `{close}`? write #[layout(locked_write = \"{close}\")]",
+                    f.name
+                ),
+            );
+        }
+    }
 }
 
 /// `#[cachelayout::optimize]` runs before rustc evaluates `#[cfg]` and
@@ -476,6 +568,7 @@ struct FieldAttrs {
     pinned: Option<Span>,
     size: Option<(u64, Span)>,
     align: Option<(u64, Span)>,
+    paths: Vec<String>,
 }
 
 impl FieldAttrs {
@@ -528,6 +621,14 @@ impl FieldAttrs {
                     "lockless_atomic"
                 };
                 self.set_access(Access::Lockless { group }, keyword, span, field, errors);
+            }
+            "path" => {
+                let name = non_empty(meta.value()?.parse()?, "path name")?;
+                if self.paths.contains(&name) {
+                    errors.at(span, format!("path `{name}` is given twice"));
+                } else {
+                    self.paths.push(name);
+                }
             }
             "pinned" => {
                 if self.pinned.replace(span).is_some() {
@@ -763,7 +864,11 @@ mod tests {
     fn rejects_what_it_cannot_lay_out() {
         assert!(err("enum E { A }", Mode::Derive).contains("not an enum"));
         assert!(err("union U { a: u8 }", Mode::Derive).contains("not a union"));
-        assert!(err("struct S<T> { a: T }", Mode::Derive).contains("type parameters"));
+        assert!(parse_str(
+            "struct S<'a, T: Copy, const N: usize> where T: Send { a: [&'a T; N] }",
+            Mode::Optimize
+        )
+        .is_ok());
         assert!(err("struct S(u8, u16);", Mode::Optimize).contains("tuple structs"));
         assert!(err("#[repr(packed)] struct S { a: u8 }", Mode::Optimize).contains("repr(packed)"));
         assert!(
@@ -775,6 +880,47 @@ mod tests {
                 .unwrap()
                 .repr
                 .packed
+        );
+    }
+
+    #[test]
+    fn lock_typos_are_errors() {
+        let e = err(
+            "struct S { lock: u8, #[layout(locked_write = \"lokc\")] a: u8 }",
+            Mode::Derive,
+        );
+        assert!(e.contains("did you mean `lock`?"), "{e}");
+        // An external lock shared by two fields, or far from every name, is fine.
+        assert!(parse_str(
+            "struct S { #[layout(locked_write = \"q\")] a: u8, #[layout(locked_write = \"q\")] b: u8 }",
+            Mode::Derive
+        )
+        .is_ok());
+        assert!(parse_str(
+            "struct S { #[layout(locked_write = \"global_table\")] a: u8 }",
+            Mode::Derive
+        )
+        .is_ok());
+        assert!(parse_str(
+            "struct S { f0: u8, #[layout(locked_write = \"m\")] a: u8 }",
+            Mode::Derive
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn paths_and_struct_options() {
+        let input = parse_str(
+            "#[layout(contains = \"lockless\", work_limit = 5, constructor = \"with\")] struct S { #[layout(path = \"tx\", path = \"rx\")] a: u8 }",
+            Mode::Derive,
+        )
+        .unwrap();
+        assert_eq!(input.fields[0].paths, vec!["tx", "rx"]);
+        assert_eq!(input.options.work_limit, Some(5));
+        assert_eq!(input.options.constructor.as_deref(), Some("with"));
+        assert_eq!(
+            input.options.contains,
+            Some(Access::Lockless { group: None })
         );
     }
 

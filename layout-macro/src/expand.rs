@@ -9,9 +9,51 @@ use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::DeriveInput;
 
-/// `#[derive(CacheLayout)]` on `item`.
+/// `#[derive(CacheLayout)]` on `item`. On error the type still gets an
+/// (empty, unchecked) impl, so its uses add no second error.
 pub fn derive(item: TokenStream) -> TokenStream {
-    try_derive(item).unwrap_or_else(|e| e.to_compile_error())
+    try_derive(item.clone()).unwrap_or_else(|e| {
+        let mut out = e.to_compile_error();
+        if let Ok(item) = syn::parse2::<DeriveInput>(item) {
+            out.extend(placeholder_impls(&item));
+        }
+        out
+    })
+}
+
+/// `CacheLayout` and `AccessClass` for a struct the macro rejected: no
+/// fields, not checked; only there to keep the error the only one.
+fn placeholder_impls(item: &DeriveInput) -> TokenStream {
+    let derives_it = item.attrs.iter().any(|a| {
+        a.path().is_ident("derive") && a.meta.to_token_stream().to_string().contains("CacheLayout")
+    });
+    let syn::Data::Struct(data) = &item.data else {
+        return TokenStream::new();
+    };
+    // `CacheLayout: Sized`: an impl for an unsized struct would be an error too.
+    if derives_it || data.fields.iter().any(|f| crate::types::is_unsized(&f.ty)) {
+        return TokenStream::new();
+    }
+    let name = &item.ident;
+    let name_str = name.to_string();
+    let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
+    quote::quote! {
+        impl #impl_generics ::cachelayout::CacheLayout for #name #ty_generics #where_clause {
+            const LINE_SIZE: usize = 64;
+            #[doc(hidden)]
+            const __INFO: ::cachelayout::__private::Info = ::cachelayout::__private::Info {
+                name: #name_str,
+                line: 64,
+                fields: &[],
+                checked: false,
+                advice: "",
+                plan: ::core::option::Option::None,
+            };
+        }
+        impl #impl_generics ::cachelayout::AccessClass for #name #ty_generics #where_clause {
+            const ACCESS: ::cachelayout::Access = ::cachelayout::Access::ReadMostly;
+        }
+    }
 }
 
 /// `#[cachelayout::optimize(args)]` on `item`. On error the struct is kept
@@ -25,6 +67,7 @@ pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
             if let Ok(mut item) = syn::parse2::<DeriveInput>(item) {
                 strip_layout_attrs(&mut item);
                 item.to_tokens(&mut out);
+                out.extend(placeholder_impls(&item));
             }
             out
         }
@@ -65,9 +108,9 @@ fn suggestion(input: &Input, model: &Model) -> String {
         Ok(solution) => {
             let items = plan::items(model, &solution.layout);
             format!(
-                "suggested order (with #[repr(C)]; sizes estimated by the macro): {}; \
-                 #[cachelayout::optimize] writes it for you",
-                plan::describe(model, &items)
+                "suggested layout (sizes estimated by the macro), or let #[cachelayout::optimize] \
+                 write it: {}",
+                plan::rust_struct(input, model, &items)
             )
         }
         Err(e) => format!("the solver found no layout that keeps the rule: {e}"),

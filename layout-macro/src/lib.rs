@@ -10,6 +10,8 @@
 mod attr;
 mod codegen;
 mod defaults;
+#[cfg(test)]
+mod determinism;
 mod expand;
 mod model;
 mod plan;
@@ -25,15 +27,18 @@ use proc_macro::TokenStream;
 /// writer group) at any offset `align_of::<Self>()` lets an instance start
 /// at, and implements `cachelayout::CacheLayout`.
 ///
-/// The check is one `const` item per lockless field, evaluated by rustc with
+/// The check is one `const` item per struct, evaluated by rustc with
 /// `offset_of!` and `size_of`, so it judges the struct as rustc really lays
-/// it out. The error names the two fields, the line and the phase, and the
-/// order the solver suggests:
+/// it out (for a generic struct: `CacheLayout::__CHECK`, per instantiation).
+/// The one error names every lockless field that shares a line, the fields
+/// it shares with, the line and the phase, and the layout the solver
+/// suggests as Rust:
 ///
 /// ```text
-/// error[E0080]: evaluation panicked: cachelayout: lockless `requests` (bytes 8..16) and
-/// read-mostly `max_body_bytes` (bytes 0..8) share cache line 0 of `ServerStats` when it
-/// starts at a 64-byte line boundary; suggested order (with #[repr(C)]; ...): ...
+/// error[E0080]: evaluation panicked: cachelayout: `ServerStats` breaks the rule when it
+/// starts at a 64-byte line boundary: lockless `requests` (bytes 8..16) shares cache line 0
+/// with read-mostly `max_body_bytes` (bytes 0..8), `timeout_ms`; suggested layout ...:
+/// #[repr(C)] struct ServerStats { pub max_body_bytes: u64, pub timeout_ms: u32, _pad0: [u8; 60], pub requests: AtomicU64 }
 /// ```
 ///
 /// # Field attributes
@@ -42,7 +47,8 @@ use proc_macro::TokenStream;
 /// `#[layout(lockless)]` (alias `lockless_atomic`),
 /// `#[layout(lockless(group = "producer"))]`, `#[layout(cold)]`,
 /// `#[layout(pinned)]`, `#[layout(size = N, align = M)]` (checked against the
-/// real size and alignment).
+/// real size and alignment), `#[layout(path = "tx")]` (repeatable: the hot
+/// paths that touch the field).
 ///
 /// # Defaults
 ///
@@ -56,12 +62,15 @@ use proc_macro::TokenStream;
 /// # Struct attributes
 ///
 /// `#[layout(line = 64)]` (32, 64, 128, 256), `#[layout(objective =
-/// "balanced" | "min-diff" | "compact-hot")]`, `#[layout(time_limit_ms = N)]`
-/// (for the suggestion), `#[layout(report_only)]` (report, do not assert).
+/// "balanced" | "min-diff" | "compact-hot")]`, `#[layout(work_limit = N)]`
+/// (the solver's deterministic budget, for the suggestion),
+/// `#[layout(time_limit_ms = N)]` (its safety stop), `#[layout(contains =
+/// "lockless")]` (the class the type carries into other structs),
+/// `#[layout(report_only)]` (report, do not assert).
 ///
-/// Accepts named and tuple structs, lifetime parameters and `repr(packed)`;
-/// rejects enums, unions and type or const parameters with an error that
-/// says why.
+/// Accepts named and tuple structs, lifetime, type and const parameters,
+/// where clauses and `repr(packed)`; rejects enums and unions with an error
+/// that says why.
 #[proc_macro_derive(CacheLayout, attributes(layout))]
 pub fn derive_cache_layout(item: TokenStream) -> TokenStream {
     expand::derive(item.into()).into()
@@ -74,22 +83,27 @@ pub fn derive_cache_layout(item: TokenStream) -> TokenStream {
 /// implements `cachelayout::CacheLayout`.
 ///
 /// Keeps visibility, doc comments, other attributes and derives. The
-/// markers are private fields: build values inside the struct's module
-/// (with `#[derive(Default)]`, `S { a, b, ..Default::default() }`). A field
-/// whose size the macro does not know (a `Mutex`, a type from another crate)
-/// gets cache lines of its own unless it has a `#[layout(size = N, align =
-/// M)]` hint; a wrong hint is a compile error that gives the real size.
+/// markers are private fields; build values with the generated `const fn
+/// new(..)` (every field in declaration order; rename it with
+/// `#[layout(constructor = "name")]`, or `constructor = false`), or with
+/// `#[derive(Default)]` below the attribute, which becomes an impl that
+/// fills them (`#[derive(Debug)]` likewise prints only the user's fields).
+/// A field whose size the macro does not know (a `Mutex`, a type from
+/// another crate, a type parameter) gets cache lines of its own unless it
+/// has a `#[layout(size = N, align = M)]` hint; a wrong hint is a compile
+/// error that gives the real size.
 ///
 /// Takes the same `#[layout(..)]` attributes and defaults as the derive
 /// (except `report_only`); the struct options may also be its arguments:
 /// `#[cachelayout::optimize(line = 128, objective = "min-diff")]`. The solver
-/// runs within `time_limit_ms` (default 15); past it the best verified
-/// heuristic layout is used and `layout_report()` says so.
+/// runs within a deterministic work budget (`work_limit`), so the same
+/// source gives the same layout on every machine; its time limit is a
+/// safety stop that turns into a compile error, never a different layout.
 ///
 /// Rejects enums, unions, tuple structs, `repr(packed)`,
-/// `repr(transparent)`, type or const parameters, and `#[cfg]` fields or
-/// `#[cfg_attr(.., layout(..))]` (it runs before `cfg` is evaluated), each
-/// with an error that says why.
+/// `repr(transparent)`, and `#[cfg]` fields or `#[cfg_attr(..,
+/// layout(..))]` (it runs before `cfg` is evaluated), each with an error
+/// that says why.
 #[proc_macro_attribute]
 pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::optimize(args.into(), item.into()).into()

@@ -5,7 +5,8 @@
 use crate::attr::{Errors, Input, Mode};
 use crate::defaults::default_access;
 use crate::size_model::{self, SizeAlign};
-use crate::types::display;
+use crate::types::{display, mentions};
+use layout_core::model::PathUse;
 use layout_core::{Field, Struct};
 
 /// The model and what the macro knows about each field's size.
@@ -28,6 +29,7 @@ pub struct Model {
 pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
     let line = input.options.line;
     let mut errors = Errors::default();
+    let unsized_params = maybe_unsized_params(&input.generics);
     let known: Vec<Option<SizeAlign>> = input
         .fields
         .iter()
@@ -36,9 +38,19 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
                 size: h.size,
                 align: h.align,
             }),
+            // `&T`, `Box<T>` with `T: ?Sized` may be thin or fat.
+            None if mentions(&f.ty, &unsized_params) => None,
             None => size_model::size_of(&f.ty),
         })
         .collect();
+    let mut path_names: Vec<String> = Vec::new();
+    for f in &input.fields {
+        for p in &f.paths {
+            if !path_names.contains(p) {
+                path_names.push(p.clone());
+            }
+        }
+    }
     let declared = declared_offsets(&known);
     let mut fields = Vec::with_capacity(input.fields.len());
     for (i, f) in input.fields.iter().enumerate() {
@@ -52,6 +64,14 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
                 .unwrap_or_else(|| default_access(&f.ty, &f.name)),
         );
         field.original_offset = declared[i];
+        field.paths = f
+            .paths
+            .iter()
+            .map(|p| PathUse {
+                path: path_names.iter().position(|n| n == p).unwrap_or(0) as u32,
+                bytes: 0..sa.size,
+            })
+            .collect();
         if f.pinned {
             match declared[i] {
                 Some(_) => field.pinned = true,
@@ -74,11 +94,38 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
     errors.finish()?;
     let mut strukt = Struct::new(input.ident.to_string(), fields);
     strukt.min_align = input.repr.align.unwrap_or(1);
+    strukt.paths = path_names;
     Ok(Model {
         strukt,
         known,
         line,
     })
+}
+
+/// Type parameters declared `?Sized` (in the parameter list or the where
+/// clause): a pointer to one may be thin or fat, so its size is unknown.
+fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
+    let is_maybe = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+        bounds
+            .iter()
+            .any(|b| matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some()))
+    };
+    let mut out: Vec<String> = generics
+        .type_params()
+        .filter(|t| is_maybe(&t.bounds))
+        .map(|t| t.ident.to_string())
+        .collect();
+    if let Some(w) = &generics.where_clause {
+        for p in &w.predicates {
+            if let syn::WherePredicate::Type(t) = p {
+                if is_maybe(&t.bounds) {
+                    let ty = &t.bounded_ty;
+                    out.push(quote::quote!(#ty).to_string());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Offsets under `#[repr(C)]` in declaration order, while every size so far
@@ -134,6 +181,31 @@ mod tests {
         assert_eq!(m.known[2], None);
         assert_eq!(f[1].original_offset, Some(8));
         assert_eq!(f[3].original_offset, None);
+    }
+
+    #[test]
+    fn generic_fields_and_paths() {
+        let m = model(
+            "struct R<T: ?Sized, U> { a: Box<[U]>, b: U, c: *mut T, #[layout(path = \"tx\")] d: PhantomData<U>, #[layout(path = \"rx\", path = \"tx\")] e: u32 }",
+            Mode::Optimize,
+        )
+        .unwrap();
+        assert_eq!(m.known[0], Some(SizeAlign { size: 16, align: 8 }));
+        assert_eq!((m.known[1], m.known[2]), (None, None));
+        assert_eq!(m.strukt.paths, vec!["tx", "rx"]);
+        assert_eq!(
+            m.strukt.fields[4].paths,
+            vec![
+                PathUse {
+                    path: 1,
+                    bytes: 0..4
+                },
+                PathUse {
+                    path: 0,
+                    bytes: 0..4
+                }
+            ]
+        );
     }
 
     #[test]

@@ -1,15 +1,23 @@
-//! From the model to a plan: run the solver within the macro's time budget,
+//! From the model to a plan: run the solver within the macro's work budget,
 //! and turn its layout into the sequence of fields, aligned markers and
 //! padding that `#[repr(C)]` lays out at exactly the solver's offsets.
 
-use crate::attr::Options;
+use crate::attr::{Input, Options};
 use crate::model::Model;
 use layout_core::{solve, Layout, Placement, Solution, SolveOptions};
 use std::time::Duration;
 
-/// Solver budget when the struct sets no `time_limit_ms`. Past it the solver
-/// returns its best verified heuristic layout, and the report says so.
-pub const DEFAULT_TIME_LIMIT_MS: u64 = 15;
+/// The solver's deterministic work budget when the struct sets no
+/// `work_limit`: the layout depends only on the struct and this number, never
+/// on the machine or its load. Sized so that a debug build (proc-macro
+/// dependencies unoptimised, as in a user's crate) expands a 32-field struct
+/// in about 30 ms; see the `timing` module.
+pub const DEFAULT_WORK_LIMIT: u64 = 20_000;
+
+/// The safety stop when the struct sets no `time_limit_ms`: far above what
+/// the work budget takes. If it fires, the expansion is a compile error,
+/// never a different layout.
+pub const DEFAULT_TIME_LIMIT_MS: u64 = 10_000;
 
 /// Largest alignment of a marker type (`Align256`).
 const MAX_MARKER: u64 = 256;
@@ -31,31 +39,54 @@ pub fn solve_model(model: &Model, options: &Options) -> Result<Solution, String>
         line: model.line,
         placement: Placement::Aligned,
         time_limit: Duration::from_millis(options.time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS)),
+        work_limit: options.work_limit.unwrap_or(DEFAULT_WORK_LIMIT),
         preset: options.preset,
         ..SolveOptions::default()
     };
-    solve(&model.strukt, &opts).map_err(|e| e.to_string())
+    let solution = solve(&model.strukt, &opts).map_err(|e| e.to_string())?;
+    reject_timed_out(solution, &opts)
+}
+
+/// A solution the safety stop cut short depends on the machine's speed:
+/// an error, never a layout.
+fn reject_timed_out(solution: Solution, opts: &SolveOptions) -> Result<Solution, String> {
+    if solution.stopped_by_time {
+        return Err(format!(
+            "the solver hit its {} ms safety stop before its work budget of {} was spent (the machine \
+             is overloaded, or the budget is too large for it); the layout would depend on the \
+             machine's speed, so none is written; lower #[layout(work_limit = N)] or raise \
+             #[layout(time_limit_ms = N)]",
+            opts.time_limit.as_millis(),
+            opts.work_limit
+        ));
+    }
+    Ok(solution)
 }
 
 /// How the layout was chosen, for the report.
+///
+/// The note holds no time: it is part of the expansion, which must be the
+/// same on every build.
 pub fn note(solution: &Solution, options: &Options) -> String {
-    let budget = options.time_limit_ms.unwrap_or(DEFAULT_TIME_LIMIT_MS);
+    let budget = options.work_limit.unwrap_or(DEFAULT_WORK_LIMIT);
     let size = solution.layout.size;
     if solution.optimal {
         format!(
-            "layout by #[cachelayout::optimize]: smallest size that keeps the rule ({} B; solver: {}, {} ms)",
-            size, solution.method, solution.solve_ms
+            "layout by #[cachelayout::optimize]: smallest size that keeps the rule under the macro's size \
+             model ({} B; solver: {})",
+            size, solution.method
         )
     } else if size <= solution.lower_bound {
         format!(
-            "layout by #[cachelayout::optimize]: smallest size that keeps the rule ({size} B, proven); the \
-             solver's {budget} ms budget ran out before it proved the order best for the other goals (soft \
-             costs, read-mostly lines, movement); raise it with #[layout(time_limit_ms = N)]"
+            "layout by #[cachelayout::optimize]: smallest size that keeps the rule under the macro's size \
+             model ({size} B, proven); the solver's work budget ({budget}) ran out before it proved the \
+             order best for the other goals (soft costs, read-mostly lines, movement); raise it with \
+             #[layout(work_limit = N)]"
         )
     } else {
         format!(
             "layout by #[cachelayout::optimize]: best verified heuristic layout ({} B, no layout under {} B \
-             exists): the solver's {} ms budget ran out; raise it with #[layout(time_limit_ms = N)]",
+             exists): the solver's work budget ({}) ran out; raise it with #[layout(work_limit = N)]",
             size, solution.lower_bound, budget
         )
     }
@@ -162,18 +193,74 @@ pub fn repr_c(model: &Model, items: &[Item]) -> (Vec<u64>, u64, u64) {
     (offsets, end.next_multiple_of(align), align)
 }
 
-/// The suggested order as text: `` `config`, `name`, <64-byte boundary>,
-/// `hits` ``.
-pub fn describe(model: &Model, items: &[Item]) -> String {
-    items
-        .iter()
-        .map(|item| match *item {
-            Item::Field(i) => format!("`{}`", model.strukt.fields[i].name),
-            Item::Marker(m) => format!("<{m}-byte boundary>"),
-            Item::Pad(n) => format!("<{n} bytes padding>"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The suggested order as Rust to paste: the struct with `#[repr(C)]`, its
+/// fields (with their explicit class attributes) in the solver's order, and
+/// `[u8; N]` padding or a `[cachelayout::align::AlignN; 0]` marker where the
+/// layout leaves room (a marker only after a field of unknown size).
+pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
+    let generics = &input.generics;
+    let where_clause = &generics.where_clause;
+    let head = crate::types::display_tokens(&quote::quote!(#generics #where_clause));
+    let mut out = format!("#[repr(C)] struct {}{} {{ ", input.ident, head);
+    let (mut end, mut pads, mut marks) = (Some(0u64), 0, 0);
+    for item in items {
+        match *item {
+            Item::Field(i) => {
+                let f = &input.fields[i];
+                if let Some(a) = &f.access {
+                    out.push_str(&format!("#[layout({})] ", attribute(a)));
+                }
+                let vis = &f.vis;
+                let vis = crate::types::display_tokens(&quote::quote!(#vis));
+                if !vis.is_empty() {
+                    out.push_str(&vis);
+                    out.push(' ');
+                }
+                out.push_str(&format!("{}: {}, ", f.name, crate::types::display(&f.ty)));
+                let field = &model.strukt.fields[i];
+                end = match (end, model.known[i]) {
+                    (Some(e), Some(_)) => Some(e.next_multiple_of(field.align) + field.size),
+                    _ => None,
+                };
+            }
+            Item::Marker(m) => match end {
+                Some(e) => {
+                    let n = e.next_multiple_of(m) - e;
+                    if n > 0 {
+                        out.push_str(&format!("_pad{pads}: [u8; {n}], "));
+                        pads += 1;
+                    }
+                    end = Some(e + n);
+                }
+                None => {
+                    out.push_str(&format!(
+                        "_align{marks}: [cachelayout::align::Align{m}; 0], "
+                    ));
+                    marks += 1;
+                }
+            },
+            Item::Pad(n) => {
+                out.push_str(&format!("_pad{pads}: [u8; {n}], "));
+                pads += 1;
+                end = end.map(|e| e + n);
+            }
+        }
+    }
+    let mut out = out.trim_end_matches([',', ' ']).to_string();
+    out.push_str(" }");
+    out
+}
+
+/// The `#[layout(..)]` contents of a class.
+fn attribute(access: &layout_core::Access) -> String {
+    use layout_core::Access;
+    match access {
+        Access::ReadMostly => "read_mostly".into(),
+        Access::LockedWrite { lock } => format!("locked_write = \"{lock}\""),
+        Access::Lockless { group: None } => "lockless".into(),
+        Access::Lockless { group: Some(g) } => format!("lockless(group = \"{g}\")"),
+        Access::Cold => "cold".into(),
+    }
 }
 
 #[cfg(test)]
@@ -285,12 +372,36 @@ mod tests {
         let opts = Options::default();
         assert_eq!(
             note(&solution(8, true), &opts),
-            "layout by #[cachelayout::optimize]: smallest size that keeps the rule (8 B; solver: exact, 3 ms)"
+            "layout by #[cachelayout::optimize]: smallest size that keeps the rule under the macro's size \
+             model (8 B; solver: exact)"
         );
         assert!(note(&solution(8, false), &opts)
-            .contains("(8 B, proven); the solver's 15 ms budget ran out"));
+            .contains("(8 B, proven); the solver's work budget (20000) ran out"));
         assert!(note(&solution(4, false), &opts)
             .contains("heuristic layout (8 B, no layout under 4 B exists)"));
+    }
+
+    #[test]
+    fn the_safety_stop_is_an_error() {
+        let m = model(vec![(8, 8, true)], 64);
+        let verified = layout_core::verify(&m.strukt, &layout(&[(0, 0)], 8, 8)).unwrap();
+        let mut solution = Solution {
+            layout: verified,
+            cost: Default::default(),
+            lower_bound: 8,
+            optimal: true,
+            solve_ms: 3,
+            stopped_by_time: false,
+            method: "exact",
+        };
+        let opts = SolveOptions::default();
+        assert!(reject_timed_out(solution.clone(), &opts).is_ok());
+        solution.stopped_by_time = true;
+        let err = reject_timed_out(solution, &opts).unwrap_err();
+        assert!(
+            err.contains("safety stop") && err.contains("work_limit"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -85,17 +85,10 @@ fn expansion_time() {
     }
 }
 
-/// The budget holds whatever the build: a 128-field struct never takes
-/// more than a second (the solver stops at its time limit).
+/// A 128-field struct expands within the work budget, before the safety
+/// stop (which would make the expansion an error).
 #[test]
 fn large_structs_do_not_stall() {
-    let item = synthetic(128);
-    let start = Instant::now();
-    let out = expand::optimize(TokenStream::new(), item);
-    assert!(
-        start.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        start.elapsed()
-    );
-    assert!(!out.to_string().contains("compile_error"));
+    let out = expand::optimize(TokenStream::new(), synthetic(128)).to_string();
+    assert!(!out.contains("compile_error"), "{out}");
 }

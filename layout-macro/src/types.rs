@@ -48,7 +48,7 @@ pub fn shape(ty: &Type) -> Shape<'_> {
         Type::Slice(_) => Shape::Slice,
         Type::TraitObject(_) => Shape::TraitObject,
         Type::Tuple(t) => Shape::Tuple(t.elems.iter().collect()),
-        Type::BareFn(_) => Shape::FnPointer,
+        Type::FnPtr(_) => Shape::FnPointer,
         _ => Shape::Other,
     }
 }
@@ -72,9 +72,14 @@ pub fn is_unsized(ty: &Type) -> bool {
 
 /// The type as a short string for reports: `Option<&'a str>`, `[u64; 4]`.
 pub fn display(ty: &Type) -> String {
+    display_tokens(&quote::quote!(#ty))
+}
+
+/// Tokens as compact text (`<'a, T: Copy>`, `pub(crate)`).
+pub fn display_tokens(tokens: &proc_macro2::TokenStream) -> String {
     // Tokens print separated by spaces (`Option < & 'a str >`): drop the
     // spaces after openers and before closers and separators.
-    let raw = quote::quote!(#ty).to_string();
+    let raw = tokens.to_string();
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {
@@ -91,6 +96,18 @@ pub fn display(ty: &Type) -> String {
         out.push(c);
     }
     out
+}
+
+/// True when `ty` names any of `idents` (a generic parameter) anywhere.
+pub fn mentions(ty: &Type, idents: &[String]) -> bool {
+    fn walk(tokens: proc_macro2::TokenStream, idents: &[String]) -> bool {
+        tokens.into_iter().any(|t| match t {
+            proc_macro2::TokenTree::Ident(i) => idents.iter().any(|n| i == n),
+            proc_macro2::TokenTree::Group(g) => walk(g.stream(), idents),
+            _ => false,
+        })
+    }
+    !idents.is_empty() && walk(quote::quote!(#ty), idents)
 }
 
 fn type_args(args: &PathArguments) -> Vec<&Type> {

@@ -52,47 +52,49 @@ pub const fn first_shared_line(
     None
 }
 
-/// Checks lockless field `field` against the fields it must not share a
-/// line with (the read-mostly fields, and the lockless fields of other
-/// writer groups declared after it: the earlier field of such a pair carries
-/// the check) at every phase `align` allows. The message names the first
-/// one that shares a line with it, the line and the phase, lists the others,
-/// and ends with the struct's advice (the order the solver suggests).
-pub const fn hard_rule_message(info: &Info, align: usize, field: usize) -> Option<Message> {
-    let a = &info.fields[field];
-    let mut found: Option<(usize, usize, usize)> = None;
-    let mut also = Message::new();
-    let mut also_count = 0;
-    let mut j = 0;
-    while j < info.fields.len() {
-        if !must_not_share(a, field, &info.fields[j], j) {
-            j += 1;
-            continue;
-        }
-        if let Some((phase, line)) = first_shared_line(a, &info.fields[j], align, info.line) {
-            if found.is_none() {
-                found = Some((j, phase, line));
-            } else {
-                if also_count > 0 {
-                    also = also.str(", ");
-                }
-                also = also.code(info.fields[j].name);
-                also_count += 1;
-            }
-        }
-        j += 1;
-    }
-    let Some((other, phase, line)) = found else {
+/// Whether lockless `a` and `b` share a line when the struct starts `phase`
+/// bytes into a line; the line, counted from the struct's first.
+const fn shared_at(a: &FieldFacts, b: &FieldFacts, phase: usize, line: usize) -> Option<usize> {
+    if a.size == 0 || b.size == 0 || line == 0 {
         return None;
-    };
-    let mut m = describe(Message::new().str("cachelayout: "), a);
-    m = describe(m.str(" and "), &info.fields[other]);
-    m = m
-        .str(" share cache line ")
-        .num(line)
-        .str(" of ")
+    }
+    let (a0, a1) = (
+        (phase + a.offset) / line,
+        (phase + a.offset + a.size - 1) / line,
+    );
+    let (b0, b1) = (
+        (phase + b.offset) / line,
+        (phase + b.offset + b.size - 1) / line,
+    );
+    if a0 <= b1 && b0 <= a1 {
+        Some(if a0 > b0 { a0 } else { b0 })
+    } else {
+        None
+    }
+}
+
+/// Checks the whole struct at every phase `align` allows: one message for
+/// the first phase where the rule breaks, naming every lockless field that
+/// shares a line there and the fields it shares with, why a field whose
+/// class came from the compiler (not its attribute or type name) has it,
+/// and the struct's advice (the order the solver suggests).
+pub const fn rule_message(info: &Info, align: usize) -> Option<Message> {
+    let step = phase_step(align, info.line);
+    let mut phase = 0;
+    while phase < info.line {
+        if let Some(m) = rule_message_at(info, phase) {
+            return Some(m);
+        }
+        phase += step;
+    }
+    None
+}
+
+const fn rule_message_at(info: &Info, phase: usize) -> Option<Message> {
+    let mut m = Message::new()
+        .str("cachelayout: ")
         .code(info.name)
-        .str(" when it starts ");
+        .str(" breaks the rule when it starts ");
     m = if phase == 0 {
         m.str("at a ").num(info.line).str("-byte line boundary")
     } else {
@@ -101,13 +103,41 @@ pub const fn hard_rule_message(info: &Info, align: usize, field: usize) -> Optio
             .num(info.line)
             .str("-byte line")
     };
-    if also_count > 0 {
-        m = m
-            .str("; ")
-            .code(a.name)
-            .str(" also shares a line with ")
-            .str(also.as_str());
+    m = m.str(": ");
+    let mut broken = false;
+    let mut i = 0;
+    while i < info.fields.len() {
+        let a = &info.fields[i];
+        let mut partners = 0;
+        let mut j = 0;
+        while j < info.fields.len() {
+            let b = &info.fields[j];
+            if must_not_share(a, i, b, j) {
+                if let Some(line) = shared_at(a, b, phase, info.line) {
+                    if partners == 0 {
+                        if broken {
+                            m = m.str("; ");
+                        }
+                        m = describe(m, a)
+                            .str(" shares cache line ")
+                            .num(line)
+                            .str(" with ");
+                        m = describe(m, b);
+                    } else {
+                        m = m.str(", ").code(b.name);
+                    }
+                    partners += 1;
+                    broken = true;
+                }
+            }
+            j += 1;
+        }
+        i += 1;
     }
+    if !broken {
+        return None;
+    }
+    m = class_notes(m, info);
     if let Some(plan) = info.plan {
         m = plan_mismatch(m, info, &plan);
     }
@@ -117,10 +147,57 @@ pub const fn hard_rule_message(info: &Info, align: usize, field: usize) -> Optio
     Some(m)
 }
 
+/// Explains each field whose class the compiler's answer (its type's
+/// `AccessClass`) raised above the macro's guess from the type name.
+const fn class_notes(mut m: Message, info: &Info) -> Message {
+    let mut i = 0;
+    while i < info.fields.len() {
+        let f = &info.fields[i];
+        if !f.explicit && rank(f.class) > rank(f.guess) {
+            m = m.str("; ").code(f.name).str(" counts as ");
+            m = match f.class {
+                Class::Lockless(_) => m.str("lockless"),
+                _ => m.str("locked"),
+            };
+            m = m
+                .str(" because its type ")
+                .code(f.ty)
+                .str(" holds such data (its `cachelayout::AccessClass`), though the type's name made the macro guess ")
+                .str(class_word(f.guess))
+                .str(": write ");
+            m = match f.class {
+                Class::Lockless(_) => m.str("#[layout(lockless)]"),
+                _ => m.str("#[layout(locked_write = \"lock\")]"),
+            };
+            m = m.str(" on it and give it lines of its own (#[cachelayout::optimize] does both)");
+        }
+        i += 1;
+    }
+    m
+}
+
+/// Lockless above locked above everything else.
+pub(crate) const fn rank(c: Class) -> u8 {
+    match c {
+        Class::Lockless(_) => 2,
+        Class::LockedWrite(_) => 1,
+        Class::ReadMostly | Class::Cold => 0,
+    }
+}
+
+const fn class_word(c: Class) -> &'static str {
+    match c {
+        Class::ReadMostly => "read-mostly",
+        Class::LockedWrite(_) => "locked",
+        Class::Lockless(_) => "lockless",
+        Class::Cold => "cold",
+    }
+}
+
 /// Whether lockless field `a` (at index `i`) carries the check against `b`
 /// (at index `j`): `b` is read-mostly, or lockless of another writer group
 /// and declared after `a`.
-const fn must_not_share(a: &FieldFacts, i: usize, b: &FieldFacts, j: usize) -> bool {
+pub(crate) const fn must_not_share(a: &FieldFacts, i: usize, b: &FieldFacts, j: usize) -> bool {
     match (a.class, b.class) {
         (Class::Lockless(_), Class::ReadMostly) => true,
         (Class::Lockless(ga), Class::Lockless(gb)) => j > i && !same_group(ga, gb),

@@ -15,9 +15,11 @@ mod check;
 mod message;
 mod report;
 
-pub use check::{first_shared_line, hard_rule_message, hint_message, pinned_message};
+pub use check::{first_shared_line, hint_message, pinned_message, rule_message};
 pub use message::Message;
-pub use report::{model, report};
+#[cfg(feature = "model")]
+pub use report::model;
+pub use report::report;
 
 /// The access class of a field, in a form `const` items can hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +41,13 @@ pub struct FieldFacts {
     pub offset: usize,
     pub size: usize,
     pub align: usize,
+    /// The class the checks use: the attribute's, else the stronger of the
+    /// macro's guess from the type name and the type's `AccessClass`.
     pub class: Class,
+    /// The macro's class: the attribute's, or its guess from the type name.
+    pub guess: Class,
+    /// The class came from a `#[layout(..)]` attribute.
+    pub explicit: bool,
     pub pinned: bool,
 }
 
@@ -79,6 +87,63 @@ pub struct Info {
     pub plan: Option<Plan>,
 }
 
+/// The class of a field as the checks use it: `declared` (from an
+/// attribute, when `explicit`, or guessed from the type name), raised to
+/// what the field's type carries (`carried`, its `AccessClass` if it has
+/// one): data written without a lock makes the field lockless, a lock makes
+/// it locked under a lock named after the field.
+pub const fn effective(
+    declared: Class,
+    explicit: bool,
+    carried: Option<crate::Access>,
+    field: &'static str,
+) -> Class {
+    if explicit {
+        return declared;
+    }
+    match (carried, declared) {
+        (Some(crate::Access::Lockless), Class::Lockless(_)) => declared,
+        (Some(crate::Access::Lockless), _) => Class::Lockless(None),
+        (Some(crate::Access::LockedWrite), Class::Lockless(_) | Class::LockedWrite(_)) => declared,
+        (Some(crate::Access::LockedWrite), _) => Class::LockedWrite(field),
+        _ => declared,
+    }
+}
+
+/// The strongest class of `fields`: what a struct carries into a struct
+/// that holds it.
+pub const fn strongest(fields: &[FieldFacts]) -> crate::Access {
+    let mut best = crate::Access::ReadMostly;
+    let mut i = 0;
+    while i < fields.len() {
+        match fields[i].class {
+            Class::Lockless(_) => return crate::Access::Lockless,
+            Class::LockedWrite(_) => best = crate::Access::LockedWrite,
+            _ => {}
+        }
+        i += 1;
+    }
+    best
+}
+
+/// `Probe::<T>::ACCESS`: `Some(T::ACCESS)` when `T` implements
+/// [`AccessClass`](crate::AccessClass), else `None` (from [`NoAccessClass`]).
+/// An inherent associated const wins over the trait's when its bound
+/// holds, so generated code can ask about any concrete type; in a generic
+/// context a bound that cannot be proven gives `None`.
+pub struct Probe<T: ?Sized>(::core::marker::PhantomData<T>);
+
+impl<T: ?Sized + crate::AccessClass> Probe<T> {
+    pub const ACCESS: Option<crate::Access> = Some(T::ACCESS);
+}
+
+/// The fallback of [`Probe`] for types without an `AccessClass`.
+pub trait NoAccessClass {
+    const ACCESS: Option<crate::Access> = None;
+}
+
+impl<T: ?Sized> NoAccessClass for Probe<T> {}
+
 macro_rules! align_markers {
     ($($name:ident = $n:literal),* $(,)?) => {$(
         #[doc = concat!("A zero-sized type aligned to ", stringify!($n), " bytes.")]
@@ -92,6 +157,12 @@ macro_rules! align_markers {
 /// `[u8; N]` lacks past 32): all paddings compare equal and hash to nothing.
 #[derive(Clone, Copy)]
 pub struct Padding<const N: usize>([u8; N]);
+
+impl<const N: usize> Padding<N> {
+    pub const fn new() -> Self {
+        Padding([0; N])
+    }
+}
 
 impl<const N: usize> Default for Padding<N> {
     fn default() -> Self {

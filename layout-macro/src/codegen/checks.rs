@@ -1,84 +1,110 @@
-//! The compile-time assertions: `const` items that rustc evaluates with the
-//! real offsets and sizes, and that fail the build with a message naming
-//! the fields. Each is spanned at the field (or hint) it is about.
+//! The compile-time assertions: statements that rustc evaluates in `const`
+//! context with the real offsets and sizes, and that fail the build with a
+//! message naming the fields. Each is spanned at what it is about (the
+//! struct for the rule, the hint, the pinned field). `codegen` puts them in
+//! free `const` items (non-generic structs: checked where declared) or in
+//! `CacheLayout::__CHECK` (generic structs: checked per instantiation).
 
-use super::static_type;
 use crate::attr::Input;
-use crate::model::Model;
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 
-/// One item per lockless field that has fields it must not share a line
-/// with: the read-mostly fields, and the lockless fields of other writer
-/// groups declared after it (the earlier one of a pair carries the check;
-/// `hard_rule_message` finds them from the classes in `__INFO`).
-pub fn hard_rule(input: &Input, model: &Model) -> TokenStream {
-    let ty = static_type(input);
-    let fields = &model.strukt.fields;
-    let checks = fields
+/// The checks of `input`, naming the struct as `ty` (`Self` inside the
+/// impl, `Name<'static>` outside it); `pins` for `optimize`, which moves
+/// fields (it also emits [`declared_struct`]).
+pub fn statements(input: &Input, ty: &TokenStream, pins_too: bool) -> Vec<TokenStream> {
+    let mut out = vec![rule(input, ty)];
+    out.extend(hints(input, ty));
+    if pins_too {
+        out.extend(pins(input, ty));
+    }
+    out
+}
+
+/// The rule, for the whole struct: one message listing every lockless field
+/// that shares a line with a field it must not share with.
+fn rule(input: &Input, ty: &TokenStream) -> TokenStream {
+    let call = quote! {
+        ::cachelayout::__private::rule_message(
+            &<#ty as ::cachelayout::CacheLayout>::__INFO,
+            ::core::mem::align_of::<#ty>(),
+        )
+    };
+    assertion(call, input.ident.span())
+}
+
+/// One check per `#[layout(size = N, align = M)]`: the hint must be the
+/// type's real size and alignment.
+fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
+    input
+        .fields
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.access.is_lockless())
-        .filter_map(|(i, a)| {
-            let has_partner = fields.iter().enumerate().any(|(j, b)| {
-                a.access.hard_conflict(&b.access) && (b.access.is_read_mostly() || j > i)
-            });
-            if !has_partner {
-                return None;
-            }
+        .filter_map(|(i, f)| {
+            let hint = f.hint?;
+            let (size, align) = (hint.size as usize, hint.align as usize);
             let call = quote! {
-                ::cachelayout::__private::hard_rule_message(
-                    &<#ty as ::cachelayout::CacheLayout>::__INFO,
-                    ::core::mem::align_of::<#ty>(),
-                    #i,
+                ::cachelayout::__private::hint_message(
+                    &<#ty as ::cachelayout::CacheLayout>::__INFO, #i, #size, #align,
                 )
             };
-            Some(assertion(call, input.fields[i].span))
-        });
-    quote!(#(#checks)*)
+            Some(assertion(call, hint.span))
+        })
+        .collect()
 }
 
-/// One item per `#[layout(size = N, align = M)]`: the hint must be the type's
-/// real size and alignment.
-pub fn hints(input: &Input) -> TokenStream {
-    let ty = static_type(input);
-    let checks = input.fields.iter().enumerate().filter_map(|(i, f)| {
-        let hint = f.hint?;
-        let (size, align) = (hint.size as usize, hint.align as usize);
-        let call = quote! {
-            ::cachelayout::__private::hint_message(
-                &<#ty as ::cachelayout::CacheLayout>::__INFO, #i, #size, #align,
-            )
-        };
-        Some(assertion(call, hint.span))
-    });
-    quote!(#(#checks)*)
+/// The name of the struct as declared (before `optimize` reorders it), whose
+/// `repr(C)` offsets the pinned fields must keep.
+pub fn declared_ident(input: &Input) -> syn::Ident {
+    format_ident!(
+        "__CacheLayoutDeclared{}",
+        input.ident,
+        span = Span::call_site()
+    )
 }
 
-/// For `optimize`: every pinned field sits where the struct as declared
-/// (as `repr(C)`) has it. A copy of the declared struct inside the `const`
-/// item gives that offset with the real sizes.
-pub fn pins(input: &Input) -> TokenStream {
+/// For `optimize`: the struct as declared, as `repr(C)`, next to the
+/// rewritten one; `offset_of!` on it gives a pinned field's offset with the
+/// real sizes. Empty when no field is pinned.
+pub fn declared_struct(input: &Input) -> TokenStream {
     if !input.fields.iter().any(|f| f.pinned) {
         return TokenStream::new();
     }
-    let ty = static_type(input);
+    let name = declared_ident(input);
     let generics = &input.generics;
-    let statics: Vec<TokenStream> = input
-        .generics
-        .lifetimes()
-        .map(|_| quote!('static))
-        .collect();
-    let declared_ty = if statics.is_empty() {
-        quote!(__Declared)
-    } else {
-        quote!(__Declared<#(#statics),*>)
-    };
-    let decl_fields = input.fields.iter().map(|f| {
+    let where_clause = &generics.where_clause;
+    let fields = input.fields.iter().map(|f| {
         let (member, ty) = (&f.member, &f.ty);
         quote!(#member: #ty)
     });
-    let checks = input
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_camel_case_types, dead_code)]
+        #[repr(C)]
+        struct #name #generics #where_clause { #(#fields),* }
+    }
+}
+
+/// Every pinned field sits where the struct as declared has it.
+fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
+    let name = declared_ident(input);
+    // The declared struct with the same arguments as `ty`.
+    let args = if ty.to_string() == "Self" {
+        let (_, ty_generics, _) = input.generics.split_for_impl();
+        quote!(#ty_generics)
+    } else {
+        let statics: Vec<TokenStream> = input
+            .generics
+            .lifetimes()
+            .map(|_| quote!('static))
+            .collect();
+        if statics.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(<#(#statics),*>)
+        }
+    };
+    input
         .fields
         .iter()
         .enumerate()
@@ -89,36 +115,21 @@ pub fn pins(input: &Input) -> TokenStream {
                 ::cachelayout::__private::pinned_message(
                     &<#ty as ::cachelayout::CacheLayout>::__INFO,
                     #i,
-                    ::core::mem::offset_of!(#declared_ty, #member),
+                    ::core::mem::offset_of!(#name #args, #member),
                 )
             };
-            let span = f.span;
-            let panic = quote_spanned!(span=> ::core::panic!("{}", message.as_str()));
-            quote! {
-                if let ::core::option::Option::Some(message) = #call {
-                    #panic
-                }
-            }
-        });
-    quote! {
-        #[allow(non_snake_case, dead_code)]
-        const _: () = {
-            #[repr(C)]
-            struct __Declared #generics { #(#decl_fields),* }
-            #(#checks)*
-        };
-    }
+            assertion(call, f.span)
+        })
+        .collect()
 }
 
-/// `const _: () = if let Some(message) = CALL { panic!("{}", message) };`
-/// with the panic at `span`, so rustc points at the field.
+/// `if let Some(message) = CALL { panic!("{}", message) }` with the panic at
+/// `span`, so rustc points at what the check is about.
 fn assertion(call: TokenStream, span: Span) -> TokenStream {
     let panic = quote_spanned!(span=> ::core::panic!("{}", message.as_str()));
     quote! {
-        const _: () = {
-            if let ::core::option::Option::Some(message) = #call {
-                #panic
-            }
-        };
+        if let ::core::option::Option::Some(message) = #call {
+            #panic
+        }
     }
 }

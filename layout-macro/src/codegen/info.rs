@@ -15,6 +15,7 @@ pub fn impl_cache_layout(
     model: &Model,
     planned: Option<&Planned<'_>>,
     advice: &str,
+    check: Option<TokenStream>,
 ) -> TokenStream {
     let name = &input.ident;
     let name_str = name.to_string();
@@ -25,6 +26,7 @@ pub fn impl_cache_layout(
         let (field_name, member, ty) = (&f.name, &f.member, &f.ty);
         let ty_str = &m.ty;
         let class = class(&m.access);
+        let explicit = f.access.is_some();
         let pinned = m.pinned;
         quote! {
             ::cachelayout::__private::FieldFacts {
@@ -33,11 +35,18 @@ pub fn impl_cache_layout(
                 offset: ::core::mem::offset_of!(Self, #member),
                 size: ::core::mem::size_of::<#ty>(),
                 align: ::core::mem::align_of::<#ty>(),
-                class: #class,
+                class: ::cachelayout::__private::effective(#class, #explicit, {
+                    #[allow(unused_imports)]
+                    use ::cachelayout::__private::NoAccessClass as _;
+                    ::cachelayout::__private::Probe::<#ty>::ACCESS
+                }, #field_name),
+                guess: #class,
+                explicit: #explicit,
                 pinned: #pinned,
             }
         }
     });
+    let check = check.map(|body| quote!(#[doc(hidden)] const __CHECK: () = #body;));
     let plan = match planned {
         Some(p) => plan(model, p),
         None => quote!(::core::option::Option::None),
@@ -53,6 +62,34 @@ pub fn impl_cache_layout(
                 checked: #checked,
                 advice: #advice,
                 plan: #plan,
+            };
+            #check
+        }
+    }
+}
+
+/// `AccessClass`: what the struct carries into a struct that holds it —
+/// `#[layout(contains = "..")]`, else its fields' strongest class. For a
+/// generic struct, asking evaluates the instantiation's checks.
+pub fn impl_access_class(input: &Input) -> TokenStream {
+    let name = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let value = match &input.options.contains {
+        Some(Access::Lockless { .. }) => quote!(::cachelayout::Access::Lockless),
+        Some(Access::LockedWrite { .. }) => quote!(::cachelayout::Access::LockedWrite),
+        Some(_) => quote!(::cachelayout::Access::ReadMostly),
+        None => quote! {
+            ::cachelayout::__private::strongest(
+                <Self as ::cachelayout::CacheLayout>::__INFO.fields,
+            )
+        },
+    };
+    quote! {
+        impl #impl_generics ::cachelayout::AccessClass for #name #ty_generics #where_clause {
+            const ACCESS: ::cachelayout::Access = {
+                #[allow(clippy::let_unit_value)]
+                let () = <Self as ::cachelayout::CacheLayout>::__CHECK;
+                #value
             };
         }
     }

@@ -4,6 +4,7 @@
 //! `::cachelayout` and the standard library as `::core`.
 
 mod checks;
+mod construct;
 mod info;
 mod rewrite;
 
@@ -22,32 +23,53 @@ pub struct Planned<'a> {
     pub note: &'a str,
 }
 
-/// `#[derive(CacheLayout)]`: the impl and, unless `report_only`, the
-/// assertions. `advice` ends every conflict message.
+/// `#[derive(CacheLayout)]`: the impls and, unless `report_only`, the
+/// assertions. `advice` ends the conflict message.
 pub fn derive(input: &Input, model: &Model, advice: &str) -> TokenStream {
-    let info = info::impl_cache_layout(input, model, None, advice);
-    if input.options.report_only {
-        return info;
-    }
-    let hard = checks::hard_rule(input, model);
-    let hints = checks::hints(input);
-    quote! { #info #hard #hints }
+    let (in_impl, free) = checks_for(input, false);
+    let info = info::impl_cache_layout(input, model, None, advice, in_impl);
+    let access = info::impl_access_class(input);
+    quote! { #info #access #free }
 }
 
-/// `#[cachelayout::optimize]`: the rewritten struct, its impl and its
-/// assertions.
+/// `#[cachelayout::optimize]`: the rewritten struct, its constructor and the
+/// impls it intercepted from its derives, its `CacheLayout` and
+/// `AccessClass` impls and its assertions.
 pub fn optimize(input: &Input, model: &Model, planned: &Planned<'_>) -> TokenStream {
     let strukt = rewrite::rewrite(input, planned.items);
+    let constructors = construct::constructors(input, planned.items);
+    let declared = checks::declared_struct(input);
+    let (in_impl, free) = checks_for(input, true);
     // No advice: the message says which planned size was wrong instead.
-    let info = info::impl_cache_layout(input, model, Some(planned), "");
-    let hard = checks::hard_rule(input, model);
-    let hints = checks::hints(input);
-    let pins = checks::pins(input);
-    quote! { #strukt #info #hard #hints #pins }
+    let info = info::impl_cache_layout(input, model, Some(planned), "", in_impl);
+    let access = info::impl_access_class(input);
+    quote! { #strukt #constructors #declared #info #access #free }
+}
+
+/// A struct with type or const parameters: its checks depend on the
+/// arguments, so they run per instantiation.
+pub fn is_generic(input: &Input) -> bool {
+    input.generics.type_params().next().is_some() || input.generics.const_params().next().is_some()
+}
+
+/// The checks as the body of `__CHECK` (generic structs) or as free `const`
+/// items (others); none under `report_only`.
+fn checks_for(input: &Input, pins: bool) -> (Option<TokenStream>, TokenStream) {
+    if input.options.report_only {
+        return (None, TokenStream::new());
+    }
+    if is_generic(input) {
+        let stmts = checks::statements(input, &quote!(Self), pins);
+        (Some(quote!({ #(#stmts)* })), TokenStream::new())
+    } else {
+        let ty = static_type(input);
+        let stmts = checks::statements(input, &ty, pins);
+        (None, quote!(#(const _: () = { #stmts };)*))
+    }
 }
 
 /// `Name` with `'static` for every lifetime parameter: the struct's type in
-/// the free `const` items that hold the assertions.
+/// the free `const` items that hold the assertions of a non-generic struct.
 fn static_type(input: &Input) -> TokenStream {
     let name = &input.ident;
     let lifetimes: Vec<TokenStream> = input
