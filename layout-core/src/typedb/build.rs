@@ -9,14 +9,23 @@ use super::{Aggregate, AggregateKind, KeySpace, Member, NameKind, TypeDb, NO_TAR
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// Builds the database of every struct and union in `g`.
-pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
+/// Builds the database of every struct and union in `g`. Fails on a type
+/// that refers to itself through typedefs, qualifiers or arrays, and on a
+/// struct or union whose members do not fit in its size: the debug info is
+/// then corrupt, and every layout computed from it would be wrong.
+pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> Result<TypeDb, String> {
+    if let Some(cycle) = super::graph::find_cycle(g) {
+        return Err(format!("corrupt type information: {cycle}"));
+    }
     let mut aligner = Aligner::new(g);
     aligner.finish();
     let aligner = aligner;
     let (ids, slot_of) = (aligner.ids(), aligner.slot_of());
     let names = Names::assign(g, &aligner, ids, slot_of);
     let (mut aggregates, mut targets) = materialize_all(&aligner, &names);
+    if let Some(bad) = aggregates.iter().find_map(overflowing_member) {
+        return Err(format!("corrupt type information: {bad}"));
+    }
     let remap = if g.may_repeat {
         dedupe(&mut aggregates, &mut targets)
     } else {
@@ -30,14 +39,39 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
             index.insert(KeySpace::Other, &agg.name, slot as u32);
         }
     }
-    TypeDb::assemble(
+    Ok(TypeDb::assemble(
         source.to_path_buf(),
         aggregates,
         targets,
         index,
         g.infer_align,
         g.pointer_size,
-    )
+    ))
+}
+
+/// The first member of `agg` that ends past the aggregate's size, as a
+/// message (a flexible array or zero-size member may end exactly there).
+fn overflowing_member(agg: &Aggregate) -> Option<String> {
+    agg.members.iter().find_map(|m| {
+        let end = match (m.bit_offset, m.bit_size) {
+            (Some(bit), Some(width)) => bit.checked_add(width).map(|e| e.div_ceil(8)),
+            _ => m.offset.checked_add(m.size),
+        };
+        match end {
+            Some(end) if end <= agg.size => None,
+            Some(end) => Some(format!(
+                "{} is {} bytes, but member `{}` ends at byte {end}",
+                agg.display_name(),
+                agg.size,
+                m.field_name()
+            )),
+            None => Some(format!(
+                "member `{}` of {} ends past 2^64 bytes",
+                m.field_name(),
+                agg.display_name()
+            )),
+        }
+    })
 }
 
 /// Adds tags, then typedefs that resolve to aggregates, to `index`

@@ -13,6 +13,9 @@
 //!   (a union) or are reached as if they were the parent's (C11 anonymous
 //!   members), and moving them apart would change the type.
 //!
+//! In a packed aggregate, a field's alignment is also capped by what its
+//! offset and the aggregate's alignment show (see [`packed_align`]).
+//!
 //! A member's alignment is the larger of its type's and its own `aligned`
 //! attribute's: with BTF it cannot be known whether the attribute was on the
 //! member or on its type, and dropping a type's alignment would let the solver
@@ -39,10 +42,29 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
             fields.push(member_field(m));
             i += 1;
         }
+        if agg.packed {
+            let f = fields.last_mut().expect("a field was just pushed");
+            f.align = packed_align(f.align, f.original_offset.unwrap_or(0), agg.align);
+        }
     }
     let mut model = Struct::new(agg.name.clone(), fields);
     model.min_align = agg.attr_align.unwrap_or(1);
     model
+}
+
+/// The alignment a field of a packed aggregate keeps: no more than its
+/// offset shows (a packed member can sit anywhere) nor than the aggregate's
+/// own alignment. A struct declared `__packed` has alignment 1, so all its
+/// fields get 1, as gcc gives them; in a struct with one `__packed` member
+/// the other members keep the alignment their offsets and the struct's
+/// alignment show.
+fn packed_align(align: u64, offset: u64, agg_align: u64) -> u64 {
+    let shown = if offset == 0 {
+        align
+    } else {
+        align.min(1 << offset.trailing_zeros())
+    };
+    shown.min(agg_align.max(1)).max(1)
 }
 
 fn member_field(m: &Member) -> Field {
