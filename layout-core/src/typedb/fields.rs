@@ -43,8 +43,12 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
             i += 1;
         }
         if agg.packed {
+            let prev_end = match fields.len() {
+                0 | 1 => 0,
+                n => fields[n - 2].original_offset.unwrap_or(0) + fields[n - 2].size,
+            };
             let f = fields.last_mut().expect("a field was just pushed");
-            f.align = packed_align(f.align, f.original_offset.unwrap_or(0), agg.align);
+            f.align = packed_align(f.align, f.original_offset.unwrap_or(0), prev_end, agg.align);
         }
     }
     let mut model = Struct::new(agg.name.clone(), fields);
@@ -52,13 +56,16 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     model
 }
 
-/// The alignment a field of a packed aggregate keeps: no more than its
-/// offset shows (a packed member can sit anywhere) nor than the aggregate's
-/// own alignment. A struct declared `__packed` has alignment 1, so all its
-/// fields get 1, as gcc gives them; in a struct with one `__packed` member
-/// the other members keep the alignment their offsets and the struct's
-/// alignment show.
-fn packed_align(align: u64, offset: u64, agg_align: u64) -> u64 {
+/// The alignment a field of a packed aggregate keeps. A field after a gap
+/// that its type's alignment explains exactly is not packed (a `__packed`
+/// member among ordinary ones): it keeps that alignment. Any other field gets
+/// no more than its offset shows (a packed member can sit anywhere) nor than
+/// the aggregate's alignment: a struct declared `__packed` has alignment 1,
+/// so all its fields get 1, as gcc gives them.
+fn packed_align(align: u64, offset: u64, prev_end: u64, agg_align: u64) -> u64 {
+    if offset > prev_end && prev_end.next_multiple_of(align.max(1)) == offset {
+        return align.min(agg_align.max(1));
+    }
     let shown = if offset == 0 {
         align
     } else {
