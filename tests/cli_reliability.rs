@@ -784,3 +784,83 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------- fuzz: BTF (CLI)
+
+const FUZZ_C: &str = "typedef struct { int counter; } atomic_t;\n\
+typedef struct { long counter; } atomic_long_t;\n\
+struct inner { short s; char c; };\n\
+struct hot {\n\
+\tlong config;\n\
+\tatomic_t refs;\n\
+\tunsigned int a:3, b:9, c:20;\n\
+\tstruct inner in[3];\n\
+\tatomic_long_t count;\n\
+\tchar name[13];\n\
+\tvoid *ptr;\n\
+\tlong tail[];\n\
+};\n\
+struct outer { struct hot h; long x; } __attribute__((aligned(64)));\n\
+struct outer o;\n";
+
+/// Raw BTF of [`FUZZ_C`] (`gcc -gbtf`, then `objcopy --dump-section`).
+fn fuzz_btf_seed() -> &'static [u8] {
+    static SEED: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    SEED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("f.c"), FUZZ_C).unwrap();
+        let ok = Command::new("gcc")
+            .args(["-gbtf", "-c", "f.c", "-o", "f.o"])
+            .current_dir(d)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let ok = Command::new("objcopy")
+            .args(["--dump-section", ".BTF=f.btf", "f.o"])
+            .current_dir(d)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        std::fs::read(d.join("f.btf")).unwrap()
+    })
+}
+
+proptest! {
+    // Each case runs the binary three times: 64 cases take about 10 s in a
+    // debug build. The library-level targets (layout-core/tests/fuzz_btf_dwarf.rs)
+    // run many more.
+    #![proptest_config(ProptestConfig { cases: 64, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fuzz_btf_through_the_command_line(
+        edits in proptest::collection::vec((any::<usize>(), prop_oneof![
+            Just(0u32), Just(1), Just(0x8000_0000), Just(0xffff_ffff), Just(0xffff_ffc0),
+            (0u32..32), any::<u32>(),
+        ]), 1..5)
+    ) {
+        let mut bytes = fuzz_btf_seed().to_vec();
+        for (at, word) in edits {
+            let i = (24 + at % bytes.len().saturating_sub(28).max(1)) & !3;
+            if i + 4 <= bytes.len() {
+                bytes[i..i + 4].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        let dir = setup();
+        let d = dir.path();
+        std::fs::write(d.join("f.btf"), &bytes).unwrap();
+        std::fs::write(
+            d.join("f.toml"),
+            "[struct.hot]\nread_mostly = [\"config\"]\nlockless_atomic = [\"refs\", \"count\"]\n",
+        )
+        .unwrap();
+        for args in [
+            &["show", "--btf", "f.btf", "--struct", "hot", "--access", "f.toml"][..],
+            &["propose", "--btf", "f.btf", "--struct", "hot", "--access", "f.toml", "--format", "json", "--growth"],
+            &["scan", "--btf", "f.btf"],
+        ] {
+            let out = run_with_deadline(d, args, Duration::from_secs(60));
+            well_behaved(&out);
+        }
+    }
+}
