@@ -566,6 +566,29 @@ fn item_14_self_referencing_types_and_overflowing_members_are_corrupt() {
         .member("a", 1, 0)
         .member("t", 2, 64);
     std::fs::write(d.join("array.btf"), b.bytes()).unwrap();
+    // Structs that contain themselves by value: s holding an s (at offset 0,
+    // so that it fits in the size), and s holding a t that holds an s.
+    let mut b = Btf::new();
+    b.ty("long", INT, 0, 8).word(64); // 1
+    b.ty("s", STRUCT, 2, 16)
+        .member("a", 1, 0)
+        .member("self", 2, 0); // 2
+    std::fs::write(d.join("self.btf"), b.bytes()).unwrap();
+    let mut b = Btf::new();
+    b.ty("long", INT, 0, 8).word(64); // 1
+    b.ty("t", STRUCT, 2, 16).member("a", 1, 0).member("u", 3, 0); // 2
+    b.ty("s", STRUCT, 2, 16).member("a", 1, 0).member("t", 2, 0); // 3
+    std::fs::write(d.join("loop.btf"), b.bytes()).unwrap();
+    for file in ["self.btf", "loop.btf"] {
+        for args in [
+            vec!["show", "--btf", file, "--struct", "s"],
+            vec!["growth", "--btf", file, "--struct", "s", "--size", "32"],
+            vec!["scan", "--btf", file],
+        ] {
+            let line = bad_input(&run_in(d, &args));
+            assert!(line.contains("contains itself by value"), "{line}");
+        }
+    }
     for file in ["typedef.btf", "array.btf"] {
         for args in [
             vec!["show", "--btf", file, "--struct", "s"],

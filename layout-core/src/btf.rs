@@ -241,7 +241,7 @@ fn parse_types(parts: &Parts<'_>, g: &mut TypeGraph<'_>) -> Result<(), String> {
             .and_then(|end| data.get(pos..end))
             .ok_or_else(truncated)?;
         let at = |i: usize| read_u32(body, i, swap).unwrap_or(0);
-        check_scalar_size(kind, size_or_type, id)?;
+        check_scalar_size(kind, size_or_type, vlen, id)?;
         let node = match kind {
             kind::INT => {
                 let encoding = at(0);
@@ -357,11 +357,15 @@ fn parse_types(parts: &Parts<'_>, g: &mut TypeGraph<'_>) -> Result<(), String> {
 /// a power of two), floats (2, 4, 8, 12, 16) and enums (1, 2, 4, 8): a
 /// larger one is corrupt, and every later analysis that works per byte or
 /// bit of a base type would take that long.
-fn check_scalar_size(kind: u32, size: u32, id: usize) -> Result<(), String> {
+/// A forward-declared enum (no values) may state size 0.
+fn check_scalar_size(kind: u32, size: u32, vlen: usize, id: usize) -> Result<(), String> {
     let (ok, what) = match kind {
         kind::INT => (size.is_power_of_two() && size <= 16, "an INT"),
         kind::FLOAT => (matches!(size, 2 | 4 | 8 | 12 | 16), "a FLOAT"),
-        kind::ENUM | kind::ENUM64 => (size.is_power_of_two() && size <= 8, "an ENUM"),
+        kind::ENUM | kind::ENUM64 => (
+            (size.is_power_of_two() && size <= 8) || (size == 0 && vlen == 0),
+            "an ENUM",
+        ),
         _ => (true, ""),
     };
     if ok {

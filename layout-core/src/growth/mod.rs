@@ -639,6 +639,9 @@ fn embedder_order(db: &TypeDb, all: &[&Aggregate], root: usize) -> Vec<usize> {
                 }
             }
         }
+        // An aggregate that embeds itself (only corrupt types do; the
+        // readers refuse them) is not its own embedder here.
+        next.retain(|&e| e != root && e != t);
         for &e in &next {
             *indegree.entry(e).or_default() += 1;
             if seen.insert(e) {

@@ -26,6 +26,9 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> Result<TypeDb, String> 
     if let Some(bad) = aggregates.iter().find_map(overflowing_member) {
         return Err(format!("corrupt type information: {bad}"));
     }
+    if let Some(cycle) = embedding_cycle(&aggregates, &targets) {
+        return Err(format!("corrupt type information: {cycle}"));
+    }
     let remap = if g.may_repeat {
         dedupe(&mut aggregates, &mut targets)
     } else {
@@ -47,6 +50,63 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> Result<TypeDb, String> 
         g.infer_align,
         g.pointer_size,
     ))
+}
+
+/// An aggregate that contains itself by value, directly or through others
+/// (C cannot declare one), as a message. `targets` is flattened per
+/// aggregate and member, as [`materialize_all`] returns it.
+fn embedding_cycle(aggregates: &[Aggregate], targets: &[u32]) -> Option<String> {
+    let mut first = Vec::with_capacity(aggregates.len() + 1);
+    let mut at = 0usize;
+    for a in aggregates {
+        first.push(at);
+        at += a.members.len();
+    }
+    first.push(at);
+    let embedded = |i: usize| {
+        targets
+            .get(first[i]..first[i + 1])
+            .unwrap_or(&[])
+            .iter()
+            .filter(|&&t| (t as usize) < aggregates.len())
+            .map(|&t| t as usize)
+    };
+    // 0: not visited, 1: on the current path, 2: done.
+    let mut state = vec![0u8; aggregates.len()];
+    for start in 0..aggregates.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        // Depth-first, iteratively: (aggregate, next member to look at).
+        let mut stack = vec![(start, 0usize)];
+        state[start] = 1;
+        while let Some(&mut (i, ref mut next)) = stack.last_mut() {
+            match embedded(i).nth(*next) {
+                Some(t) => {
+                    *next += 1;
+                    match state[t] {
+                        0 => {
+                            state[t] = 1;
+                            stack.push((t, 0));
+                        }
+                        1 => {
+                            return Some(format!(
+                                "{} contains itself by value (through {})",
+                                aggregates[t].display_name(),
+                                aggregates[i].display_name()
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    state[i] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The first member of `agg` that ends past the aggregate's size, as a
