@@ -56,7 +56,7 @@ pub fn parse_btf_split(
     parse_types(&base_parts, &mut g).map_err(|m| failure(base_source, m))?;
     parse_types(&split_parts, &mut g).map_err(|m| failure(source, m))?;
     finish(&mut g).map_err(|m| failure(source, m))?;
-    Ok(crate::typedb::build(&g, source))
+    crate::typedb::build(&g, source).map_err(|m| failure(source, m))
 }
 
 /// Parses BTF from memory: raw BTF or an ELF file with a `.BTF` section.
@@ -67,12 +67,14 @@ pub fn parse_btf(bytes: &[u8], source: &Path) -> Result<TypeDb, Diagnostic> {
     let mut g = empty_graph(Cow::Borrowed(parts.strings));
     parse_types(&parts, &mut g).map_err(|m| failure(source, m))?;
     finish(&mut g).map_err(|m| failure(source, m))?;
-    Ok(crate::typedb::build(&g, source))
+    crate::typedb::build(&g, source).map_err(|m| failure(source, m))
 }
 
+/// The file's bytes, within [`crate::source::bounded::OBJECT_LIMIT`].
 fn read(path: &Path) -> Result<Vec<u8>, Diagnostic> {
-    std::fs::read(path).map_err(|e| {
-        Diagnostic::new(format!("cannot read {}: {e}", path.display()))
+    use crate::source::bounded;
+    bounded::read(path, bounded::OBJECT_LIMIT).map_err(|e| {
+        Diagnostic::new(format!("cannot read the BTF: {e}"))
             .in_file(path)
             .help("give the path of a BTF file (/sys/kernel/btf/vmlinux) or an object built with -gbtf")
     })
@@ -239,6 +241,7 @@ fn parse_types(parts: &Parts<'_>, g: &mut TypeGraph<'_>) -> Result<(), String> {
             .and_then(|end| data.get(pos..end))
             .ok_or_else(truncated)?;
         let at = |i: usize| read_u32(body, i, swap).unwrap_or(0);
+        check_scalar_size(kind, size_or_type, vlen, id)?;
         let node = match kind {
             kind::INT => {
                 let encoding = at(0);
@@ -348,6 +351,30 @@ fn parse_types(parts: &Parts<'_>, g: &mut TypeGraph<'_>) -> Result<(), String> {
     }
     apply_int_bitfields(g, &int_encoded, &ints);
     Ok(())
+}
+
+/// The sizes the kernel's BTF verifier accepts for integers (1 to 16 bytes,
+/// a power of two), floats (2, 4, 8, 12, 16) and enums (1, 2, 4, 8): a
+/// larger one is corrupt, and every later analysis that works per byte or
+/// bit of a base type would take that long.
+/// A forward-declared enum (no values) may state size 0.
+fn check_scalar_size(kind: u32, size: u32, vlen: usize, id: usize) -> Result<(), String> {
+    let (ok, what) = match kind {
+        kind::INT => (size.is_power_of_two() && size <= 16, "an INT"),
+        kind::FLOAT => (matches!(size, 2 | 4 | 8 | 12 | 16), "a FLOAT"),
+        kind::ENUM | kind::ENUM64 => (
+            (size.is_power_of_two() && size <= 8) || (size == 0 && vlen == 0),
+            "an ENUM",
+        ),
+        _ => (true, ""),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "corrupt BTF: type {id} is {what} of {size} bytes (integers take 1 to 16 bytes, enums 1 to 8, floats 2 to 16)"
+        ))
+    }
 }
 
 /// Structs without kind_flag encode a bitfield in its `INT` type (bits and

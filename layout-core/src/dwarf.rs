@@ -32,8 +32,9 @@ const DEBUG_TYPES: u64 = 1 << 63;
 
 /// Loads the structs and unions of the DWARF in an ELF file.
 pub fn load_dwarf(path: &Path) -> Result<TypeDb, Diagnostic> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::new(format!("cannot read {}: {e}", path.display()))
+    use crate::source::bounded;
+    let bytes = bounded::read(path, bounded::OBJECT_LIMIT).map_err(|e| {
+        Diagnostic::new(format!("cannot read the DWARF: {e}"))
             .in_file(path)
             .help("give the path of an object or executable built with -g")
     })?;
@@ -70,7 +71,7 @@ pub fn parse_dwarf(bytes: &[u8], source: &Path) -> Result<TypeDb, Diagnostic> {
     reader
         .read(&dwarf)
         .map_err(|e| fail(format!("corrupt DWARF: {e}")))?;
-    Ok(crate::typedb::build(&reader.graph, source))
+    crate::typedb::build(&reader.graph, source).map_err(fail)
 }
 
 /// The `.debug_*` sections, decompressed and (in relocatable objects) relocated.

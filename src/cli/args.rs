@@ -24,6 +24,10 @@ Exit status: 0 success, 1 `show` found a hard conflict, 2 bad input."
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Largest input file read, in bytes (default: 16 MiB for headers, access files
+    /// and .config files, 1 GiB for BTF and DWARF). Only regular files are read.
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub max_input_bytes: Option<u64>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -3,9 +3,8 @@
 //! `propose --growth`.
 
 use super::args::{GrowthArgs, GrowthFormat, InputArgs};
-use super::{input, EXIT_OK};
-use layout_core::access;
-use layout_core::c::{self, Defines, TypeTable};
+use super::{files, input, EXIT_OK};
+use layout_core::c::{Defines, TypeTable};
 use layout_core::growth::{self, GrowthReport, HeaderTypes, Instances, Shape};
 use layout_core::{Diagnostic, Layout, Struct};
 use std::path::Path;
@@ -69,9 +68,9 @@ fn grow_by_size(a: &GrowthArgs) -> Result<GrowthReport, Diagnostic> {
         }
     }
     let (db, skipped) = if let Some(p) = &a.btf {
-        (layout_core::btf::load_btf(p)?, Vec::new())
+        (files::btf(p)?, Vec::new())
     } else if let Some(p) = &a.dwarf {
-        (layout_core::dwarf::load_dwarf(p)?, Vec::new())
+        (files::dwarf(p)?, Vec::new())
     } else {
         let path = a.header.as_deref().expect("one source is given");
         let (defines, types) = header_settings(a.access.as_deref(), &a.defines)?;
@@ -100,15 +99,21 @@ pub fn for_proposal(
     layout: &Layout,
 ) -> Result<GrowthReport, Diagnostic> {
     let db = if let Some(p) = &input.btf {
-        layout_core::btf::load_btf(p)?
+        files::btf(p)?
     } else if let Some(p) = &input.dwarf {
-        layout_core::dwarf::load_dwarf(p)?
+        files::dwarf(p)?
     } else {
-        let path = input
-            .header
-            .as_deref()
-            .ok_or_else(|| Diagnostic::new("--growth needs the header, --btf or --dwarf"))?;
-        let (defines, types) = header_settings(input.access.as_deref(), &input.defines)?;
+        let path = input.header.as_deref().ok_or_else(|| {
+            Diagnostic::new("--growth needs the header, --btf or --dwarf")
+                .help("give the header that defines the struct, or --btf PATH / --dwarf FILE")
+        })?;
+        // The same defines the struct was read with: --config, [defines], -D.
+        let file = match &input.access {
+            Some(p) => Some(files::access(p)?),
+            None => None,
+        };
+        let defines = input::all_defines(input, file.as_ref())?;
+        let types = file.map(|f| f.types).unwrap_or_default();
         let t = header_types(path, &defines, &types)?;
         t.find_struct(&input.struct_name)?;
         t.db
@@ -137,7 +142,7 @@ fn header_settings(
     flags: &[String],
 ) -> Result<(Defines, TypeTable), Diagnostic> {
     let file = match access_path {
-        Some(p) => Some(access::load(p)?),
+        Some(p) => Some(files::access(p)?),
         None => None,
     };
     let defines = input::merged_defines(file.as_ref(), flags)?;
@@ -150,6 +155,6 @@ fn header_types(
     defines: &Defines,
     types: &TypeTable,
 ) -> Result<HeaderTypes, Diagnostic> {
-    let header = c::load_header(path, defines, types)?;
+    let header = files::header(path, defines, types)?;
     Ok(growth::header_types(&header))
 }

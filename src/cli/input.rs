@@ -3,6 +3,7 @@
 //! struct model with its declared layout.
 
 use super::args::InputArgs;
+use super::files;
 use layout_core::access::{self, AccessFile, MemberNames};
 use layout_core::c::{self, Defines, TypeTable};
 use layout_core::source::StructSource;
@@ -37,16 +38,10 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     let target = Target::new(a.line)
         .map_err(|m| Diagnostic::new(m).help("pass --line 64 (the default) or 128"))?;
     let access_file = match &a.access {
-        Some(path) => Some(access::load(path)?),
+        Some(path) => Some(files::access(path)?),
         None => None,
     };
-    let mut defines = match &a.config {
-        Some(path) => c::load_kernel_config(path)?,
-        None => Defines::default(),
-    };
-    for (name, value) in merged_defines(access_file.as_ref(), &a.defines)?.iter() {
-        defines.insert(name, value);
-    }
+    let defines = all_defines(a, access_file.as_ref())?;
     let types = access_file
         .as_ref()
         .map(|f| f.types.clone())
@@ -92,6 +87,13 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             .and_then(|f| f.struct_offset(&a.struct_name))
     });
     let placement = match offset {
+        Some(o) if o > MAX_OFFSET || o.checked_add(size).is_none_or(|end| end > MAX_OFFSET) => {
+            return Err(Diagnostic::new(format!(
+                "offset {o} puts struct {} past 2^48 bytes, the largest address space",
+                a.struct_name
+            ))
+            .help("give the struct's offset inside its container (e.g. --offset 304)"))
+        }
         Some(o) if o % align != 0 => {
             return Err(Diagnostic::new(format!(
                 "offset {o} is not a multiple of the alignment of struct {} ({align})",
@@ -104,7 +106,9 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     };
     let declared =
         Layout::declared(&model, size, align, target.line, placement).ok_or_else(|| {
-            Diagnostic::new("the front-end gave a field without an offset").in_file(&origin)
+            Diagnostic::new("the front-end gave a field without an offset")
+                .in_file(&origin)
+                .help("this is a bug in cachelayout: please report it with the command line")
         })?;
     layout_core::verify::check_structure(&model, &declared).map_err(|e| {
         Diagnostic::new(format!(
@@ -112,6 +116,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             a.struct_name
         ))
         .in_file(&origin)
+        .help("the input describes a layout no compiler produces: rebuild the BTF or DWARF, or check the header")
     })?;
     Ok(Loaded {
         model,
@@ -125,8 +130,8 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
 
 fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {
     match (&a.btf, &a.dwarf) {
-        (Some(p), _) => layout_core::btf::load_btf(p).map(Some),
-        (None, Some(p)) => layout_core::dwarf::load_dwarf(p).map(Some),
+        (Some(p), _) => files::btf(p).map(Some),
+        (None, Some(p)) => files::dwarf(p).map(Some),
         (None, None) => Ok(None),
     }
 }
@@ -137,7 +142,7 @@ fn read_header(
     defines: &Defines,
     types: &TypeTable,
 ) -> Result<Read, Diagnostic> {
-    let header = c::load_header(path, defines, types)?;
+    let header = files::header(path, defines, types)?;
     let cs = header.find_struct(name)?;
     Ok(Read {
         model: cs.model,
@@ -206,6 +211,28 @@ fn with_header_source(
         source: from_header.source,
         names: exact.names,
     })
+}
+
+/// The largest container offset `--offset` (or `offset` in the access file)
+/// may give, struct included: 2^48 bytes, the largest virtual address space
+/// of x86_64 and arm64 with 4-level page tables. Line numbers and phases are
+/// computed from it without overflow.
+const MAX_OFFSET: u64 = 1 << 48;
+
+/// Every define the headers see: the kernel config's, then the access file's
+/// [defines], then -D flags on top.
+pub(super) fn all_defines(
+    a: &InputArgs,
+    access_file: Option<&AccessFile>,
+) -> Result<Defines, Diagnostic> {
+    let mut defines = match &a.config {
+        Some(path) => files::config(path)?,
+        None => Defines::default(),
+    };
+    for (name, value) in merged_defines(access_file, &a.defines)?.iter() {
+        defines.insert(name, value);
+    }
+    Ok(defines)
 }
 
 /// The access file's [defines], then -D flags on top (a flag without a value means 1).

@@ -2,8 +2,10 @@
 //! the input loading in [`input`].
 
 mod args;
+mod files;
 mod growth;
 mod input;
+mod output;
 mod propose;
 mod scan;
 mod show;
@@ -20,6 +22,7 @@ pub const EXIT_BAD_INPUT: u8 = 2;
 
 pub fn run() -> ExitCode {
     let cli = args::Cli::parse();
+    files::set_limit(cli.max_input_bytes);
     let result = match &cli.command {
         args::Command::Show(a) => show::run(a),
         args::Command::Propose(a) => propose::run(a),
@@ -29,10 +32,45 @@ pub fn run() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("{}", one_line(&e.to_string()));
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// Longest word of an error message shown in full; longer ones (a 10 MB
+/// value or name echoed from the input) are cut in the middle.
+const MAX_WORD: usize = 120;
+
+/// An error as one line: control characters (line breaks of echoed input)
+/// become spaces, and words longer than [`MAX_WORD`] bytes are shortened,
+/// saying how long they were.
+fn one_line(message: &str) -> String {
+    let flat: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let mut out = String::with_capacity(flat.len().min(4 * MAX_WORD));
+    for (i, word) in flat.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if word.len() <= MAX_WORD {
+            out.push_str(word);
+            continue;
+        }
+        let head_end = (0..=MAX_WORD / 2)
+            .rev()
+            .find(|&b| word.is_char_boundary(b))
+            .unwrap_or(0);
+        let tail_start = (word.len() - MAX_WORD / 4..word.len())
+            .find(|&b| word.is_char_boundary(b))
+            .unwrap_or(word.len());
+        out.push_str(&word[..head_end]);
+        out.push_str(&format!("…[{} bytes]…", word.len()));
+        out.push_str(&word[tail_start..]);
+    }
+    out
 }
 
 /// Write a command's output to stdout. A closed pipe (`cachelayout show ... | head`)
@@ -43,7 +81,8 @@ pub fn print_stdout(text: &str) -> Result<(), layout_core::Diagnostic> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(layout_core::Diagnostic::new(
             format!("cannot write to stdout: {e}"),
-        )),
+        )
+        .help("check the disk has room, or where stdout is redirected")),
         _ => Ok(()),
     }
 }

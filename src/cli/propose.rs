@@ -7,7 +7,6 @@ use layout_core::emit::{self, CStyle, ChangelogNotes};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
 use layout_core::{layout, report, segments, Diagnostic, Placement};
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
@@ -502,25 +501,16 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
     match &a.output {
         None => super::print_stdout(text),
         Some(path) => {
-            let mut options = std::fs::OpenOptions::new();
-            options.write(true);
-            if a.force {
-                options.create(true).truncate(true);
-            } else {
-                options.create_new(true);
-            }
-            let mut file = options.open(path).map_err(|e| {
-                let help = if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    "choose a new file name, or pass --force to overwrite it"
-                } else {
-                    "check the directory exists and is writable"
-                };
-                Diagnostic::new(format!("cannot write output: {e}"))
-                    .in_file(path)
-                    .help(help)
-            })?;
-            file.write_all(text.as_bytes())
-                .map_err(|e| Diagnostic::new(format!("cannot write output: {e}")).in_file(path))
+            let inputs = [
+                &a.input.header,
+                &a.input.access,
+                &a.input.config,
+                &a.input.btf,
+                &a.input.dwarf,
+            ];
+            let inputs: Vec<&std::path::Path> =
+                inputs.into_iter().flatten().map(|p| p.as_path()).collect();
+            super::output::write_new(path, text.as_bytes(), &inputs, a.force)
         }
     }
 }

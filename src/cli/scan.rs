@@ -6,7 +6,7 @@
 use super::EXIT_OK;
 use clap::{Args, ValueEnum};
 use layout_core::scan::{self, PackScan, Ranked};
-use layout_core::{access, Diagnostic, Target};
+use layout_core::{Diagnostic, Target};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -48,10 +48,10 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
     let target = Target::new(a.line)
         .map_err(|m| Diagnostic::new(m).help("pass --line 64 (the default) or 128"))?;
     let access_file = match &a.access {
-        Some(path) => Some(access::load(path)?),
+        Some(path) => Some(super::files::access(path)?),
         None => None,
     };
-    let db = layout_core::btf::load_btf(&a.btf)?;
+    let db = super::files::btf(&a.btf)?;
     let out = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, out);
     let written = if a.packable {
@@ -76,7 +76,8 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
     // A closed pipe (`cachelayout scan ... | head`) ends the output quietly.
     match written.and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(Diagnostic::new(format!("cannot write to stdout: {e}")))
+            Err(Diagnostic::new(format!("cannot write to stdout: {e}"))
+                .help("check the disk has room, or where stdout is redirected"))
         }
         _ => Ok(EXIT_OK),
     }

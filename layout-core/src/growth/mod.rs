@@ -222,6 +222,10 @@ impl Allocation {
     }
 }
 
+/// The most objects `--instances` may count: 2^40. The total (count times
+/// the per-object change) is checked too: at most 2^56 bytes.
+pub const MAX_INSTANCES: u64 = 1 << 40;
+
 /// How many objects of a struct exist (`--instances NAME=COUNT[:NOTE]`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Instances {
@@ -253,6 +257,13 @@ impl Instances {
         };
         let name = name.trim().trim_start_matches("struct ").trim();
         let count: u64 = count.trim().parse().map_err(|_| bad())?;
+        if count > MAX_INSTANCES {
+            return Err(Diagnostic::new(format!(
+                "--instances `{}`: {count} objects is more than 2^40",
+                name.trim()
+            ))
+            .help("give the number of objects that exist at once, e.g. mem_cgroup_per_node=4"));
+        }
         if name.is_empty() {
             return Err(bad());
         }
@@ -273,10 +284,21 @@ impl GrowthReport {
                 .help(format!("the report's structs: {}", names.join(", "))));
             };
             let a = &mut entry.allocation;
+            let total = i64::try_from(inst.count)
+                .ok()
+                .and_then(|count| a.per_object.checked_mul(count))
+                .filter(|t| t.unsigned_abs() <= MAX_SIZE << 8)
+                .ok_or_else(|| {
+                    Diagnostic::new(format!(
+                        "--instances {name}={}: {} objects of {:+} bytes each is past 2^56 bytes",
+                        inst.count, inst.count, a.per_object
+                    ))
+                    .help("give the number of objects that exist at once")
+                })?;
             a.instances = Some(InstanceCost {
                 count: inst.count,
                 note: inst.note.clone(),
-                total: a.per_object.saturating_mul(inst.count as i64),
+                total,
             });
         }
         Ok(())
@@ -311,7 +333,20 @@ pub fn grow(db: &TypeDb, name: &str, new: Shape) -> Result<GrowthReport, Diagnos
             root.name, new.align, root.align
         ));
     }
-    Ok(spread(db, root, entry, new, None, Mode::Size))
+    within_limits(spread(db, root, entry, new, None, Mode::Size))
+}
+
+/// The report, unless some struct of it grows past [`MAX_SIZE`] (an array
+/// of many copies of the changed struct).
+fn within_limits(report: GrowthReport) -> Result<GrowthReport, Diagnostic> {
+    match report.entries.iter().find(|e| e.new.size > MAX_SIZE) {
+        None => Ok(report),
+        Some(e) => Err(Diagnostic::new(format!(
+            "struct {} would be {} bytes, past 2^48 bytes, the largest address space",
+            e.name, e.new.size
+        ))
+        .help("give a smaller --size")),
+    }
 }
 
 /// `name` (an aggregate of `db`) takes the layout `new` (same members,
@@ -396,13 +431,26 @@ pub fn compare_headers(
     Ok(report)
 }
 
+/// The largest size a report computes with: 2^48 bytes, the largest
+/// virtual address space of x86_64 and arm64 with 4-level page tables. Every
+/// size and difference of a report then fits an `i64` with room to spare.
+pub const MAX_SIZE: u64 = 1 << 48;
+
 fn check_new_shape(root: &Aggregate, new: Shape) -> Result<(), Diagnostic> {
     let name = &root.name;
-    if new.align == 0 || !new.align.is_power_of_two() {
-        return Err(
-            Diagnostic::new(format!("alignment {} is not a power of two", new.align))
-                .help("give --align 1, 2, 4, 8, 16, 32, 64, ..."),
-        );
+    if new.align == 0 || !new.align.is_power_of_two() || new.align > MAX_SIZE {
+        return Err(Diagnostic::new(format!(
+            "alignment {} is not a power of two up to 2^48",
+            new.align
+        ))
+        .help("give --align 1, 2, 4, 8, 16, 32, 64, ..."));
+    }
+    if new.size > MAX_SIZE {
+        return Err(Diagnostic::new(format!(
+            "a size of {} bytes for struct {name} is past 2^48 bytes, the largest address space",
+            new.size
+        ))
+        .help(format!("give its new size in bytes (now {})", root.size)));
     }
     if new.size == 0 {
         return Err(
@@ -415,10 +463,12 @@ fn check_new_shape(root: &Aggregate, new: Shape) -> Result<(), Diagnostic> {
             "size {} is not a multiple of the alignment {} of struct {name}",
             new.size, new.align
         ))
-        .help(format!(
-            "C rounds a struct's size up to its alignment: give --size {} or another --align",
-            new.size.next_multiple_of(new.align)
-        )));
+        .help(match new.size.checked_next_multiple_of(new.align) {
+            Some(up) if up <= MAX_SIZE => format!(
+                "C rounds a struct's size up to its alignment: give --size {up} or another --align"
+            ),
+            _ => "C rounds a struct's size up to its alignment: give a smaller --align".to_string(),
+        }));
     }
     if new.size == root.size && new.align == root.align {
         return Err(Diagnostic::new(format!(
@@ -589,6 +639,9 @@ fn embedder_order(db: &TypeDb, all: &[&Aggregate], root: usize) -> Vec<usize> {
                 }
             }
         }
+        // An aggregate that embeds itself (only corrupt types do; the
+        // readers refuse them) is not its own embedder here.
+        next.retain(|&e| e != root && e != t);
         for &e in &next {
             *indegree.entry(e).or_default() += 1;
             if seen.insert(e) {

@@ -219,8 +219,8 @@ impl<'a> Placer<'a> {
 fn resized(m: &Member, was: Shape, now: Shape) -> u64 {
     if m.count == 0 {
         0
-    } else if m.size == m.count * was.size {
-        m.count * now.size
+    } else if Some(m.size) == m.count.checked_mul(was.size) {
+        m.count.saturating_mul(now.size)
     } else {
         add(
             m.size,
@@ -263,7 +263,7 @@ fn add(x: u64, by: i128) -> u64 {
 }
 
 pub(crate) fn round_up(x: u64, align: u64) -> u64 {
-    x.next_multiple_of(align.max(1))
+    x.checked_next_multiple_of(align.max(1)).unwrap_or(u64::MAX)
 }
 
 /// How reports name a member: `name`, `name[]` for arrays, or

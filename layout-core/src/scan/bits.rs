@@ -110,11 +110,21 @@ fn first_fit_decreasing(declared: &[Bit]) -> Vec<Bit> {
     bins.into_iter().flat_map(|(_, _, v)| v).collect()
 }
 
+/// The widest storage unit, in bytes, whose alignment [`pool_align`] searches.
+const SEARCHED_UNIT: u64 = 64;
+
 /// The smallest power of two `a` such that the pool, started at any multiple
 /// of `a`, ends within `len` bytes of its start. The largest unit always
 /// works: at a multiple of it every unit boundary falls where it did at 0.
+///
+/// Storage units wider than [`SEARCHED_UNIT`] bytes (no C type has them; only
+/// corrupt debug info) take the largest unit without a search, which would
+/// try every byte offset of the unit.
 fn pool_align(bits: &[Bit], len: u64) -> u64 {
     let widest = bits.iter().map(|b| b.unit / 8).max().unwrap_or(1).max(1);
+    if widest > SEARCHED_UNIT {
+        return widest.checked_next_power_of_two().unwrap_or(1 << 63);
+    }
     let mut a = 1;
     while a < widest {
         let period = widest.max(a);

@@ -410,6 +410,11 @@ fn flush_pool(out: &mut Vec<Piece>, pool: &mut Vec<Bit>, offset: u64, run: usize
     });
 }
 
+/// The largest alignment whose residues [`run_bound`] and [`best_fill`]
+/// search (work and memory grow with it); larger ones (page-aligned members)
+/// get the plain bound and no fill.
+const SEARCHED_ALIGN: u64 = 4096;
+
 /// The word size pahole caps alignment at.
 const WORD: u64 = 8;
 
@@ -488,7 +493,9 @@ fn place_run(pieces: &[Piece], run: &[usize], start: u64, offsets: &mut [u64]) -
 /// residues of subset sums give the least such padding.
 fn run_bound(pieces: &[Piece], run: &[usize], start: u64, bytes: u64) -> u64 {
     let top = run.iter().map(|&i| pieces[i].align).max().unwrap_or(1);
-    if start.is_multiple_of(top) {
+    if start.is_multiple_of(top) || top > SEARCHED_ALIGN {
+        // Past SEARCHED_ALIGN the residues are not searched: the bytes alone
+        // are still a lower bound.
         return start + bytes;
     }
     let mut reach = vec![false; top as usize];
@@ -580,7 +587,7 @@ fn best_fill(pieces: &[Piece], run: &[usize], start: u64, top: u64) -> Option<Ve
             None => kinds.push((p.align, p.size, vec![i])),
         }
     }
-    if kinds.is_empty() {
+    if kinds.is_empty() || top > SEARCHED_ALIGN {
         return None;
     }
     kinds.sort_by_key(|k| (k.0, k.1));

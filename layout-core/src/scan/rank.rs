@@ -40,7 +40,7 @@ impl Exposure {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Lockless,
     Guarded,
@@ -60,44 +60,78 @@ fn kind(a: &Access) -> Kind {
 /// The exposure of `s` laid out at its fields' original offsets, or `None`
 /// when no lockless field shares a line with other data. `size` is the
 /// struct's size.
+///
+/// Work and memory grow with the number of fields, not with the size: only
+/// the lines that hold bytes of a lockless field are counted, and a field
+/// adds its bytes to each of those lines by arithmetic. Lines past `size`
+/// (fields of corrupt input that end past the struct) count like any other.
 pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
     let line = line.max(1);
-    let lines = size.div_ceil(line) as usize;
-    // Per line: lockless bytes, other bytes, read-mostly bytes.
-    let mut per_line = vec![(0u64, 0u64, 0u64); lines.max(1)];
-    let mut placed: Vec<(u64, usize)> = Vec::new();
-    for (i, f) in s.fields.iter().enumerate() {
-        let Some(start) = f.original_offset else {
-            continue;
-        };
-        if f.size == 0 {
-            continue;
-        }
-        placed.push((start, i));
-        let end = start + f.size;
-        let k = kind(&f.access);
-        let mut at = start;
-        while at < end {
-            let l = (at / line) as usize;
-            let line_end = ((l as u64) + 1) * line;
-            let n = end.min(line_end) - at;
-            if let Some(slot) = per_line.get_mut(l) {
-                match k {
-                    Kind::Lockless => slot.0 += n,
-                    Kind::ReadMostly => {
-                        slot.1 += n;
-                        slot.2 += n;
-                    }
-                    Kind::Other => slot.1 += n,
-                    Kind::Guarded => {}
-                }
-            }
-            at += n;
+    // (start, end, field index) of every placed field with bytes.
+    let mut placed: Vec<(u64, u64, usize)> = s
+        .fields
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            let start = f.original_offset?;
+            let end = start.checked_add(f.size)?;
+            (f.size > 0).then_some((start, end, i))
+        })
+        .collect();
+    placed.sort_unstable();
+    // The lines that hold lockless bytes, as sorted disjoint ranges of line numbers.
+    let mut lockless_lines: Vec<std::ops::Range<u64>> = placed
+        .iter()
+        .filter(|&&(_, _, i)| kind(&s.fields[i].access) == Kind::Lockless)
+        .map(|&(start, end, _)| start / line..(end - 1) / line + 1)
+        .collect();
+    lockless_lines.sort_unstable_by_key(|r| r.start);
+    let mut merged: Vec<std::ops::Range<u64>> = Vec::new();
+    for r in lockless_lines {
+        match merged.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => merged.push(r),
         }
     }
-    let shared = |l: usize| per_line[l].0 > 0 && per_line[l].1 > 0;
+    // Per line holding lockless bytes: lockless, other and read-mostly bytes.
+    // A line whose only bytes belong to one field is never shared, so only
+    // lines where some field starts or ends can be: those are counted.
+    let mut per_line: std::collections::BTreeMap<u64, (u64, u64, u64)> = Default::default();
+    let holds_lockless = |l: u64| {
+        let at = merged.partition_point(|r| r.end <= l);
+        merged.get(at).is_some_and(|r| r.contains(&l))
+    };
+    for &(start, end, _) in &placed {
+        for l in [start / line, (end - 1) / line] {
+            if holds_lockless(l) {
+                per_line.entry(l).or_default();
+            }
+        }
+    }
+    let lines: Vec<u64> = per_line.keys().copied().collect();
+    for &(start, end, i) in &placed {
+        let k = kind(&s.fields[i].access);
+        let first = lines.partition_point(|&l| l < start / line);
+        for &l in lines[first..]
+            .iter()
+            .take_while(|&&l| l <= (end - 1) / line)
+        {
+            let n = end.min((l + 1) * line) - start.max(l * line);
+            let slot = per_line.get_mut(&l).expect("lines are per_line's keys");
+            match k {
+                Kind::Lockless => slot.0 += n,
+                Kind::ReadMostly => {
+                    slot.1 += n;
+                    slot.2 += n;
+                }
+                Kind::Other => slot.1 += n,
+                Kind::Guarded => {}
+            }
+        }
+    }
+    let shared = |l: u64| per_line.get(&l).is_some_and(|c| c.0 > 0 && c.1 > 0);
     let (mut shared_bytes, mut read_mostly_bytes, mut count) = (0, 0, 0);
-    for (l, &(_, other, read)) in per_line.iter().enumerate() {
+    for (&l, &(_, other, read)) in &per_line {
         if shared(l) {
             shared_bytes += other;
             read_mostly_bytes += read;
@@ -107,15 +141,15 @@ pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
     if count == 0 {
         return None;
     }
-    placed.sort();
     let lockless = placed
         .iter()
-        .filter(|&&(start, i)| {
-            let f = &s.fields[i];
-            f.access.is_lockless()
-                && (start / line..=(start + f.size - 1) / line).any(|l| shared(l as usize))
+        .filter(|&&(start, end, i)| {
+            s.fields[i].access.is_lockless()
+                && per_line
+                    .range(start / line..=(end - 1) / line)
+                    .any(|(&l, _)| shared(l))
         })
-        .map(|&(_, i)| s.fields[i].name.clone())
+        .map(|&(_, _, i)| s.fields[i].name.clone())
         .collect();
     Some(Exposure {
         name: s.name.clone(),

@@ -255,9 +255,14 @@ impl<'g, 'a> Aligner<'g, 'a> {
         if size > 0 && !size.is_multiple_of(max_natural) {
             packed = true;
         }
-        let natural = if packed { 1 } else { max_natural }.max(max_stated);
+        let unpacked = if packed && !union {
+            self.unpacked_align(members)
+        } else {
+            1
+        };
+        let natural = if packed { unpacked } else { max_natural }.max(max_stated);
         let (max_attr, end) = self.member_attrs_for(union, size, packed, span);
-        let from_members = if packed { 1 } else { max_align }.max(max_attr);
+        let from_members = if packed { unpacked } else { max_align }.max(max_attr);
         // DWARF states an alignment wherever one was asked for, members
         // included (gcc marks a struct with an aligned member as aligned too);
         // the struct's own attribute is the part its members do not explain.
@@ -287,6 +292,30 @@ impl<'g, 'a> Aligner<'g, 'a> {
             own: if own > 1 { own } else { 0 },
             packed,
         }
+    }
+
+    /// In a packed struct, the largest alignment of a member that sits past
+    /// a gap its type's alignment explains exactly (`round_up(end of the
+    /// previous member, alignment) == offset`): such a member is not packed
+    /// (a `__packed` member among ordinary ones), and the struct is at least
+    /// that aligned, as gcc makes it.
+    fn unpacked_align(&mut self, members: &[super::graph::RawMember]) -> u64 {
+        let mut end = 0u64;
+        let mut most = 1;
+        for m in members {
+            let size = self.size_of(m.ty);
+            if m.bit_size > 0 {
+                end = end.max((m.bit_offset + u64::from(m.bit_size)).div_ceil(8));
+                continue;
+            }
+            let offset = m.bit_offset / 8;
+            let natural = self.natural_of(m.ty);
+            if m.bit_offset % 8 == 0 && offset > end && round_up(end, natural) == offset {
+                most = most.max(natural);
+            }
+            end = end.max(offset.saturating_add(size));
+        }
+        most
     }
 
     /// The alignment attribute of each member of aggregate `id` (stated, or

@@ -9,14 +9,26 @@ use super::{Aggregate, AggregateKind, KeySpace, Member, NameKind, TypeDb, NO_TAR
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// Builds the database of every struct and union in `g`.
-pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
+/// Builds the database of every struct and union in `g`. Fails on a type
+/// that refers to itself through typedefs, qualifiers or arrays, and on a
+/// struct or union whose members do not fit in its size: the debug info is
+/// then corrupt, and every layout computed from it would be wrong.
+pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> Result<TypeDb, String> {
+    if let Some(cycle) = super::graph::find_cycle(g) {
+        return Err(format!("corrupt type information: {cycle}"));
+    }
     let mut aligner = Aligner::new(g);
     aligner.finish();
     let aligner = aligner;
     let (ids, slot_of) = (aligner.ids(), aligner.slot_of());
     let names = Names::assign(g, &aligner, ids, slot_of);
     let (mut aggregates, mut targets) = materialize_all(&aligner, &names);
+    if let Some(bad) = aggregates.iter().find_map(overflowing_member) {
+        return Err(format!("corrupt type information: {bad}"));
+    }
+    if let Some(cycle) = embedding_cycle(&aggregates, &targets) {
+        return Err(format!("corrupt type information: {cycle}"));
+    }
     let remap = if g.may_repeat {
         dedupe(&mut aggregates, &mut targets)
     } else {
@@ -30,14 +42,96 @@ pub(crate) fn build(g: &TypeGraph<'_>, source: &Path) -> TypeDb {
             index.insert(KeySpace::Other, &agg.name, slot as u32);
         }
     }
-    TypeDb::assemble(
+    Ok(TypeDb::assemble(
         source.to_path_buf(),
         aggregates,
         targets,
         index,
         g.infer_align,
         g.pointer_size,
-    )
+    ))
+}
+
+/// An aggregate that contains itself by value, directly or through others
+/// (C cannot declare one), as a message. `targets` is flattened per
+/// aggregate and member, as [`materialize_all`] returns it.
+fn embedding_cycle(aggregates: &[Aggregate], targets: &[u32]) -> Option<String> {
+    let mut first = Vec::with_capacity(aggregates.len() + 1);
+    let mut at = 0usize;
+    for a in aggregates {
+        first.push(at);
+        at += a.members.len();
+    }
+    first.push(at);
+    let embedded = |i: usize| {
+        targets
+            .get(first[i]..first[i + 1])
+            .unwrap_or(&[])
+            .iter()
+            .filter(|&&t| (t as usize) < aggregates.len())
+            .map(|&t| t as usize)
+    };
+    // 0: not visited, 1: on the current path, 2: done.
+    let mut state = vec![0u8; aggregates.len()];
+    for start in 0..aggregates.len() {
+        if state[start] != 0 {
+            continue;
+        }
+        // Depth-first, iteratively: (aggregate, next member to look at).
+        let mut stack = vec![(start, 0usize)];
+        state[start] = 1;
+        while let Some(&mut (i, ref mut next)) = stack.last_mut() {
+            match embedded(i).nth(*next) {
+                Some(t) => {
+                    *next += 1;
+                    match state[t] {
+                        0 => {
+                            state[t] = 1;
+                            stack.push((t, 0));
+                        }
+                        1 => {
+                            return Some(format!(
+                                "{} contains itself by value (through {})",
+                                aggregates[t].display_name(),
+                                aggregates[i].display_name()
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    state[i] = 2;
+                    stack.pop();
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The first member of `agg` that ends past the aggregate's size, as a
+/// message (a flexible array or zero-size member may end exactly there).
+fn overflowing_member(agg: &Aggregate) -> Option<String> {
+    agg.members.iter().find_map(|m| {
+        let end = match (m.bit_offset, m.bit_size) {
+            (Some(bit), Some(width)) => bit.checked_add(width).map(|e| e.div_ceil(8)),
+            _ => m.offset.checked_add(m.size),
+        };
+        match end {
+            Some(end) if end <= agg.size => None,
+            Some(end) => Some(format!(
+                "{} is {} bytes, but member `{}` ends at byte {end}",
+                agg.display_name(),
+                agg.size,
+                m.field_name()
+            )),
+            None => Some(format!(
+                "member `{}` of {} ends past 2^64 bytes",
+                m.field_name(),
+                agg.display_name()
+            )),
+        }
+    })
 }
 
 /// Adds tags, then typedefs that resolve to aggregates, to `index`

@@ -18,6 +18,9 @@
 //! with an `aligned(64)` attribute is a segment of its own; the members
 //! between them share one.
 //!
+//! In a packed aggregate, a field's alignment is also capped by what its
+//! offset and the aggregate's alignment show (see [`packed_align`]).
+//!
 //! A member's alignment is the larger of its type's and its own `aligned`
 //! attribute's: with BTF it cannot be known whether the attribute was on the
 //! member or on its type, and dropping a type's alignment would let the solver
@@ -51,11 +54,37 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
             line_start.push(m.attr_align.is_some_and(|a| a >= LINE_ATTRIBUTE));
             i += 1;
         }
+        if agg.packed {
+            let prev_end = match fields.len() {
+                0 | 1 => 0,
+                n => fields[n - 2].original_offset.unwrap_or(0) + fields[n - 2].size,
+            };
+            let f = fields.last_mut().expect("a field was just pushed");
+            f.align = packed_align(f.align, f.original_offset.unwrap_or(0), prev_end, agg.align);
+        }
     }
     let mut model = Struct::new(agg.name.clone(), fields);
     model.min_align = agg.attr_align.unwrap_or(1);
     crate::segments::assign(&mut model, &line_start, crate::segments::Keep::default());
     model
+}
+
+/// The alignment a field of a packed aggregate keeps. A field after a gap
+/// that its type's alignment explains exactly is not packed (a `__packed`
+/// member among ordinary ones): it keeps that alignment. Any other field gets
+/// no more than its offset shows (a packed member can sit anywhere) nor than
+/// the aggregate's alignment: a struct declared `__packed` has alignment 1,
+/// so all its fields get 1, as gcc gives them.
+fn packed_align(align: u64, offset: u64, prev_end: u64, agg_align: u64) -> u64 {
+    if offset > prev_end && prev_end.next_multiple_of(align.max(1)) == offset {
+        return align.min(agg_align.max(1));
+    }
+    let shown = if offset == 0 {
+        align
+    } else {
+        align.min(1 << offset.trailing_zeros())
+    };
+    shown.min(agg_align.max(1)).max(1)
 }
 
 fn member_field(m: &Member) -> Field {

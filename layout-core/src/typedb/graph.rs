@@ -177,3 +177,41 @@ impl<'a> TypeGraph<'a> {
         }
     }
 }
+
+/// The first type whose chain of typedefs, qualifiers and array elements
+/// never reaches a concrete type (a cycle, which only corrupt debug info
+/// has: C cannot write `typedef T T` or an array of itself), as a message.
+/// Without this check such a type reads as size 0 and the struct holding it
+/// as well-formed.
+pub(crate) fn find_cycle(g: &TypeGraph<'_>) -> Option<String> {
+    // 0: not visited, 1: on the current chain, 2: reaches a concrete type.
+    let mut state = vec![0u8; g.nodes.len()];
+    let mut chain = Vec::new();
+    for start in 0..g.nodes.len() {
+        let mut id = start;
+        chain.clear();
+        loop {
+            match state.get(id).copied() {
+                Some(1) => {
+                    return Some(format!(
+                        "type {start} refers to itself through typedefs, qualifiers or array elements (type {id} is on the cycle)"
+                    ))
+                }
+                Some(0) => {}
+                _ => break,
+            }
+            state[id] = 1;
+            chain.push(id);
+            match g.nodes[id] {
+                Node::Typedef { to, .. } | Node::Qual { to, .. } | Node::Array { elem: to, .. } => {
+                    id = to as usize
+                }
+                _ => break,
+            }
+        }
+        for &done in &chain {
+            state[done] = 2;
+        }
+    }
+    None
+}

@@ -1,0 +1,126 @@
+//! Reading every input file of the command line within a byte limit: only
+//! regular files (a device such as `/dev/zero` or a FIFO is refused before it
+//! is opened), never more than `--max-input-bytes`, text checked for UTF-8
+//! with the place of the first bad byte. The parsers then get the bytes.
+
+use layout_core::access::{self, AccessFile};
+use layout_core::c::{self, Defines, Header, TypeTable};
+use layout_core::source::bounded::{self, ReadError};
+use layout_core::typedb::TypeDb;
+use layout_core::Diagnostic;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// `--max-input-bytes`, when given: the limit for every input file.
+static LIMIT: OnceLock<u64> = OnceLock::new();
+
+/// Sets the limit from `--max-input-bytes` (once, before any file is read).
+pub fn set_limit(limit: Option<u64>) {
+    if let Some(l) = limit {
+        let _ = LIMIT.set(l);
+    }
+}
+
+/// The kinds of input file, for limits and messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Input {
+    Header,
+    Access,
+    Config,
+    Btf,
+    Dwarf,
+}
+
+impl Input {
+    fn what(self) -> &'static str {
+        match self {
+            Input::Header => "header",
+            Input::Access => "access file",
+            Input::Config => "kernel config",
+            Input::Btf => "BTF",
+            Input::Dwarf => "DWARF",
+        }
+    }
+
+    fn limit(self) -> u64 {
+        LIMIT.get().copied().unwrap_or(match self {
+            Input::Header | Input::Access | Input::Config => bounded::TEXT_LIMIT,
+            Input::Btf | Input::Dwarf => bounded::OBJECT_LIMIT,
+        })
+    }
+
+    fn usual(self) -> &'static str {
+        match self {
+            Input::Header => "give the path of a C header",
+            Input::Access => "give the path of a TOML access file to --access",
+            Input::Config => "give the .config of the kernel build to --config",
+            Input::Btf => "give /sys/kernel/btf/vmlinux or an object built with -gbtf to --btf",
+            Input::Dwarf => "give an object or executable built with -g to --dwarf",
+        }
+    }
+}
+
+/// The bytes of the input file at `path`.
+pub fn read(path: &Path, kind: Input) -> Result<Vec<u8>, Diagnostic> {
+    let limit = kind.limit();
+    bounded::read(path, limit).map_err(|e| {
+        let help = match &e {
+            ReadError::TooLarge { .. } => format!(
+                "pass --max-input-bytes with a larger limit to read it anyway (the default for a {} is {})",
+                kind.what(),
+                bounded::bytes(match kind {
+                    Input::Btf | Input::Dwarf => bounded::OBJECT_LIMIT,
+                    _ => bounded::TEXT_LIMIT,
+                })
+            ),
+            ReadError::NotRegular(_) => format!(
+                "{}: devices, FIFOs and directories are not read (copy the data to a file first)",
+                kind.usual()
+            ),
+            ReadError::Io(_) => format!("check the path; {}", kind.usual()),
+        };
+        Diagnostic::new(format!("cannot read the {}: {e}", kind.what()))
+            .in_file(path)
+            .help(help)
+    })
+}
+
+/// The text of the input file at `path`; invalid UTF-8 is an error at the
+/// line and column of the first bad byte.
+pub fn text(path: &Path, kind: Input) -> Result<String, Diagnostic> {
+    let bytes = read(path, kind)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let good = String::from_utf8_lossy(&bytes[..valid]);
+        let (line, column) = layout_core::error::line_col(&good, valid);
+        Diagnostic::new(format!(
+            "the {} is not valid UTF-8: byte 0x{:02x} at offset {valid} does not start a UTF-8 character",
+            kind.what(),
+            bytes[valid]
+        ))
+        .in_file(path)
+        .at(line, column)
+        .help("convert the file to UTF-8 (e.g. with iconv), or remove the byte")
+    })
+}
+
+pub fn access(path: &Path) -> Result<AccessFile, Diagnostic> {
+    access::parse(path, &text(path, Input::Access)?)
+}
+
+pub fn config(path: &Path) -> Result<Defines, Diagnostic> {
+    c::parse_kernel_config(path, &text(path, Input::Config)?)
+}
+
+pub fn header(path: &Path, defines: &Defines, types: &TypeTable) -> Result<Header, Diagnostic> {
+    c::parse_header(path, &text(path, Input::Header)?, defines, types)
+}
+
+pub fn btf(path: &Path) -> Result<TypeDb, Diagnostic> {
+    layout_core::btf::parse_btf(&read(path, Input::Btf)?, path)
+}
+
+pub fn dwarf(path: &Path) -> Result<TypeDb, Diagnostic> {
+    layout_core::dwarf::parse_dwarf(&read(path, Input::Dwarf)?, path)
+}
