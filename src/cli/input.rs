@@ -4,8 +4,8 @@
 
 use super::args::InputArgs;
 use super::files;
-use layout_core::access::{self, AccessFile, MemberNames};
-use layout_core::c::{self, Defines, TypeTable};
+use layout_core::access::{AccessFile, MemberNames};
+use layout_core::c::{Defines, TypeTable};
 use layout_core::source::StructSource;
 use layout_core::typedb::{self, TypeDb};
 use layout_core::{Diagnostic, Layout, Placement, Struct, Target};
