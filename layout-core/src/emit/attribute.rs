@@ -5,6 +5,12 @@ use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
 use std::ops::Range;
 
+/// The alignment the kernel's cacheline attributes, `CACHELINE_PADDING()`
+/// and the group markers without an explicit alignment give on x86_64
+/// (`SMP_CACHE_BYTES`), as the C front-end reads them (emitters build
+/// without the C front-end, for BTF input).
+pub(crate) const KERNEL_LINE: u64 = 64;
+
 /// Attributes that align a member to the cache line in kernel headers.
 const CACHELINE_ATTRIBUTES: &[&str] = &[
     "____cacheline_aligned_in_smp",
@@ -22,8 +28,16 @@ pub(crate) struct FieldAttributes {
 impl FieldAttributes {
     /// Attributes after a field's declarator name (up to the next `,` or `;`),
     /// and, for the first declarator of a declaration, those before its name.
-    pub(crate) fn find(src: &StructSource, s: &Struct) -> Self {
+    ///
+    /// For a `line` other than [`KERNEL_LINE`] there are none: such an
+    /// attribute aligns to 64 bytes, not to the layout's line, so it neither
+    /// spells a break nor may be removed (the model's alignment of its field
+    /// counts it); it stays on its declaration like any other attribute.
+    pub(crate) fn find(src: &StructSource, s: &Struct, line: u64) -> Self {
         let mut spans = vec![Vec::new(); s.fields.len()];
+        if line != KERNEL_LINE {
+            return FieldAttributes { spans };
+        }
         for (k, m) in src.members.iter().enumerate() {
             let Some(field) = m.field.filter(|&f| f < s.fields.len()) else {
                 continue;
@@ -104,6 +118,27 @@ pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
         }
     }
     spans
+}
+
+/// The attribute that makes a member start a new line of `line` bytes:
+/// the kernel's `____cacheline_aligned_in_smp` for 64-byte lines (what it
+/// means on x86_64), else an explicit alignment (`__aligned(N)` in a kernel
+/// header, `__attribute__((__aligned__(N)))` in others).
+pub(crate) fn line_break_attribute(line: u64, kernel: bool) -> String {
+    if line == KERNEL_LINE {
+        "____cacheline_aligned_in_smp".to_string()
+    } else if kernel {
+        format!("__aligned({line})")
+    } else {
+        format!("__attribute__((__aligned__({line})))")
+    }
+}
+
+/// Whether a member is anonymous (`union { ... };`): nothing names it, and an
+/// attribute before it is ignored by gcc, so its break needs a zero-size
+/// aligned member before it.
+pub(crate) fn is_anonymous(m: &MemberSource) -> bool {
+    m.name.is_empty() && m.name.start == m.decl.start
 }
 
 /// Where a new attribute goes for this declarator: after its name and array

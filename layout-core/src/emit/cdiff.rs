@@ -71,7 +71,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     let reordered = body::reorder(s, &nodes, &rank).map_err(at_struct)?;
     let (flat, carriers) = body::flatten_with_carriers(&reordered);
 
-    let attributes = FieldAttributes::find(src, s);
+    let attributes = FieldAttributes::find(src, s, l.line);
     let struct_break = if style == CStyle::Groups {
         StructBreak::Start
     } else {

@@ -13,7 +13,9 @@
 //!
 //! [`replay`]: super::replay
 
-use super::attribute::{insertion_point, FieldAttributes};
+use super::attribute::{
+    insertion_point, is_anonymous, line_break_attribute, FieldAttributes, KERNEL_LINE,
+};
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
 use super::plan::Item;
@@ -24,9 +26,6 @@ use crate::layout::Layout;
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
 use std::ops::Range;
-
-/// The attribute the `Aligned` style writes.
-const ALIGNED_ATTRIBUTE: &str = "____cacheline_aligned_in_smp";
 
 /// What the plan asks for, field by field.
 struct FieldPlan {
@@ -239,7 +238,7 @@ impl<'a> Renderer<'a> {
             self.record.push(CItem::Marker {
                 align: if group.aligned_begin { self.l.line } else { 1 },
             });
-            group.begin_line()
+            with_line_argument(group.begin_line(), group.aligned_begin, self.l.line)
         } else {
             // The end marker is aligned to a long; the aligned form then
             // pads to the next line.
@@ -249,7 +248,7 @@ impl<'a> Renderer<'a> {
             } else {
                 self.record.push(CItem::Marker { align: 1 });
             }
-            group.end_line()
+            with_line_argument(group.end_line(), group.aligned_end, self.l.line)
         };
         out.push_str(&format!("{}{line}{nl}", anchor.indent));
     }
@@ -264,7 +263,8 @@ impl<'a> Renderer<'a> {
     fn padding_markers_to_keep(&self, flat: &[&Node]) -> Vec<bool> {
         let text = &self.src.text;
         let mut keep = vec![false; flat.len()];
-        if self.style == CStyle::Groups {
+        // A padding line aligns to 64 bytes: it spells no other line's break.
+        if self.style == CStyle::Groups || self.l.line != KERNEL_LINE {
             return keep;
         }
         for (i, node) in flat.iter().enumerate() {
@@ -336,12 +336,27 @@ impl<'a> Renderer<'a> {
             let mut attributed = false;
             match (wants, has, self.style) {
                 (true, true, _) => attributed = true,
+                (true, false, CStyle::Aligned) if is_anonymous(m) => {
+                    // gcc ignores an attribute before `union {`, and one
+                    // after `}` would round the member's size up to the
+                    // line: a zero-size aligned member starts the line.
+                    out.push_str(&self.zero_size_break(m, f));
+                }
                 (true, false, CStyle::Aligned) => {
                     let at = insertion_point(text, m);
-                    edits.push((at..at, format!(" {ALIGNED_ATTRIBUTE}")));
+                    let attribute = line_break_attribute(self.l.line, looks_like_kernel(text));
+                    edits.push((at..at, format!(" {attribute}")));
                     attributed = true;
                 }
                 (true, false, _) => {
+                    if self.l.line != KERNEL_LINE {
+                        return Err(Diagnostic::new(format!(
+                            "the layout starts a new {}-byte line at `{}`, but \
+                             CACHELINE_PADDING() aligns to 64 bytes (SMP_CACHE_BYTES on x86_64)",
+                            self.l.line, self.s.fields[f].name
+                        ))
+                        .help("use --style aligned or --style groups, which spell the alignment"));
+                    }
                     if f != fields[0] {
                         return Err(Diagnostic::new(format!(
                             "the layout starts a new line at `{}`, which shares a declaration \
@@ -391,14 +406,30 @@ impl<'a> Renderer<'a> {
         })
     }
 
-    /// The alignment of a `CACHELINE_PADDING` member: the line, unless the
-    /// struct is packed.
+    /// The alignment of a `CACHELINE_PADDING` member: 64 bytes (only kept or
+    /// written for 64-byte lines), unless the struct is packed.
     fn padding_align(&self) -> u64 {
         if self.packed {
             1
         } else {
-            self.l.line
+            KERNEL_LINE
         }
+    }
+
+    /// A zero-size member aligned to the line, written before field `f`
+    /// (recorded), so that `f` starts a new line.
+    fn zero_size_break(&mut self, anchor: &MemberSource, f: usize) -> String {
+        let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        let offset = self.l.slot_of(f).map_or(0, |sl| sl.offset);
+        let why = pad_reason(self.s, self.l, f, offset, offset);
+        let attribute = line_break_attribute(self.l.line, looks_like_kernel(&self.src.text));
+        self.record.push(CItem::Marker { align: self.l.line });
+        format!(
+            "{}{} {}[0] {attribute};\t/* {why} */{nl}",
+            anchor.indent,
+            self.pad_type,
+            self.pad_names.next()
+        )
     }
 
     /// The alignment C gives field `f` with (`attributed`) or without a
@@ -432,6 +463,16 @@ impl<'a> Renderer<'a> {
             self.pad_type,
             self.pad_names.next()
         )
+    }
+}
+
+/// A group marker line with the line size as its alignment argument where
+/// the marker aligns and the line is not the 64 bytes it means without one
+/// (`__cacheline_group_begin_aligned(g, 128);`).
+fn with_line_argument(marker: String, aligned: bool, line: u64) -> String {
+    match marker.strip_suffix(");") {
+        Some(head) if aligned && line != KERNEL_LINE => format!("{head}, {line});"),
+        _ => marker,
     }
 }
 
