@@ -305,6 +305,23 @@ impl Header {
     }
 }
 
+/// Evaluates an integer constant expression as array sizes and bit-field
+/// widths are evaluated (C's types and conversions, x86_64 LP64), without
+/// macros, enumerators or `sizeof`: the value and its C type (`int`,
+/// `unsigned int`, `long`, `unsigned long`), or why it has none.
+pub fn evaluate_constant(expr: &str) -> Result<(i128, &'static str), String> {
+    struct NoNames(consts::MacroTable);
+    impl consts::Env for NoNames {
+        fn macros(&self) -> &consts::MacroTable {
+            &self.0
+        }
+    }
+    let env = NoNames(consts::MacroTable::default());
+    consts::eval_typed(&consts::ptokens(expr), &env, consts::Mode::Constant)
+        .map(|v| (v.v, v.ty.name()))
+        .map_err(|e| e.message)
+}
+
 fn quote_list(names: &[String]) -> String {
     names
         .iter()

@@ -198,12 +198,12 @@ impl<'h> Resolver<'h> {
     }
 
     /// Evaluates an integer constant expression written at `range`.
-    pub fn eval_range(&self, range: Range<usize>) -> Result<i64, Diagnostic> {
+    pub fn eval_range(&self, range: Range<usize>) -> Result<i128, Diagnostic> {
         consts::eval(&self.h.text[range.clone()], self, Mode::Constant)
             .map_err(|e| self.eval_error(e, range.start))
     }
 
-    pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i64, Diagnostic> {
+    pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i128, Diagnostic> {
         consts::eval_tokens(toks, self, Mode::Constant).map_err(|e| self.eval_error(e, at))
     }
 
@@ -383,7 +383,10 @@ impl<'h> Resolver<'h> {
         self.enum_values.borrow_mut().insert((idx, k), None);
         let e = &self.h.ast.enums[idx].enumerators[k];
         let v = match &e.value {
-            Some(r) => self.eval_range(r.clone()).ok(),
+            Some(r) => self
+                .eval_range(r.clone())
+                .ok()
+                .and_then(|v| i64::try_from(v).ok()),
             None if k == 0 => Some(0),
             None => self
                 .enumerator_value(idx, k - 1)
@@ -456,7 +459,7 @@ impl<'h> Resolver<'h> {
         let v = match self.eval_tokens(toks, at) {
             Ok(v) => v,
             Err(e) => match self.type_name(&consts::join(toks), at) {
-                Ok(l) => l.align as i64,
+                Ok(l) => i128::from(l.align),
                 Err(_) => return Err(e),
             },
         };
