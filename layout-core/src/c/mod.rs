@@ -71,6 +71,7 @@
 //! are not expanded (a located error says which).
 
 mod attrs;
+mod checks;
 mod config;
 mod consts;
 mod kernel_types;
@@ -259,6 +260,11 @@ impl Header {
         let name = name.trim();
         let name = name.strip_prefix("struct ").map_or(name, str::trim);
         let resolver = types::Resolver::new(self);
+        if let Some(at) = checks::stray_closing_brace(&self.pre.parse_text) {
+            return Err(resolver
+                .error(at, "`}` closes no `{`")
+                .help("remove the extra `}` (gcc rejects the header)"));
+        }
         let idx = match self.index.records.get(name) {
             Some(&i) if self.ast.records[i].kind == RecordKind::Union => {
                 let at = self.ast.records[i].specifier.start;

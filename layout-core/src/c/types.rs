@@ -120,6 +120,10 @@ impl<'h> Resolver<'h> {
         }
     }
 
+    pub fn header(&self) -> &'h Header {
+        self.h
+    }
+
     pub fn error(&self, at: usize, message: impl Into<String>) -> Diagnostic {
         let (line, col) = line_col(&self.h.text, at);
         Diagnostic::new(message).in_file(&self.h.path).at(line, col)
@@ -595,6 +599,7 @@ impl<'h> Resolver<'h> {
     }
 
     fn lay_out(&self, rec: &RecordDef) -> Result<RecordLayout, Diagnostic> {
+        super::checks::check_record(self, rec)?;
         let packed = rec.attrs.contains(&Attr::Packed);
         // `#pragma pack(N)` in force at the closing brace caps every
         // member's alignment at N and lets bit-fields straddle units.
@@ -641,7 +646,18 @@ impl<'h> Resolver<'h> {
                         let l = self.declared(&f.ty, d, f.spec_range.start)?;
                         let field_packed = packed || d.attrs.contains(&Attr::Packed);
                         let bits = match &d.bitfield {
-                            Some(w) => Some(self.bit_width(w.clone(), l, d)?),
+                            Some(w) => {
+                                let kind = super::checks::bitfield_type(
+                                    self,
+                                    &f.ty,
+                                    &d.derived,
+                                    w.start,
+                                    d.name.as_deref().unwrap_or(""),
+                                )?;
+                                let width = self.bit_width(w.clone(), l, d)?;
+                                super::checks::check_bitfield_width(self, kind, width, w.start)?;
+                                Some(width)
+                            }
                             None => None,
                         };
                         let mut a = if field_packed { 1 } else { l.align };
@@ -722,16 +738,22 @@ impl<'h> Resolver<'h> {
 
     fn bit_width(&self, w: Range<usize>, l: TyLayout, d: &Declarator) -> Result<u64, Diagnostic> {
         let v = self.eval_range(w.clone())?;
-        let v = u64::try_from(v)
-            .map_err(|_| self.error(w.start, format!("negative bit-field width {v}")))?;
+        let v = u64::try_from(v).map_err(|_| {
+            self.error(w.start, format!("negative bit-field width {v}"))
+                .help("a bit-field width is 0 or more")
+        })?;
         if v > l.size * 8 {
-            return Err(self.error(
-                w.start,
-                format!("bit-field width {v} exceeds its type ({} bits)", l.size * 8),
-            ));
+            return Err(self
+                .error(
+                    w.start,
+                    format!("bit-field width {v} exceeds its type ({} bits)", l.size * 8),
+                )
+                .help("use a wider type, or a smaller width"));
         }
         if v == 0 && d.name.is_some() {
-            return Err(self.error(w.start, "a named bit-field cannot have width 0"));
+            return Err(self
+                .error(w.start, "a named bit-field cannot have width 0")
+                .help("drop the name (`int : 0;` starts a new unit) or give it a width"));
         }
         Ok(v)
     }
