@@ -141,6 +141,30 @@ pub(crate) fn is_anonymous(m: &MemberSource) -> bool {
     m.name.is_empty() && m.name.start == m.decl.start
 }
 
+/// Whether a model field is a bit-field run: the C front-end writes its
+/// type as `type name:width` pieces, which no other C type has.
+pub(crate) fn is_bitfield_run(ty: &str) -> bool {
+    ty.contains(':')
+}
+
+/// Whether a bit-field run opens with a zero-width bit-field (a guard that
+/// starts it on a new unit of its own alignment).
+pub(crate) fn opens_with_guard(ty: &str) -> bool {
+    ty.split("; ").next().is_some_and(|p| p.ends_with(":0"))
+}
+
+/// The zero-width bit-field that starts what follows on a multiple of
+/// `align` bytes, without changing the struct's alignment.
+pub(crate) fn guard_declaration(align: u64) -> Option<&'static str> {
+    Some(match align {
+        1 => "char :0;",
+        2 => "short :0;",
+        4 => "int :0;",
+        8 => "long :0;",
+        _ => return None,
+    })
+}
+
 /// Where a new attribute goes for this declarator: after its name and array
 /// brackets (absolute offset).
 pub(crate) fn insertion_point(text: &str, m: &MemberSource) -> usize {

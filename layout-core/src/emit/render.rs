@@ -14,7 +14,8 @@
 //! [`replay`]: super::replay
 
 use super::attribute::{
-    insertion_point, is_anonymous, line_break_attribute, FieldAttributes, KERNEL_LINE,
+    guard_declaration, insertion_point, is_anonymous, is_bitfield_run, line_break_attribute,
+    opens_with_guard, FieldAttributes, KERNEL_LINE,
 };
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
@@ -30,6 +31,9 @@ use std::ops::Range;
 /// What the plan asks for, field by field.
 struct FieldPlan {
     line_break: bool,
+    /// A bit-field run that gcc would pack into what precedes it without a
+    /// zero-width guard (`unsigned int :0;`) before it.
+    guard: bool,
     /// Padding before the field: (struct offset where it starts, bytes).
     pad_before: Option<(u64, u64)>,
 }
@@ -76,24 +80,46 @@ impl<'a> Renderer<'a> {
         let mut fields: Vec<FieldPlan> = (0..s.fields.len())
             .map(|_| FieldPlan {
                 line_break: false,
+                guard: false,
                 pad_before: None,
             })
             .collect();
         let mut tail_pad = None;
         let mut last_field = None;
+        // The member before, in layout order: (field, where it ends).
+        let mut before: Option<(usize, u64)> = None;
+        let mut padded = false;
         for item in items {
             match *item {
                 Item::Member {
-                    field, line_break, ..
+                    field,
+                    line_break,
+                    offset,
                 } => {
                     fields[field].line_break = line_break;
                     last_field = Some(field);
+                    let f = &s.fields[field];
+                    // gcc packs a bit-field into the unit where the member
+                    // before it ends, or right after the bits before it:
+                    // unless padding or a break puts it at its offset, a
+                    // guard starts it on its own unit.
+                    if is_bitfield_run(&f.ty) && !opens_with_guard(&f.ty) && !padded && !line_break
+                    {
+                        fields[field].guard = before.is_some_and(|(b, end)| {
+                            is_bitfield_run(&s.fields[b].ty) || end < offset
+                        });
+                    }
+                    before = Some((field, offset + f.size));
+                    padded = false;
                 }
                 Item::Pad {
                     at,
                     bytes,
                     before: Some(f),
-                } => fields[f].pad_before = Some((at, bytes)),
+                } => {
+                    fields[f].pad_before = Some((at, bytes));
+                    padded = true;
+                }
                 Item::Pad {
                     at,
                     bytes,
@@ -321,6 +347,22 @@ impl<'a> Renderer<'a> {
         if let Some(line) = self.take_pad_before(fields[0]) {
             out.push_str(&line);
         }
+        if let Some(&f) = fields.iter().skip(1).find(|&&f| self.fields[f].guard) {
+            return Err(Diagnostic::new(format!(
+                "bit-field `{}` needs a zero-width guard before it, inside a declaration it \
+                 shares with `{}`",
+                self.s.fields[f].name, self.s.fields[fields[0]].name
+            ))
+            .help("declare the fields one per line"));
+        }
+        let first = fields[0];
+        if self.fields[first].guard {
+            out.push_str(&self.guard_line(members[0], first)?);
+        } else if opens_with_guard(&self.s.fields[first].ty) {
+            self.record.push(CItem::Guard {
+                align: self.s.fields[first].align,
+            });
+        }
         // Edits as (range in the header, replacement), applied back to front.
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
         let mut seen = Vec::new();
@@ -336,10 +378,13 @@ impl<'a> Renderer<'a> {
             let mut attributed = false;
             match (wants, has, self.style) {
                 (true, true, _) => attributed = true,
-                (true, false, CStyle::Aligned) if is_anonymous(m) => {
+                (true, false, CStyle::Aligned)
+                    if is_anonymous(m) || is_bitfield_run(&self.s.fields[f].ty) =>
+                {
                     // gcc ignores an attribute before `union {`, and one
                     // after `}` would round the member's size up to the
-                    // line: a zero-size aligned member starts the line.
+                    // line; a bit-field takes none: a zero-size aligned
+                    // member starts the line.
                     out.push_str(&self.zero_size_break(m, f));
                 }
                 (true, false, CStyle::Aligned) => {
@@ -414,6 +459,24 @@ impl<'a> Renderer<'a> {
         } else {
             KERNEL_LINE
         }
+    }
+
+    /// The guard line before bit-field run `f` (recorded).
+    fn guard_line(&mut self, anchor: &MemberSource, f: usize) -> Result<String, Diagnostic> {
+        let field = &self.s.fields[f];
+        let Some(decl) = guard_declaration(field.align) else {
+            return Err(Diagnostic::new(format!(
+                "bit-field `{}` needs a zero-width guard of alignment {}, which no integer type has",
+                field.name, field.align
+            ))
+            .help("keep the bit-fields where they are (pin them in the access file)"));
+        };
+        self.record.push(CItem::Guard { align: field.align });
+        let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        Ok(format!(
+            "{}{decl}\t/* {} starts a new unit */{nl}",
+            anchor.indent, field.name
+        ))
     }
 
     /// A zero-size member aligned to the line, written before field `f`
