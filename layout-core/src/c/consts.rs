@@ -407,7 +407,11 @@ fn feature_test(name: &str, arg: &[PTok]) -> bool {
         _ => false,
     }
 }
+/// How deeply macros may expand inside each other.
 const MAX_DEPTH: usize = 64;
+/// How many tokens one expression may expand to (a macro that doubles at
+/// each level would otherwise take all memory).
+pub(crate) const MAX_EXPANDED_TOKENS: usize = 100_000;
 
 /// Expands macros in `toks`. `defined X` and the kernel's `IS_ENABLED(X)`
 /// family are answered here, before `X` could be expanded.
@@ -418,12 +422,25 @@ fn expand(
     depth: usize,
 ) -> Result<Vec<PTok>, EvalError> {
     if depth > MAX_DEPTH {
-        return Err(EvalError::new("macro expansion nests too deeply"));
+        let mut e = EvalError::new(format!(
+            "macro expansion nests more than {MAX_DEPTH} levels deep"
+        ));
+        e.help = Some("a macro probably expands to itself through others; define the constant with -D NAME=VALUE".into());
+        return Err(e);
     }
     let macros = env.macros();
     let mut out = Vec::new();
     let mut i = 0;
     while i < toks.len() {
+        if out.len() > MAX_EXPANDED_TOKENS {
+            let mut e = EvalError::new(format!(
+                "macro expansion grows past {MAX_EXPANDED_TOKENS} tokens"
+            ));
+            e.help = Some(
+                "define the constant with -D NAME=VALUE (its macros expand without bound)".into(),
+            );
+            return Err(e);
+        }
         let PTok::Ident(name) = &toks[i] else {
             out.push(toks[i].clone());
             i += 1;
@@ -751,7 +768,11 @@ impl Parser<'_> {
 
     fn unary(&mut self, live: bool) -> Result<Val, EvalError> {
         if self.depth >= MAX_NESTING {
-            return Err(EvalError::new("constant expression nests too deeply"));
+            let mut e = EvalError::new(format!(
+                "constant expression nests more than {MAX_NESTING} levels deep"
+            ));
+            e.help = Some("simplify the expression".into());
+            return Err(e);
         }
         self.depth += 1;
         let v = self.unary_inner(live);

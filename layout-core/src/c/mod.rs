@@ -193,7 +193,12 @@ pub fn parse_header(
         &pre.unnamed_bitfields,
         &pre.macro_members,
     )
-    .map_err(|m| Diagnostic::new(m).in_file(path))?;
+    .map_err(|m| {
+        Diagnostic::new(m)
+            .in_file(path)
+            .at(1, 1)
+            .help("the C parser could not start; check that the file is a C header")
+    })?;
     let index = Index::build(&ast);
     Ok(Header {
         path: path.to_path_buf(),

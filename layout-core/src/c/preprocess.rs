@@ -284,8 +284,12 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         blank(&mut bytes, r.range.clone());
     }
     let scan = scan_code(text, &pre.code, &pre.macros, &mut bytes);
-    let parse_text = String::from_utf8(bytes)
-        .map_err(|_| Diagnostic::new("internal error: blanking broke UTF-8").in_file(path))?;
+    let parse_text = String::from_utf8(bytes).map_err(|_| {
+        Diagnostic::new("internal error: blanking broke UTF-8")
+            .in_file(path)
+            .at(1, 1)
+            .help("this is a bug in cachelayout; please report it with the header")
+    })?;
     Ok(Preprocessed {
         parse_text,
         macros: pre.macros,
@@ -424,10 +428,14 @@ impl Pre<'_> {
             }
             "elif" | "elifdef" | "elifndef" | "else" => {
                 let Some(frame) = self.stack.last() else {
-                    return Err(self.error(at, format!("#{name} without #if")));
+                    return Err(self
+                        .error(at, format!("#{name} without #if"))
+                        .help("remove it, or add the #if it belongs to"));
                 };
                 if frame.else_seen {
-                    return Err(self.error(at, format!("#{name} after #else")));
+                    return Err(self
+                        .error(at, format!("#{name} after #else"))
+                        .help("an #if group has one #else, at its end; add the missing #endif"));
                 }
                 let parent = frame.parent_active;
                 let open = parent && !frame.taken;
@@ -457,7 +465,9 @@ impl Pre<'_> {
                     }
                     Ok(kind_if(frame.parent_active))
                 }
-                None => Err(self.error(at, "#endif without #if")),
+                None => Err(self
+                    .error(at, "#endif without #if")
+                    .help("remove it, or add the #if it closes")),
             },
             _ if !was_active => Ok(RegionKind::Inactive),
             "define" => {
@@ -543,7 +553,9 @@ impl Pre<'_> {
         match name {
             "ifdef" | "ifndef" => {
                 let Some(PTok::Ident(n)) = rest.first() else {
-                    return Err(self.error(at, format!("#{name} needs a macro name")));
+                    return Err(self
+                        .error(at, format!("#{name} needs a macro name"))
+                        .help(format!("write `#{name} NAME`")));
                 };
                 Ok(self.macros.is_defined(n) == (name == "ifdef"))
             }
@@ -563,7 +575,9 @@ impl Pre<'_> {
     fn define(&mut self, toks: &[Tok], at: usize) -> Result<(), Diagnostic> {
         let code: Vec<&Tok> = toks.iter().filter(|t| t.kind != TokKind::Comment).collect();
         let Some(name_tok) = code.get(1).filter(|t| t.kind == TokKind::Ident) else {
-            return Err(self.error(at, "#define needs a macro name"));
+            return Err(self
+                .error(at, "#define needs a macro name")
+                .help("write `#define NAME value`"));
         };
         let name = name_tok.text(self.text).to_string();
         let to_ptoks = |ts: &[&Tok]| -> Vec<PTok> {
@@ -585,6 +599,7 @@ impl Pre<'_> {
             .map(|p| p + 3)
             .ok_or_else(|| {
                 self.error(at, format!("#define {name}: unterminated parameter list"))
+                    .help("close the parameter list with `)`")
             })?;
         let mut params = Vec::new();
         let mut variadic = false;
@@ -593,7 +608,11 @@ impl Pre<'_> {
                 (TokKind::Ident, p) => params.push(p.to_string()),
                 (TokKind::Punct, "...") => variadic = true,
                 (TokKind::Punct, ",") => {}
-                _ => return Err(self.error(at, format!("#define {name}: bad parameter list"))),
+                _ => {
+                    return Err(self
+                        .error(at, format!("#define {name}: bad parameter list"))
+                        .help("parameters are names separated by commas, or `...`"))
+                }
             }
         }
         self.macros.define(

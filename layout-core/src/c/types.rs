@@ -106,6 +106,11 @@ pub(crate) struct Resolver<'h> {
     enum_values: RefCell<HashMap<(usize, usize), Option<i64>>>,
 }
 
+/// Types are limited to 2^48 bytes (256 TiB): what x86_64 can address, and
+/// what keeps every offset computation exact.
+const TOO_LARGE_HELP: &str =
+    "the limit is 2^48 bytes (what x86_64 addresses); check the size expression";
+
 fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)) * a.max(1)
 }
@@ -216,10 +221,11 @@ impl<'h> Resolver<'h> {
         if let Some(help) = e.missing.and_then(|m| self.skipped_definition(&m, at)) {
             return d.help(help);
         }
-        match e.help {
-            Some(h) => d.help(h),
-            None => d,
-        }
+        d.help(e.help.unwrap_or_else(|| {
+            "integer constants follow C's rules on x86_64 (int is 32 bits, long 64); \
+             simplify the expression"
+                .into()
+        }))
     }
 
     fn enter(&self, key: String, at: usize) -> Result<(), Diagnostic> {
@@ -229,7 +235,9 @@ impl<'h> Resolver<'h> {
                 .help("a struct can hold a pointer to itself, not itself"));
         }
         if self.active.borrow().len() > 64 {
-            return Err(self.error(at, "types nest too deeply"));
+            return Err(self
+                .error(at, "types nest too deeply (more than 64 levels)")
+                .help("lay the struct out from BTF or DWARF of a real build"));
         }
         self.active.borrow_mut().push(key);
         Ok(())
@@ -258,7 +266,9 @@ impl<'h> Resolver<'h> {
                     align: r.align,
                 }),
                 (None, Some(tag)) => self.tagged(*kind, tag, at),
-                (None, None) => Err(self.error(at, "a struct without tag or body")),
+                (None, None) => Err(self
+                    .error(at, "a struct without tag or body")
+                    .help("name the struct, or write its body")),
             },
             TypeRef::Enum { tag, def } => self.enumeration(tag.as_deref(), *def),
             TypeRef::Unsupported(text) => Err(self
@@ -351,10 +361,12 @@ impl<'h> Resolver<'h> {
                     hi = hi.max(v);
                 }
                 None if packed => {
-                    return Err(self.error(
-                        e.enumerators[k].at,
-                        format!("cannot compute the value of {}", e.enumerators[k].name),
-                    ))
+                    return Err(self
+                        .error(
+                            e.enumerators[k].at,
+                            format!("cannot compute the value of {}", e.enumerators[k].name),
+                        )
+                        .help("define the constants it uses (-D NAME=VALUE or [defines])"))
                 }
                 None => {}
             }
@@ -428,23 +440,35 @@ impl<'h> Resolver<'h> {
                     let bits = self.eval_range(r.clone())?;
                     let bits = u64::try_from(bits).map_err(|_| {
                         self.error(r.start, format!("bitmap of {bits} bits is negative"))
+                            .help("a bitmap has 0 or more bits")
                     })?;
                     let longs = bits.div_ceil(64);
                     l.size = l
                         .size
                         .checked_mul(longs)
                         .filter(|s| *s < 1 << 48)
-                        .ok_or_else(|| self.error(r.start, "bitmap is too large"))?;
+                        .ok_or_else(|| {
+                            self.error(r.start, format!("bitmap of {bits} bits is too large"))
+                                .help(TOO_LARGE_HELP)
+                        })?;
                 }
                 Derived::Array(Some(r)) => {
                     let n = self.eval_range(r.clone())?;
-                    let n = u64::try_from(n)
-                        .map_err(|_| self.error(r.start, format!("array size {n} is negative")))?;
+                    let n = u64::try_from(n).map_err(|_| {
+                        self.error(r.start, format!("array size {n} is negative"))
+                            .help("an array has 0 or more elements")
+                    })?;
                     l.size = l
                         .size
                         .checked_mul(n)
                         .filter(|s| *s < 1 << 48)
-                        .ok_or_else(|| self.error(r.start, "array is too large"))?;
+                        .ok_or_else(|| {
+                            self.error(
+                                r.start,
+                                format!("array of {n} elements of {} bytes is too large", l.size),
+                            )
+                            .help(TOO_LARGE_HELP)
+                        })?;
                 }
             }
         }
@@ -469,7 +493,9 @@ impl<'h> Resolver<'h> {
         };
         match u64::try_from(v) {
             Ok(a) if a.is_power_of_two() => Ok(a),
-            _ => Err(self.error(at, format!("alignment {v} is not a power of two"))),
+            _ => Err(self
+                .error(at, format!("alignment {v} is not a power of two"))
+                .help("use 1, 2, 4, 8, ... (gcc rejects other alignments)")),
         }
     }
 
@@ -502,14 +528,20 @@ impl<'h> Resolver<'h> {
                     }
                 }
                 PTok::Punct(p) if p == "*" => pointer = true,
-                _ => return Err(self.error(at, format!("cannot read the type name `{text}`"))),
+                _ => {
+                    return Err(self
+                        .error(at, format!("cannot read the type name `{text}`"))
+                        .help("write a plain type name: `long`, `struct foo`, `u64 *`"))
+                }
             }
         }
         if pointer {
             return Ok(POINTER);
         }
         match words.as_slice() {
-            [] => Err(self.error(at, "empty type name")),
+            [] => Err(self
+                .error(at, "empty type name")
+                .help("write a type name: `long`, `struct foo`")),
             [kw, tag] if kw == "struct" || kw == "union" => {
                 let kind = if kw == "struct" {
                     RecordKind::Struct
@@ -586,7 +618,10 @@ impl<'h> Resolver<'h> {
                 v => u64::try_from(v)
                     .ok()
                     .filter(|a| a.is_power_of_two())
-                    .ok_or_else(|| self.error(at, format!("alignment {v} is not a power of two"))),
+                    .ok_or_else(|| {
+                        self.error(at, format!("alignment {v} is not a power of two"))
+                            .help("use 1, 2, 4, 8, ... (gcc rejects other alignments)")
+                    }),
             },
             None => Ok(SMP_CACHE_BYTES),
         };

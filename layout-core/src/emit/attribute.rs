@@ -114,7 +114,8 @@ pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(s.len() - i);
         } else {
-            i += 1;
+            // Whole characters: the text may hold UTF-8 anywhere.
+            i += s[i..].chars().next().map_or(1, char::len_utf8);
         }
     }
     spans
@@ -258,7 +259,7 @@ fn alignment_spans(s: &str) -> Vec<(Range<usize>, AlignSpelling)> {
             continue;
         }
         if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
-            i += 1;
+            i += s[i..].chars().next().map_or(1, char::len_utf8);
             continue;
         }
         let len = s[i..]

@@ -50,7 +50,11 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     let l: &Layout = v;
     let at_struct = |d: Diagnostic| {
         let (line, col) = line_col(&src.text, src.definition.start);
-        d.in_file(&src.path).at(line, col)
+        let help = d.help.clone().unwrap_or_else(|| {
+            "the diff cannot be written; --format table or json prints the verified layout"
+                .to_string()
+        });
+        d.in_file(&src.path).at(line, col).help(help)
     };
     if !l.line.is_power_of_two() {
         return Err(at_struct(Diagnostic::new(format!(
