@@ -111,3 +111,121 @@ fn item_15_the_valid_neighbours_are_read() {
         read(&text).unwrap_or_else(|e| panic!("{body}: {e}"));
     }
 }
+
+#[test]
+fn item_16_the_command_line_wins_over_a_header_define_and_says_so() {
+    let text = "#define N 4\n#undef M\nstruct s {\n\tchar a[N];\n\tchar b[M];\n};\n";
+    let mut d = Defines::default();
+    d.insert("N", 16);
+    d.insert("M", 2);
+    let h = parse_header(Path::new("t.h"), text, &d, &TypeTable::default()).unwrap();
+    assert_eq!(h.find_struct("s").unwrap().size, 18);
+    let notes = h.overridden_defines();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].starts_with("t.h:1:1: note: "), "{notes:?}");
+    assert!(
+        notes[0].contains("N is ignored") && notes[0].contains("set it to 16"),
+        "{notes:?}"
+    );
+    assert!(notes[1].starts_with("t.h:2:1: note: "), "{notes:?}");
+    // Without -D the header's own value counts, and nothing is said.
+    let h = parse_header(
+        Path::new("t.h"),
+        text,
+        &Defines::default(),
+        &TypeTable::default(),
+    )
+    .unwrap();
+    assert!(h.overridden_defines().is_empty());
+    let e = h.find_struct("s").unwrap_err().to_string();
+    assert!(e.contains("constant M is not defined"), "{e}");
+}
+
+#[test]
+fn item_16_huge_array_sizes_are_too_large_not_negative() {
+    for size in [
+        "18446744073709551615",
+        "~0UL",
+        "0xffffffffffffffff",
+        "1UL << 62",
+    ] {
+        let text = format!("struct s {{\n\tchar a[{size}];\n}};\n");
+        let e = read(&text).unwrap_err();
+        assert!(
+            e.contains("is too large") && !e.contains("negative"),
+            "{size}: {e}"
+        );
+        assert!(
+            e.starts_with("t.h:2:9: error: ") && e.contains("; help: the limit is 2^48 bytes"),
+            "{e}"
+        );
+    }
+    let e = read("struct s {\n\tchar a[-1];\n};\n").unwrap_err();
+    assert!(e.contains("array size -1 is negative"), "{e}");
+}
+
+#[test]
+fn item_10_a_gigabyte_array_costs_nothing() {
+    use layout_core::layout::reported_conflicts;
+    use layout_core::{Access, Layout, Placement};
+    let text = "struct s {\n\tchar a[1 << 30];\n\tlong b;\n};\n";
+    let h = parse_header(
+        Path::new("t.h"),
+        text,
+        &Defines::default(),
+        &TypeTable::default(),
+    )
+    .unwrap();
+    let mut c = h.find_struct("s").unwrap();
+    assert_eq!(c.size, (1 << 30) + 8);
+    c.model.fields[0].access = Access::ReadMostly;
+    c.model.fields[1].access = Access::Lockless { group: None };
+    let l = Layout::declared(&c.model, c.size, c.align, 64, Placement::Aligned).unwrap();
+    // Where the struct starts off a line, the line after a's 2^24 lines
+    // holds a's end and b.
+    let conflicts = reported_conflicts(&c.model, &l);
+    assert_eq!(conflicts.len(), 1, "{conflicts:?}");
+    assert_eq!(conflicts[0].line, 1 << 24);
+    assert_eq!(
+        (
+            conflicts[0].lockless.clone(),
+            conflicts[0].read_mostly.clone()
+        ),
+        (vec!["b".to_string()], vec!["a".to_string()])
+    );
+}
+
+#[test]
+fn bounded_work_macro_expansion_is_limited_with_a_named_limit() {
+    // Each level doubles: 2^40 tokens unbounded.
+    let mut text = String::from("#define M0 1\n");
+    for k in 1..=40 {
+        text.push_str(&format!("#define M{k} (M{} + M{})\n", k - 1, k - 1));
+    }
+    text.push_str("struct s {\n\tchar a[M40];\n};\n");
+    let e = read(&text).unwrap_err();
+    assert!(
+        e.contains("grows past 100000 tokens") && e.contains("; help: "),
+        "{e}"
+    );
+    let text = "#define A B\n#define B A\nstruct s {\n\tchar a[A];\n};\n";
+    let e = read(text).unwrap_err();
+    assert!(
+        e.starts_with("t.h:4:9: error: ") && e.contains("; help: "),
+        "{e}"
+    );
+}
+
+#[test]
+fn bounded_work_members_are_limited_with_a_named_limit() {
+    let mut body = String::new();
+    for k in 0..=layout_core::c::MAX_FIELDS {
+        body.push_str(&format!("char m{k}; "));
+    }
+    let e = read(&format!("struct s {{\n{body}\n}};\n")).unwrap_err();
+    assert!(
+        e.starts_with("t.h:1:1: error: struct `s` has 10001 members, over the limit of 10000"),
+        "{e}"
+    );
+    assert!(e.contains("; help: "), "{e}");
+}

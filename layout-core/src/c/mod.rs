@@ -56,9 +56,10 @@
 //! Macros: gcc's x86_64 predefined macros and a few kernel constants
 //! (`BITS_PER_LONG`, `SMP_CACHE_BYTES`, `PAGE_SIZE`, `DIV_ROUND_UP`,
 //! `BITS_TO_LONGS`, `BIT`, `ALIGN`, ABI sizes such as `ETH_ALEN` and
-//! `IFNAMSIZ`, `NR_CPUS` from `CONFIG_NR_CPUS`) come first, [`Defines`]
-//! replace them, and the header's own `#define`s replace both (as a `-D`
-//! flag would be replaced in C).
+//! `IFNAMSIZ`, `NR_CPUS` from `CONFIG_NR_CPUS`) come first, and the
+//! header's own `#define`s replace them. [`Defines`] (`-D`, `[defines]`,
+//! the kernel config) win over both: the header's `#define` or `#undef` of
+//! such a name is ignored, and [`Header::overridden_defines`] says so.
 //!
 //! Syntax errors are reported by [`Header::find_struct`] when they lie in
 //! the struct or a type it uses (or when the struct cannot be found), so
@@ -93,6 +94,10 @@ use parse::{Ast, RecordKind, TypeRef};
 use preprocess::Preprocessed;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// The most fields a struct may have (the largest kernel structs have a
+/// few hundred): beyond it the layout search is refused, not started.
+pub const MAX_FIELDS: usize = 10_000;
 
 /// A parsed header. Cheap to query many times: each [`Header::find_struct`]
 /// lays out only what the struct needs.
@@ -219,6 +224,26 @@ impl Header {
         &self.text
     }
 
+    /// One line per `#define` or `#undef` of the header that a `-D` flag,
+    /// the access file's `[defines]` or the kernel config overrode (the
+    /// command line wins): `file:line:col: note: ...`, for the CLI to print.
+    pub fn overridden_defines(&self) -> Vec<String> {
+        self.pre
+            .overridden
+            .iter()
+            .map(|o| {
+                let (line, col) = crate::error::line_col(&self.text, o.at);
+                format!(
+                    "{}:{line}:{col}: note: the header's definition of {} is ignored: \
+                     -D, [defines] or the kernel config set it to {} (the command line wins)",
+                    self.path.display(),
+                    o.name,
+                    o.value
+                )
+            })
+            .collect()
+    }
+
     /// Structs [`Header::find_struct`] can lay out, in source order: struct
     /// tags, and typedef names of structs.
     pub fn struct_names(&self) -> Vec<String> {
@@ -286,7 +311,20 @@ impl Header {
                 None => return Err(self.unknown_struct(name, &resolver)),
             },
         };
-        structs::build(self, &resolver, name, idx)
+        let c = structs::build(self, &resolver, name, idx)?;
+        if c.model.fields.len() > MAX_FIELDS {
+            let at = self.ast.records[idx].specifier.start;
+            return Err(resolver
+                .error(
+                    at,
+                    format!(
+                        "struct `{name}` has {} members, over the limit of {MAX_FIELDS}",
+                        c.model.fields.len()
+                    ),
+                )
+                .help("the limit keeps the search bounded; lay out a smaller struct"));
+        }
+        Ok(c)
     }
 
     fn unknown_struct(&self, name: &str, resolver: &types::Resolver) -> Diagnostic {

@@ -90,6 +90,8 @@ pub(crate) struct Preprocessed {
     /// ...), in order.
     pub macro_members: Vec<MacroMember>,
     pub regions: Vec<Region>,
+    /// Header `#define`s and `#undef`s the command line overrode.
+    pub overridden: Vec<Overridden>,
     pub undecided: Vec<Undecided>,
     /// Active `#error` directives. Without the headers this one includes,
     /// conditions that test their macros see 0 and may reach an `#error`
@@ -236,6 +238,20 @@ struct Pre<'a> {
     packs: Vec<PackChange>,
     /// `#pragma pack(push)` stack.
     pack_stack: Vec<Option<u64>>,
+    /// Macros set by `-D`, `[defines]` or the kernel config: the header's
+    /// `#define` and `#undef` of them are ignored (the command line wins).
+    fixed: std::collections::HashMap<String, i64>,
+    overridden: Vec<Overridden>,
+}
+
+/// A header `#define` or `#undef` that a `-D`, `[defines]` or kernel config
+/// value overrode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Overridden {
+    pub name: String,
+    pub value: i64,
+    /// Where the directive is.
+    pub at: usize,
 }
 
 pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preprocessed, Diagnostic> {
@@ -246,6 +262,7 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
     // `CONFIG_X_MODULE` that `IS_ENABLED(CONFIG_X)` looks at.
     let builtin_idents: Vec<String> = macros.body_idents().map(String::from).collect();
     let mut named = std::collections::HashSet::new();
+    let mut fixed = std::collections::HashMap::new();
     let idents = toks
         .iter()
         .filter(|t| t.kind == TokKind::Ident)
@@ -257,6 +274,7 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
             for n in [name, module.as_str()] {
                 if let Some(value) = defines.get(n) {
                     macros.define(n, Macro::object(vec![PTok::Number(value.to_string())]));
+                    fixed.insert(n.to_string(), value);
                 }
             }
         }
@@ -272,6 +290,8 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         refusals: Vec::new(),
         packs: Vec::new(),
         pack_stack: Vec::new(),
+        fixed,
+        overridden: Vec::new(),
     };
     pre.lines(&toks)?;
     if let Some(open) = pre.stack.last() {
@@ -298,6 +318,7 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         unnamed_bitfields: scan.unnamed_bitfields,
         macro_members: scan.macro_members,
         regions: pre.regions,
+        overridden: pre.overridden,
         undecided: pre.undecided,
         refusals: pre.refusals,
         packs: pre.packs,
@@ -476,7 +497,15 @@ impl Pre<'_> {
             }
             "undef" => {
                 if let Some(PTok::Ident(n)) = rest.first() {
-                    self.macros.undef(n);
+                    if let Some(&value) = self.fixed.get(n) {
+                        self.overridden.push(Overridden {
+                            name: n.clone(),
+                            value,
+                            at,
+                        });
+                    } else {
+                        self.macros.undef(n);
+                    }
                 }
                 Ok(RegionKind::Directive)
             }
@@ -580,6 +609,10 @@ impl Pre<'_> {
                 .help("write `#define NAME value`"));
         };
         let name = name_tok.text(self.text).to_string();
+        if let Some(&value) = self.fixed.get(&name) {
+            self.overridden.push(Overridden { name, value, at });
+            return Ok(());
+        }
         let to_ptoks = |ts: &[&Tok]| -> Vec<PTok> {
             ts.iter()
                 .flat_map(|t| consts::ptokens(t.text(self.text)))
