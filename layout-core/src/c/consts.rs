@@ -423,7 +423,7 @@ fn expand(
 ) -> Result<Vec<PTok>, EvalError> {
     if depth > MAX_DEPTH {
         let mut e = EvalError::new(format!(
-            "macro expansion nests more than {MAX_DEPTH} levels deep"
+            "macro expansion nests too deeply (more than {MAX_DEPTH} levels)"
         ));
         e.help = Some("a macro probably expands to itself through others; define the constant with -D NAME=VALUE".into());
         return Err(e);
@@ -769,7 +769,7 @@ impl Parser<'_> {
     fn unary(&mut self, live: bool) -> Result<Val, EvalError> {
         if self.depth >= MAX_NESTING {
             let mut e = EvalError::new(format!(
-                "constant expression nests more than {MAX_NESTING} levels deep"
+                "constant expression nests too deeply (more than {MAX_NESTING} levels)"
             ));
             e.help = Some("simplify the expression".into());
             return Err(e);
