@@ -132,16 +132,28 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
     let line = layout.line;
     // Container offset that has the requested phase and is closest to `base`.
     let start = base - base % line + phase;
+    // Only a line where some field starts or ends can hold two fields: the
+    // lines inside a big array are its alone. Visiting just those keeps the
+    // work proportional to the fields, not to the bytes.
+    let span = |sl: &Slot| {
+        let size = s.fields[sl.field].size;
+        (size > 0).then(|| {
+            (
+                (start + sl.offset) / line,
+                (start + sl.offset + size - 1) / line,
+            )
+        })
+    };
     let mut per_line: std::collections::BTreeMap<u64, Vec<usize>> = Default::default();
+    for (first, last) in layout.slots.iter().filter_map(span) {
+        per_line.entry(first).or_default();
+        per_line.entry(last).or_default();
+    }
     for sl in &layout.slots {
-        let f = &s.fields[sl.field];
-        if f.size == 0 {
-            continue;
-        }
-        let first = (start + sl.offset) / line;
-        let last = (start + sl.offset + f.size - 1) / line;
-        for l in first..=last {
-            per_line.entry(l).or_default().push(sl.field);
+        if let Some((first, last)) = span(sl) {
+            for (_, fields) in per_line.range_mut(first..=last) {
+                fields.push(sl.field);
+            }
         }
     }
     let mut out = Vec::new();

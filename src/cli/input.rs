@@ -143,6 +143,10 @@ fn read_header(
     types: &TypeTable,
 ) -> Result<Read, Diagnostic> {
     let header = files::header(path, defines, types)?;
+    // The command line wins over the header's #define: say so.
+    for note in header.overridden_defines() {
+        eprintln!("{note}");
+    }
     let cs = header.find_struct(name)?;
     Ok(Read {
         model: cs.model,

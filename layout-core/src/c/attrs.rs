@@ -37,6 +37,9 @@ pub(crate) enum Attr {
 /// The line size the kernel's cacheline macros stand for on x86_64.
 pub(crate) const SMP_CACHE_BYTES: u64 = 64;
 
+// The emitters spell 64-byte breaks with these macros: same value.
+const _: () = assert!(SMP_CACHE_BYTES == crate::emit::KERNEL_LINE);
+
 enum Known {
     Align(u64),
     AlignArg,

@@ -1,6 +1,17 @@
 //! Integer constant expressions: macro expansion (object-like and simple
-//! function-like macros) and evaluation with C's 64-bit preprocessor
-//! arithmetic (`intmax_t` / `uintmax_t`).
+//! function-like macros) and evaluation as C does it.
+//!
+//! In array sizes, bit-field widths and attribute arguments every value has
+//! a C type (`int`, `unsigned int`, `long`, `unsigned long`; x86_64 LP64):
+//! literals take the first type their value and suffix allow, `sizeof` is
+//! `unsigned long`, operands go through the usual arithmetic conversions,
+//! unsigned arithmetic wraps at the type's width, shifts have the type of
+//! their promoted left operand, `?:` has the common type of its branches.
+//! What C leaves undefined or gcc diagnoses (signed overflow, a shift count
+//! negative or not below the width, a left shift of a negative value or one
+//! that loses bits, division by zero) is an error, unless it lies in a
+//! branch C does not evaluate. In `#if` lines every value is `intmax_t` or
+//! `uintmax_t` (64 bits), as in the preprocessor.
 //!
 //! Two modes: in `#if` lines an identifier left after expansion is 0 (as in
 //! C); in array sizes, bit-field widths and attribute arguments it must be a
@@ -187,11 +198,18 @@ pub(crate) enum Mode {
 }
 
 /// Evaluates `src` (C expression text).
-pub(crate) fn eval(src: &str, env: &dyn Env, mode: Mode) -> Result<i64, EvalError> {
+/// The value is exact in its C type: `-2^63..2^63` for signed types,
+/// `0..2^64` for unsigned ones.
+pub(crate) fn eval(src: &str, env: &dyn Env, mode: Mode) -> Result<i128, EvalError> {
     eval_tokens(&ptokens(src), env, mode)
 }
 
-pub(crate) fn eval_tokens(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<i64, EvalError> {
+pub(crate) fn eval_tokens(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<i128, EvalError> {
+    eval_typed(toks, env, mode).map(|v| v.v)
+}
+
+/// The value and its C type.
+pub(crate) fn eval_typed(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<Val, EvalError> {
     let expanded = expand(toks, env, &mut Vec::new(), 0)?;
     let mut p = Parser {
         depth: 0,
@@ -211,25 +229,103 @@ pub(crate) fn eval_tokens(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<i6
             join(toks)
         )));
     }
-    Ok(v.as_i64())
+    Ok(v)
 }
 
-/// A value has at most 64 bits; `unsigned` values are kept in 0..2^64.
-#[derive(Clone, Copy, Debug)]
-struct Val {
-    v: i128,
-    unsigned: bool,
+/// A C integer type after the integer promotions: `int` (32 bits) or
+/// `long` (64), signed or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IntTy {
+    pub bits: u32,
+    pub unsigned: bool,
+}
+
+pub(crate) const INT: IntTy = IntTy {
+    bits: 32,
+    unsigned: false,
+};
+const UINT: IntTy = IntTy {
+    bits: 32,
+    unsigned: true,
+};
+const LONG: IntTy = IntTy {
+    bits: 64,
+    unsigned: false,
+};
+const ULONG: IntTy = IntTy {
+    bits: 64,
+    unsigned: true,
+};
+
+impl IntTy {
+    fn min(self) -> i128 {
+        if self.unsigned {
+            0
+        } else {
+            -(1i128 << (self.bits - 1))
+        }
+    }
+
+    fn max(self) -> i128 {
+        if self.unsigned {
+            (1i128 << self.bits) - 1
+        } else {
+            (1i128 << (self.bits - 1)) - 1
+        }
+    }
+
+    fn holds(self, v: i128) -> bool {
+        (self.min()..=self.max()).contains(&v)
+    }
+
+    /// The C spelling, for messages.
+    pub fn name(self) -> &'static str {
+        match (self.bits, self.unsigned) {
+            (32, false) => "int",
+            (32, true) => "unsigned int",
+            (_, false) => "long",
+            (_, true) => "unsigned long",
+        }
+    }
+
+    /// The usual arithmetic conversions.
+    fn common(self, other: IntTy) -> IntTy {
+        let bits = self.bits.max(other.bits);
+        let unsigned = match (self.unsigned, other.unsigned) {
+            (false, false) => false,
+            (true, true) => true,
+            // The unsigned one wins unless the signed one is wider.
+            (true, false) => self.bits >= other.bits,
+            (false, true) => other.bits >= self.bits,
+        };
+        IntTy { bits, unsigned }
+    }
+}
+
+/// A value of a C integer type, exact: in `ty`'s range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Val {
+    pub v: i128,
+    pub ty: IntTy,
 }
 
 impl Val {
-    fn signed(v: i128) -> Self {
-        Val { v, unsigned: false }
+    /// `v` converted to `ty` as C converts: modulo 2^bits for unsigned
+    /// types; for signed ones, two's complement (gcc's choice).
+    fn convert(v: i128, ty: IntTy) -> Self {
+        let m = v.rem_euclid(1i128 << ty.bits);
+        let v = if !ty.unsigned && m > ty.max() {
+            m - (1i128 << ty.bits)
+        } else {
+            m
+        };
+        Val { v, ty }
     }
 
-    fn unsigned(v: i128) -> Self {
+    fn int(v: bool) -> Self {
         Val {
-            v: v.rem_euclid(1i128 << 64),
-            unsigned: true,
+            v: i128::from(v),
+            ty: INT,
         }
     }
 
@@ -237,9 +333,8 @@ impl Val {
         self.v != 0
     }
 
-    /// The two's complement bit pattern, as C stores it.
-    fn as_i64(self) -> i64 {
-        self.v as i64
+    fn to(self, ty: IntTy) -> Self {
+        Val::convert(self.v, ty)
     }
 }
 
@@ -312,7 +407,11 @@ fn feature_test(name: &str, arg: &[PTok]) -> bool {
         _ => false,
     }
 }
+/// How deeply macros may expand inside each other.
 const MAX_DEPTH: usize = 64;
+/// How many tokens one expression may expand to (a macro that doubles at
+/// each level would otherwise take all memory).
+pub(crate) const MAX_EXPANDED_TOKENS: usize = 100_000;
 
 /// Expands macros in `toks`. `defined X` and the kernel's `IS_ENABLED(X)`
 /// family are answered here, before `X` could be expanded.
@@ -323,12 +422,25 @@ fn expand(
     depth: usize,
 ) -> Result<Vec<PTok>, EvalError> {
     if depth > MAX_DEPTH {
-        return Err(EvalError::new("macro expansion nests too deeply"));
+        let mut e = EvalError::new(format!(
+            "macro expansion nests too deeply (more than {MAX_DEPTH} levels)"
+        ));
+        e.help = Some("a macro probably expands to itself through others; define the constant with -D NAME=VALUE".into());
+        return Err(e);
     }
     let macros = env.macros();
     let mut out = Vec::new();
     let mut i = 0;
     while i < toks.len() {
+        if out.len() > MAX_EXPANDED_TOKENS {
+            let mut e = EvalError::new(format!(
+                "macro expansion grows past {MAX_EXPANDED_TOKENS} tokens"
+            ));
+            e.help = Some(
+                "define the constant with -D NAME=VALUE (its macros expand without bound)".into(),
+            );
+            return Err(e);
+        }
         let PTok::Ident(name) = &toks[i] else {
             out.push(toks[i].clone());
             i += 1;
@@ -540,7 +652,8 @@ fn cast_type(words: &[&str]) -> Option<(u32, bool)> {
         ["char"] => (1, true),
         ["short"] | ["short", "int"] => (2, true),
         ["long"] | ["long", "int"] | ["long", "long"] | ["long", "long", "int"] => (8, true),
-        ["_Bool"] | ["bool"] => (1, false),
+        // 0 bytes: `_Bool`, which converts to 0 or 1.
+        ["_Bool"] | ["bool"] => (0, false),
         [w] => match *w {
             "u8" | "__u8" | "uint8_t" => (1, false),
             "s8" | "__s8" | "int8_t" => (1, true),
@@ -569,6 +682,20 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    /// In `#if` lines every value is `intmax_t` or `uintmax_t`.
+    fn norm(&self, v: Val) -> Val {
+        match self.mode {
+            Mode::Directive => Val {
+                v: v.v,
+                ty: IntTy {
+                    bits: 64,
+                    unsigned: v.ty.unsigned,
+                },
+            },
+            Mode::Constant => v,
+        }
+    }
+
     fn peek(&self) -> Option<&PTok> {
         self.toks.get(self.pos)
     }
@@ -604,12 +731,14 @@ impl Parser<'_> {
             // GNU `a ?: b`
             self.pos += 1;
             let other = self.ternary(live && !cond.truthy())?;
-            return Ok(if cond.truthy() { cond } else { other });
+            let ty = cond.ty.common(other.ty);
+            return Ok(if cond.truthy() { cond } else { other }.to(ty));
         }
         let a = self.ternary(live && cond.truthy())?;
         self.expect(":")?;
         let b = self.ternary(live && !cond.truthy())?;
-        Ok(if cond.truthy() { a } else { b })
+        let ty = a.ty.common(b.ty);
+        Ok(if cond.truthy() { a } else { b }.to(ty))
     }
 
     fn binary(&mut self, min_prec: u8, live: bool) -> Result<Val, EvalError> {
@@ -628,9 +757,10 @@ impl Parser<'_> {
             };
             let rhs = self.binary(prec + 1, rhs_live)?;
             lhs = match apply(&op, lhs, rhs) {
-                Ok(v) => v,
+                Ok(v) => self.norm(v),
                 Err(e) if live => return Err(e),
-                Err(_) => Val::signed(0),
+                // Not evaluated: only the type counts.
+                Err(_) => self.norm(Val::convert(0, result_type(&op, lhs.ty, rhs.ty))),
             };
         }
         Ok(lhs)
@@ -638,7 +768,11 @@ impl Parser<'_> {
 
     fn unary(&mut self, live: bool) -> Result<Val, EvalError> {
         if self.depth >= MAX_NESTING {
-            return Err(EvalError::new("constant expression nests too deeply"));
+            let mut e = EvalError::new(format!(
+                "constant expression nests too deeply (more than {MAX_NESTING} levels)"
+            ));
+            e.help = Some("simplify the expression".into());
+            return Err(e);
         }
         self.depth += 1;
         let v = self.unary_inner(live);
@@ -655,30 +789,26 @@ impl Parser<'_> {
             PTok::Punct(p) => match p.as_str() {
                 "-" => {
                     let v = self.unary(live)?;
-                    if v.unsigned {
-                        Ok(Val::unsigned(-v.v))
+                    if v.ty.unsigned {
+                        Ok(Val::convert(-v.v, v.ty))
                     } else {
-                        checked_signed(-v.v, live)
+                        checked(-v.v, v.ty, live)
                     }
                 }
                 "+" => self.unary(live),
                 "~" => {
                     let v = self.unary(live)?;
-                    Ok(if v.unsigned {
-                        Val::unsigned(!(v.v as u64) as i128)
-                    } else {
-                        Val::signed(!(v.v as i64) as i128)
-                    })
+                    Ok(Val::convert(-v.v - 1, v.ty))
                 }
                 "!" => {
                     let v = self.unary(live)?;
-                    Ok(Val::signed(i128::from(!v.truthy())))
+                    Ok(self.norm(Val::int(!v.truthy())))
                 }
                 "(" => {
                     if let Some((bytes, signed, close)) = self.cast_ahead() {
                         self.pos = close + 1;
                         let v = self.unary(live)?;
-                        return Ok(cast(v, bytes, signed));
+                        return Ok(self.norm(cast(v, bytes, signed)));
                     }
                     let v = self.ternary(live)?;
                     self.expect(")")?;
@@ -688,8 +818,8 @@ impl Parser<'_> {
                     "unexpected `{p}` in constant expression"
                 ))),
             },
-            PTok::Number(n) => parse_number(&n),
-            PTok::CharLit(c) => parse_char(&c),
+            PTok::Number(n) => parse_number(&n).map(|v| self.norm(v)),
+            PTok::CharLit(c) => parse_char(&c).map(|v| self.norm(v)),
             PTok::Ident(name) if name == "sizeof" && self.mode == Mode::Constant => {
                 self.size_of(live)
             }
@@ -729,17 +859,20 @@ impl Parser<'_> {
             Mode::Directive if self.peek_punct("(") => {
                 let (_, close) = self.parenthesized(name)?;
                 self.pos = close + 1;
-                Ok(Val::signed(0))
+                Ok(self.norm(Val::int(false)))
             }
-            Mode::Directive => Ok(Val::signed(0)),
+            Mode::Directive => Ok(self.norm(Val::int(false))),
             Mode::Constant => {
                 if let Some(v) = self.env.enumerator(name) {
-                    return Ok(Val::signed(i128::from(v)));
+                    // An enumerator is an `int`, or `long` beyond its range.
+                    let v = i128::from(v);
+                    let ty = if INT.holds(v) { INT } else { LONG };
+                    return Ok(Val { v, ty });
                 }
                 match name {
-                    "true" => Ok(Val::signed(1)),
-                    "false" => Ok(Val::signed(0)),
-                    _ if !live => Ok(Val::signed(0)),
+                    "true" => Ok(Val::int(true)),
+                    "false" => Ok(Val::int(false)),
+                    _ if !live => Ok(Val::int(false)),
                     _ => Err(EvalError::missing(name)),
                 }
             }
@@ -777,9 +910,9 @@ impl Parser<'_> {
         let name = join(&self.toks[open + 1..close]);
         self.pos = close + 1;
         match self.env.align_of(&name) {
-            Some(Ok(n)) => Ok(Val::unsigned(i128::from(n))),
+            Some(Ok(n)) => Ok(Val::convert(i128::from(n), ULONG)),
             Some(Err(e)) if live => Err(e),
-            Some(Err(_)) => Ok(Val::unsigned(0)),
+            Some(Err(_)) => Ok(Val::convert(0, ULONG)),
             None => Err(EvalError::new("__alignof__ cannot be used here")),
         }
     }
@@ -794,9 +927,9 @@ impl Parser<'_> {
         };
         let (ty, member) = (join(&inner[..comma]), join(&inner[comma + 1..]));
         match self.env.offset_of(&ty, &member) {
-            Some(Ok(n)) => Ok(Val::unsigned(i128::from(n))),
+            Some(Ok(n)) => Ok(Val::convert(i128::from(n), ULONG)),
             Some(Err(e)) if live => Err(e),
-            Some(Err(_)) => Ok(Val::unsigned(0)),
+            Some(Err(_)) => Ok(Val::convert(0, ULONG)),
             None => Err(EvalError::new("offsetof cannot be used here")),
         }
     }
@@ -858,13 +991,13 @@ impl Parser<'_> {
                     EvalError::new(format!("cannot read the string {}", t.text()))
                 })?;
             }
-            return Ok(Val::unsigned(i128::from(bytes)));
+            return Ok(Val::convert(i128::from(bytes), ULONG));
         }
         let name = join(inner);
         match self.env.size_of(&name) {
-            Some(Ok(n)) => Ok(Val::unsigned(i128::from(n))),
+            Some(Ok(n)) => Ok(Val::convert(i128::from(n), ULONG)),
             Some(Err(e)) if live => Err(e),
-            Some(Err(_)) => Ok(Val::unsigned(0)),
+            Some(Err(_)) => Ok(Val::convert(0, ULONG)),
             None => Err(EvalError::new("sizeof cannot be used here")),
         }
     }
@@ -906,102 +1039,143 @@ fn precedence(op: &str) -> Option<u8> {
     })
 }
 
-fn checked_signed(v: i128, live: bool) -> Result<Val, EvalError> {
-    if i64::try_from(v).is_ok() || !live {
-        Ok(Val::signed(v))
+/// `v` as a value of the signed type `ty`, or the overflow error.
+fn checked(v: i128, ty: IntTy, live: bool) -> Result<Val, EvalError> {
+    if ty.holds(v) {
+        Ok(Val { v, ty })
+    } else if !live {
+        Ok(Val::convert(v, ty))
     } else {
-        Err(EvalError::new("integer overflow in constant expression"))
+        Err(overflow(ty))
     }
 }
 
-fn cast(v: Val, bytes: u32, signed: bool) -> Val {
-    let bits = bytes * 8;
-    let mask: i128 = if bits >= 64 {
-        (1i128 << 64) - 1
-    } else {
-        (1i128 << bits) - 1
-    };
-    let low = v.v & mask;
-    if !signed {
-        return Val::unsigned(low);
+fn overflow(ty: IntTy) -> EvalError {
+    let mut e = EvalError::new(format!(
+        "integer overflow in constant expression of type `{}`",
+        ty.name()
+    ));
+    if ty.bits == 32 {
+        e.help = Some("write the constants with a `UL` suffix to compute in 64 bits".into());
     }
-    let sign = 1i128 << (bits - 1);
-    Val::signed(if low & sign != 0 {
-        low - (mask + 1)
-    } else {
-        low
-    })
+    e
+}
+
+/// A cast to a scalar of `bytes` bytes, then the integer promotions
+/// (`(u8)300` is the `int` 44); `_Bool` gives 0 or 1.
+fn cast(v: Val, bytes: u32, signed: bool) -> Val {
+    if bytes == 0 {
+        return Val::int(v.truthy());
+    }
+    let ty = IntTy {
+        bits: (bytes * 8).max(32),
+        unsigned: !signed && bytes >= 4,
+    };
+    let bits = bytes * 8;
+    let narrow = Val::convert(
+        v.v,
+        IntTy {
+            bits,
+            unsigned: !signed,
+        },
+    );
+    Val::convert(narrow.v, ty)
+}
+
+/// The type of `a op b` (for a branch that is not evaluated).
+fn result_type(op: &str, a: IntTy, b: IntTy) -> IntTy {
+    match op {
+        "<<" | ">>" => a,
+        "||" | "&&" | "==" | "!=" | "<" | ">" | "<=" | ">=" => INT,
+        _ => a.common(b),
+    }
 }
 
 fn apply(op: &str, a: Val, b: Val) -> Result<Val, EvalError> {
-    let unsigned = a.unsigned || b.unsigned;
-    let bool_val = |x: bool| Ok(Val::signed(i128::from(x)));
     match op {
-        "||" => return bool_val(a.truthy() || b.truthy()),
-        "&&" => return bool_val(a.truthy() && b.truthy()),
-        "<<" | ">>" => {
-            if b.v < 0 || b.v >= 64 {
-                return Err(EvalError::new(format!(
-                    "shift by {} in constant expression",
-                    b.v
-                )));
-            }
-            let n = b.v as u32;
-            return if a.unsigned {
-                let x = a.v as u64;
-                Ok(Val::unsigned(
-                    if op == "<<" { x << n } else { x >> n } as i128
-                ))
-            } else if op == "<<" {
-                checked_signed(a.v << n, true)
-            } else {
-                Ok(Val::signed(a.v >> n))
-            };
-        }
+        "||" => return Ok(Val::int(a.truthy() || b.truthy())),
+        "&&" => return Ok(Val::int(a.truthy() && b.truthy())),
+        "<<" | ">>" => return shift(op, a, b),
         _ => {}
     }
-    // Usual arithmetic conversions: both unsigned if either is.
-    let (x, y) = if unsigned {
-        (Val::unsigned(a.v).v, Val::unsigned(b.v).v)
-    } else {
-        (a.v, b.v)
-    };
+    let ty = a.ty.common(b.ty);
+    let (x, y) = (a.to(ty).v, b.to(ty).v);
     let arith = |v: i128| {
-        if unsigned {
-            Ok(Val::unsigned(v))
+        if ty.unsigned {
+            Ok(Val::convert(v, ty))
         } else {
-            checked_signed(v, true)
+            checked(v, ty, true)
         }
     };
     match op {
         "+" => arith(x + y),
         "-" => arith(x - y),
-        "*" => {
-            if unsigned {
-                Ok(Val::unsigned((x as u64).wrapping_mul(y as u64) as i128))
-            } else {
-                arith(x * y)
-            }
-        }
+        "*" => arith(x * y),
         "/" | "%" => {
             if y == 0 {
                 return Err(EvalError::new("division by zero in constant expression"));
+            }
+            // `INT_MIN / -1` overflows, and so does `INT_MIN % -1` in gcc.
+            if !ty.unsigned && x == ty.min() && y == -1 {
+                return Err(overflow(ty));
             }
             arith(if op == "/" { x / y } else { x % y })
         }
         "&" => arith(x & y),
         "|" => arith(x | y),
         "^" => arith(x ^ y),
-        "==" => bool_val(x == y),
-        "!=" => bool_val(x != y),
-        "<" => bool_val(x < y),
-        ">" => bool_val(x > y),
-        "<=" => bool_val(x <= y),
-        ">=" => bool_val(x >= y),
+        "==" => Ok(Val::int(x == y)),
+        "!=" => Ok(Val::int(x != y)),
+        "<" => Ok(Val::int(x < y)),
+        ">" => Ok(Val::int(x > y)),
+        "<=" => Ok(Val::int(x <= y)),
+        ">=" => Ok(Val::int(x >= y)),
         _ => Err(EvalError::new(format!(
             "operator `{op}` is not supported in constants"
         ))),
     }
+}
+
+/// `a << b`, `a >> b`: the type of `a`; what C leaves undefined is an error.
+fn shift(op: &str, a: Val, b: Val) -> Result<Val, EvalError> {
+    let ty = a.ty;
+    if b.v < 0 || b.v >= i128::from(ty.bits) {
+        let mut e = EvalError::new(format!(
+            "shift count {} is {} the width of `{}` ({} bits)",
+            b.v,
+            if b.v < 0 {
+                "negative, not within"
+            } else {
+                "not below"
+            },
+            ty.name(),
+            ty.bits
+        ));
+        if ty.bits == 32 {
+            e.help = Some("shift a 64-bit value, e.g. `1UL << N`".into());
+        }
+        return Err(e);
+    }
+    let n = b.v as u32;
+    if op == ">>" {
+        // Arithmetic for negative values, as gcc does.
+        return Ok(Val { v: a.v >> n, ty });
+    }
+    if ty.unsigned {
+        return Ok(Val::convert(a.v << n, ty));
+    }
+    if a.v < 0 {
+        return Err(EvalError::new(format!(
+            "left shift of the negative value {} is undefined in C",
+            a.v
+        )));
+    }
+    // Shifting into the sign bit (but no further) is allowed: `1 << 31`.
+    let r = a.v << n;
+    if r >> ty.bits != 0 {
+        return Err(overflow(ty));
+    }
+    Ok(Val::convert(r, ty))
 }
 
 fn parse_number(text: &str) -> Result<Val, EvalError> {
@@ -1030,13 +1204,26 @@ fn parse_number(text: &str) -> Result<Val, EvalError> {
     } else {
         (10, digits)
     };
-    let v = u64::from_str_radix(body, radix).map_err(|_| bad())?;
-    let unsigned = suffix.contains(['u', 'U']) || v > i64::MAX as u64;
-    Ok(if unsigned {
-        Val::unsigned(i128::from(v))
-    } else {
-        Val::signed(i128::from(v))
-    })
+    let v = i128::from(u64::from_str_radix(body, radix).map_err(|_| bad())?);
+    let suffix = suffix.to_ascii_lowercase();
+    let u = suffix.contains('u');
+    let l = suffix.contains('l');
+    // C11 6.4.4.1: the first type of the list that holds the value; octal
+    // and hex constants may also take the unsigned types.
+    let candidates: &[IntTy] = match (u, l, radix == 10) {
+        (false, false, true) => &[INT, LONG],
+        (false, false, false) => &[INT, UINT, LONG, ULONG],
+        (true, false, _) => &[UINT, ULONG],
+        (false, true, true) => &[LONG],
+        (false, true, false) => &[LONG, ULONG],
+        (true, true, _) => &[ULONG],
+    };
+    match candidates.iter().find(|ty| ty.holds(v)) {
+        Some(&ty) => Ok(Val { v, ty }),
+        // gcc: "integer constant is so large that it is unsigned".
+        None if ULONG.holds(v) => Ok(Val { v, ty: ULONG }),
+        None => Err(bad()),
+    }
 }
 
 fn parse_char(text: &str) -> Result<Val, EvalError> {
@@ -1063,7 +1250,7 @@ fn parse_char(text: &str) -> Result<Val, EvalError> {
         }),
         _ => return Err(bad()),
     };
-    Ok(Val::signed(v))
+    Ok(Val { v, ty: INT })
 }
 
 #[cfg(test)]
@@ -1103,11 +1290,11 @@ mod tests {
         TestEnv { macros }
     }
 
-    fn c(src: &str) -> Result<i64, EvalError> {
+    fn c(src: &str) -> Result<i128, EvalError> {
         eval(src, &env(), Mode::Constant)
     }
 
-    fn d(src: &str) -> Result<i64, EvalError> {
+    fn d(src: &str) -> Result<i128, EvalError> {
         eval(src, &env(), Mode::Directive)
     }
 
@@ -1125,6 +1312,54 @@ mod tests {
         assert_eq!(c("-1 < 0"), Ok(1));
         assert_eq!(c("-1 < 0U"), Ok(0), "unsigned comparison as in C");
         assert_eq!(c("'A'"), Ok(65));
+    }
+
+    #[test]
+    fn c_types_and_conversions_item_4() {
+        // `unsigned int` is 32 bits wide.
+        assert_eq!(c("(~0u >> 28) & 0xff"), Ok(15));
+        assert_eq!(c("~0u"), Ok(0xffff_ffff));
+        assert_eq!(c("~0UL"), Ok(0xffff_ffff_ffff_ffff));
+        // `long` holds every `unsigned int`: the comparison is signed.
+        assert_eq!(c("-1L < 0u"), Ok(1));
+        assert_eq!(c("-1 < 0u"), Ok(0));
+        assert_eq!(c("-1L < 0UL"), Ok(0));
+        // Hex literals may be unsigned int; decimal ones become long.
+        assert_eq!(c("0xffffffff + 1"), Ok(0));
+        assert_eq!(c("4294967295 + 1"), Ok(4_294_967_296));
+        assert_eq!(c("-2147483648"), Ok(-2_147_483_648));
+        assert_eq!(c("1 ? -1 : 0u"), Ok(0xffff_ffff), "?: has the common type");
+        assert_eq!(c("(unsigned char)-1"), Ok(255));
+        assert_eq!(c("(_Bool)2"), Ok(1));
+        assert_eq!(c("(unsigned)-1 >> 1"), Ok(0x7fff_ffff));
+        assert_eq!(c("-7 / 2"), Ok(-3));
+        assert_eq!(c("-7 % 2"), Ok(-1));
+        assert_eq!(c("-8 >> 1"), Ok(-4));
+        assert_eq!(c("1 << 31"), Ok(-2_147_483_648), "into the sign bit");
+        assert_eq!(c("sizeof(long) - 9"), Ok(0xffff_ffff_ffff_ffff));
+        // What gcc diagnoses is an error.
+        for bad in [
+            "1 << 40",
+            "1 << 32",
+            "3 << 31",
+            "-1 << 1",
+            "1 >> -1",
+            "2147483647 + 1",
+            "(-2147483647 - 1) / -1",
+            "(-2147483647 - 1) % -1",
+            "-(-9223372036854775807L - 1)",
+            "65536 * 65536",
+        ] {
+            assert!(c(bad).is_err(), "{bad}");
+        }
+        assert!(c("1 << 40").unwrap_err().help.unwrap().contains("1UL"));
+        assert_eq!(c("1UL << 40"), Ok(1 << 40));
+        assert_eq!(c("0 && (1 << 40)"), Ok(0), "not evaluated");
+        assert_eq!(c("1 ? 2 : 1 / 0"), Ok(2));
+        // `#if` arithmetic is intmax_t.
+        assert_eq!(d("1 << 40"), Ok(1 << 40));
+        assert_eq!(d("(~0u >> 28) & 0xff"), Ok(0xff), "uintmax_t in #if");
+        assert_eq!(d("(1 == 1) << 40"), Ok(1 << 40));
     }
 
     #[test]

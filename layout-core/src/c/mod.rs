@@ -62,9 +62,10 @@
 //! Macros: gcc's x86_64 predefined macros and a few kernel constants
 //! (`BITS_PER_LONG`, `SMP_CACHE_BYTES`, `PAGE_SIZE`, `DIV_ROUND_UP`,
 //! `BITS_TO_LONGS`, `BIT`, `ALIGN`, ABI sizes such as `ETH_ALEN` and
-//! `IFNAMSIZ`, `NR_CPUS` from `CONFIG_NR_CPUS`) come first, [`Defines`]
-//! replace them, and the header's own `#define`s replace both (as a `-D`
-//! flag would be replaced in C).
+//! `IFNAMSIZ`, `NR_CPUS` from `CONFIG_NR_CPUS`) come first, and the
+//! header's own `#define`s replace them. [`Defines`] (`-D`, `[defines]`,
+//! the kernel config) win over both: the header's `#define` or `#undef` of
+//! such a name is ignored, and [`Header::overridden_defines`] says so.
 //!
 //! Syntax errors are reported by [`Header::find_struct`] when they lie in
 //! the struct or a type it uses (or when the struct cannot be found), so
@@ -77,6 +78,7 @@
 //! are not expanded (a located error says which).
 
 mod attrs;
+mod checks;
 mod config;
 mod consts;
 mod kernel_types;
@@ -99,6 +101,10 @@ use parse::{Ast, RecordKind, TypeRef};
 use preprocess::Preprocessed;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// The most fields a struct may have (the largest kernel structs have a
+/// few hundred): beyond it the layout search is refused, not started.
+pub const MAX_FIELDS: usize = 10_000;
 
 /// A parsed header. Cheap to query many times: each [`Header::find_struct`]
 /// lays out only what the struct needs.
@@ -199,7 +205,12 @@ pub fn parse_header(
         &pre.unnamed_bitfields,
         &pre.macro_members,
     )
-    .map_err(|m| Diagnostic::new(m).in_file(path))?;
+    .map_err(|m| {
+        Diagnostic::new(m)
+            .in_file(path)
+            .at(1, 1)
+            .help("the C parser could not start; check that the file is a C header")
+    })?;
     let index = Index::build(&ast);
     Ok(Header {
         path: path.to_path_buf(),
@@ -218,6 +229,26 @@ impl Header {
 
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// One line per `#define` or `#undef` of the header that a `-D` flag,
+    /// the access file's `[defines]` or the kernel config overrode (the
+    /// command line wins): `file:line:col: note: ...`, for the CLI to print.
+    pub fn overridden_defines(&self) -> Vec<String> {
+        self.pre
+            .overridden
+            .iter()
+            .map(|o| {
+                let (line, col) = crate::error::line_col(&self.text, o.at);
+                format!(
+                    "{}:{line}:{col}: note: the header's definition of {} is ignored: \
+                     -D, [defines] or the kernel config set it to {} (the command line wins)",
+                    self.path.display(),
+                    o.name,
+                    o.value
+                )
+            })
+            .collect()
     }
 
     /// Structs [`Header::find_struct`] can lay out, in source order: struct
@@ -266,6 +297,11 @@ impl Header {
         let name = name.trim();
         let name = name.strip_prefix("struct ").map_or(name, str::trim);
         let resolver = types::Resolver::new(self);
+        if let Some(at) = checks::stray_closing_brace(&self.pre.parse_text) {
+            return Err(resolver
+                .error(at, "`}` closes no `{`")
+                .help("remove the extra `}` (gcc rejects the header)"));
+        }
         let idx = match self.index.records.get(name) {
             Some(&i) if self.ast.records[i].kind == RecordKind::Union => {
                 let at = self.ast.records[i].specifier.start;
@@ -282,7 +318,20 @@ impl Header {
                 None => return Err(self.unknown_struct(name, &resolver)),
             },
         };
-        structs::build(self, &resolver, name, idx)
+        let c = structs::build(self, &resolver, name, idx)?;
+        if c.model.fields.len() > MAX_FIELDS {
+            let at = self.ast.records[idx].specifier.start;
+            return Err(resolver
+                .error(
+                    at,
+                    format!(
+                        "struct `{name}` has {} members, over the limit of {MAX_FIELDS}",
+                        c.model.fields.len()
+                    ),
+                )
+                .help("the limit keeps the search bounded; lay out a smaller struct"));
+        }
+        Ok(c)
     }
 
     fn unknown_struct(&self, name: &str, resolver: &types::Resolver) -> Diagnostic {
@@ -310,6 +359,23 @@ impl Header {
             d.help(format!("structs in this header: {}", quote_list(&shown)))
         }
     }
+}
+
+/// Evaluates an integer constant expression as array sizes and bit-field
+/// widths are evaluated (C's types and conversions, x86_64 LP64), without
+/// macros, enumerators or `sizeof`: the value and its C type (`int`,
+/// `unsigned int`, `long`, `unsigned long`), or why it has none.
+pub fn evaluate_constant(expr: &str) -> Result<(i128, &'static str), String> {
+    struct NoNames(consts::MacroTable);
+    impl consts::Env for NoNames {
+        fn macros(&self) -> &consts::MacroTable {
+            &self.0
+        }
+    }
+    let env = NoNames(consts::MacroTable::default());
+    consts::eval_typed(&consts::ptokens(expr), &env, consts::Mode::Constant)
+        .map(|v| (v.v, v.ty.name()))
+        .map_err(|e| e.message)
 }
 
 fn quote_list(names: &[String]) -> String {

@@ -90,6 +90,8 @@ pub(crate) struct Preprocessed {
     /// ...), in order.
     pub macro_members: Vec<MacroMember>,
     pub regions: Vec<Region>,
+    /// Header `#define`s and `#undef`s the command line overrode.
+    pub overridden: Vec<Overridden>,
     pub undecided: Vec<Undecided>,
     /// Active `#error` directives. Without the headers this one includes,
     /// conditions that test their macros see 0 and may reach an `#error`
@@ -236,6 +238,20 @@ struct Pre<'a> {
     packs: Vec<PackChange>,
     /// `#pragma pack(push)` stack.
     pack_stack: Vec<Option<u64>>,
+    /// Macros set by `-D`, `[defines]` or the kernel config: the header's
+    /// `#define` and `#undef` of them are ignored (the command line wins).
+    fixed: std::collections::HashMap<String, i64>,
+    overridden: Vec<Overridden>,
+}
+
+/// A header `#define` or `#undef` that a `-D`, `[defines]` or kernel config
+/// value overrode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Overridden {
+    pub name: String,
+    pub value: i64,
+    /// Where the directive is.
+    pub at: usize,
 }
 
 pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preprocessed, Diagnostic> {
@@ -246,6 +262,7 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
     // `CONFIG_X_MODULE` that `IS_ENABLED(CONFIG_X)` looks at.
     let builtin_idents: Vec<String> = macros.body_idents().map(String::from).collect();
     let mut named = std::collections::HashSet::new();
+    let mut fixed = std::collections::HashMap::new();
     let idents = toks
         .iter()
         .filter(|t| t.kind == TokKind::Ident)
@@ -257,6 +274,7 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
             for n in [name, module.as_str()] {
                 if let Some(value) = defines.get(n) {
                     macros.define(n, Macro::object(vec![PTok::Number(value.to_string())]));
+                    fixed.insert(n.to_string(), value);
                 }
             }
         }
@@ -272,6 +290,8 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         refusals: Vec::new(),
         packs: Vec::new(),
         pack_stack: Vec::new(),
+        fixed,
+        overridden: Vec::new(),
     };
     pre.lines(&toks)?;
     if let Some(open) = pre.stack.last() {
@@ -284,8 +304,12 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         blank(&mut bytes, r.range.clone());
     }
     let scan = scan_code(text, &pre.code, &pre.macros, &mut bytes);
-    let parse_text = String::from_utf8(bytes)
-        .map_err(|_| Diagnostic::new("internal error: blanking broke UTF-8").in_file(path))?;
+    let parse_text = String::from_utf8(bytes).map_err(|_| {
+        Diagnostic::new("internal error: blanking broke UTF-8")
+            .in_file(path)
+            .at(1, 1)
+            .help("this is a bug in cachelayout; please report it with the header")
+    })?;
     Ok(Preprocessed {
         parse_text,
         macros: pre.macros,
@@ -294,6 +318,7 @@ pub(crate) fn run(path: &Path, text: &str, defines: &Defines) -> Result<Preproce
         unnamed_bitfields: scan.unnamed_bitfields,
         macro_members: scan.macro_members,
         regions: pre.regions,
+        overridden: pre.overridden,
         undecided: pre.undecided,
         refusals: pre.refusals,
         packs: pre.packs,
@@ -424,10 +449,14 @@ impl Pre<'_> {
             }
             "elif" | "elifdef" | "elifndef" | "else" => {
                 let Some(frame) = self.stack.last() else {
-                    return Err(self.error(at, format!("#{name} without #if")));
+                    return Err(self
+                        .error(at, format!("#{name} without #if"))
+                        .help("remove it, or add the #if it belongs to"));
                 };
                 if frame.else_seen {
-                    return Err(self.error(at, format!("#{name} after #else")));
+                    return Err(self
+                        .error(at, format!("#{name} after #else"))
+                        .help("an #if group has one #else, at its end; add the missing #endif"));
                 }
                 let parent = frame.parent_active;
                 let open = parent && !frame.taken;
@@ -457,7 +486,9 @@ impl Pre<'_> {
                     }
                     Ok(kind_if(frame.parent_active))
                 }
-                None => Err(self.error(at, "#endif without #if")),
+                None => Err(self
+                    .error(at, "#endif without #if")
+                    .help("remove it, or add the #if it closes")),
             },
             _ if !was_active => Ok(RegionKind::Inactive),
             "define" => {
@@ -466,7 +497,15 @@ impl Pre<'_> {
             }
             "undef" => {
                 if let Some(PTok::Ident(n)) = rest.first() {
-                    self.macros.undef(n);
+                    if let Some(&value) = self.fixed.get(n) {
+                        self.overridden.push(Overridden {
+                            name: n.clone(),
+                            value,
+                            at,
+                        });
+                    } else {
+                        self.macros.undef(n);
+                    }
                 }
                 Ok(RegionKind::Directive)
             }
@@ -543,7 +582,9 @@ impl Pre<'_> {
         match name {
             "ifdef" | "ifndef" => {
                 let Some(PTok::Ident(n)) = rest.first() else {
-                    return Err(self.error(at, format!("#{name} needs a macro name")));
+                    return Err(self
+                        .error(at, format!("#{name} needs a macro name"))
+                        .help(format!("write `#{name} NAME`")));
                 };
                 Ok(self.macros.is_defined(n) == (name == "ifdef"))
             }
@@ -563,9 +604,15 @@ impl Pre<'_> {
     fn define(&mut self, toks: &[Tok], at: usize) -> Result<(), Diagnostic> {
         let code: Vec<&Tok> = toks.iter().filter(|t| t.kind != TokKind::Comment).collect();
         let Some(name_tok) = code.get(1).filter(|t| t.kind == TokKind::Ident) else {
-            return Err(self.error(at, "#define needs a macro name"));
+            return Err(self
+                .error(at, "#define needs a macro name")
+                .help("write `#define NAME value`"));
         };
         let name = name_tok.text(self.text).to_string();
+        if let Some(&value) = self.fixed.get(&name) {
+            self.overridden.push(Overridden { name, value, at });
+            return Ok(());
+        }
         let to_ptoks = |ts: &[&Tok]| -> Vec<PTok> {
             ts.iter()
                 .flat_map(|t| consts::ptokens(t.text(self.text)))
@@ -585,6 +632,7 @@ impl Pre<'_> {
             .map(|p| p + 3)
             .ok_or_else(|| {
                 self.error(at, format!("#define {name}: unterminated parameter list"))
+                    .help("close the parameter list with `)`")
             })?;
         let mut params = Vec::new();
         let mut variadic = false;
@@ -593,7 +641,11 @@ impl Pre<'_> {
                 (TokKind::Ident, p) => params.push(p.to_string()),
                 (TokKind::Punct, "...") => variadic = true,
                 (TokKind::Punct, ",") => {}
-                _ => return Err(self.error(at, format!("#define {name}: bad parameter list"))),
+                _ => {
+                    return Err(self
+                        .error(at, format!("#define {name}: bad parameter list"))
+                        .help("parameters are names separated by commas, or `...`"))
+                }
             }
         }
         self.macros.define(

@@ -19,7 +19,21 @@ struct Pending {
     field: Field,
     /// Bit range of a bit-field run (excluding zero-width members).
     bits: Option<Range<u64>>,
+    /// The largest alignment of the run's named bit-fields' types (their
+    /// storage unit), and that of a zero-width bit-field opening it.
+    unit_align: u64,
+    guard_align: u64,
+    /// The largest alignment of any non-zero bit-field's type in the run,
+    /// unnamed ones too: the units it packs into.
+    pack_align: u64,
+    /// Where the run's bits end, zero-width members' rounding included.
+    end_bits: u64,
+    /// A bit-field run (else an ordinary member).
+    is_run: bool,
     named: bool,
+    /// A member with an `aligned` attribute of a line or more
+    /// (`____cacheline_aligned_in_smp`): a segment of its own.
+    line_start: bool,
     slots: Vec<(usize, Option<usize>)>,
 }
 
@@ -36,7 +50,6 @@ pub(crate) fn build(
         comments: &h.ast.comments,
     };
     let mut pending: Vec<Pending> = Vec::new();
-    let mut line_start: Vec<bool> = Vec::new();
     let mut prev_bitfield = false;
     for p in &layout.placed {
         let Item::Field { member, declarator } = p.item else {
@@ -49,11 +62,16 @@ pub(crate) fn build(
                     .max()
                     .unwrap_or(0);
                 for field in marker_fields(h, k, p, end) {
-                    line_start.resize(pending.len(), false);
                     pending.push(Pending {
                         field,
                         bits: None,
+                        unit_align: 1,
+                        guard_align: 1,
+                        pack_align: 1,
+                        end_bits: 0,
+                        is_run: false,
                         named: true,
+                        line_start: false,
                         slots: Vec::new(),
                     });
                 }
@@ -64,11 +82,19 @@ pub(crate) fn build(
         let d = declarator.map(|k| &f.declarators[k]);
         match p.bits {
             Some(w) => {
-                if !prev_bitfield {
+                // A zero-width bit-field ends a run (the next bits start a
+                // new unit) and opens the next one.
+                if !prev_bitfield || w == 0 {
                     pending.push(Pending {
                         field: Field::new("", "", 0, 1),
                         bits: None,
+                        unit_align: 1,
+                        guard_align: 1,
+                        pack_align: 1,
+                        end_bits: 0,
+                        is_run: true,
                         named: false,
+                        line_start: false,
                         slots: Vec::new(),
                     });
                 }
@@ -101,8 +127,6 @@ pub(crate) fn build(
                 // An `aligned` attribute of a line or more on the member
                 // (`____cacheline_aligned_in_smp`): a segment of its own.
                 let attr = d.and_then(|d| r.max_align(&d.attrs, d.range.start).ok().flatten());
-                line_start.resize(pending.len(), false);
-                line_start.push(attr.is_some_and(|a| a >= SMP_CACHE_BYTES));
                 field.span = Some(span(
                     h,
                     at,
@@ -111,20 +135,80 @@ pub(crate) fn build(
                 pending.push(Pending {
                     field,
                     bits: None,
+                    unit_align: 1,
+                    guard_align: 1,
+                    pack_align: 1,
+                    end_bits: 0,
+                    is_run: false,
                     named: true,
+                    line_start: attr.is_some_and(|a| a >= SMP_CACHE_BYTES),
                     slots: vec![(member, declarator)],
                 });
             }
         }
     }
-    line_start.resize(pending.len(), false);
-    let line_start: Vec<bool> = pending
-        .iter()
-        .zip(line_start)
-        .filter(|(p, _)| p.named)
-        .map(|(_, l)| l)
-        .collect();
+    // A run without named bit-fields (`int :0;` or `int :5;` after a run,
+    // before an ordinary member) pads the run before it: part of it.
+    let mut merged: Vec<Pending> = Vec::with_capacity(pending.len());
+    for p in pending {
+        match merged.last_mut() {
+            Some(prev) if p.is_run && !p.named && prev.is_run => {
+                if let Some(b) = &prev.bits {
+                    let end = b
+                        .end
+                        .max(p.end_bits)
+                        .max(p.bits.as_ref().map_or(0, |x| x.end));
+                    prev.bits = Some(b.start..end);
+                }
+                prev.end_bits = prev.end_bits.max(p.end_bits);
+                // Its zero-width rounding depends on where the run starts.
+                prev.pack_align = prev.pack_align.max(p.pack_align).max(p.guard_align);
+                prev.slots.extend(p.slots);
+                if !p.field.ty.is_empty() {
+                    prev.field.ty = format!("{}; {}", prev.field.ty, p.field.ty);
+                }
+            }
+            // After an ordinary member they pad it: it covers them, and
+            // keeps its offset when their units may pack them elsewhere.
+            Some(prev) if p.is_run && !p.named && prev.named => {
+                let start = prev.field.original_offset.unwrap_or(0);
+                let end = p.end_bits.max(p.bits.as_ref().map_or(0, |b| b.end));
+                prev.field.size = prev.field.size.max(end.div_ceil(8).saturating_sub(start));
+                if p.pack_align.max(p.guard_align) > prev.field.align {
+                    prev.field.pinned = true;
+                }
+                prev.slots.extend(p.slots);
+            }
+            _ => merged.push(p),
+        }
+    }
+    // Unnamed bits that open the struct, before a run: part of it, which
+    // keeps its offset (they are the struct's first bytes).
+    if merged.len() > 1 && merged[0].is_run && !merged[0].named && merged[1].is_run {
+        let lead = merged.remove(0);
+        let next = &mut merged[0];
+        if let (Some(b), Some(l)) = (&next.bits, &lead.bits) {
+            next.bits = Some(l.start.min(b.start)..b.end);
+        }
+        next.pack_align = next
+            .pack_align
+            .max(lead.pack_align)
+            .max(lead.guard_align)
+            .max(2 * next.unit_align);
+        let mut slots = lead.slots;
+        slots.append(&mut next.slots);
+        next.slots = slots;
+    }
+    let mut pending = merged;
     pending.retain(|p| p.named);
+    let line_start: Vec<bool> = pending.iter().map(|p| p.line_start).collect();
+    let mut min_align = layout.attr_align;
+    for p in &mut pending {
+        if let Some(bits) = &p.bits {
+            let guard = p.guard_align.max(p.pack_align);
+            min_align = min_align.max(settle_run(&mut p.field, bits, p.unit_align, guard));
+        }
+    }
     let mut slot_field: HashMap<(usize, Option<usize>), usize> = HashMap::new();
     let mut fields = Vec::with_capacity(pending.len());
     for (i, p) in pending.into_iter().enumerate() {
@@ -135,7 +219,7 @@ pub(crate) fn build(
     }
     let members = members(h, rec, &slot_field, &lines);
     let mut model = Struct::new(name, fields);
-    model.min_align = layout.attr_align;
+    model.min_align = min_align;
     crate::segments::assign(&mut model, &line_start, crate::segments::Keep::default());
     Ok(CStruct {
         model,
@@ -259,8 +343,16 @@ fn extend_run(
     } else {
         format!("{}; {piece}", run.field.ty)
     };
-    // Unnamed bit-fields are padding: the field covers the named bits.
-    if width > 0 && d.name.is_some() {
+    // The field covers every bit of the run, unnamed padding bits too (gcc
+    // places what follows after them).
+    if width == 0 && run.bits.is_none() {
+        run.guard_align = run.guard_align.max(p.align);
+    }
+    run.end_bits = run.end_bits.max(p.bit_offset + width);
+    if width > 0 || run.bits.is_some() {
+        run.pack_align = run.pack_align.max(p.align);
+    }
+    if width > 0 {
         let b = p.bit_offset..p.bit_offset + width;
         run.bits = Some(match &run.bits {
             Some(r) => r.start.min(b.start)..r.end.max(b.end),
@@ -277,21 +369,39 @@ fn extend_run(
                 lines.member_lines(f.range.clone(), rec.body.clone()),
             ));
         }
-        run.field.align = run.field.align.max(p.align);
-    }
-    if let Some(bits) = &run.bits {
-        let start = bits.start / 8;
-        let end = bits.end.div_ceil(8);
-        run.field.original_offset = Some(start);
-        run.field.size = end - start;
-        while run.field.align > 1 && start % run.field.align != 0 {
-            run.field.align /= 2;
-        }
+        run.unit_align = run.unit_align.max(p.align);
     }
     if let Some(s) = &mut run.field.span {
         let member = lines.member_lines(f.range.clone(), rec.body.clone());
         s.bytes.end = s.bytes.end.max(member.end);
     }
+}
+
+/// Gives a finished bit-field run its bytes and alignment, and returns the
+/// alignment its types give the struct.
+///
+/// A run whose first byte is a multiple of its unit's alignment packs the
+/// same wherever it starts on such a multiple (after a zero-width guard the
+/// emitter writes where gcc would otherwise pack it with what precedes): it
+/// moves freely with that alignment. A run that shares a unit with the
+/// member before it (`char c; int a:3;`) only packs the same at its own
+/// offset: it is pinned there, and the struct keeps the alignment of its
+/// type through `min_align` (gcc counts it, the lowered field does not).
+/// So is a run with a zero-width or unnamed bit-field of a wider type than
+/// its named ones (it packs by units the struct's alignment ignores).
+fn settle_run(field: &mut Field, bits: &Range<u64>, unit_align: u64, guard_align: u64) -> u64 {
+    let start = bits.start / 8;
+    let end = bits.end.div_ceil(8);
+    field.original_offset = Some(start);
+    field.size = end - start;
+    field.align = unit_align;
+    if !start.is_multiple_of(unit_align) || guard_align > unit_align {
+        while field.align > 1 && !start.is_multiple_of(field.align) {
+            field.align /= 2;
+        }
+        field.pinned = true;
+    }
+    unit_align
 }
 
 /// Every member of the body: field declarations, markers, directive lines

@@ -106,6 +106,11 @@ pub(crate) struct Resolver<'h> {
     enum_values: RefCell<HashMap<(usize, usize), Option<i64>>>,
 }
 
+/// Types are limited to 2^48 bytes (256 TiB): what x86_64 can address, and
+/// what keeps every offset computation exact.
+const TOO_LARGE_HELP: &str =
+    "the limit is 2^48 bytes (what x86_64 addresses); check the size expression";
+
 fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)) * a.max(1)
 }
@@ -118,6 +123,10 @@ impl<'h> Resolver<'h> {
             active: RefCell::default(),
             enum_values: RefCell::default(),
         }
+    }
+
+    pub fn header(&self) -> &'h Header {
+        self.h
     }
 
     pub fn error(&self, at: usize, message: impl Into<String>) -> Diagnostic {
@@ -198,12 +207,12 @@ impl<'h> Resolver<'h> {
     }
 
     /// Evaluates an integer constant expression written at `range`.
-    pub fn eval_range(&self, range: Range<usize>) -> Result<i64, Diagnostic> {
+    pub fn eval_range(&self, range: Range<usize>) -> Result<i128, Diagnostic> {
         consts::eval(&self.h.text[range.clone()], self, Mode::Constant)
             .map_err(|e| self.eval_error(e, range.start))
     }
 
-    pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i64, Diagnostic> {
+    pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i128, Diagnostic> {
         consts::eval_tokens(toks, self, Mode::Constant).map_err(|e| self.eval_error(e, at))
     }
 
@@ -212,10 +221,11 @@ impl<'h> Resolver<'h> {
         if let Some(help) = e.missing.and_then(|m| self.skipped_definition(&m, at)) {
             return d.help(help);
         }
-        match e.help {
-            Some(h) => d.help(h),
-            None => d,
-        }
+        d.help(e.help.unwrap_or_else(|| {
+            "integer constants follow C's rules on x86_64 (int is 32 bits, long 64); \
+             simplify the expression"
+                .into()
+        }))
     }
 
     fn enter(&self, key: String, at: usize) -> Result<(), Diagnostic> {
@@ -225,7 +235,9 @@ impl<'h> Resolver<'h> {
                 .help("a struct can hold a pointer to itself, not itself"));
         }
         if self.active.borrow().len() > 64 {
-            return Err(self.error(at, "types nest too deeply"));
+            return Err(self
+                .error(at, "types nest too deeply (more than 64 levels)")
+                .help("lay the struct out from BTF or DWARF of a real build"));
         }
         self.active.borrow_mut().push(key);
         Ok(())
@@ -254,7 +266,9 @@ impl<'h> Resolver<'h> {
                     align: r.align,
                 }),
                 (None, Some(tag)) => self.tagged(*kind, tag, at),
-                (None, None) => Err(self.error(at, "a struct without tag or body")),
+                (None, None) => Err(self
+                    .error(at, "a struct without tag or body")
+                    .help("name the struct, or write its body")),
             },
             TypeRef::Enum { tag, def } => self.enumeration(tag.as_deref(), *def),
             TypeRef::Unsupported(text) => Err(self
@@ -347,10 +361,12 @@ impl<'h> Resolver<'h> {
                     hi = hi.max(v);
                 }
                 None if packed => {
-                    return Err(self.error(
-                        e.enumerators[k].at,
-                        format!("cannot compute the value of {}", e.enumerators[k].name),
-                    ))
+                    return Err(self
+                        .error(
+                            e.enumerators[k].at,
+                            format!("cannot compute the value of {}", e.enumerators[k].name),
+                        )
+                        .help("define the constants it uses (-D NAME=VALUE or [defines])"))
                 }
                 None => {}
             }
@@ -383,7 +399,10 @@ impl<'h> Resolver<'h> {
         self.enum_values.borrow_mut().insert((idx, k), None);
         let e = &self.h.ast.enums[idx].enumerators[k];
         let v = match &e.value {
-            Some(r) => self.eval_range(r.clone()).ok(),
+            Some(r) => self
+                .eval_range(r.clone())
+                .ok()
+                .and_then(|v| i64::try_from(v).ok()),
             None if k == 0 => Some(0),
             None => self
                 .enumerator_value(idx, k - 1)
@@ -421,23 +440,35 @@ impl<'h> Resolver<'h> {
                     let bits = self.eval_range(r.clone())?;
                     let bits = u64::try_from(bits).map_err(|_| {
                         self.error(r.start, format!("bitmap of {bits} bits is negative"))
+                            .help("a bitmap has 0 or more bits")
                     })?;
                     let longs = bits.div_ceil(64);
                     l.size = l
                         .size
                         .checked_mul(longs)
                         .filter(|s| *s < 1 << 48)
-                        .ok_or_else(|| self.error(r.start, "bitmap is too large"))?;
+                        .ok_or_else(|| {
+                            self.error(r.start, format!("bitmap of {bits} bits is too large"))
+                                .help(TOO_LARGE_HELP)
+                        })?;
                 }
                 Derived::Array(Some(r)) => {
                     let n = self.eval_range(r.clone())?;
-                    let n = u64::try_from(n)
-                        .map_err(|_| self.error(r.start, format!("array size {n} is negative")))?;
+                    let n = u64::try_from(n).map_err(|_| {
+                        self.error(r.start, format!("array size {n} is negative"))
+                            .help("an array has 0 or more elements")
+                    })?;
                     l.size = l
                         .size
                         .checked_mul(n)
                         .filter(|s| *s < 1 << 48)
-                        .ok_or_else(|| self.error(r.start, "array is too large"))?;
+                        .ok_or_else(|| {
+                            self.error(
+                                r.start,
+                                format!("array of {n} elements of {} bytes is too large", l.size),
+                            )
+                            .help(TOO_LARGE_HELP)
+                        })?;
                 }
             }
         }
@@ -456,13 +487,15 @@ impl<'h> Resolver<'h> {
         let v = match self.eval_tokens(toks, at) {
             Ok(v) => v,
             Err(e) => match self.type_name(&consts::join(toks), at) {
-                Ok(l) => l.align as i64,
+                Ok(l) => i128::from(l.align),
                 Err(_) => return Err(e),
             },
         };
         match u64::try_from(v) {
             Ok(a) if a.is_power_of_two() => Ok(a),
-            _ => Err(self.error(at, format!("alignment {v} is not a power of two"))),
+            _ => Err(self
+                .error(at, format!("alignment {v} is not a power of two"))
+                .help("use 1, 2, 4, 8, ... (gcc rejects other alignments)")),
         }
     }
 
@@ -495,14 +528,20 @@ impl<'h> Resolver<'h> {
                     }
                 }
                 PTok::Punct(p) if p == "*" => pointer = true,
-                _ => return Err(self.error(at, format!("cannot read the type name `{text}`"))),
+                _ => {
+                    return Err(self
+                        .error(at, format!("cannot read the type name `{text}`"))
+                        .help("write a plain type name: `long`, `struct foo`, `u64 *`"))
+                }
             }
         }
         if pointer {
             return Ok(POINTER);
         }
         match words.as_slice() {
-            [] => Err(self.error(at, "empty type name")),
+            [] => Err(self
+                .error(at, "empty type name")
+                .help("write a type name: `long`, `struct foo`")),
             [kw, tag] if kw == "struct" || kw == "union" => {
                 let kind = if kw == "struct" {
                     RecordKind::Struct
@@ -579,7 +618,10 @@ impl<'h> Resolver<'h> {
                 v => u64::try_from(v)
                     .ok()
                     .filter(|a| a.is_power_of_two())
-                    .ok_or_else(|| self.error(at, format!("alignment {v} is not a power of two"))),
+                    .ok_or_else(|| {
+                        self.error(at, format!("alignment {v} is not a power of two"))
+                            .help("use 1, 2, 4, 8, ... (gcc rejects other alignments)")
+                    }),
             },
             None => Ok(SMP_CACHE_BYTES),
         };
@@ -592,6 +634,7 @@ impl<'h> Resolver<'h> {
     }
 
     fn lay_out(&self, rec: &RecordDef) -> Result<RecordLayout, Diagnostic> {
+        super::checks::check_record(self, rec)?;
         let packed = rec.attrs.contains(&Attr::Packed);
         // `#pragma pack(N)` in force at the closing brace caps every
         // member's alignment at N and lets bit-fields straddle units.
@@ -638,7 +681,18 @@ impl<'h> Resolver<'h> {
                         let l = self.declared(&f.ty, d, f.spec_range.start)?;
                         let field_packed = packed || d.attrs.contains(&Attr::Packed);
                         let bits = match &d.bitfield {
-                            Some(w) => Some(self.bit_width(w.clone(), l, d)?),
+                            Some(w) => {
+                                let kind = super::checks::bitfield_type(
+                                    self,
+                                    &f.ty,
+                                    &d.derived,
+                                    w.start,
+                                    d.name.as_deref().unwrap_or(""),
+                                )?;
+                                let width = self.bit_width(w.clone(), l, d)?;
+                                super::checks::check_bitfield_width(self, kind, width, w.start)?;
+                                Some(width)
+                            }
                             None => None,
                         };
                         let mut a = if field_packed { 1 } else { l.align };
@@ -719,16 +773,22 @@ impl<'h> Resolver<'h> {
 
     fn bit_width(&self, w: Range<usize>, l: TyLayout, d: &Declarator) -> Result<u64, Diagnostic> {
         let v = self.eval_range(w.clone())?;
-        let v = u64::try_from(v)
-            .map_err(|_| self.error(w.start, format!("negative bit-field width {v}")))?;
+        let v = u64::try_from(v).map_err(|_| {
+            self.error(w.start, format!("negative bit-field width {v}"))
+                .help("a bit-field width is 0 or more")
+        })?;
         if v > l.size * 8 {
-            return Err(self.error(
-                w.start,
-                format!("bit-field width {v} exceeds its type ({} bits)", l.size * 8),
-            ));
+            return Err(self
+                .error(
+                    w.start,
+                    format!("bit-field width {v} exceeds its type ({} bits)", l.size * 8),
+                )
+                .help("use a wider type, or a smaller width"));
         }
         if v == 0 && d.name.is_some() {
-            return Err(self.error(w.start, "a named bit-field cannot have width 0"));
+            return Err(self
+                .error(w.start, "a named bit-field cannot have width 0")
+                .help("drop the name (`int : 0;` starts a new unit) or give it a width"));
         }
         Ok(v)
     }

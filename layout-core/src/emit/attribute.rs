@@ -5,6 +5,12 @@ use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
 use std::ops::Range;
 
+/// The alignment the kernel's cacheline attributes, `CACHELINE_PADDING()`
+/// and the group markers without an explicit alignment give on x86_64
+/// (`SMP_CACHE_BYTES`), as the C front-end reads them (emitters build
+/// without the C front-end, for BTF input).
+pub(crate) const KERNEL_LINE: u64 = 64;
+
 /// Attributes that align a member to the cache line in kernel headers.
 const CACHELINE_ATTRIBUTES: &[&str] = &[
     "____cacheline_aligned_in_smp",
@@ -22,8 +28,16 @@ pub(crate) struct FieldAttributes {
 impl FieldAttributes {
     /// Attributes after a field's declarator name (up to the next `,` or `;`),
     /// and, for the first declarator of a declaration, those before its name.
-    pub(crate) fn find(src: &StructSource, s: &Struct) -> Self {
+    ///
+    /// For a `line` other than [`KERNEL_LINE`] there are none: such an
+    /// attribute aligns to 64 bytes, not to the layout's line, so it neither
+    /// spells a break nor may be removed (the model's alignment of its field
+    /// counts it); it stays on its declaration like any other attribute.
+    pub(crate) fn find(src: &StructSource, s: &Struct, line: u64) -> Self {
         let mut spans = vec![Vec::new(); s.fields.len()];
+        if line != KERNEL_LINE {
+            return FieldAttributes { spans };
+        }
         for (k, m) in src.members.iter().enumerate() {
             let Some(field) = m.field.filter(|&f| f < s.fields.len()) else {
                 continue;
@@ -100,10 +114,56 @@ pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(s.len() - i);
         } else {
-            i += 1;
+            // Whole characters: the text may hold UTF-8 anywhere.
+            i += s[i..].chars().next().map_or(1, char::len_utf8);
         }
     }
     spans
+}
+
+/// The attribute that makes a member start a new line of `line` bytes:
+/// the kernel's `____cacheline_aligned_in_smp` for 64-byte lines (what it
+/// means on x86_64), else an explicit alignment (`__aligned(N)` in a kernel
+/// header, `__attribute__((__aligned__(N)))` in others).
+pub(crate) fn line_break_attribute(line: u64, kernel: bool) -> String {
+    if line == KERNEL_LINE {
+        "____cacheline_aligned_in_smp".to_string()
+    } else if kernel {
+        format!("__aligned({line})")
+    } else {
+        format!("__attribute__((__aligned__({line})))")
+    }
+}
+
+/// Whether a member is anonymous (`union { ... };`): nothing names it, and an
+/// attribute before it is ignored by gcc, so its break needs a zero-size
+/// aligned member before it.
+pub(crate) fn is_anonymous(m: &MemberSource) -> bool {
+    m.name.is_empty() && m.name.start == m.decl.start
+}
+
+/// Whether a model field is a bit-field run: the C front-end writes its
+/// type as `type name:width` pieces, which no other C type has.
+pub(crate) fn is_bitfield_run(ty: &str) -> bool {
+    ty.contains(':')
+}
+
+/// Whether a bit-field run opens with a zero-width bit-field (a guard that
+/// starts it on a new unit of its own alignment).
+pub(crate) fn opens_with_guard(ty: &str) -> bool {
+    ty.split("; ").next().is_some_and(|p| p.ends_with(":0"))
+}
+
+/// The zero-width bit-field that starts what follows on a multiple of
+/// `align` bytes, without changing the struct's alignment.
+pub(crate) fn guard_declaration(align: u64) -> Option<&'static str> {
+    Some(match align {
+        1 => "char :0;",
+        2 => "short :0;",
+        4 => "int :0;",
+        8 => "long :0;",
+        _ => return None,
+    })
 }
 
 /// Where a new attribute goes for this declarator: after its name and array
@@ -199,7 +259,7 @@ fn alignment_spans(s: &str) -> Vec<(Range<usize>, AlignSpelling)> {
             continue;
         }
         if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
-            i += 1;
+            i += s[i..].chars().next().map_or(1, char::len_utf8);
             continue;
         }
         let len = s[i..]

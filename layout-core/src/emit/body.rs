@@ -99,9 +99,10 @@ pub(crate) fn parse<'a>(src: &'a StructSource) -> Result<Vec<Node<'a>>, Diagnost
         }
     }
     if stack.len() > 1 {
-        return Err(Diagnostic::new(
-            "a conditional (`#if`) in the struct body has no `#endif`",
-        ));
+        return Err(
+            Diagnostic::new("a conditional (`#if`) in the struct body has no `#endif`")
+                .help("close it with `#endif` inside the struct body"),
+        );
     }
     let top = stack.last_mut().expect("the body level is never popped");
     if src.body.end > cursor {

@@ -52,7 +52,11 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         (&stripped, &stripped_layout, &stripped_src);
     let at_struct = |d: Diagnostic| {
         let (line, col) = line_col(&src.text, src.definition.start);
-        d.in_file(&src.path).at(line, col)
+        let help = d.help.clone().unwrap_or_else(|| {
+            "the diff cannot be written; --format table or json prints the verified layout"
+                .to_string()
+        });
+        d.in_file(&src.path).at(line, col).help(help)
     };
     if !l.line.is_power_of_two() {
         return Err(at_struct(Diagnostic::new(format!(
@@ -85,7 +89,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     let reordered = body::reorder(s, &nodes, &rank).map_err(at_struct)?;
     let (flat, carriers) = body::flatten_with_carriers(&reordered);
 
-    let attributes = FieldAttributes::find(src, s);
+    let attributes = FieldAttributes::find(src, s, l.line);
     let struct_break = if style == CStyle::Groups {
         StructBreak::Start
     } else {

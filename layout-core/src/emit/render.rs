@@ -16,7 +16,10 @@
 //!
 //! [`replay`]: super::replay
 
-use super::attribute::{insertion_point, FieldAttributes};
+use super::attribute::{
+    guard_declaration, insertion_point, is_anonymous, is_bitfield_run, line_break_attribute,
+    opens_with_guard, FieldAttributes, KERNEL_LINE,
+};
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
 use super::plan::Item;
@@ -28,12 +31,12 @@ use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
 use std::ops::Range;
 
-/// The attribute the `Aligned` style writes.
-const ALIGNED_ATTRIBUTE: &str = "____cacheline_aligned_in_smp";
-
 /// What the plan asks for, field by field.
 struct FieldPlan {
     line_break: bool,
+    /// A bit-field run that gcc would pack into what precedes it without a
+    /// zero-width guard (`unsigned int :0;`) before it.
+    guard: bool,
     /// Padding before the field: (struct offset where it starts, bytes).
     pad_before: Option<(u64, u64)>,
 }
@@ -84,24 +87,46 @@ impl<'a> Renderer<'a> {
         let mut fields: Vec<FieldPlan> = (0..s.fields.len())
             .map(|_| FieldPlan {
                 line_break: false,
+                guard: false,
                 pad_before: None,
             })
             .collect();
         let mut tail_pad = None;
         let mut last_field = None;
+        // The member before, in layout order: (field, where it ends).
+        let mut before: Option<(usize, u64)> = None;
+        let mut padded = false;
         for item in items {
             match *item {
                 Item::Member {
-                    field, line_break, ..
+                    field,
+                    line_break,
+                    offset,
                 } => {
                     fields[field].line_break = line_break;
                     last_field = Some(field);
+                    let f = &s.fields[field];
+                    // gcc packs a bit-field into the unit where the member
+                    // before it ends, or right after the bits before it:
+                    // unless padding or a break puts it at its offset, a
+                    // guard starts it on its own unit.
+                    if is_bitfield_run(&f.ty) && !opens_with_guard(&f.ty) && !padded && !line_break
+                    {
+                        fields[field].guard = before.is_some_and(|(b, end)| {
+                            is_bitfield_run(&s.fields[b].ty) || end < offset
+                        });
+                    }
+                    before = Some((field, offset + f.size));
+                    padded = false;
                 }
                 Item::Pad {
                     at,
                     bytes,
                     before: Some(f),
-                } => fields[f].pad_before = Some((at, bytes)),
+                } => {
+                    fields[f].pad_before = Some((at, bytes));
+                    padded = true;
+                }
                 Item::Pad {
                     at,
                     bytes,
@@ -319,7 +344,7 @@ impl<'a> Renderer<'a> {
             self.record.push(CItem::Marker {
                 align: if group.aligned_begin { self.l.line } else { 1 },
             });
-            group.begin_line()
+            with_line_argument(group.begin_line(), group.aligned_begin, self.l.line)
         } else {
             // The end marker is aligned to a long; the aligned form then
             // pads to the next line.
@@ -329,7 +354,7 @@ impl<'a> Renderer<'a> {
             } else {
                 self.record.push(CItem::Marker { align: 1 });
             }
-            group.end_line()
+            with_line_argument(group.end_line(), group.aligned_end, self.l.line)
         };
         out.push_str(&format!("{}{line}{nl}", anchor.indent));
     }
@@ -356,7 +381,8 @@ impl<'a> Renderer<'a> {
                 keep[i] = true;
                 continue;
             }
-            if self.style == CStyle::Groups {
+            // A padding line aligns to 64 bytes: it spells no other line's break.
+            if self.style == CStyle::Groups || self.l.line != KERNEL_LINE {
                 continue;
             }
             let next = flat[i + 1..]
@@ -403,6 +429,22 @@ impl<'a> Renderer<'a> {
         if let Some(line) = self.take_pad_before(fields[0]) {
             out.push_str(&line);
         }
+        if let Some(&f) = fields.iter().skip(1).find(|&&f| self.fields[f].guard) {
+            return Err(Diagnostic::new(format!(
+                "bit-field `{}` needs a zero-width guard before it, inside a declaration it \
+                 shares with `{}`",
+                self.s.fields[f].name, self.s.fields[fields[0]].name
+            ))
+            .help("declare the fields one per line"));
+        }
+        let first = fields[0];
+        if self.fields[first].guard {
+            out.push_str(&self.guard_line(members[0], first)?);
+        } else if opens_with_guard(&self.s.fields[first].ty) {
+            self.record.push(CItem::Guard {
+                align: self.s.fields[first].align,
+            });
+        }
         // Edits as (range in the header, replacement), applied back to front.
         let mut edits: Vec<(Range<usize>, String)> = Vec::new();
         let mut seen = Vec::new();
@@ -418,12 +460,30 @@ impl<'a> Renderer<'a> {
             let mut attributed = false;
             match (wants, has, self.style) {
                 (true, true, _) => attributed = true,
+                (true, false, CStyle::Aligned)
+                    if is_anonymous(m) || is_bitfield_run(&self.s.fields[f].ty) =>
+                {
+                    // gcc ignores an attribute before `union {`, and one
+                    // after `}` would round the member's size up to the
+                    // line; a bit-field takes none: a zero-size aligned
+                    // member starts the line.
+                    out.push_str(&self.zero_size_break(m, f));
+                }
                 (true, false, CStyle::Aligned) => {
                     let at = insertion_point(text, m);
-                    edits.push((at..at, format!(" {ALIGNED_ATTRIBUTE}")));
+                    let attribute = line_break_attribute(self.l.line, looks_like_kernel(text));
+                    edits.push((at..at, format!(" {attribute}")));
                     attributed = true;
                 }
                 (true, false, _) => {
+                    if self.l.line != KERNEL_LINE {
+                        return Err(Diagnostic::new(format!(
+                            "the layout starts a new {}-byte line at `{}`, but \
+                             CACHELINE_PADDING() aligns to 64 bytes (SMP_CACHE_BYTES on x86_64)",
+                            self.l.line, self.s.fields[f].name
+                        ))
+                        .help("use --style aligned or --style groups, which spell the alignment"));
+                    }
                     if f != fields[0] {
                         return Err(Diagnostic::new(format!(
                             "the layout starts a new line at `{}`, which shares a declaration \
@@ -473,14 +533,48 @@ impl<'a> Renderer<'a> {
         })
     }
 
-    /// The alignment of a `CACHELINE_PADDING` member: the line, unless the
-    /// struct is packed.
+    /// The alignment of a `CACHELINE_PADDING` member: 64 bytes (only kept or
+    /// written for 64-byte lines), unless the struct is packed.
     fn padding_align(&self) -> u64 {
         if self.packed {
             1
         } else {
-            self.l.line
+            KERNEL_LINE
         }
+    }
+
+    /// The guard line before bit-field run `f` (recorded).
+    fn guard_line(&mut self, anchor: &MemberSource, f: usize) -> Result<String, Diagnostic> {
+        let field = &self.s.fields[f];
+        let Some(decl) = guard_declaration(field.align) else {
+            return Err(Diagnostic::new(format!(
+                "bit-field `{}` needs a zero-width guard of alignment {}, which no integer type has",
+                field.name, field.align
+            ))
+            .help("keep the bit-fields where they are (pin them in the access file)"));
+        };
+        self.record.push(CItem::Guard { align: field.align });
+        let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        Ok(format!(
+            "{}{decl}\t/* {} starts a new unit */{nl}",
+            anchor.indent, field.name
+        ))
+    }
+
+    /// A zero-size member aligned to the line, written before field `f`
+    /// (recorded), so that `f` starts a new line.
+    fn zero_size_break(&mut self, anchor: &MemberSource, f: usize) -> String {
+        let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        let offset = self.l.slot_of(f).map_or(0, |sl| sl.offset);
+        let why = pad_reason(self.s, self.l, f, offset, offset);
+        let attribute = line_break_attribute(self.l.line, looks_like_kernel(&self.src.text));
+        self.record.push(CItem::Marker { align: self.l.line });
+        format!(
+            "{}{} {}[0] {attribute};\t/* {why} */{nl}",
+            anchor.indent,
+            self.pad_type,
+            self.pad_names.next()
+        )
     }
 
     /// The alignment C gives field `f` with (`attributed`) or without a
@@ -514,6 +608,16 @@ impl<'a> Renderer<'a> {
             self.pad_type,
             self.pad_names.next()
         )
+    }
+}
+
+/// A group marker line with the line size as its alignment argument where
+/// the marker aligns and the line is not the 64 bytes it means without one
+/// (`__cacheline_group_begin_aligned(g, 128);`).
+fn with_line_argument(marker: String, aligned: bool, line: u64) -> String {
+    match marker.strip_suffix(");") {
+        Some(head) if aligned && line != KERNEL_LINE => format!("{head}, {line});"),
+        _ => marker,
     }
 }
 

@@ -38,6 +38,12 @@ pub(crate) enum CItem {
     Pad {
         bytes: u64,
     },
+    /// A zero-width bit-field `T :0;` of a type aligned to `align`: the
+    /// next bit-field starts on a multiple of it; the struct's alignment
+    /// does not change.
+    Guard {
+        align: u64,
+    },
 }
 
 /// Places `items` and compares with `l`; `struct_align` is the struct's own
@@ -94,6 +100,7 @@ pub(crate) fn check(
                 pos = round_up(pos, a);
             }
             CItem::Pad { bytes } => pos += bytes,
+            CItem::Guard { align: a } => pos = round_up(pos, a),
         }
     }
     if let Some(i) = placed.iter().position(Option::is_none) {
