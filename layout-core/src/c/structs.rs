@@ -170,7 +170,8 @@ pub(crate) fn build(
             }
             // After an ordinary member they pad it: it covers them, and
             // keeps its offset when their units may pack them elsewhere.
-            Some(prev) if p.is_run && !p.named && prev.named => {
+            // (A zero-size marker has no slots: they stay apart from it.)
+            Some(prev) if p.is_run && !p.named && prev.named && !prev.slots.is_empty() => {
                 let start = prev.field.original_offset.unwrap_or(0);
                 let end = p.end_bits.max(p.bits.as_ref().map_or(0, |b| b.end));
                 prev.field.size = prev.field.size.max(end.div_ceil(8).saturating_sub(start));
