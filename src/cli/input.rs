@@ -1,6 +1,7 @@
 //! Loading what every subcommand needs: the header and/or the compiler's
-//! layout (BTF, DWARF), the access file, the defines, and from them the
-//! struct model with its declared layout.
+//! layout (BTF, DWARF, or a probe compiled with `--kbuild`,
+//! `--compile-commands` or `--cc`), the access file, the defines, and from
+//! them the struct model with its declared layout.
 
 use super::args::InputArgs;
 use layout_core::access::{self, AccessFile};
@@ -15,6 +16,9 @@ pub struct Loaded {
     pub model: Struct,
     /// Where the struct's text is, when a header was given (needed for diffs).
     pub source: Option<StructSource>,
+    /// Why `source` is missing although a header was given: with a compiler
+    /// probe the layout does not need the header's text, only a diff does.
+    pub source_error: Option<Diagnostic>,
     /// The file the layout came from (header, BTF or DWARF), for messages.
     pub origin: PathBuf,
     pub target: Target,
@@ -38,10 +42,16 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         Some(path) => Some(access::load(path)?),
         None => None,
     };
-    let mut defines = match &a.config {
-        Some(path) => c::load_kernel_config(path)?,
+    let probe = load_probe(a)?;
+    let mut defines = match &probe {
+        Some(p) => p.defines()?,
         None => Defines::default(),
     };
+    if let Some(path) = &a.config {
+        for (name, value) in c::load_kernel_config(path)?.iter() {
+            defines.insert(name, value);
+        }
+    }
     for (name, value) in merged_defines(access_file.as_ref(), &a.defines)?.iter() {
         defines.insert(name, value);
     }
@@ -49,7 +59,12 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         .as_ref()
         .map(|f| f.types.clone())
         .unwrap_or_default();
-    let db = load_typedb(a)?;
+    let from_probe = probe.is_some();
+    let db = match probe {
+        Some(p) => Some(p.db),
+        None => load_typedb(a)?,
+    };
+    let mut source_error = None;
     let (read, origin) = match (&db, &a.header) {
         (None, None) => {
             return Err(
@@ -68,9 +83,29 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             };
             let read = match header {
                 None => exact,
+                Some(h) if from_probe => {
+                    let (size, align) = (exact.size, exact.align);
+                    let model = exact.model.clone();
+                    match with_header_source(exact, agg, h, &a.struct_name, &defines, types) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            source_error = Some(e);
+                            Read {
+                                model,
+                                size,
+                                align,
+                                source: None,
+                            }
+                        }
+                    }
+                }
                 Some(h) => with_header_source(exact, agg, h, &a.struct_name, &defines, types)?,
             };
-            (read, db.source().to_path_buf())
+            let origin = match header {
+                Some(h) if from_probe => h.clone(),
+                _ => db.source().to_path_buf(),
+            };
+            (read, origin)
         }
     };
     let Read {
@@ -112,11 +147,30 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     Ok(Loaded {
         model,
         source,
+        source_error,
         origin,
         target,
         placement,
         declared,
     })
+}
+
+/// The compiler probe of the header, when --kbuild, --compile-commands or --cc asks for one.
+fn load_probe(a: &InputArgs) -> Result<Option<super::probe::Probe>, Diagnostic> {
+    if !a.probe.is_set() {
+        return Ok(None);
+    }
+    if a.btf.is_some() || a.dwarf.is_some() {
+        return Err(Diagnostic::new(
+            "--kbuild, --compile-commands and --cc compile the layout: they take no --btf or --dwarf",
+        )
+        .help("give either a compiler front-end or the BTF/DWARF of a build"));
+    }
+    let header = a.header.as_ref().ok_or_else(|| {
+        Diagnostic::new("the compiler front-end needs the header that defines the struct")
+            .help("e.g. cachelayout show include/linux/tcp.h --struct tcp_sock --kbuild /usr/src/linux-headers-$(uname -r)")
+    })?;
+    super::probe::run(&a.probe, std::slice::from_ref(header)).map(Some)
 }
 
 fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {
@@ -163,35 +217,68 @@ fn with_header_source(
     }
     let from_header = read_header(header, name, defines, &types)?;
     let mut model = from_header.model;
-    for f in &mut model.fields {
-        let Some(e) = exact.model.fields.iter().find(|e| e.name == f.name) else {
+    let help = "pass the header of the same build (and the same -D / --config) as the BTF or DWARF";
+    // Zero-size members the header writes as markers (CACHELINE_PADDING,
+    // __cacheline_group_begin/end) are not fields of the header's model.
+    let exact_fields: Vec<&layout_core::Field> = exact
+        .model
+        .fields
+        .iter()
+        .filter(|e| e.size > 0 || model.fields.iter().any(|f| f.name == e.name))
+        .collect();
+    // A run of bit-fields is one field of the header's model, but as many
+    // of the compiler's as it has storage units: the header's field spans them.
+    let is_bits = |e: &layout_core::Field| {
+        e.name.starts_with("bitfield@")
+            || e.name.split(':').next().is_some_and(|first| {
+                agg.members
+                    .iter()
+                    .any(|m| m.is_bitfield() && m.name == first)
+            })
+    };
+    let names: Vec<String> = model.fields.iter().map(|f| f.name.clone()).collect();
+    let mut k = 0;
+    for (i, f) in model.fields.iter_mut().enumerate() {
+        let Some(e) = exact_fields.get(k).filter(|e| same_field(&f.name, &e.name)) else {
             return Err(Diagnostic::new(format!(
                 "field `{}` of struct {name} is in the header but not in the compiler's layout",
                 f.name
             ))
             .in_file(header)
-            .help("pass the header of the same build (and the same -D / --config) as the BTF or DWARF"));
+            .help(help));
         };
-        f.size = e.size;
-        f.align = e.align;
-        f.original_offset = e.original_offset;
-    }
-    if model.fields.len() != exact.model.fields.len() {
-        let missing: Vec<&str> = exact
-            .model
-            .fields
+        let mut end = k + 1;
+        if is_bits(e) {
+            while let Some(n) = exact_fields.get(end) {
+                let next_is_header_field = names
+                    .get(i + 1)
+                    .is_some_and(|h| h == &n.name || n.name.split(':').any(|p| p == h));
+                if !is_bits(n) || next_is_header_field {
+                    break;
+                }
+                end += 1;
+            }
+        }
+        let span = &exact_fields[k..end];
+        let start = e.original_offset.unwrap_or(0);
+        let stop = span
             .iter()
-            .filter(|e| !model.fields.iter().any(|f| f.name == e.name))
-            .map(|e| e.name.as_str())
-            .collect();
+            .map(|x| x.original_offset.unwrap_or(0) + x.size)
+            .max()
+            .unwrap_or(start);
+        f.size = stop - start;
+        f.align = span.iter().map(|x| x.align).max().unwrap_or(1);
+        f.original_offset = e.original_offset;
+        k = end;
+    }
+    if k != exact_fields.len() {
+        let missing: Vec<&str> = exact_fields[k..].iter().map(|e| e.name.as_str()).collect();
         return Err(Diagnostic::new(format!(
             "struct {name} in the header lacks fields the compiler laid out: {}",
             missing.join(", ")
         ))
         .in_file(header)
-        .help(
-            "pass the header of the same build (and the same -D / --config) as the BTF or DWARF",
-        ));
+        .help(help));
     }
     model.min_align = model.min_align.max(exact.model.min_align);
     Ok(Read {
@@ -200,6 +287,17 @@ fn with_header_source(
         align: exact.align,
         source: from_header.source,
     })
+}
+
+/// Whether a header's field and the compiler's field at the same position
+/// are the same member: the same name, a bit-field run the compiler names
+/// `a:b:c` and the header after `a`, or an anonymous struct or union (named
+/// after its offset by the compiler, after its first member by the header).
+fn same_field(header: &str, exact: &str) -> bool {
+    header == exact
+        || exact.split(':').any(|part| part == header)
+        || exact.starts_with("anon_") && exact.contains('@')
+        || exact.starts_with("bitfield@")
 }
 
 /// The access file's [defines], then -D flags on top (a flag without a value means 1).

@@ -4,6 +4,7 @@
 mod args;
 mod growth;
 mod input;
+mod probe;
 mod propose;
 mod scan;
 mod show;

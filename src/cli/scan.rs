@@ -1,20 +1,33 @@
-//! `cachelayout scan`: every struct of a BTF file at once. With `--packable`,
+//! `cachelayout scan`: every struct of a BTF file, of a DWARF file, or of
+//! the headers a compiler probe reaches (`--kbuild`) at once. With `--packable`,
 //! the structs that reordering alone makes smaller (like `pahole -P`);
 //! without it, the structs whose lockless fields share cache lines with
 //! other data, most exposed first.
 
+use super::probe;
 use super::EXIT_OK;
 use clap::{Args, ValueEnum};
 use layout_core::scan::{self, PackScan, Ranked};
+use layout_core::typedb::TypeDb;
 use layout_core::{access, Diagnostic, Target};
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ScanArgs {
     /// The BTF to scan: /sys/kernel/btf/vmlinux, or an object built with `gcc -gbtf`.
-    #[arg(long, value_name = "PATH")]
-    pub btf: PathBuf,
+    #[arg(long, value_name = "PATH", conflicts_with = "dwarf")]
+    pub btf: Option<PathBuf>,
+    /// The DWARF to scan: an object or binary built with `-g` (C, or Rust: its DWARF
+    /// holds rustc's own layout of every struct).
+    #[arg(long, value_name = "FILE")]
+    pub dwarf: Option<PathBuf>,
+    #[command(flatten)]
+    pub probe: super::probe::ProbeArgs,
+    /// With --kbuild, --compile-commands or --cc: the headers to compile, or directories
+    /// of headers (searched recursively). Default with --kbuild: the tree's include/linux/*.h.
+    #[arg(value_name = "HEADER")]
+    pub headers: Vec<PathBuf>,
     /// List the structs that reordering alone makes smaller, like `pahole -P`: name, size,
     /// best size, saving. Members with an `aligned` attribute, zero-size markers
     /// (CACHELINE_PADDING, __cacheline_group_begin/end) and a flexible array stay where
@@ -51,7 +64,7 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         Some(path) => Some(access::load(path)?),
         None => None,
     };
-    let db = layout_core::btf::load_btf(&a.btf)?;
+    let db = load_db(a)?;
     let out = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, out);
     let written = if a.packable {
@@ -80,6 +93,100 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         }
         _ => Ok(EXIT_OK),
     }
+}
+
+/// The types to scan: BTF, DWARF, or the probes of headers.
+fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
+    let sources = [a.btf.is_some(), a.dwarf.is_some(), a.probe.is_set()];
+    if sources.iter().filter(|&&s| s).count() != 1 {
+        return Err(Diagnostic::new(
+            "give one of --btf PATH, --dwarf FILE, or --kbuild DIR (--compile-commands FILE, --cc CMD) with headers",
+        )
+        .help("e.g. cachelayout scan --btf /sys/kernel/btf/vmlinux"));
+    }
+    if !a.probe.is_set() && !a.headers.is_empty() {
+        return Err(Diagnostic::new(
+            "headers are scanned with --kbuild, --compile-commands or --cc",
+        )
+        .help("give the compiler front-end, or only --btf / --dwarf"));
+    }
+    if let Some(p) = &a.btf {
+        return layout_core::btf::load_btf(p);
+    }
+    if let Some(p) = &a.dwarf {
+        return layout_core::dwarf::load_dwarf(p);
+    }
+    let headers = scanned_headers(a)?;
+    let first = headers[0].clone();
+    let (tc, _config) = probe::toolchain(&a.probe, &first)?;
+    let tree = probe::probe_tree(&tc, &headers, !a.probe.no_probe_cache)?;
+    eprintln!(
+        "scanned {} headers in {} probes ({} compiled now, {} from the cache)",
+        headers.len(),
+        tree.probes,
+        tree.compiled,
+        tree.probes - tree.compiled
+    );
+    for (h, e) in &tree.failed {
+        eprintln!(
+            "warning: {} does not compile alone, left out: {e}",
+            h.display()
+        );
+    }
+    Ok(tree.db)
+}
+
+/// The headers a probe scan compiles: the arguments (directories searched
+/// recursively for `*.h`), or a kernel tree's include/linux/*.h; sorted.
+fn scanned_headers(a: &ScanArgs) -> Result<Vec<PathBuf>, Diagnostic> {
+    let mut roots = a.headers.clone();
+    let mut recursive = true;
+    if roots.is_empty() {
+        let Some(dir) = &a.probe.kbuild else {
+            return Err(Diagnostic::new("no headers to scan")
+                .help("give the headers (or directories of headers) after the options"));
+        };
+        let tree = probe::KbuildTree::locate(dir)?;
+        roots.push(tree.srctree.join("include/linux"));
+        recursive = false;
+    }
+    let mut out = Vec::new();
+    for r in &roots {
+        if r.is_dir() {
+            collect_headers(r, recursive, &mut out).map_err(|e| {
+                Diagnostic::new(format!("cannot list the directory: {e}")).in_file(r)
+            })?;
+        } else if r.is_file() {
+            out.push(r.clone());
+        } else {
+            return Err(Diagnostic::new("no such header or directory")
+                .in_file(r)
+                .help("check the path"));
+        }
+    }
+    out.sort();
+    out.dedup();
+    if out.is_empty() {
+        return Err(
+            Diagnostic::new("no headers to scan: the directories hold no .h files")
+                .help("give the headers (or directories of headers) after the options"),
+        );
+    }
+    Ok(out)
+}
+
+fn collect_headers(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let p = entry?.path();
+        if p.is_dir() {
+            if recursive {
+                collect_headers(&p, recursive, out)?;
+            }
+        } else if p.extension().is_some_and(|e| e == "h") {
+            out.push(p);
+        }
+    }
+    Ok(())
 }
 
 fn write_packable(out: &mut impl Write, scan: &PackScan<'_>, format: ScanFormat) -> io::Result<()> {
