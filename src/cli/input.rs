@@ -220,12 +220,10 @@ fn with_header_source(
     let help = "pass the header of the same build (and the same -D / --config) as the BTF or DWARF";
     // Zero-size members the header writes as markers (CACHELINE_PADDING,
     // __cacheline_group_begin/end) are not fields of the header's model.
-    let exact_fields: Vec<&layout_core::Field> = exact
-        .model
-        .fields
-        .iter()
-        .filter(|e| e.size > 0 || model.fields.iter().any(|f| f.name == e.name))
-        .collect();
+    // Zero-size members (those, flexible arrays) are matched by name, the
+    // others by position.
+    let exact_fields: Vec<&layout_core::Field> =
+        exact.model.fields.iter().filter(|e| e.size > 0).collect();
     // A run of bit-fields is one field of the header's model, but as many
     // of the compiler's as it has storage units: the header's field spans them.
     let is_bits = |e: &layout_core::Field| {
@@ -239,6 +237,35 @@ fn with_header_source(
     let names: Vec<String> = model.fields.iter().map(|f| f.name.clone()).collect();
     let mut k = 0;
     for (i, f) in model.fields.iter_mut().enumerate() {
+        if f.size == 0 {
+            let named = exact
+                .model
+                .fields
+                .iter()
+                .find(|e| e.size == 0 && e.name == f.name);
+            match named {
+                Some(e) => {
+                    f.align = e.align;
+                    f.original_offset = e.original_offset;
+                }
+                None if exact_fields
+                    .get(k)
+                    .is_some_and(|e| same_field(&f.name, &e.name)) => {}
+                None => {
+                    // A marker the compiler does not name: it sits where the next member starts.
+                    f.original_offset = Some(
+                        exact_fields
+                            .get(k)
+                            .and_then(|e| e.original_offset)
+                            .unwrap_or(exact.size),
+                    );
+                    continue;
+                }
+            }
+            if named.is_some() {
+                continue;
+            }
+        }
         let Some(e) = exact_fields.get(k).filter(|e| same_field(&f.name, &e.name)) else {
             return Err(Diagnostic::new(format!(
                 "field `{}` of struct {name} is in the header but not in the compiler's layout",
@@ -281,6 +308,9 @@ fn with_header_source(
         .help(help));
     }
     model.min_align = model.min_align.max(exact.model.min_align);
+    if let Some(source) = &from_header.source {
+        super::blocks::keep_conditional_blocks(&mut model, source);
+    }
     Ok(Read {
         model,
         size: exact.size,

@@ -2,6 +2,7 @@
 //! the input loading in [`input`].
 
 mod args;
+mod blocks;
 mod growth;
 mod input;
 mod probe;

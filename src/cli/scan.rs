@@ -34,6 +34,11 @@ pub struct ScanArgs {
     /// they are, and members move only between the same two of them.
     #[arg(long)]
     pub packable: bool,
+    /// List every struct with its size and alignment (`NAME<TAB>SIZE<TAB>ALIGN`, like
+    /// `pahole --sizes`), each checked as a layout (fields inside the struct, no two
+    /// overlapping); a struct that fails the checks is named on stderr.
+    #[arg(long, conflicts_with_all = ["packable", "access", "top"])]
+    pub sizes: bool,
     #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
     pub format: ScanFormat,
     /// TOML access file: the structs it names take their classes from it; the others are
@@ -67,7 +72,9 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
     let db = load_db(a)?;
     let out = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, out);
-    let written = if a.packable {
+    let written = if a.sizes {
+        write_sizes(&mut out, &db, target.line)
+    } else if a.packable {
         let found = scan::packable(&db);
         let written = write_packable(&mut out, &found, a.format);
         for (name, e) in &found.refused {
@@ -93,6 +100,33 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         }
         _ => Ok(EXIT_OK),
     }
+}
+
+/// `NAME\tSIZE\tALIGN` for every scanned struct that lays out, sorted by name.
+fn write_sizes(out: &mut impl Write, db: &TypeDb, line: u64) -> io::Result<()> {
+    let mut rows: Vec<(&str, u64, u64)> = Vec::new();
+    for agg in db.aggregates().filter(|a| scan::is_scanned(a)) {
+        let model = db.to_model(agg);
+        let checked = layout_core::Layout::declared(
+            &model,
+            agg.size,
+            agg.align,
+            line,
+            layout_core::Placement::Aligned,
+        )
+        .ok_or_else(|| "a member without an offset".to_string())
+        .and_then(|l| layout_core::verify::check_structure(&model, &l).map_err(|e| e.to_string()));
+        match checked {
+            Ok(()) => rows.push((&agg.name, agg.size, agg.align)),
+            Err(e) => eprintln!("warning: struct {}: cannot be laid out: {e}", agg.name),
+        }
+    }
+    rows.sort();
+    rows.dedup();
+    for (name, size, align) in rows {
+        writeln!(out, "{name}\t{size}\t{align}")?;
+    }
+    Ok(())
 }
 
 /// The types to scan: BTF, DWARF, or the probes of headers.

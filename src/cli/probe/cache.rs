@@ -6,6 +6,9 @@
 //! entry lists them (from the compiler's `-MD` output) with the hash of
 //! their contents, and a lookup hashes them again, so an entry whose
 //! headers changed since is never used (it is compiled again and replaced).
+//! A probe that did not compile is an entry too (its first error, and the
+//! files the compiler read before it), so a tree-wide scan does not compile
+//! again the headers that do not compile alone.
 //! Entries are written to a temporary directory and renamed into place, so
 //! a reader never sees half an entry.
 
@@ -49,24 +52,90 @@ pub fn key(tc: &Toolchain, identity: &str, headers: &[PathBuf]) -> Result<String
     Ok(h.hex())
 }
 
+/// Marks an entry of a probe that did not compile, and holds its error.
+const FAILED: &str = "failed";
+
+/// What the cache holds for a key.
+pub enum Found {
+    /// The directory of a compiled probe.
+    Compiled(PathBuf),
+    /// The probe did not compile, and no file it read has changed since.
+    Failed(compile::Failed),
+    Missing,
+}
+
 /// A cache entry that is still valid: every file it was built from has the
 /// contents it had.
-pub fn lookup(root: &Path, key: &str) -> Option<PathBuf> {
+pub fn lookup(root: &Path, key: &str) -> Found {
     let dir = root.join(key);
-    let inputs = std::fs::read_to_string(dir.join(INPUTS)).ok()?;
+    let Ok(inputs) = std::fs::read_to_string(dir.join(INPUTS)) else {
+        return Found::Missing;
+    };
     let fresh = inputs.lines().all(|l| {
         l.split_once('\t')
             .is_some_and(|(want, path)| hash::file(Path::new(path)).as_deref() == Some(want))
     });
-    let complete = [compile::OBJECT, compile::MACROS]
-        .iter()
-        .all(|f| dir.join(f).is_file());
-    if fresh && complete && !inputs.is_empty() {
-        Some(dir)
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
-        None
+    if fresh && !inputs.is_empty() {
+        if let Ok(text) = std::fs::read_to_string(dir.join(FAILED)) {
+            if let Some(f) = read_failure(&text) {
+                return Found::Failed(f);
+            }
+        } else if [compile::OBJECT, compile::MACROS]
+            .iter()
+            .all(|f| dir.join(f).is_file())
+        {
+            return Found::Compiled(dir);
+        }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+    Found::Missing
+}
+
+/// A failure as `KEY\tVALUE` lines (each value on one line).
+fn write_failure(f: &compile::Failed) -> String {
+    let d = &f.diagnostic;
+    let one_line = |s: &str| s.replace(['\n', '\t'], " ");
+    let mut out = String::new();
+    if let Some(h) = f.header {
+        out.push_str(&format!("header\t{h}\n"));
+    }
+    if let Some(file) = &d.file {
+        out.push_str(&format!(
+            "file\t{}\n",
+            one_line(&file.display().to_string())
+        ));
+    }
+    out.push_str(&format!("line\t{}\ncolumn\t{}\n", d.line, d.column));
+    out.push_str(&format!("message\t{}\n", one_line(&d.message)));
+    if let Some(help) = &d.help {
+        out.push_str(&format!("help\t{}\n", one_line(help)));
+    }
+    out
+}
+
+fn read_failure(text: &str) -> Option<compile::Failed> {
+    let mut d = Diagnostic::new("");
+    let mut header = None;
+    let mut has_message = false;
+    for l in text.lines() {
+        let (k, v) = l.split_once('\t')?;
+        match k {
+            "header" => header = Some(v.parse().ok()?),
+            "file" => d.file = Some(PathBuf::from(v)),
+            "line" => d.line = v.parse().ok()?,
+            "column" => d.column = v.parse().ok()?,
+            "message" => {
+                d.message = v.to_string();
+                has_message = true;
+            }
+            "help" => d.help = Some(v.to_string()),
+            _ => return None,
+        }
+    }
+    has_message.then_some(compile::Failed {
+        diagnostic: d,
+        header,
+    })
 }
 
 /// A fresh directory to compile a probe in: inside `root` (so that storing
@@ -106,7 +175,27 @@ impl Drop for WorkDir {
 /// Records the files the probe in `work` read and moves it to `root/key`;
 /// returns where the entry now is. When another run stored the same key
 /// first, its entry is used.
-pub fn store(root: &Path, key: &str, mut work: WorkDir, tc: &Toolchain) -> Option<PathBuf> {
+pub fn store(root: &Path, key: &str, work: WorkDir, tc: &Toolchain) -> Option<PathBuf> {
+    store_entry(root, key, work, tc, None)
+}
+
+/// Records a probe that did not compile, when the compiler listed the files
+/// it read (it does not after a missing `#include`): the failure is then
+/// reported again, without compiling, until one of them changes.
+pub fn store_failure(root: &Path, key: &str, work: WorkDir, tc: &Toolchain, f: &compile::Failed) {
+    let _ = store_entry(root, key, work, tc, Some(f));
+}
+
+fn store_entry(
+    root: &Path,
+    key: &str,
+    mut work: WorkDir,
+    tc: &Toolchain,
+    failed: Option<&compile::Failed>,
+) -> Option<PathBuf> {
+    if let Some(f) = failed {
+        std::fs::write(work.path.join(FAILED), write_failure(f)).ok()?;
+    }
     let deps = std::fs::read_to_string(work.path.join(compile::DEPS)).ok()?;
     let source = work.path.join(compile::SOURCE);
     let mut inputs = String::new();
@@ -129,5 +218,31 @@ pub fn store(root: &Path, key: &str, mut work: WorkDir, tc: &Toolchain) -> Optio
         work.keep = true;
         return Some(dest);
     }
-    lookup(root, key)
+    match lookup(root, key) {
+        Found::Compiled(dir) => Some(dir),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_reads_back_as_written() {
+        let f = compile::Failed {
+            diagnostic: Diagnostic::new("the compiler `gcc` failed: x\ty")
+                .in_file("/a b/c.h")
+                .at(3, 4)
+                .help("h"),
+            header: Some(2),
+        };
+        let back = read_failure(&write_failure(&f)).unwrap();
+        assert_eq!(back.header, Some(2));
+        assert_eq!(back.diagnostic.message, "the compiler `gcc` failed: x y");
+        assert_eq!(back.diagnostic.file, Some(PathBuf::from("/a b/c.h")));
+        assert_eq!((back.diagnostic.line, back.diagnostic.column), (3, 4));
+        assert_eq!(back.diagnostic.help.as_deref(), Some("h"));
+        assert!(read_failure("line\t1\n").is_none());
+    }
 }

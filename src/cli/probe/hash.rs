@@ -33,10 +33,23 @@ impl Fnv128 {
     }
 }
 
-/// The hash of a file's bytes, or `None` when it cannot be read.
+/// The hash of a file's bytes, or `None` when it cannot be read. A file is
+/// read once per run: the probes of a tree share most of their headers.
 pub fn file(path: &std::path::Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
-    Some(Fnv128::default().field(&bytes).hex())
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<std::path::PathBuf, Option<String>>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    if let Some(h) = seen.lock().ok().and_then(|m| m.get(path).cloned()) {
+        return h;
+    }
+    let h = std::fs::read(path)
+        .ok()
+        .map(|bytes| Fnv128::default().field(&bytes).hex());
+    if let Ok(mut m) = seen.lock() {
+        m.insert(path.to_path_buf(), h.clone());
+    }
+    h
 }
 
 #[cfg(test)]

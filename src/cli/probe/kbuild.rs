@@ -129,6 +129,18 @@ impl KbuildTree {
             f.push("-funsigned-char".into());
         }
         f.extend(self.arch_flags().iter().map(|s| s.to_string()));
+        // CC_FLAGS_USING: what headers test to know how functions are traced.
+        if self.enabled("CONFIG_FUNCTION_TRACER") {
+            let nop_mcount = self.enabled("CONFIG_FTRACE_MCOUNT_USE_OBJTOOL")
+                || self.enabled("CONFIG_FTRACE_MCOUNT_USE_CC")
+                    && self.enabled("CONFIG_HAVE_NOP_MCOUNT");
+            if nop_mcount {
+                f.push("-DCC_USING_NOP_MCOUNT".into());
+            }
+            if self.enabled("CONFIG_HAVE_FENTRY") {
+                f.push("-DCC_USING_FENTRY".into());
+            }
+        }
         // modname_flags / basename_flags.
         f.push("-DKBUILD_MODNAME=\"cachelayout_probe\"".into());
         f.push("-DKBUILD_BASENAME=\"cachelayout_probe\"".into());

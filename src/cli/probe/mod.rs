@@ -200,16 +200,25 @@ pub fn object_dir(
         None => None,
     };
     if let (Some(root), Some(key)) = (&root, &key) {
-        if let Some(path) = cache::lookup(root, key) {
-            return Ok(ProbeDir {
-                path,
-                cached: true,
-                _work: None,
-            });
+        match cache::lookup(root, key) {
+            cache::Found::Compiled(path) => {
+                return Ok(ProbeDir {
+                    path,
+                    cached: true,
+                    _work: None,
+                })
+            }
+            cache::Found::Failed(f) => return Err(f),
+            cache::Found::Missing => {}
         }
     }
     let work = cache::WorkDir::new(root.as_deref())?;
-    tc.compile(headers, &work.path)?;
+    if let Err(f) = tc.compile(headers, &work.path) {
+        if let (Some(root), Some(key)) = (&root, &key) {
+            cache::store_failure(root, key, work, tc, &f);
+        }
+        return Err(f);
+    }
     match (&root, &key) {
         (Some(root), Some(key)) => match cache::store(root, key, work, tc) {
             Some(path) => Ok(ProbeDir {
