@@ -145,7 +145,18 @@ pub fn run(args: &ProbeArgs, headers: &[PathBuf]) -> Result<Probe, Diagnostic> {
             .help("give the header that defines the struct")
     })?;
     let (tc, config) = toolchain(args, first)?;
-    probe_with(&tc, config, headers, !args.no_probe_cache)
+    probe_with(&tc, config, headers, !args.no_probe_cache).map_err(|mut d| {
+        // Name a probed header as the user did.
+        if let Some(file) = &d.file {
+            if let Some(h) = headers
+                .iter()
+                .find(|h| h.canonicalize().is_ok_and(|c| &c == file))
+            {
+                d.file = Some(h.clone());
+            }
+        }
+        d
+    })
 }
 
 /// [`run`] with a toolchain already resolved.
