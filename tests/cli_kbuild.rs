@@ -639,3 +639,108 @@ fn kbuild_proposals_apply_to_the_real_headers_and_compile_as_proposed() {
         );
     }
 }
+
+/// `struct NAME {` at the start of a line: the struct definitions of a header.
+fn struct_definitions(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("struct ")?;
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let after = rest[name.len()..].trim_start();
+            (!name.is_empty() && after.starts_with('{')).then_some(name)
+        })
+        .collect()
+}
+
+#[test]
+fn kbuild_tree_scan_lays_out_the_structs_of_include_linux_as_pahole_does() {
+    let tree = require_kernel_tree!();
+    let src = srctree(&tree);
+    let cache = tempfile::tempdir().unwrap();
+    let k = tree.to_str().unwrap();
+    let out = run_cached(&src, cache.path(), &["scan", "--kbuild", k, "--sizes"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut ours = std::collections::BTreeMap::new();
+    for line in stdout(&out).lines() {
+        let mut cols = line.split('\t');
+        let (name, size) = (cols.next().unwrap(), cols.next().unwrap());
+        ours.insert(name.to_string(), size.parse::<u64>().unwrap());
+    }
+    let failed: Vec<String> = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("does not compile alone"))
+        .filter_map(|l| l.split_whitespace().nth(1).map(String::from))
+        .collect();
+
+    // Every struct definition of include/linux/*.h.
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(src.join("include/linux"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "h"))
+        .collect();
+    headers.sort();
+    let (mut total, mut laid) = (0, 0);
+    let (mut in_failed_header, mut not_compiled) = (Vec::new(), Vec::new());
+    for h in &headers {
+        let text = String::from_utf8_lossy(&std::fs::read(h).unwrap()).into_owned();
+        for name in struct_definitions(&text) {
+            total += 1;
+            if ours.contains_key(&name) {
+                laid += 1;
+            } else if failed.iter().any(|f| Path::new(f) == h) {
+                in_failed_header.push(format!("{}: {name}", h.display()));
+            } else {
+                not_compiled.push(format!("{}: {name}", h.display()));
+            }
+        }
+    }
+    println!(
+        "{laid} of {total} struct definitions in include/linux/*.h lay out ({:.1}%); \
+{} are in the {} headers that do not compile alone; {} are in #if blocks this .config leaves out",
+        100.0 * laid as f64 / total as f64,
+        in_failed_header.len(),
+        failed.len(),
+        not_compiled.len()
+    );
+    for m in not_compiled.iter().take(20) {
+        println!("  not compiled: {m}");
+    }
+    assert!(laid * 100 >= total * 95, "{laid} of {total}");
+
+    // Sizes as pahole reads each probe object.
+    let mut pahole_sizes: std::collections::HashMap<String, Vec<u64>> = Default::default();
+    for e in entries(cache.path()) {
+        let out = Command::new("pahole")
+            .arg("-s")
+            .arg(e.join("probe.o"))
+            .output()
+            .unwrap();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let mut cols = line.split('\t');
+            if let (Some(n), Some(s)) = (cols.next(), cols.next()) {
+                if let Ok(s) = s.parse() {
+                    pahole_sizes.entry(n.to_string()).or_default().push(s);
+                }
+            }
+        }
+    }
+    let mut compared = 0;
+    for (name, size) in &ours {
+        if let Some(sizes) = pahole_sizes.get(name) {
+            compared += 1;
+            assert!(
+                sizes.contains(size),
+                "struct {name}: {size} bytes, pahole says {sizes:?}"
+            );
+        }
+    }
+    assert!(
+        compared * 10 >= ours.len() * 9,
+        "pahole knows {compared} of {}",
+        ours.len()
+    );
+    println!("{compared} struct sizes equal pahole's on the probe objects");
+}
