@@ -430,11 +430,7 @@ fn pahole(object: &Path, name: &str) -> (Vec<(String, u64, bool)>, u64) {
                 } else if let Some(i) = decl.find(':') {
                     decl[..i].trim().rsplit(' ').next().unwrap_or(name)
                 } else if let Some(i) = decl.find('[') {
-                    decl[..i]
-                        .trim()
-                        .rsplit(|c: char| c == ' ' || c == '*')
-                        .next()
-                        .unwrap_or(name)
+                    decl[..i].trim().rsplit([' ', '*']).next().unwrap_or(name)
                 } else {
                     name
                 };
