@@ -44,7 +44,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     };
     let probe = load_probe(a)?;
     let mut defines = match &probe {
-        Some(p) => p.defines()?,
+        Some(p) => p.defines(a.header.as_deref().unwrap_or(Path::new("")))?,
         None => Defines::default(),
     };
     if let Some(path) = &a.config {

@@ -66,15 +66,28 @@ pub struct Probe {
 }
 
 impl Probe {
-    /// Defines for reading the header text: the `.config`'s options, then
-    /// the integer macros the compiler saw.
-    pub fn defines(&self) -> Result<Defines, Diagnostic> {
+    /// Defines for reading the text of `header`: the `.config`'s options,
+    /// then the integer macros the compiler saw, except those the header
+    /// defines itself (its own `#define`s are read where they are).
+    pub fn defines(&self, header: &Path) -> Result<Defines, Diagnostic> {
         let mut d = match &self.config {
             Some(c) => layout_core::c::load_kernel_config(c)?,
             None => Defines::default(),
         };
+        let text = std::fs::read_to_string(header).unwrap_or_default();
+        let own: std::collections::HashSet<&str> = text
+            .lines()
+            .filter_map(|l| {
+                let rest = l.trim_start().strip_prefix('#')?.trim_start();
+                let rest = rest.strip_prefix("define")?;
+                rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .find(|w| !w.is_empty())
+            })
+            .collect();
         for (name, value) in &self.macros {
-            d.insert(name.clone(), *value);
+            if !own.contains(name.as_str()) {
+                d.insert(name.clone(), *value);
+            }
         }
         Ok(d)
     }
