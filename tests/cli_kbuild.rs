@@ -740,3 +740,63 @@ fn kbuild_tree_scan_lays_out_the_structs_of_include_linux_as_pahole_does() {
     );
     println!("{compared} struct sizes equal pahole's on the probe objects");
 }
+
+#[test]
+fn growth_finds_the_embedders_in_the_same_probe() {
+    if !have("gcc") {
+        println!("SKIPPED: no gcc");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("include")).unwrap();
+    // The embedder is in another header: only the probe sees both.
+    std::fs::write(
+        p.join("include/inner.h"),
+        "struct inner { long a; int b; };\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("include/outer.h"),
+        "#include <inner.h>\nstruct outer { char tag; struct inner in[2]; int tail; };\n",
+    )
+    .unwrap();
+    let out = run_cached(
+        p,
+        cache.path(),
+        &[
+            "growth",
+            "--header",
+            "include/outer.h",
+            "--cc",
+            "gcc -Iinclude",
+            "--struct",
+            "inner",
+            "--size",
+            "24",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let sizes: Vec<(String, u64, u64)> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let size = |k: &str| e[k]["size"].as_u64().unwrap();
+            (
+                e["name"].as_str().unwrap().to_string(),
+                size("old"),
+                size("new"),
+            )
+        })
+        .collect();
+    // outer: 8 + 2 * 16 + 4 -> 48; with inner at 24 bytes: 8 + 48 + 4 -> 64.
+    assert_eq!(
+        sizes,
+        [("inner".to_string(), 16, 24), ("outer".to_string(), 48, 64)]
+    );
+}
