@@ -51,9 +51,10 @@ pub enum Command {
     /// give the struct a new --size (and --align) in BTF, DWARF or a header and lay out
     /// every embedder again, transitively: directly, in arrays, nested several levels.
     Growth(GrowthArgs),
-    /// Scan every struct of a BTF file: with --packable, those that reordering alone makes
-    /// smaller (like `pahole -P`); without it, those whose lockless fields share cache
-    /// lines with other data, most exposed first (a heuristic ranking).
+    /// Scan every struct of a BTF file, a DWARF file, or the headers of a kernel tree
+    /// (--kbuild): with --packable, those that reordering alone makes smaller (like
+    /// `pahole -P`); without it, those whose lockless fields share cache lines with other
+    /// data, most exposed first (a heuristic ranking).
     Scan(super::scan::ScanArgs),
 }
 
@@ -61,7 +62,8 @@ pub enum Command {
 #[derive(Args, Debug)]
 pub struct InputArgs {
     /// The C header that defines the struct. Optional with --btf or --dwarf, which give
-    /// the exact layout; `propose` needs it to write the diff.
+    /// the exact layout; `propose` needs it to write the diff; --kbuild, --compile-commands
+    /// and --cc compile it.
     pub header: Option<PathBuf>,
     /// The struct to lay out (without the `struct` keyword), or a typedef name.
     #[arg(long = "struct", value_name = "NAME")]
@@ -97,6 +99,8 @@ pub struct InputArgs {
     /// Overrides `offset` in the access file.
     #[arg(long, value_name = "BYTES")]
     pub offset: Option<u64>,
+    #[command(flatten)]
+    pub probe: super::probe::ProbeArgs,
 }
 
 #[derive(Args, Debug)]
@@ -206,9 +210,12 @@ pub struct GrowthArgs {
     /// Types from DWARF (an object built with -g), for --size.
     #[arg(long, value_name = "FILE")]
     pub dwarf: Option<PathBuf>,
-    /// Types from a C header, for --size.
+    /// Types from a C header, for --size (with --kbuild, --compile-commands or --cc: the
+    /// header the probe compiles, whose every reachable struct is an embedder candidate).
     #[arg(long, value_name = "FILE.h")]
     pub header: Option<PathBuf>,
+    #[command(flatten)]
+    pub probe: super::probe::ProbeArgs,
     /// COUNT objects of struct NAME are allocated with kmalloc: multiply its real bytes
     /// per object (size class change) by COUNT. NOTE says what the count is, e.g.
     /// --instances 'mem_cgroup_per_node=4:per memcg, 4 nodes'. Repeatable.

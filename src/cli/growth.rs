@@ -22,8 +22,9 @@ pub fn run(a: &GrowthArgs) -> Result<u8, Diagnostic> {
                 || a.btf.is_some()
                 || a.dwarf.is_some()
                 || a.header.is_some()
+                || a.probe.is_set()
             {
-                return Err(Diagnostic::new("--before/--after compare two headers: they take no --size, --align, --btf, --dwarf or --header")
+                return Err(Diagnostic::new("--before/--after compare two headers: they take no --size, --align, --btf, --dwarf, --header, --kbuild, --compile-commands or --cc")
                     .help("the new sizes come from the --after header"));
             }
             let (defines, types) = header_settings(a.access.as_deref(), &a.defines)?;
@@ -71,6 +72,9 @@ fn grow_by_size(a: &GrowthArgs) -> Result<GrowthReport, Diagnostic> {
         (files::btf(p)?, Vec::new())
     } else if let Some(p) = &a.dwarf {
         (files::dwarf(p)?, Vec::new())
+    } else if a.probe.is_set() {
+        let path = a.header.clone().expect("one source is given");
+        (super::probe::run(&a.probe, &[path])?.db, Vec::new())
     } else {
         let path = a.header.as_deref().expect("one source is given");
         let (defines, types) = header_settings(a.access.as_deref(), &a.defines)?;
@@ -102,6 +106,12 @@ pub fn for_proposal(
         files::btf(p)?
     } else if let Some(p) = &input.dwarf {
         files::dwarf(p)?
+    } else if input.probe.is_set() {
+        let header = input
+            .header
+            .clone()
+            .ok_or_else(|| Diagnostic::new("--growth needs the header"))?;
+        super::probe::run(&input.probe, &[header])?.db
     } else {
         let path = input.header.as_deref().ok_or_else(|| {
             Diagnostic::new("--growth needs the header, --btf or --dwarf")

@@ -1,6 +1,7 @@
 //! Loading what every subcommand needs: the header and/or the compiler's
-//! layout (BTF, DWARF), the access file, the defines, and from them the
-//! struct model with its declared layout.
+//! layout (BTF, DWARF, or a probe compiled with `--kbuild`,
+//! `--compile-commands` or `--cc`), the access file, the defines, and from
+//! them the struct model with its declared layout.
 
 use super::args::InputArgs;
 use super::files;
@@ -16,6 +17,9 @@ pub struct Loaded {
     pub model: Struct,
     /// Where the struct's text is, when a header was given (needed for diffs).
     pub source: Option<StructSource>,
+    /// Why `source` is missing although a header was given: with a compiler
+    /// probe the layout does not need the header's text, only a diff does.
+    pub source_error: Option<Diagnostic>,
     /// The file the layout came from (header, BTF or DWARF), for messages.
     pub origin: PathBuf,
     pub target: Target,
@@ -41,12 +45,25 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         Some(path) => Some(files::access(path)?),
         None => None,
     };
-    let defines = all_defines(a, access_file.as_ref())?;
+    let probe = load_probe(a)?;
+    let mut defines = match &probe {
+        Some(p) => p.defines(a.header.as_deref().unwrap_or(Path::new("")))?,
+        None => Defines::default(),
+    };
+    // --config, then [defines], then -D on top of the compiler's macros.
+    for (name, value) in all_defines(a, access_file.as_ref())?.iter() {
+        defines.insert(name, value);
+    }
     let types = access_file
         .as_ref()
         .map(|f| f.types.clone())
         .unwrap_or_default();
-    let db = load_typedb(a)?;
+    let from_probe = probe.is_some();
+    let db = match probe {
+        Some(p) => Some(p.db),
+        None => load_typedb(a)?,
+    };
+    let mut source_error = None;
     let (read, origin) = match (&db, &a.header) {
         (None, None) => {
             return Err(
@@ -66,9 +83,29 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             };
             let read = match header {
                 None => exact,
+                Some(h) if from_probe => {
+                    let (size, align) = (exact.size, exact.align);
+                    let model = exact.model.clone();
+                    match with_header_source(exact, agg, h, &a.struct_name, &defines, types) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            source_error = Some(e);
+                            Read {
+                                model,
+                                size,
+                                align,
+                                source: None,
+                            }
+                        }
+                    }
+                }
                 Some(h) => with_header_source(exact, agg, h, &a.struct_name, &defines, types)?,
             };
-            (read, db.source().to_path_buf())
+            let origin = match header {
+                Some(h) if from_probe => h.clone(),
+                _ => db.source().to_path_buf(),
+            };
+            (read, origin)
         }
     };
     let Read {
@@ -121,11 +158,30 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     Ok(Loaded {
         model,
         source,
+        source_error,
         origin,
         target,
         placement,
         declared,
     })
+}
+
+/// The compiler probe of the header, when --kbuild, --compile-commands or --cc asks for one.
+fn load_probe(a: &InputArgs) -> Result<Option<super::probe::Probe>, Diagnostic> {
+    if !a.probe.is_set() {
+        return Ok(None);
+    }
+    if a.btf.is_some() || a.dwarf.is_some() {
+        return Err(Diagnostic::new(
+            "--kbuild, --compile-commands and --cc compile the layout: they take no --btf or --dwarf",
+        )
+        .help("give either a compiler front-end or the BTF/DWARF of a build"));
+    }
+    let header = a.header.as_ref().ok_or_else(|| {
+        Diagnostic::new("the compiler front-end needs the header that defines the struct")
+            .help("e.g. cachelayout show include/linux/tcp.h --struct tcp_sock --kbuild /usr/src/linux-headers-$(uname -r)")
+    })?;
+    super::probe::run(&a.probe, std::slice::from_ref(header)).map(Some)
 }
 
 fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {
@@ -177,37 +233,100 @@ fn with_header_source(
     }
     let from_header = read_header(header, name, defines, &types)?;
     let mut model = from_header.model;
-    for f in &mut model.fields {
-        let Some(e) = exact.model.fields.iter().find(|e| e.name == f.name) else {
+    let help = "pass the header of the same build (and the same -D / --config) as the BTF or DWARF";
+    // Zero-size members the header writes as markers (CACHELINE_PADDING,
+    // __cacheline_group_begin/end) are not fields of the header's model.
+    // Zero-size members (those, flexible arrays) are matched by name, the
+    // others by position.
+    let exact_fields: Vec<&layout_core::Field> =
+        exact.model.fields.iter().filter(|e| e.size > 0).collect();
+    // A run of bit-fields is one field of the header's model, but as many
+    // of the compiler's as it has storage units: the header's field spans them.
+    let is_bits = |e: &layout_core::Field| {
+        e.name.starts_with("bitfield@")
+            || e.name.split(':').next().is_some_and(|first| {
+                agg.members
+                    .iter()
+                    .any(|m| m.is_bitfield() && m.name == first)
+            })
+    };
+    let names: Vec<String> = model.fields.iter().map(|f| f.name.clone()).collect();
+    let mut k = 0;
+    for (i, f) in model.fields.iter_mut().enumerate() {
+        if f.size == 0 {
+            let named = exact
+                .model
+                .fields
+                .iter()
+                .find(|e| e.size == 0 && e.name == f.name);
+            match named {
+                Some(e) => {
+                    f.align = e.align;
+                    f.original_offset = e.original_offset;
+                }
+                None if exact_fields
+                    .get(k)
+                    .is_some_and(|e| same_field(&f.name, &e.name)) => {}
+                None => {
+                    // A marker the compiler does not name: it sits where the next member starts.
+                    f.original_offset = Some(
+                        exact_fields
+                            .get(k)
+                            .and_then(|e| e.original_offset)
+                            .unwrap_or(exact.size),
+                    );
+                    continue;
+                }
+            }
+            if named.is_some() {
+                continue;
+            }
+        }
+        let Some(e) = exact_fields.get(k).filter(|e| same_field(&f.name, &e.name)) else {
             return Err(Diagnostic::new(format!(
                 "field `{}` of struct {name} is in the header but not in the compiler's layout",
                 f.name
             ))
             .in_file(header)
-            .help("pass the header of the same build (and the same -D / --config) as the BTF or DWARF"));
+            .help(help));
         };
-        f.size = e.size;
-        f.align = e.align;
-        f.original_offset = e.original_offset;
-    }
-    if model.fields.len() != exact.model.fields.len() {
-        let missing: Vec<&str> = exact
-            .model
-            .fields
+        let mut end = k + 1;
+        if is_bits(e) {
+            while let Some(n) = exact_fields.get(end) {
+                let next_is_header_field = names
+                    .get(i + 1)
+                    .is_some_and(|h| h == &n.name || n.name.split(':').any(|p| p == h));
+                if !is_bits(n) || next_is_header_field {
+                    break;
+                }
+                end += 1;
+            }
+        }
+        let span = &exact_fields[k..end];
+        let start = e.original_offset.unwrap_or(0);
+        let stop = span
             .iter()
-            .filter(|e| !model.fields.iter().any(|f| f.name == e.name))
-            .map(|e| e.name.as_str())
-            .collect();
+            .map(|x| x.original_offset.unwrap_or(0) + x.size)
+            .max()
+            .unwrap_or(start);
+        f.size = stop - start;
+        f.align = span.iter().map(|x| x.align).max().unwrap_or(1);
+        f.original_offset = e.original_offset;
+        k = end;
+    }
+    if k != exact_fields.len() {
+        let missing: Vec<&str> = exact_fields[k..].iter().map(|e| e.name.as_str()).collect();
         return Err(Diagnostic::new(format!(
             "struct {name} in the header lacks fields the compiler laid out: {}",
             missing.join(", ")
         ))
         .in_file(header)
-        .help(
-            "pass the header of the same build (and the same -D / --config) as the BTF or DWARF",
-        ));
+        .help(help));
     }
     model.min_align = model.min_align.max(exact.model.min_align);
+    if let Some(source) = &from_header.source {
+        super::blocks::keep_conditional_blocks(&mut model, source);
+    }
     Ok(Read {
         model,
         size: exact.size,
@@ -237,6 +356,17 @@ pub(super) fn all_defines(
         defines.insert(name, value);
     }
     Ok(defines)
+}
+
+/// Whether a header's field and the compiler's field at the same position
+/// are the same member: the same name, a bit-field run the compiler names
+/// `a:b:c` and the header after `a`, or an anonymous struct or union (named
+/// after its offset by the compiler, after its first member by the header).
+fn same_field(header: &str, exact: &str) -> bool {
+    header == exact
+        || exact.split(':').any(|part| part == header)
+        || exact.starts_with("anon_") && exact.contains('@')
+        || exact.starts_with("bitfield@")
 }
 
 /// The access file's [defines], then -D flags on top (a flag without a value means 1).

@@ -2,10 +2,12 @@
 //! the input loading in [`input`].
 
 mod args;
+mod blocks;
 mod files;
 mod growth;
 mod input;
 mod output;
+mod probe;
 mod propose;
 mod scan;
 mod show;

@@ -92,8 +92,11 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     match a.format {
         ProposeFormat::Diff => {
             let source = loaded.source.as_ref().ok_or_else(|| {
-                Diagnostic::new("a diff needs the C header that defines the struct")
-                    .help("pass the header as well as --btf/--dwarf, or use --format table or json")
+                loaded.source_error.clone().unwrap_or_else(|| {
+                    Diagnostic::new("a diff needs the C header that defines the struct").help(
+                        "pass the header as well as --btf/--dwarf, or use --format table or json",
+                    )
+                })
             })?;
             if let Some(text) = &changelog {
                 // A commit message, then the patch: what `git am` and `patch -p1` both read.

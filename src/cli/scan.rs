@@ -1,26 +1,44 @@
-//! `cachelayout scan`: every struct of a BTF file at once. With `--packable`,
+//! `cachelayout scan`: every struct of a BTF file, of a DWARF file, or of
+//! the headers a compiler probe reaches (`--kbuild`) at once. With `--packable`,
 //! the structs that reordering alone makes smaller (like `pahole -P`);
 //! without it, the structs whose lockless fields share cache lines with
 //! other data, most exposed first.
 
+use super::probe;
 use super::EXIT_OK;
 use clap::{Args, ValueEnum};
 use layout_core::scan::{self, PackScan, Ranked};
+use layout_core::typedb::TypeDb;
 use layout_core::{Diagnostic, Target};
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 pub struct ScanArgs {
     /// The BTF to scan: /sys/kernel/btf/vmlinux, or an object built with `gcc -gbtf`.
-    #[arg(long, value_name = "PATH")]
-    pub btf: PathBuf,
+    #[arg(long, value_name = "PATH", conflicts_with = "dwarf")]
+    pub btf: Option<PathBuf>,
+    /// The DWARF to scan: an object or binary built with `-g` (C, or Rust: its DWARF
+    /// holds rustc's own layout of every struct).
+    #[arg(long, value_name = "FILE")]
+    pub dwarf: Option<PathBuf>,
+    #[command(flatten)]
+    pub probe: super::probe::ProbeArgs,
+    /// With --kbuild, --compile-commands or --cc: the headers to compile, or directories
+    /// of headers (searched recursively). Default with --kbuild: the tree's include/linux/*.h.
+    #[arg(value_name = "HEADER")]
+    pub headers: Vec<PathBuf>,
     /// List the structs that reordering alone makes smaller, like `pahole -P`: name, size,
     /// best size, saving. Members with an `aligned` attribute, zero-size markers
     /// (CACHELINE_PADDING, __cacheline_group_begin/end) and a flexible array stay where
     /// they are, and members move only between the same two of them.
     #[arg(long)]
     pub packable: bool,
+    /// List every struct with its size and alignment (`NAME<TAB>SIZE<TAB>ALIGN`, like
+    /// `pahole --sizes`), each checked as a layout (fields inside the struct, no two
+    /// overlapping); a struct that fails the checks is named on stderr.
+    #[arg(long, conflicts_with_all = ["packable", "access", "top"])]
+    pub sizes: bool,
     #[arg(long, value_enum, default_value_t = ScanFormat::Table)]
     pub format: ScanFormat,
     /// TOML access file: the structs it names take their classes from it; the others are
@@ -51,10 +69,12 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         Some(path) => Some(super::files::access(path)?),
         None => None,
     };
-    let db = super::files::btf(&a.btf)?;
+    let db = load_db(a)?;
     let out = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, out);
-    let written = if a.packable {
+    let written = if a.sizes {
+        write_sizes(&mut out, &db, target.line)
+    } else if a.packable {
         let found = scan::packable(&db);
         let written = write_packable(&mut out, &found, a.format);
         for (name, e) in &found.refused {
@@ -81,6 +101,127 @@ pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
         }
         _ => Ok(EXIT_OK),
     }
+}
+
+/// `NAME\tSIZE\tALIGN` for every scanned struct that lays out, sorted by name.
+fn write_sizes(out: &mut impl Write, db: &TypeDb, line: u64) -> io::Result<()> {
+    let mut rows: Vec<(&str, u64, u64)> = Vec::new();
+    for agg in db.aggregates().filter(|a| scan::is_scanned(a)) {
+        let model = db.to_model(agg);
+        let checked = layout_core::Layout::declared(
+            &model,
+            agg.size,
+            agg.align,
+            line,
+            layout_core::Placement::Aligned,
+        )
+        .ok_or_else(|| "a member without an offset".to_string())
+        .and_then(|l| layout_core::verify::check_structure(&model, &l).map_err(|e| e.to_string()));
+        match checked {
+            Ok(()) => rows.push((&agg.name, agg.size, agg.align)),
+            Err(e) => eprintln!("warning: struct {}: cannot be laid out: {e}", agg.name),
+        }
+    }
+    rows.sort();
+    rows.dedup();
+    for (name, size, align) in rows {
+        writeln!(out, "{name}\t{size}\t{align}")?;
+    }
+    Ok(())
+}
+
+/// The types to scan: BTF, DWARF, or the probes of headers.
+fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
+    let sources = [a.btf.is_some(), a.dwarf.is_some(), a.probe.is_set()];
+    if sources.iter().filter(|&&s| s).count() != 1 {
+        return Err(Diagnostic::new(
+            "give one of --btf PATH, --dwarf FILE, or --kbuild DIR (--compile-commands FILE, --cc CMD) with headers",
+        )
+        .help("e.g. cachelayout scan --btf /sys/kernel/btf/vmlinux"));
+    }
+    if !a.probe.is_set() && !a.headers.is_empty() {
+        return Err(Diagnostic::new(
+            "headers are scanned with --kbuild, --compile-commands or --cc",
+        )
+        .help("give the compiler front-end, or only --btf / --dwarf"));
+    }
+    if let Some(p) = &a.btf {
+        return super::files::btf(p);
+    }
+    if let Some(p) = &a.dwarf {
+        return super::files::dwarf(p);
+    }
+    let headers = scanned_headers(a)?;
+    let first = headers[0].clone();
+    let (tc, _config) = probe::toolchain(&a.probe, &first)?;
+    let tree = probe::probe_tree(&tc, &headers, !a.probe.no_probe_cache)?;
+    eprintln!(
+        "scanned {} headers in {} probes ({} compiled now, {} from the cache)",
+        headers.len(),
+        tree.probes,
+        tree.compiled,
+        tree.probes - tree.compiled
+    );
+    for (h, e) in &tree.failed {
+        eprintln!(
+            "warning: {} does not compile alone, left out: {e}",
+            h.display()
+        );
+    }
+    Ok(tree.db)
+}
+
+/// The headers a probe scan compiles: the arguments (directories searched
+/// recursively for `*.h`), or a kernel tree's include/linux/*.h; sorted.
+fn scanned_headers(a: &ScanArgs) -> Result<Vec<PathBuf>, Diagnostic> {
+    let mut roots = a.headers.clone();
+    let mut recursive = true;
+    if roots.is_empty() {
+        let Some(dir) = &a.probe.kbuild else {
+            return Err(Diagnostic::new("no headers to scan")
+                .help("give the headers (or directories of headers) after the options"));
+        };
+        let tree = probe::KbuildTree::locate(dir)?;
+        roots.push(tree.srctree.join("include/linux"));
+        recursive = false;
+    }
+    let mut out = Vec::new();
+    for r in &roots {
+        if r.is_dir() {
+            collect_headers(r, recursive, &mut out).map_err(|e| {
+                Diagnostic::new(format!("cannot list the directory: {e}")).in_file(r)
+            })?;
+        } else if r.is_file() {
+            out.push(r.clone());
+        } else {
+            return Err(Diagnostic::new("no such header or directory")
+                .in_file(r)
+                .help("check the path"));
+        }
+    }
+    out.sort();
+    out.dedup();
+    if out.is_empty() {
+        return Err(
+            Diagnostic::new("no headers to scan: the directories hold no .h files")
+                .help("give the headers (or directories of headers) after the options"),
+        );
+    }
+    Ok(out)
+}
+
+fn collect_headers(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let p = entry?.path();
+        if p.is_dir() {
+            if recursive {
+                collect_headers(&p, recursive, out)?;
+            }
+        } else if p.extension().is_some_and(|e| e == "h") {
+            out.push(p);
+        }
+    }
+    Ok(())
 }
 
 fn write_packable(out: &mut impl Write, scan: &PackScan<'_>, format: ScanFormat) -> io::Result<()> {

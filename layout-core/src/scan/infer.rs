@@ -3,6 +3,7 @@
 //! | member type | class |
 //! |---|---|
 //! | `atomic_t`, `atomic_long_t`, `atomic64_t`, `refcount_t`, `struct kref` (arrays too) | lockless |
+//! | Rust's `AtomicBool`, `AtomicU8` ... `AtomicUsize`, `AtomicI8` ... `AtomicIsize`, `AtomicPtr<T>` (as rustc's DWARF names them) | lockless |
 //! | `spinlock_t`, `raw_spinlock_t`, `rwlock_t`, `seqlock_t`, `struct mutex`, `struct rw_semaphore` | a lock word: locked_write under its own name |
 //! | an anonymous struct or union | the class of the first lockless, else lock, member inside it |
 //! | anything else | cold (DESIGN.md §2: unannotated C fields) |
@@ -20,6 +21,21 @@ const LOCKLESS: &[&str] = &[
     "atomic64_t",
     "refcount_t",
     "struct kref",
+];
+
+/// `core::sync::atomic` types, whose DWARF names carry no path.
+const RUST_ATOMICS: &[&str] = &[
+    "AtomicBool",
+    "AtomicU8",
+    "AtomicU16",
+    "AtomicU32",
+    "AtomicU64",
+    "AtomicUsize",
+    "AtomicI8",
+    "AtomicI16",
+    "AtomicI32",
+    "AtomicI64",
+    "AtomicIsize",
 ];
 
 const LOCKS: &[&str] = &[
@@ -72,7 +88,9 @@ fn classify_name(keyword: &str, name: &str) -> TypeClass {
             None => keyword.is_empty() && *t == name,
         })
     };
-    if matches(LOCKLESS) {
+    let rust_atomic =
+        keyword == "struct" && (RUST_ATOMICS.contains(&name) || name.starts_with("AtomicPtr<"));
+    if matches(LOCKLESS) || rust_atomic {
         TypeClass::Lockless
     } else if matches(LOCKS) {
         TypeClass::Lock
@@ -163,6 +181,26 @@ pub fn infer_model(db: &TypeDb, agg: &Aggregate) -> Struct {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rust_atomics_are_lockless() {
+        for t in [
+            "struct AtomicU64",
+            "struct AtomicBool",
+            "struct AtomicPtr<u8>",
+            "struct AtomicUsize[2]",
+        ] {
+            assert_eq!(classify_type(t), TypeClass::Lockless, "{t}");
+        }
+        for t in [
+            "struct AtomicU64 *",
+            "AtomicU64",
+            "struct AtomicU128x",
+            "union AtomicU64",
+        ] {
+            assert_eq!(classify_type(t), TypeClass::Other, "{t}");
+        }
+    }
 
     #[test]
     fn atomics_and_refcounts_are_lockless() {

@@ -25,7 +25,8 @@
 //! attribute's: with BTF it cannot be known whether the attribute was on the
 //! member or on its type, and dropping a type's alignment would let the solver
 //! place a field where the compiler will not. Every field is cold, not pinned,
-//! with its original offset. Meant for structs: a union's fields all start at 0.
+//! with its original offset. In a packed struct a field aligns only as its
+//! own `aligned` attribute asks (within the struct's alignment and its offset). Meant for structs: a union's fields all start at 0.
 
 use super::{Aggregate, Member};
 
@@ -61,6 +62,26 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
             };
             let f = fields.last_mut().expect("a field was just pushed");
             f.align = packed_align(f.align, f.original_offset.unwrap_or(0), prev_end, agg.align);
+        }
+    }
+    if agg.packed {
+        // In a packed struct a member aligns only as its own `aligned`
+        // attribute asks, and never beyond the struct or its offset.
+        for f in &mut fields {
+            let attr = agg
+                .members
+                .iter()
+                .find(|m| m.field_name() == f.name)
+                .and_then(|m| m.attr_align);
+            let offset_align = match f.original_offset {
+                Some(0) | None => u64::MAX,
+                Some(o) => 1 << o.trailing_zeros(),
+            };
+            f.align = attr
+                .unwrap_or(1)
+                .min(agg.align.max(1))
+                .min(offset_align)
+                .max(1);
         }
     }
     let mut model = Struct::new(agg.name.clone(), fields);

@@ -1,0 +1,276 @@
+//! The compiler front-end: the exact layout of every type a header reaches,
+//! under the real configuration, from the DWARF of a probe translation unit
+//! that includes it, compiled with the project's own flags:
+//!
+//! - `--kbuild DIR`: a configured kernel tree; the flags are Kbuild's
+//!   ([`kbuild`]);
+//! - `--compile-commands FILE`: a translation unit's flags from a
+//!   compilation database ([`compile_commands`]);
+//! - `--cc 'CMD ...'`: the compiler and its flags, for any other C project
+//!   (with the two above, only the compiler and extra flags).
+//!
+//! Probes are cached ([`cache`]) unless `--no-probe-cache` is given.
+
+mod batch;
+mod cache;
+mod compile;
+mod compile_commands;
+mod hash;
+mod kbuild;
+mod words;
+
+pub use batch::probe_tree;
+pub use compile::Toolchain;
+pub use kbuild::KbuildTree;
+
+use clap::Args;
+use layout_core::c::Defines;
+use layout_core::typedb::TypeDb;
+use layout_core::Diagnostic;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProbeArgs {
+    /// Take the layout from the compiler: compile a probe that includes the header with
+    /// the flags of this configured kernel tree (a build directory, or
+    /// /usr/src/linux-headers-$(uname -r)) and read its DWARF. The header's text is used
+    /// for the diff only, and its .config for the header's #if blocks.
+    #[arg(long, value_name = "DIR")]
+    pub kbuild: Option<PathBuf>,
+    /// Take the layout from the compiler with the flags of a compile_commands.json entry
+    /// (the translation unit that includes the header, or the closest one).
+    #[arg(long, value_name = "FILE", conflicts_with = "kbuild")]
+    pub compile_commands: Option<PathBuf>,
+    /// The compiler and its flags, e.g. --cc 'gcc -Iinclude -DNDEBUG' (any C project); with
+    /// --kbuild or --compile-commands, the compiler to use instead (e.g. --cc clang).
+    #[arg(long, value_name = "'CMD ...'")]
+    pub cc: Option<String>,
+    /// Compile the probe again even when the probe cache holds it, and do not store it.
+    #[arg(long)]
+    pub no_probe_cache: bool,
+}
+
+impl ProbeArgs {
+    /// Whether a compiler front-end was asked for.
+    pub fn is_set(&self) -> bool {
+        self.kbuild.is_some() || self.compile_commands.is_some() || self.cc.is_some()
+    }
+}
+
+/// A compiled probe: every struct and union the headers reach, the
+/// integer macros they define, and the tree's `.config` for the header text.
+pub struct Probe {
+    pub db: TypeDb,
+    pub macros: Vec<(String, i64)>,
+    pub config: Option<PathBuf>,
+}
+
+impl Probe {
+    /// Defines for reading the text of `header`: the `.config`'s options,
+    /// then the integer macros the compiler saw, except those the header
+    /// defines itself (its own `#define`s are read where they are).
+    pub fn defines(&self, header: &Path) -> Result<Defines, Diagnostic> {
+        let mut d = match &self.config {
+            Some(c) => layout_core::c::load_kernel_config(c)?,
+            None => Defines::default(),
+        };
+        let text = std::fs::read_to_string(header).unwrap_or_default();
+        let own: std::collections::HashSet<&str> = text
+            .lines()
+            .filter_map(|l| {
+                let rest = l.trim_start().strip_prefix('#')?.trim_start();
+                let rest = rest.strip_prefix("define")?;
+                rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .find(|w| !w.is_empty())
+            })
+            .collect();
+        for (name, value) in &self.macros {
+            if !own.contains(name.as_str()) {
+                d.insert(name.clone(), *value);
+            }
+        }
+        Ok(d)
+    }
+}
+
+/// The toolchain and, for a kernel tree, its `.config`.
+pub fn toolchain(
+    args: &ProbeArgs,
+    header: &Path,
+) -> Result<(Toolchain, Option<PathBuf>), Diagnostic> {
+    let cc_words = match &args.cc {
+        Some(cmd) => {
+            let w = words::split(cmd).ok_or_else(|| {
+                Diagnostic::new(format!("--cc '{cmd}': a quote is not closed"))
+                    .help("write --cc 'gcc -Iinclude -DX=1'")
+            })?;
+            if w.is_empty() {
+                return Err(Diagnostic::new("--cc is empty").help("write --cc 'gcc -Iinclude'"));
+            }
+            Some(w)
+        }
+        None => None,
+    };
+    if let Some(dir) = &args.kbuild {
+        let tree = KbuildTree::locate(dir)?;
+        let compiler = cc_words.unwrap_or_else(|| vec!["gcc".into()]);
+        let mut tc = Toolchain {
+            compiler,
+            flags: Vec::new(),
+            directory: tree.objtree.clone(),
+        };
+        let own = tc.own_include_dir();
+        tc.flags = tree.flags(own.as_deref());
+        return Ok((tc, Some(tree.config)));
+    }
+    if let Some(db) = &args.compile_commands {
+        let e = compile_commands::flags_for(db, header)?;
+        let compiler = cc_words.unwrap_or_else(|| vec![e.compiler.clone()]);
+        return Ok((
+            Toolchain {
+                compiler,
+                flags: e.flags,
+                directory: e.directory,
+            },
+            None,
+        ));
+    }
+    let words = cc_words.ok_or_else(|| {
+        Diagnostic::new("no compiler front-end")
+            .help("pass --kbuild DIR, --compile-commands FILE or --cc 'CMD'")
+    })?;
+    let directory = std::env::current_dir()
+        .map_err(|e| Diagnostic::new(format!("cannot read the current directory: {e}")))?;
+    Ok((
+        Toolchain {
+            compiler: words,
+            flags: Vec::new(),
+            directory,
+        },
+        None,
+    ))
+}
+
+/// Compiles (or finds in the cache) one probe of `headers` and reads it.
+pub fn run(args: &ProbeArgs, headers: &[PathBuf]) -> Result<Probe, Diagnostic> {
+    let first = headers.first().ok_or_else(|| {
+        Diagnostic::new("the compiler front-end needs the header")
+            .help("give the header that defines the struct")
+    })?;
+    let (tc, config) = toolchain(args, first)?;
+    probe_with(&tc, config, headers, !args.no_probe_cache).map_err(|mut d| {
+        // Name a probed header as the user did.
+        if let Some(file) = &d.file {
+            if let Some(h) = headers
+                .iter()
+                .find(|h| h.canonicalize().is_ok_and(|c| &c == file))
+            {
+                d.file = Some(h.clone());
+            }
+        }
+        d
+    })
+}
+
+/// [`run`] with a toolchain already resolved.
+pub fn probe_with(
+    tc: &Toolchain,
+    config: Option<PathBuf>,
+    headers: &[PathBuf],
+    use_cache: bool,
+) -> Result<Probe, Diagnostic> {
+    let headers = canonical(headers)?;
+    let dir = object_dir(tc, &headers, use_cache).map_err(|f| f.diagnostic)?;
+    read_probe(&dir.path, config)
+}
+
+/// Absolute paths of the headers (the probe includes them from elsewhere).
+fn canonical(headers: &[PathBuf]) -> Result<Vec<PathBuf>, Diagnostic> {
+    headers
+        .iter()
+        .map(|h| {
+            h.canonicalize().map_err(|e| {
+                Diagnostic::new(format!("cannot read header: {e}"))
+                    .in_file(h)
+                    .help("check the path")
+            })
+        })
+        .collect()
+}
+
+/// A directory that holds a compiled probe: a cache entry, or a temporary
+/// directory removed when this is dropped.
+pub struct ProbeDir {
+    pub path: PathBuf,
+    pub cached: bool,
+    _work: Option<cache::WorkDir>,
+}
+
+/// The compiled probe of `headers` (absolute paths): from the cache, or
+/// compiled now (and stored, with `use_cache`).
+pub fn object_dir(
+    tc: &Toolchain,
+    headers: &[PathBuf],
+    use_cache: bool,
+) -> Result<ProbeDir, compile::Failed> {
+    let root = if use_cache {
+        cache::default_root()
+    } else {
+        None
+    };
+    let root = root.filter(|r| std::fs::create_dir_all(r).is_ok());
+    let key = match &root {
+        Some(_) => Some(cache::key(tc, &tc.identity()?, headers)?),
+        None => None,
+    };
+    if let (Some(root), Some(key)) = (&root, &key) {
+        match cache::lookup(root, key) {
+            cache::Found::Compiled(path) => {
+                return Ok(ProbeDir {
+                    path,
+                    cached: true,
+                    _work: None,
+                })
+            }
+            cache::Found::Failed(f) => return Err(f),
+            cache::Found::Missing => {}
+        }
+    }
+    let work = cache::WorkDir::new(root.as_deref())?;
+    if let Err(f) = tc.compile(headers, &work.path) {
+        if let (Some(root), Some(key)) = (&root, &key) {
+            cache::store_failure(root, key, work, tc, &f);
+        }
+        return Err(f);
+    }
+    match (&root, &key) {
+        (Some(root), Some(key)) => match cache::store(root, key, work, tc) {
+            Some(path) => Ok(ProbeDir {
+                path,
+                cached: false,
+                _work: None,
+            }),
+            None => Err(
+                Diagnostic::new("the probe cache lost an entry while it was written")
+                    .help("run again, or pass --no-probe-cache")
+                    .into(),
+            ),
+        },
+        _ => Ok(ProbeDir {
+            path: work.path.clone(),
+            cached: false,
+            _work: Some(work),
+        }),
+    }
+}
+
+fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> {
+    let db = layout_core::dwarf::load_dwarf(&dir.join(compile::OBJECT))?;
+    let macros = std::fs::read_to_string(dir.join(compile::MACROS))
+        .map_err(|e| Diagnostic::new(format!("cannot read the probe's macros: {e}")))?;
+    Ok(Probe {
+        db,
+        macros: compile::integer_macros(&macros),
+        config,
+    })
+}
