@@ -86,6 +86,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
                 Some(h) if from_probe => {
                     let (size, align) = (exact.size, exact.align);
                     let model = exact.model.clone();
+                    let names = MemberNames::from_typedb(db, agg);
                     match with_header_source(exact, agg, h, &a.struct_name, &defines, types) {
                         Ok(r) => r,
                         Err(e) => {
@@ -95,6 +96,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
                                 size,
                                 align,
                                 source: None,
+                                names,
                             }
                         }
                     }
