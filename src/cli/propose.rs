@@ -8,7 +8,7 @@ use layout_core::solve::{self, Preset, Solution, SolveOptions};
 use layout_core::{layout, report, Diagnostic, Placement};
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
@@ -18,16 +18,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         .style
         .parse()
         .map_err(|e| Diagnostic::new(e).help("use --style aligned, padding or groups"))?;
-    if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
-        return Err(Diagnostic::new(format!(
-            "--time-limit {} is not a positive number of seconds",
-            a.time_limit
-        )));
-    }
+    let time_limit = time_limit(a.time_limit)?;
+    let started = Instant::now();
     let opts = SolveOptions {
         line: loaded.target.line,
         placement: loaded.placement,
-        time_limit: Duration::from_secs_f64(a.time_limit),
+        time_limit,
         preset,
         separate_soft: a.separate_locked,
         ..SolveOptions::default()
@@ -37,10 +33,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let separated = if a.separate_locked {
         None
     } else {
+        // The time limit covers the whole command: this solve gets what is left.
         solve::solve(
             s,
             &SolveOptions {
                 separate_soft: true,
+                time_limit: time_limit.saturating_sub(started.elapsed()),
                 ..opts.clone()
             },
         )
@@ -107,8 +105,16 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 "before": report::layout_json(s, before),
                 "after": report::layout_json(s, &solved.layout),
                 "optimal": solved.optimal,
+                "proven": solved.goals[..solved.proven_goals]
+                    .iter()
+                    .map(|g| g.name())
+                    .collect::<Vec<_>>(),
                 "lower_bound": solved.lower_bound,
+                "cost": solved.cost,
+                "churn_bound": solved.churn_bound,
                 "solve_ms": solved.solve_ms,
+                "stopped_by_time": solved.stopped_by_time
+                    || separated.as_ref().is_some_and(|alt| alt.stopped_by_time),
             });
             if let Some(text) = &assertion {
                 v["phase_assertion"] = serde_json::Value::from(text.as_str());
@@ -190,19 +196,11 @@ fn summary(
             "the layout as declared is already the best: nothing to change"
         );
     }
-    if solved.optimal {
+    let _ = writeln!(t, "{}", proof_line(solved));
+    if solved.stopped_by_time || separated.is_some_and(|alt| alt.stopped_by_time) {
         let _ = writeln!(
             t,
-            "proven optimal: no layout obeying the rule is smaller than {} bytes (solved in {} ms)",
-            solved.lower_bound, solved.solve_ms
-        );
-    } else {
-        let _ = writeln!(
-            t,
-            "best found in {} ms, not proven optimal: lower bound {} bytes (gap {} bytes)",
-            solved.solve_ms,
-            solved.lower_bound,
-            after.size.saturating_sub(solved.lower_bound)
+            "the time limit stopped the search: the answer may differ with a larger --time-limit"
         );
     }
     if let Some(alt) = separated {
@@ -216,6 +214,73 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
     }
     if let Some(a) = assertion {
         let _ = writeln!(t, "the layout relies on the struct's phase; pin it:\n  {a}");
+    }
+    t
+}
+
+/// `--time-limit` as a duration: a clear error for NaN, zero or negative;
+/// limits too large for the clock mean no limit.
+fn time_limit(secs: f64) -> Result<Duration, Diagnostic> {
+    solve::time_limit_from_secs(secs).ok_or_else(|| {
+        Diagnostic::new(format!(
+            "--time-limit {secs} is not a positive number of seconds"
+        ))
+        .help("pass a positive number such as --time-limit 10")
+    })
+}
+
+/// Exactly what was proven: each goal in the preset's order up to the
+/// first one that is not, then what is known of that one.
+fn proof_line(solved: &Solution) -> String {
+    use layout_core::solve::Goal;
+    let c = &solved.cost;
+    // Goals that do not apply (no hot paths named) are left out.
+    let applies = |g: &&Goal| **g != Goal::PathLines || !solved.path_bounds.is_empty();
+    let proven: Vec<&Goal> = solved.goals[..solved.proven_goals]
+        .iter()
+        .filter(applies)
+        .collect();
+    let describe = |g: &Goal| match g {
+        Goal::Size => format!("size {} bytes", c.size),
+        Goal::Soft => format!("soft costs {}", c.soft),
+        Goal::PathLines => format!("hot-path lines {}", c.path_lines),
+        Goal::ReadLines => format!("read-mostly lines {}", c.read_lines),
+        Goal::Churn => format!("members moved {}", c.churn),
+        Goal::Movement => format!("pairs swapped {}", c.movement),
+    };
+    let cap = solved
+        .size_cap
+        .map(|cap| format!(" with the size at most {cap} bytes"))
+        .unwrap_or_default();
+    let mut t = if proven.is_empty() {
+        format!("best found in {} ms{cap}, nothing proven optimal", solved.solve_ms)
+    } else {
+        format!(
+            "proven optimal{cap}: {} (solved in {} ms)",
+            proven.iter().map(|g| describe(g)).collect::<Vec<_>>().join(", then "),
+            solved.solve_ms
+        )
+    };
+    if let Some(next) = solved.goals[solved.proven_goals..].iter().find(applies) {
+        let known = match next {
+            Goal::Size => format!(
+                "size {} bytes, lower bound {} bytes",
+                c.size, solved.lower_bound
+            ),
+            Goal::PathLines => format!(
+                "hot-path lines {}, lower bound {}",
+                c.path_lines,
+                solved.path_bounds.iter().sum::<u64>()
+            ),
+            Goal::Churn => format!(
+                "members moved {}, lower bound {}",
+                c.churn, solved.churn_bound
+            ),
+            other => describe(other),
+        };
+        if !(solved.optimal && *next == Goal::Movement) {
+            t.push_str(&format!("; not proven optimal: {known}"));
+        }
     }
     t
 }

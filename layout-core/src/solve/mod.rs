@@ -36,6 +36,7 @@
 //! it is the last goal of the preset, is only minimised by local search.
 
 mod bound;
+mod budget;
 mod check;
 mod construct;
 mod driver;
@@ -49,24 +50,86 @@ mod place;
 mod problem;
 
 use crate::cost::{Cost, SoftWeights};
+pub use budget::time_limit_from_secs;
 use crate::model::{Placement, Struct};
 
 use crate::verify::VerifiedLayout;
 use std::fmt;
 use std::time::Duration;
 
-/// Which secondary goals come first after size.
+/// Which goals come first: see [`Preset::goals`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preset {
-    /// size → soft costs → read-mostly lines → movement.
+    /// size → soft costs → hot-path lines → read-mostly lines → movement.
     #[default]
     Balanced,
-    /// size → movement → soft costs → read-mostly lines: the smallest diff.
+    /// churn (members moved) → size → soft costs → hot-path lines →
+    /// read-mostly lines → movement, with the size capped at the declared
+    /// size, or at the smallest size that keeps the rule when the declared
+    /// one cannot: the smallest diff that fixes the struct.
     MinDiff,
-    /// size → read-mostly lines → soft costs → movement: hot data packed tight.
+    /// size → read-mostly lines → hot-path lines → soft costs → movement:
+    /// hot data packed tight.
     CompactHot,
-    /// lines touched by the hot paths (summed) → size → soft costs → movement.
+    /// hot-path lines (summed over the paths) → size → soft costs →
+    /// read-mostly lines → movement.
     HotLines,
+}
+
+/// One goal of the objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Goal {
+    /// Struct size in bytes.
+    Size,
+    /// Soft costs ([`crate::cost::soft_cost`]).
+    Soft,
+    /// Lines touched by the hot paths, summed ([`crate::cost::path_lines`]).
+    PathLines,
+    /// Lines holding read-mostly bytes ([`crate::cost::read_lines`]).
+    ReadLines,
+    /// Members moved ([`crate::cost::churn`]).
+    Churn,
+    /// Pairs of members swapped ([`crate::cost::movement`]).
+    Movement,
+}
+
+impl Goal {
+    /// What the summary calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Goal::Size => "size",
+            Goal::Soft => "soft costs",
+            Goal::PathLines => "hot-path lines",
+            Goal::ReadLines => "read-mostly lines",
+            Goal::Churn => "members moved",
+            Goal::Movement => "pairs swapped",
+        }
+    }
+
+    /// This goal's term of `c`.
+    pub fn value(self, c: &Cost) -> u64 {
+        match self {
+            Goal::Size => c.size,
+            Goal::Soft => c.soft,
+            Goal::PathLines => c.path_lines,
+            Goal::ReadLines => c.read_lines,
+            Goal::Churn => c.churn,
+            Goal::Movement => c.movement,
+        }
+    }
+}
+
+impl Preset {
+    /// The goals, most important first (compared lexicographically).
+    pub fn goals(self) -> &'static [Goal] {
+        use Goal::*;
+        match self {
+            Preset::Balanced => &[Size, Soft, PathLines, ReadLines, Movement],
+            Preset::MinDiff => &[Churn, Size, Soft, PathLines, ReadLines, Movement],
+            Preset::CompactHot => &[Size, ReadLines, PathLines, Soft, Movement],
+            Preset::HotLines => &[PathLines, Size, Soft, ReadLines, Movement],
+        }
+    }
 }
 
 impl std::str::FromStr for Preset {
@@ -84,8 +147,9 @@ impl std::str::FromStr for Preset {
     }
 }
 
-/// The default [`SolveOptions::work_limit`].
-pub const DEFAULT_WORK_LIMIT: u64 = 1_000_000;
+/// The default [`SolveOptions::work_limit`]: units of work, about one
+/// field placed (or one node of a search) each.
+pub const DEFAULT_WORK_LIMIT: u64 = 40_000_000;
 
 #[derive(Clone, Debug)]
 pub struct SolveOptions {
@@ -128,11 +192,27 @@ pub struct Solution {
     pub cost: Cost,
     /// A proven lower bound on the size of any layout obeying the hard rule.
     pub lower_bound: u64,
-    /// True when the size is proven minimal and the secondary goals are
-    /// optimal among layouts of that size within the model searched: the
-    /// exact search finished, or every goal meets its bound (movement, when
-    /// it is the preset's last goal, is minimised by local search only).
+    /// True when every goal of the preset is proven optimal (movement, when
+    /// it is the preset's last goal, is minimised by local search only and
+    /// left out of the claim): the exact search finished, or every goal
+    /// meets its bound.
     pub optimal: bool,
+    /// How many of the preset's leading goals ([`Preset::goals`]) are proven
+    /// optimal, each given the ones before it: `goals[..proven_goals]`.
+    pub proven_goals: usize,
+    /// The preset's goals (copied from [`Preset::goals`]).
+    pub goals: &'static [Goal],
+    /// A proven lower bound on each hot path's lines (index = path), at any
+    /// layout: `ceil(bytes the path touches / line)`.
+    pub path_bounds: Vec<u64>,
+    /// A proven lower bound on the churn under the preset's constraints
+    /// (equal to the churn when it is proven; 0 unless the preset is
+    /// [`Preset::MinDiff`]).
+    pub churn_bound: u64,
+    /// The size cap [`Preset::MinDiff`] kept (None for other presets).
+    pub size_cap: Option<u64>,
+    /// Units of work spent ([`SolveOptions::work_limit`]).
+    pub work: u64,
     pub solve_ms: u64,
     /// True when the wall-clock safety stop ([`SolveOptions::time_limit`])
     /// ended the search: a larger limit may give a different answer.
@@ -170,6 +250,7 @@ pub fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
 #[derive(Clone, Debug)]
 pub(crate) struct Incumbent {
     pub key: eval::Key,
+    pub size: u64,
     pub geom: geometry::Geometry,
     /// Order of the unpinned fields.
     pub order: Vec<usize>,
