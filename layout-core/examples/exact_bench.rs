@@ -3,8 +3,9 @@
 //! Prints one JSON object per line: the instance (fields as
 //! `[size, align, colour]`, colour 0 = free, 1 = read-mostly, 2.. = one per
 //! lockless writer group; locked and cold fields are free), the line size,
-//! the placement, and cachelayout's answer (size, proven optimal, lower
-//! bound, time, whether the time limit stopped it). Feed the output to
+//! the placement, and cachelayout's answer (size, whether the size and
+//! every goal are proven optimal, lower bound, time, whether the time limit
+//! stopped it). Feed the output to
 //! `tools/exact_reference/compare.py`, which solves the same instances with
 //! an exact CP-SAT model and prints the table per size band.
 //!
@@ -150,6 +151,7 @@ fn main() -> Result<(), String> {
                     "size": sol.layout.size,
                     "align": sol.layout.align,
                     "optimal": sol.optimal,
+                    "size_proven": sol.lower_bound == sol.layout.size,
                     "lower_bound": sol.lower_bound,
                     "ms": ms,
                     "stopped_by_time": sol.stopped_by_time,

@@ -115,9 +115,19 @@ impl Proof {
     /// How many of the preset's leading goals `k` proves optimal by meeting
     /// their bounds (a goal counts only when all before it do).
     pub fn proven_goals(&self, k: &Key) -> usize {
+        self.proven_goals_after(k, 0)
+    }
+
+    /// Like [`Proof::proven_goals`] when the first `known` terms of the key
+    /// are already proven (by a finished search on them).
+    pub fn proven_goals_after(&self, k: &Key, known: usize) -> usize {
         let size = slot(self.preset, Term::Goal(Goal::Size)).map_or(0, |s| k[s]);
         let mut proven = 0;
         for (i, t) in terms(self.preset).iter().enumerate() {
+            if i < known {
+                proven += usize::from(matches!(t, Term::Goal(_)));
+                continue;
+            }
             let ok = match t {
                 Term::OverCap | Term::Pad => {
                     if k[i] != 0 {

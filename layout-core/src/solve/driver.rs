@@ -25,6 +25,11 @@ const EXACT_ORDERS: f64 = 40_000.0;
 /// prove what the heuristics found.
 const PROOF_FIELDS: usize = 14;
 const PROOF_NODES: u64 = 25_000;
+/// Up to this many unpinned fields, when the size is not yet proven, a
+/// node-capped exact search on the goals up to the size alone tries to
+/// prove (or improve) it: without the later goals it cuts every tie.
+const SIZE_PROOF_FIELDS: usize = 48;
+const SIZE_PROOF_NODES: u64 = 60_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
@@ -151,6 +156,9 @@ enum Outcome {
     Exact,
     /// Every order was searched on the key without movement (its last term).
     Proven,
+    /// Every order was searched on the key up to the size and alignment
+    /// (this many terms); the rest only the bounds can tell.
+    Prefix(usize),
     /// Only the bounds can tell.
     Open,
 }
@@ -233,6 +241,22 @@ impl<'p, 'w> Driver<'p, 'w> {
         {
             self.ilp();
         }
+        let mut outcome = Outcome::Open;
+        let prefix = size_slot + 2;
+        if p.free.len() <= SIZE_PROOF_FIELDS
+            && !self.proven()
+            && self.proof.proven_goals(&self.best_key()) < self.goals_to(size_slot)
+        {
+            let before = self.best_key();
+            if self.exact_with(SIZE_PROOF_NODES, None, prefix) {
+                outcome = Outcome::Prefix(prefix);
+            }
+            if self.best_key() != before {
+                // A better layout on the leading goals: tune the rest.
+                let best = self.best[0].clone();
+                self.polish(best);
+            }
+        }
         if small && !self.proven() {
             // Movement as the last goal is not part of the claim: leave it
             // out of the proof, which then prunes all ties on the rest.
@@ -251,7 +275,15 @@ impl<'p, 'w> Driver<'p, 'w> {
                 };
             }
         }
-        Outcome::Open
+        outcome
+    }
+
+    /// Number of goals up to and including the key term at `slot`.
+    fn goals_to(&self, slot: usize) -> usize {
+        super::eval::terms(self.preset())[..=slot]
+            .iter()
+            .filter(|t| matches!(t, Term::Goal(_)))
+            .count()
     }
 
     fn best_key(&self) -> Key {
@@ -311,12 +343,20 @@ impl<'p, 'w> Driver<'p, 'w> {
     /// Branch and bound from the best so far. With `blind_movement`, only
     /// the terms before movement are searched (movement must be last).
     fn exact(&mut self, max_nodes: u64, blind_movement: bool) -> bool {
+        let blind = blind_movement
+            .then(|| slot(self.preset(), Term::Goal(Goal::Movement)))
+            .flatten();
+        self.exact_with(max_nodes, blind, super::eval::KEY_LEN)
+    }
+
+    /// Branch and bound on the first `cmp_len` terms of the key, without
+    /// `blind_slot`.
+    fn exact_with(&mut self, max_nodes: u64, blind_slot: Option<usize>, cmp_len: usize) -> bool {
         let mut best = self.best.first().cloned();
         let limits = Limits {
             max_nodes,
-            blind_slot: blind_movement
-                .then(|| slot(self.preset(), Term::Goal(Goal::Movement)))
-                .flatten(),
+            blind_slot,
+            cmp_len,
         };
         let finished = branch_and_bound(
             self.p,
@@ -477,6 +517,9 @@ impl<'p, 'w> Driver<'p, 'w> {
                         match outcome {
                             Outcome::Exact => goals.len(),
                             Outcome::Proven => goals.len() - 1,
+                            Outcome::Prefix(known) => {
+                                self.proof.proven_goals_after(&inc.key, known)
+                            }
                             Outcome::Open => self.proof.proven_goals(&inc.key),
                         }
                     };

@@ -73,6 +73,9 @@ pub(crate) struct Limits {
     /// A key term the search does not try to improve (movement, when only
     /// the terms before it are to be proven): it compares keys without it.
     pub blind_slot: Option<usize>,
+    /// Only the first `cmp_len` terms are searched (the rest compare equal):
+    /// e.g. up to the size and alignment, to prove the size alone.
+    pub cmp_len: usize,
 }
 
 impl Limits {
@@ -81,6 +84,9 @@ impl Limits {
         if let Some(slot) = self.blind_slot {
             k[slot] = 0;
         }
+        k[self.cmp_len.min(super::eval::KEY_LEN)..]
+            .iter_mut()
+            .for_each(|t| *t = 0);
         k
     }
 }
@@ -296,7 +302,48 @@ impl<'a, 'p> Search<'a, 'p> {
                 end = end.max(cur.end + hard + fillers.max((colors - 1) * (g.line - a)));
             }
         }
+        if colors >= 1 {
+            end = end.max(self.lines_bound(cur));
+        }
         end
+    }
+
+    /// Lines at one phase `q` (the geometry's, or 0, which every aligned
+    /// geometry must also hold at): every remaining byte of colour `c` sits
+    /// on the current line (only if the line holds no other colour) or on a
+    /// later line holding only `c` (and free bytes). So the remaining colours
+    /// need `K` whole lines after the current one, and the last byte is at
+    /// least on the `K`-th of them.
+    fn lines_bound(&self, cur: &Cursor) -> u64 {
+        let g = self.placer.g;
+        let line = g.line;
+        let q = match g.phases {
+            Phases::One(q) => q,
+            Phases::EveryMultipleOf(_) => 0,
+        };
+        let line_start = (q + cur.end) / line * line;
+        let next = line_start + line - q;
+        let space = next - cur.end;
+        let (last_color, last_end) = cur.last_color();
+        let occupied = last_color != 0 && last_end + q > line_start;
+        let mut lines = 0;
+        let mut saved = 0;
+        for (c, &bytes) in self.rem_color.iter().enumerate().skip(1) {
+            if bytes == 0 {
+                continue;
+            }
+            let whole = bytes.div_ceil(line);
+            lines += whole;
+            if !occupied || last_color == c as u32 {
+                saved = saved.max(whole - bytes.saturating_sub(space).div_ceil(line));
+            }
+        }
+        let lines = lines - saved;
+        if lines == 0 {
+            0
+        } else {
+            next + (lines - 1) * line + 1
+        }
     }
 
     /// The fewest members any completion of `seq` moves (see the module docs).

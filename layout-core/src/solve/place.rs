@@ -38,6 +38,12 @@ impl Cursor {
     pub fn end_of_other_colors(&self, color: u32) -> u64 {
         self.color.end_of_others(color)
     }
+
+    /// The colour of the latest-ending placed unpinned field of a non-zero
+    /// colour, and its end (0, 0 before any).
+    pub fn last_color(&self) -> (u32, u64) {
+        (self.color.id, self.color.end)
+    }
 }
 
 /// The colour (or class) of the latest-ending field and the largest end of
