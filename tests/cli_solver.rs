@@ -72,6 +72,9 @@ fn the_proof_line_says_what_was_proven() {
         .lines()
         .find(|l| l.contains("proven"))
         .expect("a proof line");
-    assert!(line.starts_with("proven optimal: size 1360 bytes"), "{line}");
+    assert!(
+        line.starts_with("proven optimal: size 1360 bytes"),
+        "{line}"
+    );
     assert!(!line.contains("gap 0"), "{line}");
 }

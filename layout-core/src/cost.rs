@@ -120,7 +120,9 @@ pub fn cost_of(s: &Struct, l: &Layout, w: &SoftWeights) -> Cost {
 pub fn path_lines_each(s: &Struct, l: &Layout) -> Vec<u64> {
     let bases: Vec<u64> = match l.placement {
         Placement::Offset(o) => vec![o],
-        Placement::Aligned => (0..l.line.max(1)).step_by(l.align.max(1) as usize).collect(),
+        Placement::Aligned => (0..l.line.max(1))
+            .step_by(l.align.max(1) as usize)
+            .collect(),
     };
     (0..s.paths.len())
         .map(|path| {
@@ -457,8 +459,14 @@ mod tests {
             ],
         );
         s.paths = vec!["tx".into()];
-        s.fields[0].paths = vec![PathUse { path: 0, bytes: 0..8 }];
-        s.fields[2].paths = vec![PathUse { path: 0, bytes: 0..8 }];
+        s.fields[0].paths = vec![PathUse {
+            path: 0,
+            bytes: 0..8,
+        }];
+        s.fields[2].paths = vec![PathUse {
+            path: 0,
+            bytes: 0..8,
+        }];
         // a at 0, c at 56: one line at base 0, two at base 8 (c at 64..72).
         let l = layout(&[(0, 0), (1, 8), (2, 56)], 64, Placement::Offset(0));
         assert_eq!(path_lines_each(&s, &l), [1]);
@@ -468,7 +476,10 @@ mod tests {
         let l = layout(&[(0, 0), (1, 8), (2, 56)], 64, Placement::Aligned);
         assert_eq!(path_lines(&s, &l), 2);
         // An empty range touches nothing.
-        s.fields[2].paths = vec![PathUse { path: 0, bytes: 4..4 }];
+        s.fields[2].paths = vec![PathUse {
+            path: 0,
+            bytes: 4..4,
+        }];
         assert_eq!(path_lines(&s, &l), 1);
     }
 

@@ -103,10 +103,16 @@ fn item_17_trailing_flexible_array_class_covers_the_bytes_after_it() {
         placement: Placement::Aligned,
     };
     match verify(&s, &declared) {
-        Err(VerifyError::HardRule { a, b, .. }) => assert_eq!((a.as_str(), b.as_str()), ("counter", "data")),
+        Err(VerifyError::HardRule { a, b, .. }) => {
+            assert_eq!((a.as_str(), b.as_str()), ("counter", "data"))
+        }
         other => panic!("{other:?}"),
     }
-    for placement in [Placement::Aligned, Placement::Offset(0), Placement::Offset(48)] {
+    for placement in [
+        Placement::Aligned,
+        Placement::Offset(0),
+        Placement::Offset(48),
+    ] {
         let sol = solve(
             &s,
             &SolveOptions {
@@ -125,7 +131,10 @@ fn item_17_trailing_flexible_array_class_covers_the_bytes_after_it() {
             Placement::Aligned => (0..64).step_by(l.align as usize).collect(),
         };
         for p in phases {
-            assert!((p + counter + 7) / 64 < (p + data) / 64, "{placement:?} {l:?}");
+            assert!(
+                (p + counter + 7) / 64 < (p + data) / 64,
+                "{placement:?} {l:?}"
+            );
         }
         assert!(sol.optimal);
     }
@@ -181,7 +190,11 @@ fn the_answer_does_not_depend_on_load() {
     }
     for ((a, b), (s, _)) in idle.iter().zip(&loaded).zip(&cases) {
         assert!(!a.stopped_by_time && !b.stopped_by_time);
-        assert!(same_answer(a, b), "{} fields: {a:?} vs {b:?}", s.fields.len());
+        assert!(
+            same_answer(a, b),
+            "{} fields: {a:?} vs {b:?}",
+            s.fields.len()
+        );
     }
 }
 

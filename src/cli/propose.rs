@@ -253,11 +253,18 @@ fn proof_line(solved: &Solution) -> String {
         .map(|cap| format!(" with the size at most {cap} bytes"))
         .unwrap_or_default();
     let mut t = if proven.is_empty() {
-        format!("best found in {} ms{cap}, nothing proven optimal", solved.solve_ms)
+        format!(
+            "best found in {} ms{cap}, nothing proven optimal",
+            solved.solve_ms
+        )
     } else {
         format!(
             "proven optimal{cap}: {} (solved in {} ms)",
-            proven.iter().map(|g| describe(g)).collect::<Vec<_>>().join(", then "),
+            proven
+                .iter()
+                .map(|g| describe(g))
+                .collect::<Vec<_>>()
+                .join(", then "),
             solved.solve_ms
         )
     };

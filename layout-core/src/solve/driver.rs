@@ -523,8 +523,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                             Outcome::Open => self.proof.proven_goals(&inc.key),
                         }
                     };
-                    let claimed = goals.len()
-                        - usize::from(goals.last() == Some(&Goal::Movement));
+                    let claimed = goals.len() - usize::from(goals.last() == Some(&Goal::Movement));
                     let size_first = goals.first() == Some(&Goal::Size);
                     let method = if rank == 0 && outcome == Outcome::Exact {
                         "exact"

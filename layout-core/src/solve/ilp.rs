@@ -193,12 +193,16 @@ fn build_model(
         types
             .iter()
             .zip(&n[k])
-            .fold(Lin::default(), |acc, (t, &v)| acc.plus(&Lin::var(v, t.0 as f64), 1.0))
+            .fold(Lin::default(), |acc, (t, &v)| {
+                acc.plus(&Lin::var(v, t.0 as f64), 1.0)
+            })
     };
     let start = |j: usize| Lin::var(z[j], p_align(p, runs[j]) as f64);
     let len = |j: usize| run_length(p, runs[j]) as f64;
     for (ti, t) in types.iter().enumerate() {
-        let total = (0..=m).fold(Lin::default(), |acc, k| acc.plus(&Lin::var(n[k][ti], 1.0), 1.0));
+        let total = (0..=m).fold(Lin::default(), |acc, k| {
+            acc.plus(&Lin::var(n[k][ti], 1.0), 1.0)
+        });
         model.eq(total, Lin::default().add_const(t.2.len() as f64));
     }
     model.geq(start(0), gap(0));
@@ -247,7 +251,11 @@ mod backend {
         for (lin, eq) in &model.cons {
             let expr: Vec<(microlp::Variable, f64)> =
                 lin.terms.iter().map(|&(v, c)| (vars[v], c)).collect();
-            let op = if *eq { ComparisonOp::Eq } else { ComparisonOp::Ge };
+            let op = if *eq {
+                ComparisonOp::Eq
+            } else {
+                ComparisonOp::Ge
+            };
             problem.add_constraint(expr, op, -lin.constant);
         }
         let mut options = SolveOptions::default();
@@ -255,7 +263,12 @@ mod backend {
         options.time_limit = work.time_left();
         let outcome = problem.solve_with(options).ok()?;
         let reason = outcome.termination_reason();
-        work.spend(outcome.stats().nodes_solved.saturating_mul(super::NODE_WORK));
+        work.spend(
+            outcome
+                .stats()
+                .nodes_solved
+                .saturating_mul(super::NODE_WORK),
+        );
         if reason == TerminationReason::TimeLimit {
             work.mark_timed_out();
         }

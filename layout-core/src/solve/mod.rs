@@ -1,9 +1,27 @@
 //! The solver: the cheapest layout that obeys the hard rule (DESIGN.md §5).
 //!
-//! Objective, lexicographic: struct size → soft costs → lines touched by
-//! read-mostly fields → movement from the original order (the [`Preset`]
-//! changes the order of the last three). Every returned layout has passed
+//! Objective, lexicographic, in the order of [`Preset::goals`]: struct size,
+//! soft costs, lines touched by the hot paths, lines touched by read-mostly
+//! fields, members moved (churn: `n` minus the longest subsequence of the
+//! layout's order that keeps declaration order, see [`crate::cost`]) and
+//! pairs swapped (movement). Every returned layout has passed
 //! [`crate::verify`].
+//!
+//! # Determinism
+//!
+//! Every method charges its work (nodes, orders evaluated, nodes of the
+//! integer program) to one counter ([`budget`]); the budget is
+//! [`SolveOptions::work_limit`], so the answer depends only on the input and
+//! the options. [`SolveOptions::time_limit`] is a safety stop that only
+//! matters when it fires, and then [`Solution::stopped_by_time`] says so.
+//!
+//! # Minimal churn
+//!
+//! [`Preset::MinDiff`] first finds the smallest size it can (the declaration
+//! order alone when it keeps the rule), caps the size at the larger of that
+//! and the declared size, and then minimises the churn under the cap: the
+//! exact search bounds the churn of any completion of a prefix (see
+//! [`exact`]), local search starts from the declaration order.
 //!
 //! # Formulation
 //!
@@ -26,14 +44,28 @@
 //!    re-balances the gap fills with an integer program when the size is
 //!    above the bound ([`ilp`]), and polishes by local search ([`improve`]).
 //!
+//! Members keep the author's order constraints ([`crate::model::Field::segment`]):
+//! the exact search branches only on the lowest segment with members left,
+//! constructions and the integer program's orders are repaired by a stable
+//! sort on the segment, local search never tries a move that breaks it. A
+//! trailing flexible array member is laid last, on a line clear of
+//! conflicting members ([`problem`]).
+//!
 //! In aligned mode every struct alignment from the natural one up to the
 //! line size is a candidate geometry; at equal size the smaller alignment
 //! wins (it costs embedding structs nothing).
 //!
-//! `optimal` is claimed when the exact search finished, or when the size
-//! equals the bound and every later goal equals its own bound (soft cost 0,
-//! read lines `ceil(read bytes / L)`, movement 0), except that movement, when
-//! it is the last goal of the preset, is only minimised by local search.
+//! Up to 48 unpinned fields, when the size is not proven yet, the exact
+//! search runs once more (node-capped) on the goals up to the size alone,
+//! which cuts every tie and so reaches much further.
+//!
+//! [`Solution::proven_goals`] counts the leading goals proven: by a finished
+//! exact search (on all goals, or on those up to the size), or by meeting
+//! their bounds (size: [`bound`]; soft cost 0; hot-path lines
+//! `sum ceil(path bytes / L)`; read lines `ceil(read bytes / L)`; churn and
+//! movement 0). `optimal` is claimed when every goal is proven, except that
+//! movement, when it is the last goal of the preset, is only minimised by
+//! local search.
 
 mod bound;
 mod budget;
@@ -50,8 +82,8 @@ mod place;
 mod problem;
 
 use crate::cost::{Cost, SoftWeights};
-pub use budget::time_limit_from_secs;
 use crate::model::{Placement, Struct};
+pub use budget::time_limit_from_secs;
 
 use crate::verify::VerifiedLayout;
 use std::fmt;

@@ -227,7 +227,10 @@ impl Problem {
 
     /// Does `order` keep the segments nondecreasing?
     pub fn in_segment_order(&self, order: &[usize]) -> bool {
-        !self.segmented || order.windows(2).all(|w| self.segment[w[0]] <= self.segment[w[1]])
+        !self.segmented
+            || order
+                .windows(2)
+                .all(|w| self.segment[w[0]] <= self.segment[w[1]])
     }
 
     /// Repair `order` to segment order (stable: the order inside a segment stays).
