@@ -9,7 +9,7 @@ use super::exact::{branch_and_bound, order_count, types, Limits};
 use super::fill::tidy_order;
 use super::geometry::{align_up, candidates, Geometry};
 use super::ilp;
-use super::improve::local_search;
+use super::improve::{local_search, Climb};
 use super::place::Placer;
 use super::problem::Problem;
 use super::{Goal, Incumbent, Preset, Solution, SolveError, SolveOptions};
@@ -443,8 +443,10 @@ impl<'p, 'w> Driver<'p, 'w> {
             &mut self.ev,
             &mut inc.order,
             &mut inc.key,
-            bound,
-            200 + 40 * n,
+            Climb {
+                size_bound: bound,
+                evals: 200 + 40 * n,
+            },
             self.work,
             &|k| proof.meets(k, false),
         );

@@ -36,6 +36,15 @@ impl Lcg {
     }
 }
 
+/// How far one local search goes.
+#[derive(Clone, Copy)]
+pub(crate) struct Climb {
+    /// The size bound of the geometry (see [`guided`]).
+    pub size_bound: u64,
+    /// Most orders evaluated.
+    pub evals: u64,
+}
+
 /// The key the search climbs: while the size is above `size_bound`, the
 /// unrounded end comes right after it, so that moves which remove padding
 /// count before the padding is all gone.
@@ -53,11 +62,14 @@ pub(crate) fn local_search(
     ev: &mut Evaluator,
     order: &mut Vec<usize>,
     key: &mut Key,
-    size_bound: u64,
-    evals_budget: u64,
+    limits: Climb,
     work: &mut Work,
     done: &dyn Fn(&Key) -> bool,
 ) {
+    let Climb {
+        size_bound,
+        evals: evals_budget,
+    } = limits;
     let n = order.len();
     if n < 2 || done(key) {
         return;
