@@ -388,6 +388,9 @@ impl<'p, 'w> Driver<'p, 'w> {
             };
             for &family in families {
                 for order in build_all(p, g, family, self.work) {
+                    if !self.work.spend(p.n as u64 + 1) {
+                        break;
+                    }
                     let placed = Placer::new(p, g, false).place_all(&order);
                     let key = self.ev.key(&placed, &g);
                     if !built.iter().any(|b| b.key == key) {
