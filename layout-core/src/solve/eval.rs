@@ -71,6 +71,8 @@ pub(crate) struct Evaluator<'p> {
     preset: Preset,
     /// Size cap of the preset (`u64::MAX`: none).
     pub cap: u64,
+    /// Is the churn part of the key (else [`Evaluator::cost`] leaves it 0)?
+    need_churn: bool,
     fenwick: Vec<u32>,
     tails: Vec<usize>,
     spans: Vec<(u64, u64)>,
@@ -120,6 +122,7 @@ impl<'p> Evaluator<'p> {
             w,
             preset,
             cap: u64::MAX,
+            need_churn: preset.goals().contains(&Goal::Churn),
             fenwick: vec![0; p.n + 1],
             tails: Vec::with_capacity(p.n),
             spans: Vec::new(),
@@ -211,6 +214,7 @@ impl<'p> Evaluator<'p> {
         total
     }
 
+    /// The cost of `placed` (churn only when the preset's key holds it).
     pub fn cost(&mut self, placed: &Placed, g: &Geometry) -> Cost {
         let (soft, read_lines) = self.lines(&placed.order, &placed.offset, g);
         let path_lines = self.path_lines(&placed.order, &placed.offset, g);
@@ -219,7 +223,11 @@ impl<'p> Evaluator<'p> {
             soft,
             read_lines,
             path_lines,
-            churn: self.churn(&placed.order),
+            churn: if self.need_churn {
+                self.churn(&placed.order)
+            } else {
+                0
+            },
             movement: self.movement(&placed.order),
         }
     }

@@ -43,7 +43,7 @@ const MAX_ORDERS: usize = 3;
 /// Work charged per branch-and-bound node of the program.
 const NODE_WORK: u64 = 2_000;
 /// Most nodes one program may take.
-const MAX_NODES: u64 = 3_000;
+const MAX_NODES: u64 = 1_000;
 
 /// Orders realised from the program, one per run order where it found a
 /// layout smaller than `best_size` (by its own account).
