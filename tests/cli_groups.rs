@@ -215,7 +215,6 @@ fn the_first_member_stays_first_unless_move_first() {
 /// The default proposal keeps every member inside its group, and the diff
 /// keeps the author's marker lines.
 #[test]
-#[ignore = "needs solver segments"]
 fn default_proposal_keeps_the_authors_group() {
     let dir = scratch("conn-default");
     write(&dir, "conn.h", CONN);

@@ -156,7 +156,6 @@ fn round_trip(tree: &Path, file: &str, name: &str, access: &str) -> (Shown, Show
 #[test]
 // The CACHELINE_PADDING()s and the first member are now kept (segments):
 // the solver must honour them before this passes again.
-#[ignore = "needs solver segments"]
 fn struct_zone_of_mmzone_h_is_fixed_by_a_patch_that_applies() {
     let Some(tree) = kernel_headers() else {
         println!("SKIPPED: no /usr/src/linux-headers-*-common (install Debian's linux-headers-amd64, as .ci/run does)");

@@ -74,7 +74,6 @@ fn show_table_draws_the_conflicting_line() {
 #[test]
 // The CACHELINE_PADDING()s and the first member are now kept (segments):
 // the solver must honour them before this passes again.
-#[ignore = "needs solver segments"]
 fn propose_aligned_mode_is_conflict_free_everywhere_and_optimal() {
     let out = run_in(
         &kernel_dir(),

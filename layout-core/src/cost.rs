@@ -10,6 +10,16 @@
 //!   different locks. Each kind is charged once per line.
 //! - **read lines**: the number of distinct lines that hold bytes of
 //!   read-mostly fields.
+//! - **hot-path lines**: for each hot path ([`crate::model::Struct::paths`]),
+//!   the number of distinct lines `floor((base + off + k) / L)` over every
+//!   byte `k` of every [`crate::model::PathUse`] range of the members on the
+//!   path (`off` the member's offset; empty ranges count nothing), where
+//!   `base` is the `--offset`, and in aligned mode the largest count over
+//!   every base that is a multiple of the struct's alignment below `L`;
+//!   [`path_lines_each`] gives each path's, [`path_lines`] their sum.
+//! - **churn**: the number of members moved: `n` minus the length of the
+//!   longest subsequence of the layout's order that keeps declaration order
+//!   (the members outside it are the ones a diff moves).
 //! - **movement**: the number of field pairs whose relative order differs
 //!   from the declaration order (Kendall tau distance), with the layout's
 //!   order being the order of its slots.
@@ -17,7 +27,7 @@
 //! Zero-size fields hold no bytes: they cost nothing and touch no line.
 
 use crate::layout::Layout;
-use crate::model::{Access, Struct};
+use crate::model::{Access, Placement, Struct};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -49,6 +59,10 @@ pub struct Cost {
     pub size: u64,
     pub soft: u64,
     pub read_lines: u64,
+    /// Lines the hot paths touch, summed over the paths.
+    pub path_lines: u64,
+    /// Members moved from the declaration order.
+    pub churn: u64,
     pub movement: u64,
 }
 
@@ -96,8 +110,87 @@ pub fn cost_of(s: &Struct, l: &Layout, w: &SoftWeights) -> Cost {
         size: l.size,
         soft: soft_cost(s, l, w),
         read_lines: read_lines(s, l),
+        path_lines: path_lines(s, l),
+        churn: churn(s, l),
         movement: movement(s, l),
     }
+}
+
+/// The lines each hot path touches (index = path; see the module docs).
+pub fn path_lines_each(s: &Struct, l: &Layout) -> Vec<u64> {
+    let bases: Vec<u64> = match l.placement {
+        Placement::Offset(o) => vec![o],
+        Placement::Aligned => (0..l.line.max(1))
+            .step_by(l.align.max(1) as usize)
+            .collect(),
+    };
+    (0..s.paths.len())
+        .map(|path| {
+            let mut spans: Vec<(u64, u64)> = l
+                .slots
+                .iter()
+                .filter_map(|sl| Some((sl.offset, s.fields.get(sl.field)?)))
+                .flat_map(|(off, f)| {
+                    f.paths
+                        .iter()
+                        .filter(|u| u.path as usize == path && u.bytes.end > u.bytes.start)
+                        .map(move |u| (off + u.bytes.start, off + u.bytes.end))
+                })
+                .collect();
+            spans.sort_unstable();
+            bases
+                .iter()
+                .map(|&base| {
+                    let mut count = 0;
+                    let mut counted_to: Option<u64> = None;
+                    for &(start, end) in &spans {
+                        let (first, last) = ((base + start) / l.line, (base + end - 1) / l.line);
+                        let from = match counted_to {
+                            Some(c) if c >= first => c + 1,
+                            _ => first,
+                        };
+                        if last >= from {
+                            count += last - from + 1;
+                        }
+                        counted_to = Some(counted_to.map_or(last, |c| c.max(last)));
+                    }
+                    count
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// The lines the hot paths touch, summed over the paths.
+pub fn path_lines(s: &Struct, l: &Layout) -> u64 {
+    path_lines_each(s, l).iter().sum()
+}
+
+/// Members moved: the number of fields minus the longest subsequence of the
+/// layout's slot order that keeps declaration order.
+pub fn churn(s: &Struct, l: &Layout) -> u64 {
+    let order: Vec<usize> = l
+        .slots
+        .iter()
+        .map(|sl| sl.field)
+        .filter(|&f| f < s.fields.len())
+        .collect();
+    (order.len() - longest_increasing(&order)) as u64
+}
+
+/// Length of the longest strictly increasing subsequence of `seq`.
+pub fn longest_increasing(seq: &[usize]) -> usize {
+    let mut tails: Vec<usize> = Vec::with_capacity(seq.len());
+    for &x in seq {
+        let at = tails.partition_point(|&t| t < x);
+        if at == tails.len() {
+            tails.push(x);
+        } else {
+            tails[at] = x;
+        }
+    }
+    tails.len()
 }
 
 /// The total soft cost: the sum of the weights of [`soft_lines`].
@@ -306,6 +399,8 @@ mod tests {
                 size: 96,
                 soft: 4 + 2 + 1,
                 read_lines: 1,
+                path_lines: 0,
+                churn: 0,
                 movement: 0
             }
         );
@@ -340,6 +435,52 @@ mod tests {
         );
         let l = layout(&[(2, 0), (0, 8), (1, 16)], 24, Placement::Aligned);
         assert_eq!(movement(&s, &l), 2);
+        // One member moved (f2 to the front).
+        assert_eq!(churn(&s, &l), 1);
+    }
+
+    #[test]
+    fn churn_is_members_outside_the_longest_kept_run() {
+        assert_eq!(longest_increasing(&[0, 1, 2, 3]), 4);
+        assert_eq!(longest_increasing(&[3, 2, 1, 0]), 1);
+        assert_eq!(longest_increasing(&[1, 0, 3, 2, 4]), 3);
+        assert_eq!(longest_increasing(&[4, 0, 1, 2, 3]), 4);
+    }
+
+    #[test]
+    fn path_lines_count_distinct_lines_at_the_worst_base() {
+        use crate::model::PathUse;
+        let mut s = Struct::new(
+            "s",
+            vec![
+                field("a", 8, Access::Cold),
+                field("b", 48, Access::Cold),
+                field("c", 8, Access::Cold),
+            ],
+        );
+        s.paths = vec!["tx".into()];
+        s.fields[0].paths = vec![PathUse {
+            path: 0,
+            bytes: 0..8,
+        }];
+        s.fields[2].paths = vec![PathUse {
+            path: 0,
+            bytes: 0..8,
+        }];
+        // a at 0, c at 56: one line at base 0, two at base 8 (c at 64..72).
+        let l = layout(&[(0, 0), (1, 8), (2, 56)], 64, Placement::Offset(0));
+        assert_eq!(path_lines_each(&s, &l), [1]);
+        let l = layout(&[(0, 0), (1, 8), (2, 56)], 64, Placement::Offset(8));
+        assert_eq!(path_lines_each(&s, &l), [2]);
+        // Aligned at 8: the worst base (8..56) gives two lines.
+        let l = layout(&[(0, 0), (1, 8), (2, 56)], 64, Placement::Aligned);
+        assert_eq!(path_lines(&s, &l), 2);
+        // An empty range touches nothing.
+        s.fields[2].paths = vec![PathUse {
+            path: 0,
+            bytes: 4..4,
+        }];
+        assert_eq!(path_lines(&s, &l), 1);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! fields where they were, the author's order kept (fields in nondecreasing
 //! [`segment`](crate::model::Field::segment) order, a first member kept
 //! first at offset 0), size and alignment consistent, and the hard rule at
-//! every phase the placement allows. It shares no code with the solver.
+//! every phase the placement allows (a trailing flexible array member's
+//! class covers the bytes from its offset on: its elements). It shares no
+//! code with the solver.
 //!
 //! A [`VerifiedLayout`] can only be made here; emitters of proposals take one.
 
@@ -288,7 +290,16 @@ fn check_segments(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), Verify
     Ok(())
 }
 
-/// Full verification: structure plus the hard rule at every allowed phase.
+/// Is `f` (the last declared member) a flexible array member (`T x[]`, or
+/// the GNU zero-length `T x[0]`)? Its elements live after the struct's
+/// fixed part, so its class applies from its offset on.
+pub fn is_trailing_flexible_array(f: &crate::model::Field) -> bool {
+    let ty = f.ty.trim_end();
+    f.size == 0 && (ty.ends_with("[]") || ty.ends_with("[0]"))
+}
+
+/// Full verification: structure plus the hard rule at every allowed phase
+/// (a trailing flexible array member holds the bytes from its offset on).
 pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
     check_structure(s, l)?;
     let line = l.line;
@@ -308,37 +319,66 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
         Placement::Offset(o) => o - o % line,
         Placement::Aligned => 0,
     };
-    let offset_of = |i: usize| {
-        l.slots
-            .iter()
-            .find(|sl| sl.field == i)
-            .map(|sl| sl.offset)
-            .unwrap_or(0)
+    let mut offset = vec![0u64; s.fields.len()];
+    for sl in &l.slots {
+        offset[sl.field] = sl.offset;
+    }
+    // Bytes each field holds for the rule: its own, and for a trailing
+    // flexible array the bytes from its offset on, which the elements fill
+    // (its own line's tail is enough: nothing of the struct comes after it).
+    let last = s.fields.len().wrapping_sub(1);
+    let extent = |i: usize| {
+        let f = &s.fields[i];
+        if i == last && is_trailing_flexible_array(f) {
+            1
+        } else {
+            f.size
+        }
     };
-    for (i, a) in s.fields.iter().enumerate() {
-        for (j, b) in s.fields.iter().enumerate().skip(i + 1) {
-            if a.size == 0 || b.size == 0 || !a.access.hard_conflict(&b.access) {
-                continue;
-            }
-            let (oa, ob) = (offset_of(i), offset_of(j));
-            for &p in &phases {
-                let (a0, a1) = ((p + oa) / line, (p + oa + a.size - 1) / line);
-                let (b0, b1) = ((p + ob) / line, (p + ob + b.size - 1) / line);
-                if a0 <= b1 && b0 <= a1 {
-                    let (lockless, other) = if a.access.is_lockless() {
-                        (a, b)
-                    } else {
-                        (b, a)
-                    };
-                    return Err(VerifyError::HardRule {
-                        a: lockless.name.clone(),
-                        b: other.name.clone(),
-                        line: (base + p + oa.max(ob)) / line,
-                        phase: p,
-                    });
+    // Sweep each phase in offset order: a field can only share a line with
+    // the fields that start on or before its last line. Of all violations,
+    // report the one with the first pair in declaration order (then the
+    // first phase), whatever order the sweep finds them in.
+    let mut by_offset: Vec<usize> = (0..s.fields.len()).filter(|&i| extent(i) > 0).collect();
+    by_offset.sort_by_key(|&i| (offset[i], i));
+    let mut worst: Option<(usize, usize, usize)> = None;
+    for (pi, &p) in phases.iter().enumerate() {
+        let lines = |i: usize| {
+            (
+                (p + offset[i]) / line,
+                (p + offset[i] + extent(i) - 1) / line,
+            )
+        };
+        for (k, &i) in by_offset.iter().enumerate() {
+            let (_, i1) = lines(i);
+            for &j in &by_offset[k + 1..] {
+                let (j0, _) = lines(j);
+                if j0 > i1 {
+                    break;
+                }
+                if s.fields[i].access.hard_conflict(&s.fields[j].access) {
+                    let found = (i.min(j), i.max(j), pi);
+                    if worst.is_none_or(|w| found < w) {
+                        worst = Some(found);
+                    }
                 }
             }
         }
+    }
+    if let Some((i, j, pi)) = worst {
+        let (a, b) = (&s.fields[i], &s.fields[j]);
+        let (lockless, other) = if a.access.is_lockless() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let p = phases[pi];
+        return Err(VerifyError::HardRule {
+            a: lockless.name.clone(),
+            b: other.name.clone(),
+            line: (base + p + offset[i].max(offset[j])) / line,
+            phase: p,
+        });
     }
     Ok(VerifiedLayout {
         layout: l.clone(),

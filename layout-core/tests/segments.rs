@@ -466,7 +466,6 @@ fn btf_every_declared_struct_keeps_its_segments() {
 /// `propose --btf` on every grouped struct of the running kernel keeps the
 /// groups and never grows the struct.
 #[test]
-#[ignore = "needs solver segments"]
 fn btf_proposals_keep_every_member_in_its_group() {
     let Some(structs) = grouped_structs() else {
         return;
@@ -511,7 +510,6 @@ fn installed_mmzone() -> Option<std::path::PathBuf> {
 }
 
 #[test]
-#[ignore = "needs solver segments"]
 fn zone_proposal_keeps_the_paddings_and_keeps_vm_stat_off_the_lock_line() {
     let Some(header) = installed_mmzone() else {
         eprintln!("skipped: no installed include/linux/mmzone.h");

@@ -117,8 +117,10 @@ pub struct ProposeArgs {
     pub input: InputArgs,
     #[arg(long, value_enum, default_value_t = ProposeFormat::Diff)]
     pub format: ProposeFormat,
-    /// Give up the search after this many seconds and return the best verified layout
-    /// found, with its proven bound.
+    /// A safety stop: the search is counted in work, not time, so the answer is the
+    /// same on every machine; when this many seconds pass first, the best verified
+    /// layout found is returned with its proven bound, and the summary says the answer
+    /// may differ with a larger limit.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub time_limit: f64,
     /// What matters: balanced (size, then soft costs, read-mostly lines, movement),

@@ -7,7 +7,7 @@ use layout_core::emit::{self, CStyle, ChangelogNotes};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
 use layout_core::{layout, report, segments, Diagnostic, Placement};
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let mut loaded = input::load(&a.input)?;
@@ -31,16 +31,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         .style
         .parse()
         .map_err(|e| Diagnostic::new(e).help("use --style aligned, padding or groups"))?;
-    if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
-        return Err(Diagnostic::new(format!(
-            "--time-limit {} is not a positive number of seconds",
-            a.time_limit
-        )));
-    }
+    let time_limit = time_limit(a.time_limit)?;
+    let started = Instant::now();
     let opts = SolveOptions {
         line: loaded.target.line,
         placement: loaded.placement,
-        time_limit: Duration::from_secs_f64(a.time_limit),
+        time_limit,
         preset,
         separate_soft: a.separate_locked,
         ..SolveOptions::default()
@@ -60,10 +56,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let separated = if a.separate_locked || solved.nothing_to_do {
         None
     } else {
+        // The time limit covers the whole command: this solve gets what is left.
         solve::solve(
             s,
             &SolveOptions {
                 separate_soft: true,
+                time_limit: time_limit.saturating_sub(started.elapsed()),
                 ..opts.clone()
             },
         )
@@ -122,7 +120,6 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 &solved,
                 separated.as_ref(),
                 assertion.as_deref(),
-                &a.objective,
             ));
             out.push_str(&dissolved_note(dissolved.as_ref()));
             if let Some(text) = &changelog {
@@ -139,10 +136,19 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 "objective": a.objective,
                 "nothing_to_do": solved.nothing_to_do,
                 "optimal": solved.optimal,
+                "proven": solved.solution.as_ref().map(|sol| {
+                    sol.goals[..sol.proven_goals]
+                        .iter()
+                        .map(|g| g.name())
+                        .collect::<Vec<_>>()
+                }),
                 "lower_bound": solved.lower_bound,
                 "size_proven_minimal": solved.layout.size == solved.lower_bound,
-                "stopped_by_time": solved.stopped_by_time,
+                "cost": solved.solution.as_ref().map(|sol| &sol.cost),
+                "churn_bound": solved.solution.as_ref().map_or(0, |sol| sol.churn_bound),
                 "solve_ms": solved.solve_ms,
+                "stopped_by_time": solved.stopped_by_time
+                    || separated.as_ref().is_some_and(|alt| alt.stopped_by_time),
             });
             if let Some(text) = &assertion {
                 v["phase_assertion"] = serde_json::Value::from(text.as_str());
@@ -168,14 +174,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if a.format == ProposeFormat::Diff {
         eprint!(
             "{}{}",
-            summary(
-                s,
-                before,
-                &solved,
-                separated.as_ref(),
-                assertion.as_deref(),
-                &a.objective
-            ),
+            summary(s, before, &solved, separated.as_ref(), assertion.as_deref(),),
             dissolved_note(dissolved.as_ref())
         );
         if let Some(g) = &growth {
@@ -281,17 +280,20 @@ struct Proposal {
     solve_ms: u64,
     stopped_by_time: bool,
     nothing_to_do: bool,
+    /// The solver's answer; `None` when min-diff has nothing to do.
+    solution: Option<Solution>,
 }
 
 impl Proposal {
     fn solved(sol: Solution) -> Self {
         Proposal {
-            layout: sol.layout,
+            layout: sol.layout.clone(),
             lower_bound: sol.lower_bound,
             optimal: sol.optimal,
             solve_ms: sol.solve_ms,
             stopped_by_time: sol.stopped_by_time,
             nothing_to_do: false,
+            solution: Some(sol),
         }
     }
 
@@ -307,21 +309,8 @@ impl Proposal {
             solve_ms: 0,
             stopped_by_time: false,
             nothing_to_do: true,
+            solution: None,
         })
-    }
-}
-
-/// The goals of an objective preset in the order the solver weighs them.
-fn goals(objective: &str) -> &'static [&'static str] {
-    match objective {
-        "min-diff" => &[
-            "fewest members moved within the declared size",
-            "soft cost",
-            "read-mostly lines",
-        ],
-        "compact-hot" => &["size", "read-mostly lines", "soft cost", "movement"],
-        "hot-lines" => &["hot-path lines", "size", "soft cost", "movement"],
-        _ => &["size", "soft cost", "read-mostly lines", "movement"],
     }
 }
 
@@ -333,7 +322,6 @@ fn summary(
     solved: &Proposal,
     separated: Option<&Solution>,
     assertion: Option<&str>,
-    objective: &str,
 ) -> String {
     let after = &solved.layout;
     let n_before = layout::reported_conflicts(s, before).len();
@@ -368,8 +356,14 @@ fn summary(
             t,
             "proven optimal under --objective min-diff: 0 members moved is the fewest possible"
         );
-    } else {
-        t.push_str(&proof_line(solved, after.size, objective));
+    } else if let Some(sol) = &solved.solution {
+        let _ = writeln!(t, "{}", proof_line(sol));
+    }
+    if solved.stopped_by_time || separated.is_some_and(|alt| alt.stopped_by_time) {
+        let _ = writeln!(
+            t,
+            "the time limit stopped the search: the answer may differ with a larger --time-limit"
+        );
     }
     if let Some(alt) = separated {
         let _ = writeln!(
@@ -451,53 +445,78 @@ fn trade(
     format!("the change buys: {buys}; it costs: {}\n", costs.join(", "))
 }
 
-/// Exactly what was proven: the size against its lower bound, then whether
-/// the objective's other goals are optimal; never "not proven" with gap 0.
-fn proof_line(solved: &Proposal, size: u64, objective: &str) -> String {
-    proof_text(
-        solved.optimal,
-        solved.lower_bound,
-        size,
-        solved.solve_ms,
-        solved.stopped_by_time,
-        objective,
-    )
+/// `--time-limit` as a duration: a clear error for NaN, zero or negative;
+/// limits too large for the clock mean no limit.
+fn time_limit(secs: f64) -> Result<Duration, Diagnostic> {
+    solve::time_limit_from_secs(secs).ok_or_else(|| {
+        Diagnostic::new(format!(
+            "--time-limit {secs} is not a positive number of seconds"
+        ))
+        .help("pass a positive number such as --time-limit 10")
+    })
 }
 
-fn proof_text(
-    optimal: bool,
-    lb: u64,
-    size: u64,
-    solve_ms: u64,
-    stopped_by_time: bool,
-    objective: &str,
-) -> String {
-    let all = goals(objective);
-    let order = all.join(", then ");
-    let rest: Vec<&str> = all.iter().copied().filter(|g| *g != "size").collect();
-    let timed = format!("solved in {solve_ms} ms");
-    let mut line = match (optimal, size <= lb) {
-        (true, true) => format!(
-            "proven optimal under --objective {objective} ({order}): no layout obeying the rule is smaller than {lb} bytes ({timed})"
-        ),
-        (true, false) => format!(
-            "proven optimal under --objective {objective} ({order}); its size is {} bytes above the smallest any layout obeying the rule could have ({lb} bytes) ({timed})",
-            size - lb
-        ),
-        (false, true) => format!(
-            "size proven minimal: no layout obeying the rule is smaller than {lb} bytes; {} under --objective {objective}: best found, not proven optimal ({timed})",
-            rest.join(", then ")
-        ),
-        (false, false) => format!(
-            "best found in {solve_ms} ms, not proven optimal: lower bound {lb} bytes (gap {} bytes)",
-            size - lb
-        ),
+/// Exactly what was proven: each goal in the preset's order up to the
+/// first one that is not, then what is known of that one.
+fn proof_line(solved: &Solution) -> String {
+    use layout_core::solve::Goal;
+    let c = &solved.cost;
+    // Goals that do not apply (no hot paths named) are left out.
+    let applies = |g: &&Goal| **g != Goal::PathLines || !solved.path_bounds.is_empty();
+    let proven: Vec<&Goal> = solved.goals[..solved.proven_goals]
+        .iter()
+        .filter(applies)
+        .collect();
+    let describe = |g: &Goal| match g {
+        Goal::Size => format!("size {} bytes", c.size),
+        Goal::Soft => format!("soft costs {}", c.soft),
+        Goal::PathLines => format!("hot-path lines {}", c.path_lines),
+        Goal::ReadLines => format!("read-mostly lines {}", c.read_lines),
+        Goal::Churn => format!("members moved {}", c.churn),
+        Goal::Movement => format!("pairs swapped {}", c.movement),
     };
-    if stopped_by_time {
-        line.push_str("; the time limit stopped the search: a larger --time-limit may find better");
+    let cap = solved
+        .size_cap
+        .map(|cap| format!(" with the size at most {cap} bytes"))
+        .unwrap_or_default();
+    let mut t = if proven.is_empty() {
+        format!(
+            "best found in {} ms{cap}, nothing proven optimal",
+            solved.solve_ms
+        )
+    } else {
+        format!(
+            "proven optimal{cap}: {} (solved in {} ms)",
+            proven
+                .iter()
+                .map(|g| describe(g))
+                .collect::<Vec<_>>()
+                .join(", then "),
+            solved.solve_ms
+        )
+    };
+    if let Some(next) = solved.goals[solved.proven_goals..].iter().find(applies) {
+        let known = match next {
+            Goal::Size => format!(
+                "size {} bytes, lower bound {} bytes",
+                c.size, solved.lower_bound
+            ),
+            Goal::PathLines => format!(
+                "hot-path lines {}, lower bound {}",
+                c.path_lines,
+                solved.path_bounds.iter().sum::<u64>()
+            ),
+            Goal::Churn => format!(
+                "members moved {}, lower bound {}",
+                c.churn, solved.churn_bound
+            ),
+            other => describe(other),
+        };
+        if !(solved.optimal && *next == Goal::Movement) {
+            t.push_str(&format!("; not proven optimal: {known}"));
+        }
     }
-    line.push('\n');
-    line
+    t
 }
 
 fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
@@ -515,38 +534,5 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
                 inputs.into_iter().flatten().map(|p| p.as_path()).collect();
             super::output::write_new(path, text.as_bytes(), &inputs, a.force)
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::proof_text;
-
-    /// Each combination says what was proven, and a gap is never 0.
-    #[test]
-    fn the_proof_line_never_contradicts_itself() {
-        let t = proof_text(true, 1360, 1360, 9, false, "balanced");
-        assert!(t.starts_with("proven optimal under --objective balanced (size, then soft cost"));
-        assert!(
-            t.contains("smaller than 1360 bytes (solved in 9 ms)"),
-            "{t}"
-        );
-        let t = proof_text(false, 1408, 1408, 27, false, "balanced");
-        assert!(t.starts_with("size proven minimal"), "{t}");
-        assert!(
-            t.contains("soft cost, then read-mostly lines, then movement under --objective balanced: best found, not proven optimal"),
-            "{t}"
-        );
-        assert!(!t.contains("gap"), "{t}");
-        let t = proof_text(false, 1400, 1408, 27, true, "compact-hot");
-        assert!(t.contains("lower bound 1400 bytes (gap 8 bytes)"), "{t}");
-        assert!(t.contains("time limit"), "{t}");
-        let t = proof_text(true, 2304, 2368, 5, false, "hot-lines");
-        assert!(
-            t.contains("(hot-path lines, then size, then soft cost, then movement)"),
-            "{t}"
-        );
-        assert!(t.contains("64 bytes above the smallest"), "{t}");
-        assert!(!t.contains("gap"), "{t}");
     }
 }

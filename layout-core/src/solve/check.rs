@@ -37,23 +37,34 @@ pub(super) fn pins_fit(p: &Problem, g: &Geometry) -> Result<(), String> {
 /// also promised to keep lockless and locked fields apart. Check those pairs
 /// phase by phase.
 pub(super) fn separated(p: &Problem, l: &Layout) -> Result<(), String> {
+    let locked = |f: usize| matches!(p.role[f], SoftRole::Locked(_));
+    if !(0..p.n).any(|f| locked(f) && p.color[f] != 0) {
+        return Ok(());
+    }
     let offset = l.offsets_by_field(p.n);
+    let mut sized: Vec<usize> = (0..p.n)
+        .filter(|&f| p.size[f] > 0 && p.color[f] != 0)
+        .collect();
+    sized.sort_by_key(|&f| (offset[f].unwrap_or(0), f));
     let lines = |phase: u64, f: usize| {
         let o = offset[f].unwrap_or(0);
         ((phase + o) / l.line, (phase + o + p.size[f] - 1) / l.line)
     };
     for phase in crate::layout::phases(l.placement, l.align, l.line) {
-        for a in 0..p.n {
-            for b in a + 1..p.n {
-                let locked = |f: usize| matches!(p.role[f], SoftRole::Locked(_));
+        // In offset order, only fields starting on or before a field's last
+        // line can share a line with it.
+        for (k, &a) in sized.iter().enumerate() {
+            let (_, a1) = lines(phase, a);
+            for &b in &sized[k + 1..] {
+                if lines(phase, b).0 > a1 {
+                    break;
+                }
                 if p.conflict(a, b) && (locked(a) || locked(b)) {
-                    let ((a0, a1), (b0, b1)) = (lines(phase, a), lines(phase, b));
-                    if a0 <= b1 && b0 <= a1 {
-                        return Err(format!(
-                            "`{}` and `{}` share a line at phase {phase}",
-                            p.names[a], p.names[b]
-                        ));
-                    }
+                    let (a, b) = (a.min(b), a.max(b));
+                    return Err(format!(
+                        "`{}` and `{}` share a line at phase {phase}",
+                        p.names[a], p.names[b]
+                    ));
                 }
             }
         }

@@ -16,8 +16,11 @@
 //!   and cold ones), which fills the gaps the hard rule needs.
 //!
 //! Every order of the blocks is tried when there are few of them, a few
-//! natural ones otherwise.
+//! natural ones otherwise. Each order built is charged to the work budget;
+//! the orders are repaired to segment order
+//! ([`super::problem::Problem::to_segment_order`]).
 
+use super::budget::Work;
 use super::fill::{tidy_order, Pool};
 use super::geometry::Geometry;
 use super::place::Placer;
@@ -62,7 +65,12 @@ pub(crate) fn hard_blocks(p: &Problem) -> Vec<Vec<usize>> {
 }
 
 /// Orders of the unpinned fields built by `family` on geometry `g`.
-pub(crate) fn build_all(p: &Problem, g: Geometry, family: Family) -> Vec<Vec<usize>> {
+pub(crate) fn build_all(
+    p: &Problem,
+    g: Geometry,
+    family: Family,
+    work: &mut Work,
+) -> Vec<Vec<usize>> {
     let (blocks, pool) = blocks_of(p, family);
     let placer = Placer::new(p, g, family == Family::Strict);
     let pool = Pool::new(p, &pool);
@@ -110,8 +118,13 @@ pub(crate) fn build_all(p: &Problem, g: Geometry, family: Family) -> Vec<Vec<usi
                 next.append(&placer, target, &blocks[b], p.align[blocks[b][0]]);
                 stack.push(next);
             }
-            out.push(stack.last().expect("stack holds the start").finish(&placer));
+            let mut order = stack.last().expect("stack holds the start").finish(&placer);
+            p.to_segment_order(&mut order);
+            out.push(order);
             previous = sigma;
+            if !work.spend(4 * p.n as u64 + 64) {
+                return out;
+            }
         }
     }
     out

@@ -1,22 +1,23 @@
 //! The order in which the solver's methods run, and the final verification.
 
-use super::bound::{read_lines_bound, size_bound, Proof};
+use super::bound::{path_bounds, read_lines_bound, size_bound, Proof};
+use super::budget::Work;
 use super::check::{pins_fit, separated};
 use super::construct::{build_all, Family};
-use super::eval::{movement_slot, Evaluator, Key};
+use super::eval::{slot, Evaluator, Key, Term};
 use super::exact::{branch_and_bound, order_count, types, Limits};
 use super::fill::tidy_order;
-use super::geometry::{candidates, Geometry};
+use super::geometry::{align_up, candidates, Geometry};
 use super::ilp;
-use super::improve::{local_search, Budget};
+use super::improve::{local_search, Climb};
 use super::place::Placer;
 use super::problem::Problem;
-use super::{Incumbent, Preset, Solution, SolveError, SolveOptions};
-use crate::cost::cost_of;
+use super::{Goal, Incumbent, Preset, Solution, SolveError, SolveOptions};
+use crate::cost::{cost_of, Cost};
 use crate::layout::{Layout, Slot};
 use crate::model::{Placement, Struct};
 use crate::verify::verify;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Structs with at most this many distinct orders are searched exactly first.
 const EXACT_ORDERS: f64 = 40_000.0;
@@ -24,6 +25,11 @@ const EXACT_ORDERS: f64 = 40_000.0;
 /// prove what the heuristics found.
 const PROOF_FIELDS: usize = 14;
 const PROOF_NODES: u64 = 25_000;
+/// Up to this many unpinned fields, when the size is not yet proven, a
+/// node-capped exact search on the goals up to the size alone tries to
+/// prove (or improve) it: without the later goals it cuts every tie.
+const SIZE_PROOF_FIELDS: usize = 48;
+const SIZE_PROOF_NODES: u64 = 20_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
@@ -60,31 +66,87 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     }
     let bounds: Vec<u64> = geoms.iter().map(|g| size_bound(&p, g)).collect();
     let lower_bound = bounds.iter().copied().min().unwrap_or(0);
-    let proof = Proof {
+    let paths = path_bounds(&p, line);
+    let mut work = Work::new(opts.work_limit, opts.time_limit, started);
+    let proof = |preset: Preset| Proof {
         lower: lower_bound,
         read: read_lines_bound(&p, line),
+        paths: paths.iter().sum(),
+        churn: 0,
         geoms: geoms
             .iter()
             .map(|g| g.align)
             .zip(bounds.iter().copied())
             .collect(),
-        preset: opts.preset,
+        preset,
     };
-    let mut d = Driver {
-        lower_bound,
-        proof,
-        ev: Evaluator::new(&p, opts.weights, opts.preset),
-        p: &p,
-        geoms,
-        bounds,
-        // A limit past what Instant can hold means no limit.
-        deadline: started
-            .checked_add(opts.time_limit)
-            .unwrap_or_else(|| started + Duration::from_secs(1 << 32)),
-        best: Vec::new(),
+    if opts.preset != Preset::MinDiff {
+        let mut d = Driver::new(&p, &geoms, &bounds, proof(opts.preset), opts, &mut work);
+        let outcome = d.run();
+        let mut sol = d.finish(s, opts, outcome)?;
+        sol.path_bounds = paths;
+        sol.solve_ms = started.elapsed().as_millis() as u64;
+        return Ok(sol);
+    }
+    // Minimal churn: first the smallest size (to know the cap when the
+    // declared size cannot keep the rule), then the fewest members moved
+    // under the cap, starting from the layouts the first search found.
+    let declared = declared_size(s, &p);
+    let (first_best, size_lower) = {
+        let mut d = Driver::new(
+            &p,
+            &geoms,
+            &bounds,
+            proof(Preset::Balanced),
+            opts,
+            &mut work,
+        );
+        d.ev.cap = u64::MAX;
+        // The declared order alone settles it when it keeps the rule.
+        let declared_fits = d.consider_declared() <= declared;
+        let outcome = if declared_fits {
+            Outcome::Open
+        } else {
+            d.run()
+        };
+        let size = d.best[0].size;
+        let lower = if outcome == Outcome::Open {
+            d.lower_bound.min(size)
+        } else {
+            size
+        };
+        (d.best.clone(), lower)
     };
+    let cap = declared.max(first_best[0].size);
+    let mut d = Driver::new(&p, &geoms, &bounds, proof(Preset::MinDiff), opts, &mut work);
+    d.ev.cap = cap;
+    for inc in first_best {
+        d.consider(inc.geom, inc.order, inc.method);
+    }
     let outcome = d.run();
-    d.finish(s, opts, outcome, started)
+    let mut sol = d.finish(s, opts, outcome)?;
+    sol.lower_bound = size_lower.min(sol.layout.size);
+    sol.size_cap = Some(cap);
+    sol.path_bounds = paths;
+    sol.solve_ms = started.elapsed().as_millis() as u64;
+    Ok(sol)
+}
+
+/// The struct's size as declared: from the fields' original offsets when
+/// all are known, else the C layout of the declaration order.
+fn declared_size(s: &Struct, p: &Problem) -> u64 {
+    let end = if s.fields.iter().all(|f| f.original_offset.is_some()) {
+        s.fields
+            .iter()
+            .map(|f| f.original_offset.unwrap_or(0) + f.size)
+            .max()
+            .unwrap_or(0)
+    } else {
+        s.fields
+            .iter()
+            .fold(0, |at, f| align_up(at, f.align.max(1)) + f.size)
+    };
+    align_up(end, p.natural_align)
 }
 
 /// What the search established about the best layout.
@@ -94,37 +156,70 @@ enum Outcome {
     Exact,
     /// Every order was searched on the key without movement (its last term).
     Proven,
+    /// Every order was searched on the key up to the size and alignment
+    /// (this many terms); the rest only the bounds can tell.
+    Prefix(usize),
     /// Only the bounds can tell.
     Open,
 }
 
-struct Driver<'p> {
+struct Driver<'p, 'w> {
     p: &'p Problem,
-    geoms: Vec<Geometry>,
+    geoms: &'p [Geometry],
     /// Size bound of each geometry.
-    bounds: Vec<u64>,
+    bounds: &'p [u64],
     lower_bound: u64,
     proof: Proof,
     ev: Evaluator<'p>,
-    deadline: Instant,
+    work: &'w mut Work,
     /// The best few distinct results, best first (fallbacks for verification).
     best: Vec<Incumbent>,
 }
 
-impl<'p> Driver<'p> {
-    /// Run the methods; true when the exact search finished.
-    fn run(&mut self) -> Outcome {
-        let p = self.p;
+impl<'p, 'w> Driver<'p, 'w> {
+    fn new(
+        p: &'p Problem,
+        geoms: &'p [Geometry],
+        bounds: &'p [u64],
+        proof: Proof,
+        opts: &SolveOptions,
+        work: &'w mut Work,
+    ) -> Self {
+        Driver {
+            p,
+            geoms,
+            bounds,
+            lower_bound: proof.lower,
+            ev: Evaluator::new(p, opts.weights, proof.preset),
+            proof,
+            work,
+            best: Vec::new(),
+        }
+    }
+
+    fn preset(&self) -> Preset {
+        self.proof.preset
+    }
+
+    /// Consider the declaration order; its size.
+    fn consider_declared(&mut self) -> u64 {
         let g0 = self.geoms[0];
-        let declared = p.free.clone();
-        let tidy = tidy_order(p, &p.free);
-        let seed_method = if p.has_conflicts() {
+        let method = if self.p.has_conflicts() {
             "heuristic"
         } else {
             "no-conflict"
         };
-        self.consider(g0, declared, seed_method);
-        self.consider(g0, tidy, seed_method);
+        self.consider(g0, self.p.free.clone(), method)
+    }
+
+    /// Run the methods.
+    fn run(&mut self) -> Outcome {
+        let p = self.p;
+        let g0 = self.geoms[0];
+        self.consider_declared();
+        let tidy = tidy_order(p, &p.free);
+        let method = self.best[0].method;
+        self.consider(g0, tidy, method);
         if self.proven() {
             return Outcome::Open;
         }
@@ -138,13 +233,34 @@ impl<'p> Driver<'p> {
         self.heuristics();
         // Small structs get the (node-capped) exact search instead.
         let small = p.free.len() <= PROOF_FIELDS;
-        if !small && !self.proven() && p.has_conflicts() && self.best_key()[0] > self.lower_bound {
+        let size_slot = slot(self.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
+        if !small
+            && !self.proven()
+            && p.has_conflicts()
+            && self.best_key()[size_slot] > self.lower_bound
+        {
             self.ilp();
+        }
+        let mut outcome = Outcome::Open;
+        let prefix = size_slot + 2;
+        if p.free.len() <= SIZE_PROOF_FIELDS
+            && !self.proven()
+            && self.proof.proven_goals(&self.best_key()) < self.goals_to(size_slot)
+        {
+            let before = self.best_key();
+            if self.exact_with(SIZE_PROOF_NODES, None, prefix) {
+                outcome = Outcome::Prefix(prefix);
+            }
+            if self.best_key() != before {
+                // A better layout on the leading goals: tune the rest.
+                let best = self.best[0].clone();
+                self.polish(best);
+            }
         }
         if small && !self.proven() {
             // Movement as the last goal is not part of the claim: leave it
             // out of the proof, which then prunes all ties on the rest.
-            let blind = movement_slot(self.ev.preset()) == 4;
+            let blind = self.preset().goals().last() == Some(&Goal::Movement);
             let before = self.best_key();
             if self.exact(PROOF_NODES, blind) {
                 if blind && self.best_key() != before {
@@ -159,29 +275,46 @@ impl<'p> Driver<'p> {
                 };
             }
         }
-        Outcome::Open
+        outcome
+    }
+
+    /// Number of goals up to and including the key term at `slot`.
+    fn goals_to(&self, slot: usize) -> usize {
+        super::eval::terms(self.preset())[..=slot]
+            .iter()
+            .filter(|t| matches!(t, Term::Goal(_)))
+            .count()
     }
 
     fn best_key(&self) -> Key {
         self.best[0].key
     }
 
-    /// Can geometry `gi` still beat the best (its bound against size and alignment)?
+    /// Can geometry `gi` still beat the best (its bound against size and
+    /// alignment)? Only when size leads the key (else every geometry may).
     fn may_improve(&self, gi: usize) -> bool {
+        let terms = super::eval::terms(self.preset());
+        if terms[1] != Term::Goal(Goal::Size) {
+            return true;
+        }
         let k = self.best_key();
-        (self.bounds[gi], self.geoms[gi].align) <= (k[0], k[1])
+        (self.bounds[gi], self.geoms[gi].align) <= (k[1], k[2])
     }
 
-    /// Place `order` in `g`, evaluate, and keep it if it is among the best.
-    fn consider(&mut self, g: Geometry, order: Vec<usize>, method: &'static str) {
+    /// Place `order` in `g`, evaluate, and keep it if it is among the best;
+    /// its size.
+    fn consider(&mut self, g: Geometry, order: Vec<usize>, method: &'static str) -> u64 {
         let placed = Placer::new(self.p, g, false).place_all(&order);
+        self.work.spend(self.p.n as u64 + 1);
         let key = self.ev.key(&placed, &g);
         self.offer(Incumbent {
             key,
+            size: placed.size,
             geom: g,
             order,
             method,
         });
+        placed.size
     }
 
     fn offer(&mut self, inc: Incumbent) {
@@ -199,35 +332,40 @@ impl<'p> Driver<'p> {
         }
     }
 
-    /// Size, alignment and the goals before movement (and movement unless it
-    /// is last) all meet their bounds.
+    /// Every goal (movement too unless it is last) meets its bound.
     fn proven(&self) -> bool {
         let Some(b) = self.best.first() else {
             return false;
         };
-        self.key_proven(&b.key)
-    }
-
-    fn key_proven(&self, k: &Key) -> bool {
-        self.proof.meets(k, true)
+        self.proof.meets(&b.key, true)
     }
 
     /// Branch and bound from the best so far. With `blind_movement`, only
     /// the terms before movement are searched (movement must be last).
     fn exact(&mut self, max_nodes: u64, blind_movement: bool) -> bool {
+        let blind = blind_movement
+            .then(|| slot(self.preset(), Term::Goal(Goal::Movement)))
+            .flatten();
+        self.exact_with(max_nodes, blind, super::eval::KEY_LEN)
+    }
+
+    /// Branch and bound on the first `cmp_len` terms of the key, without
+    /// `blind_slot`.
+    fn exact_with(&mut self, max_nodes: u64, blind_slot: Option<usize>, cmp_len: usize) -> bool {
         let mut best = self.best.first().cloned();
         let limits = Limits {
-            deadline: self.deadline,
             max_nodes,
-            blind_slot: blind_movement.then_some(4),
+            blind_slot,
+            cmp_len,
         };
         let finished = branch_and_bound(
             self.p,
-            &self.geoms,
-            &self.bounds,
+            self.geoms,
+            self.bounds,
             &mut self.ev,
             &mut best,
             &limits,
+            self.work,
         );
         if let Some(b) = best {
             self.offer(b);
@@ -238,7 +376,7 @@ impl<'p> Driver<'p> {
     fn heuristics(&mut self) {
         let p = self.p;
         for gi in 0..self.geoms.len() {
-            if !self.may_improve(gi) || Instant::now() >= self.deadline {
+            if !self.may_improve(gi) || !self.work.left() {
                 continue;
             }
             let g = self.geoms[gi];
@@ -249,19 +387,23 @@ impl<'p> Driver<'p> {
                 &[Family::Strict]
             };
             for &family in families {
-                for order in build_all(p, g, family) {
+                for order in build_all(p, g, family, self.work) {
+                    if !self.work.spend(p.n as u64 + 1) {
+                        break;
+                    }
                     let placed = Placer::new(p, g, false).place_all(&order);
                     let key = self.ev.key(&placed, &g);
                     if !built.iter().any(|b| b.key == key) {
                         built.push(Incumbent {
                             key,
+                            size: placed.size,
                             geom: g,
                             order,
                             method: "heuristic",
                         });
                     }
                 }
-                if Instant::now() >= self.deadline {
+                if !self.work.left() {
                     break;
                 }
             }
@@ -277,14 +419,15 @@ impl<'p> Driver<'p> {
             }
         }
         // The declaration order itself, polished: the smallest diffs start
-        // there, which matters when movement comes before soft costs.
-        if self.ev.preset() == Preset::MinDiff {
+        // there, which matters when churn or movement comes early.
+        if self.preset() == Preset::MinDiff {
             if let Some(first) = self.best.first().cloned() {
                 let order = p.free.clone();
                 let placed = Placer::new(p, first.geom, false).place_all(&order);
                 let key = self.ev.key(&placed, &first.geom);
                 self.polish(Incumbent {
                     key,
+                    size: placed.size,
                     order,
                     ..first
                 });
@@ -293,13 +436,9 @@ impl<'p> Driver<'p> {
     }
 
     /// Local search from `inc`, then offer the result.
-    pub(super) fn polish(&mut self, mut inc: Incumbent) {
+    fn polish(&mut self, mut inc: Incumbent) {
         let placer = Placer::new(self.p, inc.geom, false);
         let n = self.p.free.len() as u64;
-        let budget = Budget {
-            evals: 200 + 40 * n,
-            deadline: self.deadline,
-        };
         let proof = &self.proof;
         let bound = self.bounds[self.geoms.iter().position(|g| *g == inc.geom).unwrap_or(0)];
         local_search(
@@ -307,30 +446,33 @@ impl<'p> Driver<'p> {
             &mut self.ev,
             &mut inc.order,
             &mut inc.key,
-            bound,
-            &budget,
+            Climb {
+                size_bound: bound,
+                evals: 200 + 40 * n,
+            },
+            self.work,
             &|k| proof.meets(k, false),
         );
+        let size_slot = slot(self.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
+        inc.size = inc.key[size_slot];
         self.offer(inc);
     }
 
     fn ilp(&mut self) {
-        // The program only re-balances gap fills: give it a bounded share.
-        let share = self.deadline.saturating_duration_since(Instant::now()) / 4;
-        let cap = Duration::from_millis(50 + 2 * self.p.n as u64);
-        let deadline = Instant::now() + share.min(cap);
         for gi in 0..self.geoms.len() {
-            if !self.may_improve(gi) || Instant::now() >= deadline {
+            if !self.may_improve(gi) || !self.work.left() {
                 continue;
             }
             let g = self.geoms[gi];
             let hints: Vec<Vec<usize>> = self.best.iter().map(|b| b.order.clone()).collect();
             let hints: Vec<&[usize]> = hints.iter().map(Vec::as_slice).collect();
-            for order in ilp::gap_fills(self.p, g, self.best_key()[0], &hints, deadline) {
+            let best_size = self.best[0].size;
+            for order in ilp::gap_fills(self.p, g, best_size, &hints, self.work) {
                 let placed = Placer::new(self.p, g, false).place_all(&order);
                 let key = self.ev.key(&placed, &g);
                 self.polish(Incumbent {
                     key,
+                    size: placed.size,
                     geom: g,
                     order,
                     method: "ilp",
@@ -347,9 +489,9 @@ impl<'p> Driver<'p> {
         s: &Struct,
         opts: &SolveOptions,
         outcome: Outcome,
-        started: Instant,
     ) -> Result<Solution, SolveError> {
         let mut last_err = None;
+        let goals = self.preset().goals();
         for (rank, inc) in self.best.iter().enumerate() {
             let placer = Placer::new(self.p, inc.geom, false);
             let placed = placer.place_all(&inc.order);
@@ -373,25 +515,53 @@ impl<'p> Driver<'p> {
             match checked {
                 Ok(v) => {
                     let cost = cost_of(s, &layout, &opts.weights);
-                    debug_assert_eq!(self.ev.cost(&placed, &inc.geom), cost);
-                    let searched = rank == 0 && outcome != Outcome::Open;
-                    let optimal = searched || (rank == 0 && self.key_proven(&inc.key));
+                    debug_assert_eq!(
+                        Cost {
+                            churn: cost.churn,
+                            ..self.ev.cost(&placed, &inc.geom)
+                        },
+                        cost
+                    );
+                    let proven_goals = if rank > 0 {
+                        0
+                    } else {
+                        match outcome {
+                            Outcome::Exact => goals.len(),
+                            Outcome::Proven => goals.len() - 1,
+                            Outcome::Prefix(known) => {
+                                self.proof.proven_goals_after(&inc.key, known)
+                            }
+                            Outcome::Open => self.proof.proven_goals(&inc.key),
+                        }
+                    };
+                    let claimed = goals.len() - usize::from(goals.last() == Some(&Goal::Movement));
+                    let size_first = goals.first() == Some(&Goal::Size);
                     let method = if rank == 0 && outcome == Outcome::Exact {
                         "exact"
                     } else {
                         inc.method
                     };
+                    let churn_proven = goals
+                        .iter()
+                        .position(|&g| g == Goal::Churn)
+                        .is_some_and(|i| i < proven_goals);
                     return Ok(Solution {
                         layout: v,
                         cost,
-                        lower_bound: if searched {
+                        lower_bound: if size_first && proven_goals > 0 {
                             layout.size
                         } else {
                             self.lower_bound.min(layout.size)
                         },
-                        optimal,
-                        solve_ms: started.elapsed().as_millis() as u64,
-                        stopped_by_time: false,
+                        optimal: proven_goals >= claimed,
+                        proven_goals,
+                        goals,
+                        path_bounds: Vec::new(),
+                        churn_bound: if churn_proven { cost.churn } else { 0 },
+                        size_cap: None,
+                        work: self.work.used(),
+                        solve_ms: self.work.elapsed().as_millis() as u64,
+                        stopped_by_time: self.work.timed_out(),
                         method,
                     });
                 }

@@ -1,43 +1,81 @@
 //! The objective as a sort key, computed in one pass over a placed order.
 //!
-//! The key is `[size, align, t1, t2, t3]`, compared lexicographically, where
-//! `t1..t3` are soft cost, read lines and movement in the preset's order. The
-//! struct alignment sits right after the size: at equal size, a raised
-//! alignment only costs the structs that embed this one.
+//! The key lists the preset's goals ([`super::Preset::goals`]) in order,
+//! compared lexicographically, with two additions: the struct alignment sits
+//! right after the size (at equal size, a raised alignment only costs the
+//! structs that embed this one), and the key starts with the bytes over the
+//! size cap (0 unless the preset caps the size, see
+//! [`super::Preset::MinDiff`]).
 //!
 //! This is the solver's fast twin of [`crate::cost::cost_of`] (which works
 //! on a [`crate::layout::Layout`]); the tests check that they agree.
 
-use super::geometry::Geometry;
+use super::geometry::{Geometry, Phases};
 use super::place::Placed;
 use super::problem::{Problem, SoftRole};
-use super::Preset;
+use super::{Goal, Preset};
 use crate::cost::{Cost, SoftWeights};
 
-pub(crate) type Key = [u64; 5];
+pub(crate) const KEY_LEN: usize = 8;
+pub(crate) type Key = [u64; KEY_LEN];
 
-pub(crate) fn key_of(c: &Cost, align: u64, preset: Preset) -> Key {
-    let (s, r, m) = (c.soft, c.read_lines, c.movement);
-    match preset {
-        Preset::Balanced | Preset::HotLines => [c.size, align, s, r, m],
-        Preset::MinDiff => [c.size, align, m, s, r],
-        Preset::CompactHot => [c.size, align, r, s, m],
-    }
+/// What one position of the key holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Term {
+    /// Bytes of size over the cap.
+    OverCap,
+    Goal(Goal),
+    /// The struct alignment (right after the size).
+    Align,
+    /// Unused (always 0).
+    Pad,
 }
 
-/// Position of the movement term in the key.
-pub(crate) fn movement_slot(preset: Preset) -> usize {
-    match preset {
-        Preset::Balanced | Preset::CompactHot | Preset::HotLines => 4,
-        Preset::MinDiff => 2,
+/// The terms of the key of `preset`, in order.
+pub(crate) fn terms(preset: Preset) -> [Term; KEY_LEN] {
+    let mut out = [Term::Pad; KEY_LEN];
+    out[0] = Term::OverCap;
+    let mut at = 1;
+    for &g in preset.goals() {
+        out[at] = Term::Goal(g);
+        at += 1;
+        if g == Goal::Size {
+            out[at] = Term::Align;
+            at += 1;
+        }
     }
+    out
+}
+
+/// Position of `term` in the key of `preset`.
+pub(crate) fn slot(preset: Preset, term: Term) -> Option<usize> {
+    terms(preset).iter().position(|&t| t == term)
+}
+
+pub(crate) fn key_of(c: &Cost, align: u64, cap: u64, preset: Preset) -> Key {
+    let mut k = [0; KEY_LEN];
+    for (slot, t) in terms(preset).iter().enumerate() {
+        k[slot] = match t {
+            Term::OverCap => c.size.saturating_sub(cap),
+            Term::Align => align,
+            Term::Pad => 0,
+            Term::Goal(g) => g.value(c),
+        };
+    }
+    k
 }
 
 pub(crate) struct Evaluator<'p> {
     p: &'p Problem,
     w: SoftWeights,
     preset: Preset,
+    /// Size cap of the preset (`u64::MAX`: none).
+    pub cap: u64,
+    /// Is the churn part of the key (else [`Evaluator::cost`] leaves it 0)?
+    need_churn: bool,
     fenwick: Vec<u32>,
+    tails: Vec<usize>,
+    spans: Vec<(u64, u64)>,
 }
 
 /// What is on the line being scanned.
@@ -83,7 +121,11 @@ impl<'p> Evaluator<'p> {
             p,
             w,
             preset,
+            cap: u64::MAX,
+            need_churn: preset.goals().contains(&Goal::Churn),
             fenwick: vec![0; p.n + 1],
+            tails: Vec::with_capacity(p.n),
+            spans: Vec::new(),
         }
     }
 
@@ -93,7 +135,7 @@ impl<'p> Evaluator<'p> {
 
     pub fn key(&mut self, placed: &Placed, g: &Geometry) -> Key {
         let c = self.cost(placed, g);
-        key_of(&c, g.align, self.preset)
+        key_of(&c, g.align, self.cap, self.preset)
     }
 
     /// Soft cost and read lines of the fields of `order` (in offset order),
@@ -136,14 +178,73 @@ impl<'p> Evaluator<'p> {
         (soft, reads)
     }
 
+    /// Lines the hot paths touch, summed over the paths: at the report
+    /// phase with a known offset, the worst phase of `g`'s alignment in
+    /// aligned mode (see [`crate::cost::path_lines`]). Only fields in
+    /// `placed` (all of `fields`) count.
+    pub fn path_lines(&mut self, fields: &[usize], offset: &[u64], g: &Geometry) -> u64 {
+        let p = self.p;
+        if p.path_names == 0 {
+            return 0;
+        }
+        let phases: Vec<u64> = match (g.placement, g.phases) {
+            (crate::model::Placement::Offset(_), _) => vec![g.report],
+            (_, Phases::One(ph)) => vec![ph],
+            (_, Phases::EveryMultipleOf(a)) => (0..g.line).step_by(a as usize).collect(),
+        };
+        let mut total = 0;
+        for path in 0..p.path_names {
+            self.spans.clear();
+            for &f in fields {
+                for u in &p.uses[f] {
+                    if u.path as usize == path && u.bytes.end > u.bytes.start {
+                        self.spans
+                            .push((offset[f] + u.bytes.start, offset[f] + u.bytes.end));
+                    }
+                }
+            }
+            self.spans.sort_unstable();
+            let worst = phases
+                .iter()
+                .map(|&ph| distinct_lines(&self.spans, ph, g.line))
+                .max()
+                .unwrap_or(0);
+            total += worst;
+        }
+        total
+    }
+
+    /// The cost of `placed` (churn only when the preset's key holds it).
     pub fn cost(&mut self, placed: &Placed, g: &Geometry) -> Cost {
         let (soft, read_lines) = self.lines(&placed.order, &placed.offset, g);
+        let path_lines = self.path_lines(&placed.order, &placed.offset, g);
         Cost {
             size: placed.size,
             soft,
             read_lines,
+            path_lines,
+            churn: if self.need_churn {
+                self.churn(&placed.order)
+            } else {
+                0
+            },
             movement: self.movement(&placed.order),
         }
+    }
+
+    /// Members moved: `n` minus the longest subsequence of `order` that
+    /// keeps declaration order.
+    pub fn churn(&mut self, order: &[usize]) -> u64 {
+        self.tails.clear();
+        for &f in order {
+            let at = self.tails.partition_point(|&t| t < f);
+            if at == self.tails.len() {
+                self.tails.push(f);
+            } else {
+                self.tails[at] = f;
+            }
+        }
+        (order.len() - self.tails.len()) as u64
     }
 
     /// Kendall tau distance of `order` from the declaration order.
@@ -168,4 +269,22 @@ impl<'p> Evaluator<'p> {
         }
         inv
     }
+}
+
+/// Distinct lines holding a byte of the sorted `[start, end)` spans at phase `ph`.
+pub(crate) fn distinct_lines(spans: &[(u64, u64)], ph: u64, line: u64) -> u64 {
+    let mut count = 0;
+    let mut last: Option<u64> = None;
+    for &(s, e) in spans {
+        let (l0, l1) = ((ph + s) / line, (ph + e - 1) / line);
+        let from = match last {
+            Some(c) if c >= l0 => c + 1,
+            _ => l0,
+        };
+        if l1 >= from {
+            count += l1 - from + 1;
+        }
+        last = Some(last.map_or(l1, |c| c.max(l1)));
+    }
+    count
 }

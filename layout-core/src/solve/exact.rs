@@ -12,19 +12,27 @@
 //!   pinned fields (a line's cost only grows as fields join it);
 //! - movement: inversions among placed fields, plus every pair of a placed
 //!   field and an unplaced field declared before it (the unplaced one will
-//!   come after it).
+//!   come after it);
+//! - hot-path lines: the lines the placed fields' path bytes already touch;
+//! - churn: `n` minus the longest order-keeping subsequence any completion
+//!   can have: an increasing run of the placed prefix ending at `v`, then
+//!   every unplaced field declared after `v`.
+//!
+//! With segments ([`crate::model::Field::segment`]), only fields of the
+//! lowest segment with unplaced fields are branched on, so every order
+//! searched keeps the segments in order.
 //!
 //! A node whose bound is not below the incumbent's key is cut. Since the
 //! final key is at least the bound in every term, it is at least the bound
 //! lexicographically.
 
+use super::budget::Work;
 use super::eval::{key_of, Evaluator, Key};
 use super::geometry::{align_up, Geometry, Phases};
 use super::place::{Cursor, Placed, Placer};
 use super::problem::Problem;
 use super::Incumbent;
 use crate::cost::Cost;
-use std::time::Instant;
 
 /// Groups of interchangeable unpinned fields, each in declaration order.
 pub(crate) fn types(p: &Problem) -> Vec<Vec<usize>> {
@@ -36,6 +44,8 @@ pub(crate) fn types(p: &Problem) -> Vec<Vec<usize>> {
                 && p.color[g] == p.color[f]
                 && p.class[g] == p.class[f]
                 && p.role[g] == p.role[f]
+                && p.segment[g] == p.segment[f]
+                && p.uses[g] == p.uses[f]
         };
         match out.iter_mut().find(|t| same(t[0])) {
             Some(t) => t.push(f),
@@ -59,11 +69,13 @@ pub(crate) fn order_count(types: &[Vec<usize>]) -> f64 {
 }
 
 pub(crate) struct Limits {
-    pub deadline: Instant,
     pub max_nodes: u64,
     /// A key term the search does not try to improve (movement, when only
     /// the terms before it are to be proven): it compares keys without it.
     pub blind_slot: Option<usize>,
+    /// Only the first `cmp_len` terms are searched (the rest compare equal):
+    /// e.g. up to the size and alignment, to prove the size alone.
+    pub cmp_len: usize,
 }
 
 impl Limits {
@@ -72,6 +84,9 @@ impl Limits {
         if let Some(slot) = self.blind_slot {
             k[slot] = 0;
         }
+        k[self.cmp_len.min(super::eval::KEY_LEN)..]
+            .iter_mut()
+            .for_each(|t| *t = 0);
         k
     }
 }
@@ -91,7 +106,16 @@ struct Search<'a, 'p> {
     rem_color: Vec<u64>,
     nodes: u64,
     limits: &'a Limits,
+    work: &'a mut Work,
+    /// Work charged per node.
+    unit: u64,
     stopped: bool,
+    /// Does the key hold the churn (then its bound is computed)?
+    churn: bool,
+    /// Longest order-keeping run of `seq` ending at each of its fields.
+    run_end: Vec<u32>,
+    /// Which free fields are placed, by field index.
+    placed: Vec<bool>,
 }
 
 /// Run the search on every geometry (`bounds[i]` is the size bound of
@@ -104,6 +128,7 @@ pub(crate) fn branch_and_bound<'p>(
     ev: &mut Evaluator<'p>,
     best: &mut Option<Incumbent>,
     limits: &Limits,
+    work: &mut Work,
 ) -> bool {
     let types = types(p);
     let pins: Vec<(u64, u64)> = p
@@ -112,6 +137,7 @@ pub(crate) fn branch_and_bound<'p>(
         .map(|&i| (p.pin[i].unwrap_or(0), p.size[i]))
         .collect();
     let mut nodes = 0;
+    let churn = ev.preset().goals().contains(&super::Goal::Churn);
     for (g, &bound) in geoms.iter().zip(bounds) {
         let mut s = Search {
             p,
@@ -132,7 +158,12 @@ pub(crate) fn branch_and_bound<'p>(
             },
             nodes,
             limits,
+            work: &mut *work,
+            unit: 1 + p.n as u64 / 8,
             stopped: false,
+            churn,
+            run_end: Vec::with_capacity(p.free.len()),
+            placed: vec![false; p.n],
         };
         for &i in &p.pinned {
             s.offset[i] = p.pin[i].unwrap_or(0);
@@ -151,9 +182,7 @@ pub(crate) fn branch_and_bound<'p>(
 impl<'a, 'p> Search<'a, 'p> {
     fn dfs(&mut self, cur: Cursor, rem: u64, mv: u64, best: &mut Option<Incumbent>) {
         self.nodes += 1;
-        if self.nodes.is_multiple_of(512)
-            && (self.nodes > self.limits.max_nodes || Instant::now() >= self.limits.deadline)
-        {
+        if self.nodes > self.limits.max_nodes || !self.work.spend(self.unit) {
             self.stopped = true;
         }
         if self.stopped {
@@ -161,6 +190,10 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         let g = self.placer.g;
         if self.seq.len() == self.p.free.len() {
+            let mut cur = cur;
+            if let Some(t) = self.p.tail {
+                self.offset[t] = self.placer.place_tail(&mut cur);
+            }
             let size = align_up(cur.max_end, g.align);
             let placed = Placed {
                 offset: self.offset.clone(),
@@ -175,6 +208,7 @@ impl<'a, 'p> Search<'a, 'p> {
             {
                 *best = Some(Incumbent {
                     key,
+                    size,
                     geom: g,
                     order: self.seq.clone(),
                     method: "heuristic",
@@ -188,11 +222,16 @@ impl<'a, 'p> Search<'a, 'p> {
                 return;
             }
         }
-        // Children: each type's next field, earliest-declared first.
+        // Children: each type's next field, earliest-declared first, in the
+        // lowest segment with fields left.
         let mut next: Vec<(usize, usize)> = (0..self.types.len())
             .filter(|&t| self.taken[t] < self.types[t].len())
             .map(|t| (self.types[t][self.taken[t]], t))
             .collect();
+        if self.p.segmented {
+            let low = next.iter().map(|&(f, _)| self.p.segment[f]).min();
+            next.retain(|&(f, _)| Some(self.p.segment[f]) == low);
+        }
         next.sort_unstable();
         for (f, t) in next {
             let mut c = cur;
@@ -207,9 +246,25 @@ impl<'a, 'p> Search<'a, 'p> {
             let color = self.p.color[f] as usize;
             self.taken[t] += 1;
             self.rem_color[color] -= self.p.size[f];
+            if self.churn {
+                let run = self
+                    .seq
+                    .iter()
+                    .zip(&self.run_end)
+                    .filter(|&(&u, _)| u < f)
+                    .map(|(_, &r)| r)
+                    .max()
+                    .unwrap_or(0);
+                self.run_end.push(run + 1);
+                self.placed[f] = true;
+            }
             self.seq.push(f);
             self.dfs(c, rem - self.p.size[f], mv + earlier_unplaced, best);
             self.seq.pop();
+            if self.churn {
+                self.run_end.pop();
+                self.placed[f] = false;
+            }
             self.rem_color[color] += self.p.size[f];
             self.taken[t] -= 1;
             if self.stopped {
@@ -247,7 +302,63 @@ impl<'a, 'p> Search<'a, 'p> {
                 end = end.max(cur.end + hard + fillers.max((colors - 1) * (g.line - a)));
             }
         }
+        if colors >= 1 {
+            end = end.max(self.lines_bound(cur));
+        }
         end
+    }
+
+    /// Lines at one phase `q` (the geometry's, or 0, which every aligned
+    /// geometry must also hold at): every remaining byte of colour `c` sits
+    /// on the current line (only if the line holds no other colour) or on a
+    /// later line holding only `c` (and free bytes). So the remaining colours
+    /// need `K` whole lines after the current one, and the last byte is at
+    /// least on the `K`-th of them.
+    fn lines_bound(&self, cur: &Cursor) -> u64 {
+        let g = self.placer.g;
+        let line = g.line;
+        let q = match g.phases {
+            Phases::One(q) => q,
+            Phases::EveryMultipleOf(_) => 0,
+        };
+        let line_start = (q + cur.end) / line * line;
+        let next = line_start + line - q;
+        let space = next - cur.end;
+        let (last_color, last_end) = cur.last_color();
+        let occupied = last_color != 0 && last_end + q > line_start;
+        let mut lines = 0;
+        let mut saved = 0;
+        for (c, &bytes) in self.rem_color.iter().enumerate().skip(1) {
+            if bytes == 0 {
+                continue;
+            }
+            let whole = bytes.div_ceil(line);
+            lines += whole;
+            if !occupied || last_color == c as u32 {
+                saved = saved.max(whole - bytes.saturating_sub(space).div_ceil(line));
+            }
+        }
+        let lines = lines - saved;
+        if lines == 0 {
+            0
+        } else {
+            next + (lines - 1) * line + 1
+        }
+    }
+
+    /// The fewest members any completion of `seq` moves (see the module docs).
+    fn churn_bound(&self) -> u64 {
+        let free = &self.p.free;
+        let unplaced = |v: Option<usize>| {
+            free.iter()
+                .filter(|&&h| !self.placed[h] && v.is_none_or(|v| h > v))
+                .count() as u64
+        };
+        let mut keep = unplaced(None);
+        for (&u, &run) in self.seq.iter().zip(&self.run_end) {
+            keep = keep.max(u64::from(run) + unplaced(Some(u)));
+        }
+        free.len() as u64 - keep
     }
 
     fn lower_key(&mut self, cur: &Cursor, rem: u64, mv: u64) -> Key {
@@ -255,14 +366,19 @@ impl<'a, 'p> Search<'a, 'p> {
         let size = align_up(self.end_bound(cur, rem).max(self.bound), g.align);
         let order = self.placer.merge(&self.seq, &self.offset);
         let (soft, read_lines) = self.ev.lines(&order, &self.offset, &g);
+        let path_lines = self.ev.path_lines(&order, &self.offset, &g);
+        let churn = if self.churn { self.churn_bound() } else { 0 };
         key_of(
             &Cost {
                 size,
                 soft,
                 read_lines,
+                path_lines,
+                churn,
                 movement: mv,
             },
             g.align,
+            self.ev.cap,
             self.ev.preset(),
         )
     }

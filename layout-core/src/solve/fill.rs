@@ -167,5 +167,6 @@ pub(crate) fn tidy_order(p: &Problem, fields: &[usize]) -> Vec<usize> {
     if padded {
         v.sort_by_key(|&f| std::cmp::Reverse(p.align[f]));
     }
+    p.to_segment_order(&mut v);
     v
 }

@@ -27,24 +27,23 @@
 //! order (each gap's fields by increasing alignment) and placed by the
 //! greedy placer, which has the last word on offsets.
 //!
-//! The default backend is microlp (pure Rust); with the `highs` feature,
-//! HiGHS solves the same model.
+//! The default backend is microlp (pure Rust), with a node limit taken from
+//! the work budget, so the result does not depend on the clock; with the
+//! `highs` feature, HiGHS (single-threaded) solves the same model. Both get
+//! the time left before the safety stop as their time limit; when it runs
+//! out the budget records it ([`Work::mark_timed_out`]).
 
+use super::budget::Work;
 use super::construct::hard_blocks;
 use super::geometry::{Geometry, Phases};
 use super::problem::Problem;
-use good_lp::{
-    variable, Expression, ProblemVariables, Solution, SolverModel, Variable, WithTimeLimit,
-};
-use std::time::Instant;
-
-#[cfg(feature = "highs")]
-use good_lp::highs as backend;
-#[cfg(not(feature = "highs"))]
-use good_lp::microlp as backend;
 
 /// Most run orders tried.
 const MAX_ORDERS: usize = 3;
+/// Work charged per branch-and-bound node of the program.
+const NODE_WORK: u64 = 2_000;
+/// Most nodes one program may take.
+const MAX_NODES: u64 = 1_000;
 
 /// Orders realised from the program, one per run order where it found a
 /// layout smaller than `best_size` (by its own account).
@@ -53,7 +52,7 @@ pub(crate) fn gap_fills(
     g: Geometry,
     best_size: u64,
     hints: &[&[usize]],
-    deadline: Instant,
+    work: &mut Work,
 ) -> Vec<Vec<usize>> {
     let blocks = hard_blocks(p);
     let m = blocks.len();
@@ -78,22 +77,248 @@ pub(crate) fn gap_fills(
     }
     let orders = run_orders(p, &blocks, hints);
     let mut out = Vec::new();
-    let count = orders.len();
-    for (k, pi) in orders.into_iter().enumerate() {
-        // Each remaining order gets an equal share of what is left.
-        let left = deadline
-            .saturating_duration_since(Instant::now())
-            .as_secs_f64()
-            / (count - k) as f64;
-        if left <= 0.0 {
+    for pi in orders {
+        let nodes = (work.remaining() / NODE_WORK).min(MAX_NODES);
+        if nodes == 0 {
             break;
         }
+        work.spend(NODE_WORK);
         let runs: Vec<&Vec<usize>> = pi.iter().map(|&j| &blocks[j]).collect();
-        if let Some(counts) = solve_model(p, g, &runs, &types, best_size, left) {
-            out.push(realise(p, &runs, &types, &counts));
+        let model = build_model(p, g, &runs, &types, best_size);
+        let solved = backend::solve(&model, nodes, work);
+        if let Some(values) = solved {
+            let counts: Vec<Vec<u64>> = (0..=m)
+                .map(|k| {
+                    (0..types.len())
+                        .map(|t| values[k * types.len() + t].round().max(0.0) as u64)
+                        .collect()
+                })
+                .collect();
+            let mut order = realise(p, &runs, &types, &counts);
+            p.to_segment_order(&mut order);
+            out.push(order);
         }
     }
     out
+}
+
+/// A linear expression: `sum coef * var + constant`.
+#[derive(Clone, Default)]
+struct Lin {
+    terms: Vec<(usize, f64)>,
+    constant: f64,
+}
+
+impl Lin {
+    fn var(v: usize, coef: f64) -> Lin {
+        Lin {
+            terms: vec![(v, coef)],
+            constant: 0.0,
+        }
+    }
+
+    fn plus(mut self, other: &Lin, scale: f64) -> Lin {
+        for &(v, c) in &other.terms {
+            match self.terms.iter_mut().find(|t| t.0 == v) {
+                Some(t) => t.1 += scale * c,
+                None => self.terms.push((v, scale * c)),
+            }
+        }
+        self.constant += scale * other.constant;
+        self
+    }
+
+    fn add_const(mut self, c: f64) -> Lin {
+        self.constant += c;
+        self
+    }
+}
+
+/// An integer program: minimise `objective`; every constraint says
+/// `lin >= 0` or, with `eq`, `lin == 0`.
+struct Model {
+    /// Bounds of each integer variable.
+    vars: Vec<(i32, i32)>,
+    cons: Vec<(Lin, bool)>,
+    /// Objective coefficient of each variable.
+    objective: Vec<f64>,
+}
+
+impl Model {
+    fn add_var(&mut self, min: i32, max: i32) -> usize {
+        self.vars.push((min, max));
+        self.objective.push(0.0);
+        self.vars.len() - 1
+    }
+
+    fn geq(&mut self, a: Lin, b: Lin) {
+        self.cons.push((a.plus(&b, -1.0), false));
+    }
+
+    fn eq(&mut self, a: Lin, b: Lin) {
+        self.cons.push((a.plus(&b, -1.0), true));
+    }
+}
+
+/// Variables `n[k][t]` come first (`k * types + t`), as [`gap_fills`] reads them.
+fn build_model(
+    p: &Problem,
+    g: Geometry,
+    runs: &[&Vec<usize>],
+    types: &[(u64, u64, Vec<usize>)],
+    best_size: u64,
+) -> Model {
+    let m = runs.len();
+    let line = g.line as f64;
+    let big = i32::MAX;
+    let mut model = Model {
+        vars: Vec::new(),
+        cons: Vec::new(),
+        objective: Vec::new(),
+    };
+    let n: Vec<Vec<usize>> = (0..=m)
+        .map(|_| {
+            types
+                .iter()
+                .map(|t| model.add_var(0, t.2.len() as i32))
+                .collect()
+        })
+        .collect();
+    let z: Vec<usize> = (0..m).map(|_| model.add_var(0, big)).collect();
+    let mu: Vec<usize> = (0..m - 1).map(|_| model.add_var(0, big)).collect();
+    let sigma = model.add_var(0, big);
+    model.objective[sigma] = g.align as f64;
+    let size = Lin::var(sigma, g.align as f64);
+    let gap = |k: usize| -> Lin {
+        types
+            .iter()
+            .zip(&n[k])
+            .fold(Lin::default(), |acc, (t, &v)| {
+                acc.plus(&Lin::var(v, t.0 as f64), 1.0)
+            })
+    };
+    let start = |j: usize| Lin::var(z[j], p_align(p, runs[j]) as f64);
+    let len = |j: usize| run_length(p, runs[j]) as f64;
+    for (ti, t) in types.iter().enumerate() {
+        let total = (0..=m).fold(Lin::default(), |acc, k| {
+            acc.plus(&Lin::var(n[k][ti], 1.0), 1.0)
+        });
+        model.eq(total, Lin::default().add_const(t.2.len() as f64));
+    }
+    model.geq(start(0), gap(0));
+    for (j, &mu_j) in mu.iter().enumerate() {
+        let end_j = start(j).add_const(len(j));
+        model.geq(start(j + 1), end_j.clone().plus(&gap(j + 1), 1.0));
+        match g.phases {
+            Phases::One(ph) => {
+                let ph = ph as f64;
+                model.geq(Lin::var(mu_j, line), end_j.add_const(ph));
+                model.geq(start(j + 1).add_const(ph), Lin::var(mu_j, line));
+            }
+            Phases::EveryMultipleOf(a) => {
+                let a = a as f64;
+                model.geq(Lin::var(mu_j, a), end_j.add_const(-a));
+                model.geq(start(j + 1), Lin::var(mu_j, a).add_const(line));
+            }
+        }
+    }
+    model.geq(
+        size.clone(),
+        start(m - 1).add_const(len(m - 1)).plus(&gap(m), 1.0),
+    );
+    model.geq(
+        Lin::default().add_const(best_size.saturating_sub(1) as f64),
+        size,
+    );
+    model
+}
+
+#[cfg(not(feature = "highs"))]
+mod backend {
+    use super::{Model, Work};
+    use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, TerminationReason};
+
+    /// Solve with at most `nodes` branch-and-bound nodes; the variables'
+    /// values, or None when no solution was found.
+    pub(super) fn solve(model: &Model, nodes: u64, work: &mut Work) -> Option<Vec<f64>> {
+        let mut problem = Problem::new(OptimizationDirection::Minimize);
+        let vars: Vec<_> = model
+            .vars
+            .iter()
+            .zip(&model.objective)
+            .map(|(&(lo, hi), &c)| problem.add_integer_var(c, (lo, hi)))
+            .collect();
+        for (lin, eq) in &model.cons {
+            let expr: Vec<(microlp::Variable, f64)> =
+                lin.terms.iter().map(|&(v, c)| (vars[v], c)).collect();
+            let op = if *eq {
+                ComparisonOp::Eq
+            } else {
+                ComparisonOp::Ge
+            };
+            problem.add_constraint(expr, op, -lin.constant);
+        }
+        let mut options = SolveOptions::default();
+        options.node_limit = Some(nodes);
+        options.time_limit = work.time_left();
+        let outcome = problem.solve_with(options).ok()?;
+        let reason = outcome.termination_reason();
+        work.spend(
+            outcome
+                .stats()
+                .nodes_solved
+                .saturating_mul(super::NODE_WORK),
+        );
+        if reason == TerminationReason::TimeLimit {
+            work.mark_timed_out();
+        }
+        let solution = outcome.solution()?;
+        Some(vars.iter().map(|&v| solution.var_value(v)).collect())
+    }
+}
+
+#[cfg(feature = "highs")]
+mod backend {
+    use super::{Model, Work};
+    use good_lp::{
+        highs, variable, Expression, ProblemVariables, Solution, SolutionStatus, SolverModel,
+        WithTimeLimit,
+    };
+
+    /// Solve with HiGHS (`nodes` is not passed on: HiGHS is deterministic
+    /// for a given model without a time limit);
+    /// the variables' values, or None when no solution was found.
+    pub(super) fn solve(model: &Model, _nodes: u64, work: &mut Work) -> Option<Vec<f64>> {
+        let mut pv = ProblemVariables::new();
+        let vars: Vec<_> = model
+            .vars
+            .iter()
+            .map(|&(lo, hi)| pv.add(variable().integer().min(lo).max(hi)))
+            .collect();
+        let objective: Expression = vars
+            .iter()
+            .zip(&model.objective)
+            .map(|(&v, &c)| c * v)
+            .sum();
+        let mut problem = pv.minimise(objective).using(highs);
+        if let Some(t) = work.time_left() {
+            problem = problem.with_time_limit(t.as_secs_f64().min(1e9));
+        }
+        for (lin, eq) in &model.cons {
+            let e: Expression = lin
+                .terms
+                .iter()
+                .map(|&(v, c)| c * vars[v])
+                .sum::<Expression>()
+                + lin.constant;
+            problem.add_constraint(if *eq { e.eq(0.0) } else { e.geq(0.0) });
+        }
+        let solution = problem.solve().ok()?;
+        if solution.status() == SolutionStatus::TimeLimit {
+            work.mark_timed_out();
+        }
+        Some(vars.iter().map(|&v| solution.value(v)).collect())
+    }
 }
 
 /// The run orders to try: those of the hint layouts (colours by first
@@ -128,77 +353,6 @@ fn run_length(p: &Problem, run: &[usize]) -> u64 {
     run.iter().fold(0, |at, &f| {
         super::geometry::align_up(at, p.align[f]) + p.size[f]
     })
-}
-
-/// Solve the program for one run order; the counts `n[k][t]` of its solution.
-fn solve_model(
-    p: &Problem,
-    g: Geometry,
-    runs: &[&Vec<usize>],
-    types: &[(u64, u64, Vec<usize>)],
-    best_size: u64,
-    seconds: f64,
-) -> Option<Vec<Vec<u64>>> {
-    let m = runs.len();
-    let line = g.line as f64;
-    let mut vars = ProblemVariables::new();
-    let n: Vec<Vec<Variable>> = (0..=m)
-        .map(|_| {
-            types
-                .iter()
-                .map(|t| vars.add(variable().integer().min(0).max(t.2.len() as f64)))
-                .collect()
-        })
-        .collect();
-    let z: Vec<Variable> = (0..m)
-        .map(|_| vars.add(variable().integer().min(0)))
-        .collect();
-    let mu: Vec<Variable> = (0..m - 1)
-        .map(|_| vars.add(variable().integer().min(0)))
-        .collect();
-    let sigma = vars.add(variable().integer().min(0));
-    let size = g.align as f64 * sigma;
-    let gap =
-        |k: usize| -> Expression { types.iter().zip(&n[k]).map(|(t, &v)| t.0 as f64 * v).sum() };
-    let start = |j: usize| -> Expression { p_align(p, runs[j]) as f64 * z[j] };
-    let len = |j: usize| run_length(p, runs[j]) as f64;
-    let mut model = vars
-        .minimise(size.clone())
-        .using(backend)
-        .with_time_limit(seconds);
-    for (ti, t) in types.iter().enumerate() {
-        let total: Expression = (0..=m).map(|k| n[k][ti]).sum();
-        model.add_constraint(total.eq(t.2.len() as f64));
-    }
-    model.add_constraint(start(0).geq(gap(0)));
-    for (j, &mu_j) in mu.iter().enumerate() {
-        let end_j = start(j) + len(j);
-        model.add_constraint(start(j + 1).geq(end_j.clone() + gap(j + 1)));
-        match g.phases {
-            Phases::One(ph) => {
-                let ph = ph as f64;
-                model.add_constraint((line * mu_j).geq(end_j + ph));
-                model.add_constraint((start(j + 1) + ph).geq(line * mu_j));
-            }
-            Phases::EveryMultipleOf(a) => {
-                let a = a as f64;
-                model.add_constraint((a * mu_j).geq(end_j - a));
-                model.add_constraint(start(j + 1).geq(a * mu_j + line));
-            }
-        }
-    }
-    model.add_constraint(size.clone().geq(start(m - 1) + len(m - 1) + gap(m)));
-    model.add_constraint(size.leq(best_size.saturating_sub(1) as f64));
-    let solution = model.solve().ok()?;
-    Some(
-        n.iter()
-            .map(|row| {
-                row.iter()
-                    .map(|&v| solution.value(v).round().max(0.0) as u64)
-                    .collect()
-            })
-            .collect(),
-    )
 }
 
 fn p_align(p: &Problem, run: &[usize]) -> u64 {
@@ -262,8 +416,16 @@ mod tests {
         Problem::new(&s, false).unwrap()
     }
 
+    fn work() -> Work {
+        Work::new(
+            crate::solve::DEFAULT_WORK_LIMIT,
+            Duration::from_secs(20),
+            std::time::Instant::now(),
+        )
+    }
+
     fn best_realised(p: &Problem, g: Geometry) -> u64 {
-        let orders = gap_fills(p, g, 1_000, &[], Instant::now() + Duration::from_secs(20));
+        let orders = gap_fills(p, g, 1_000, &[], &mut work());
         assert!(!orders.is_empty());
         for o in &orders {
             let mut sorted = o.clone();
@@ -296,7 +458,6 @@ mod tests {
     #[test]
     fn nothing_better_than_the_cutoff_means_no_order() {
         let p = problem();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        assert!(gap_fills(&p, Geometry::at_offset(64, 8, 0), 120, &[], deadline).is_empty());
+        assert!(gap_fills(&p, Geometry::at_offset(64, 8, 0), 120, &[], &mut work()).is_empty());
     }
 }

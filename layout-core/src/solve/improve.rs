@@ -4,11 +4,15 @@
 //! Moves (drawn by a fixed-seed generator, so results are reproducible):
 //! move one field elsewhere, swap two fields, swap neighbours, send a field
 //! back to its declaration rank, or sort a run of one class back into
-//! declaration order (the last two shrink the diff).
+//! declaration order (the last two shrink the diff). A move that breaks the
+//! segment order ([`super::problem::Problem::segment`]) is not tried.
+//!
+//! Every evaluation is charged to the work budget ([`super::budget`]).
 
-use super::eval::{Evaluator, Key};
+use super::budget::Work;
+use super::eval::{slot, Evaluator, Key, Term, KEY_LEN};
 use super::place::{Placed, Placer};
-use std::time::Instant;
+use super::Goal;
 
 /// A small linear congruential generator (Knuth's MMIX constants).
 pub(crate) struct Lcg(u64);
@@ -32,17 +36,24 @@ impl Lcg {
     }
 }
 
-pub(crate) struct Budget {
+/// How far one local search goes.
+#[derive(Clone, Copy)]
+pub(crate) struct Climb {
+    /// The size bound of the geometry (see [`guided`]).
+    pub size_bound: u64,
+    /// Most orders evaluated.
     pub evals: u64,
-    pub deadline: Instant,
 }
 
 /// The key the search climbs: while the size is above `size_bound`, the
 /// unrounded end comes right after it, so that moves which remove padding
 /// count before the padding is all gone.
-fn guided(key: &Key, end: u64, size_bound: u64) -> [u64; 6] {
-    let end = if key[0] > size_bound { end } else { 0 };
-    [key[0], end, key[1], key[2], key[3], key[4]]
+fn guided(key: &Key, end: u64, size_bound: u64, size_slot: usize) -> [u64; KEY_LEN + 1] {
+    let mut g = [0; KEY_LEN + 1];
+    g[..=size_slot].copy_from_slice(&key[..=size_slot]);
+    g[size_slot + 1] = if key[size_slot] > size_bound { end } else { 0 };
+    g[size_slot + 2..].copy_from_slice(&key[size_slot + 1..]);
+    g
 }
 
 /// Improve `order` (with key `key`) in place. Stops early once `done(key)`.
@@ -51,15 +62,21 @@ pub(crate) fn local_search(
     ev: &mut Evaluator,
     order: &mut Vec<usize>,
     key: &mut Key,
-    size_bound: u64,
-    budget: &Budget,
+    limits: Climb,
+    work: &mut Work,
     done: &dyn Fn(&Key) -> bool,
 ) {
+    let Climb {
+        size_bound,
+        evals: evals_budget,
+    } = limits;
     let n = order.len();
     if n < 2 || done(key) {
         return;
     }
     let p = placer.p;
+    let size_slot = slot(ev.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
+    let unit = 1 + p.n as u64;
     let mut rng = Lcg::new(n as u64 * 7919 + key[0]);
     let mut scratch = Placed {
         offset: vec![0; p.n],
@@ -68,11 +85,14 @@ pub(crate) fn local_search(
         order: Vec::with_capacity(p.n),
     };
     placer.place_into(order, &mut scratch);
-    let mut current = guided(key, scratch.end, size_bound);
+    let mut current = guided(key, scratch.end, size_bound, size_slot);
     let mut try_order = |order: &[usize], key: &mut Key, scratch: &mut Placed| -> bool {
+        if !p.in_segment_order(order) {
+            return false;
+        }
         placer.place_into(order, scratch);
         let k = ev.key(scratch, &placer.g);
-        let g = guided(&k, scratch.end, size_bound);
+        let g = guided(&k, scratch.end, size_bound, size_slot);
         if g < current {
             current = g;
             *key = k;
@@ -82,8 +102,8 @@ pub(crate) fn local_search(
         }
     };
     let mut evals = 0;
-    while evals < budget.evals {
-        if evals % 64 == 0 && Instant::now() >= budget.deadline {
+    while evals < evals_budget {
+        if !work.spend(unit) {
             return;
         }
         evals += 1;

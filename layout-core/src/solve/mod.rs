@@ -1,9 +1,27 @@
 //! The solver: the cheapest layout that obeys the hard rule (DESIGN.md §5).
 //!
-//! Objective, lexicographic: struct size → soft costs → lines touched by
-//! read-mostly fields → movement from the original order (the [`Preset`]
-//! changes the order of the last three). Every returned layout has passed
+//! Objective, lexicographic, in the order of [`Preset::goals`]: struct size,
+//! soft costs, lines touched by the hot paths, lines touched by read-mostly
+//! fields, members moved (churn: `n` minus the longest subsequence of the
+//! layout's order that keeps declaration order, see [`crate::cost`]) and
+//! pairs swapped (movement). Every returned layout has passed
 //! [`crate::verify`].
+//!
+//! # Determinism
+//!
+//! Every method charges its work (nodes, orders evaluated, nodes of the
+//! integer program) to one counter ([`budget`]); the budget is
+//! [`SolveOptions::work_limit`], so the answer depends only on the input and
+//! the options. [`SolveOptions::time_limit`] is a safety stop that only
+//! matters when it fires, and then [`Solution::stopped_by_time`] says so.
+//!
+//! # Minimal churn
+//!
+//! [`Preset::MinDiff`] first finds the smallest size it can (the declaration
+//! order alone when it keeps the rule), caps the size at the larger of that
+//! and the declared size, and then minimises the churn under the cap: the
+//! exact search bounds the churn of any completion of a prefix (see
+//! [`exact`]), local search starts from the declaration order.
 //!
 //! # Formulation
 //!
@@ -26,16 +44,31 @@
 //!    re-balances the gap fills with an integer program when the size is
 //!    above the bound ([`ilp`]), and polishes by local search ([`improve`]).
 //!
+//! Members keep the author's order constraints ([`crate::model::Field::segment`]):
+//! the exact search branches only on the lowest segment with members left,
+//! constructions and the integer program's orders are repaired by a stable
+//! sort on the segment, local search never tries a move that breaks it. A
+//! trailing flexible array member is laid last, on a line clear of
+//! conflicting members ([`problem`]).
+//!
 //! In aligned mode every struct alignment from the natural one up to the
 //! line size is a candidate geometry; at equal size the smaller alignment
 //! wins (it costs embedding structs nothing).
 //!
-//! `optimal` is claimed when the exact search finished, or when the size
-//! equals the bound and every later goal equals its own bound (soft cost 0,
-//! read lines `ceil(read bytes / L)`, movement 0), except that movement, when
-//! it is the last goal of the preset, is only minimised by local search.
+//! Up to 48 unpinned fields, when the size is not proven yet, the exact
+//! search runs once more (node-capped) on the goals up to the size alone,
+//! which cuts every tie and so reaches much further.
+//!
+//! [`Solution::proven_goals`] counts the leading goals proven: by a finished
+//! exact search (on all goals, or on those up to the size), or by meeting
+//! their bounds (size: [`bound`]; soft cost 0; hot-path lines
+//! `sum ceil(path bytes / L)`; read lines `ceil(read bytes / L)`; churn and
+//! movement 0). `optimal` is claimed when every goal is proven, except that
+//! movement, when it is the last goal of the preset, is only minimised by
+//! local search.
 
 mod bound;
+mod budget;
 mod check;
 mod construct;
 mod driver;
@@ -50,23 +83,85 @@ mod problem;
 
 use crate::cost::{Cost, SoftWeights};
 use crate::model::{Placement, Struct};
+pub use budget::time_limit_from_secs;
 
 use crate::verify::VerifiedLayout;
 use std::fmt;
 use std::time::Duration;
 
-/// Which secondary goals come first after size.
+/// Which goals come first: see [`Preset::goals`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Preset {
-    /// size → soft costs → read-mostly lines → movement.
+    /// size → soft costs → hot-path lines → read-mostly lines → movement.
     #[default]
     Balanced,
-    /// size → movement → soft costs → read-mostly lines: the smallest diff.
+    /// churn (members moved) → size → soft costs → hot-path lines →
+    /// read-mostly lines → movement, with the size capped at the declared
+    /// size, or at the smallest size that keeps the rule when the declared
+    /// one cannot: the smallest diff that fixes the struct.
     MinDiff,
-    /// size → read-mostly lines → soft costs → movement: hot data packed tight.
+    /// size → read-mostly lines → hot-path lines → soft costs → movement:
+    /// hot data packed tight.
     CompactHot,
-    /// lines touched by the hot paths (summed) → size → soft costs → movement.
+    /// hot-path lines (summed over the paths) → size → soft costs →
+    /// read-mostly lines → movement.
     HotLines,
+}
+
+/// One goal of the objective.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Goal {
+    /// Struct size in bytes.
+    Size,
+    /// Soft costs ([`crate::cost::soft_cost`]).
+    Soft,
+    /// Lines touched by the hot paths, summed ([`crate::cost::path_lines`]).
+    PathLines,
+    /// Lines holding read-mostly bytes ([`crate::cost::read_lines`]).
+    ReadLines,
+    /// Members moved ([`crate::cost::churn`]).
+    Churn,
+    /// Pairs of members swapped ([`crate::cost::movement`]).
+    Movement,
+}
+
+impl Goal {
+    /// What the summary calls it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Goal::Size => "size",
+            Goal::Soft => "soft costs",
+            Goal::PathLines => "hot-path lines",
+            Goal::ReadLines => "read-mostly lines",
+            Goal::Churn => "members moved",
+            Goal::Movement => "pairs swapped",
+        }
+    }
+
+    /// This goal's term of `c`.
+    pub fn value(self, c: &Cost) -> u64 {
+        match self {
+            Goal::Size => c.size,
+            Goal::Soft => c.soft,
+            Goal::PathLines => c.path_lines,
+            Goal::ReadLines => c.read_lines,
+            Goal::Churn => c.churn,
+            Goal::Movement => c.movement,
+        }
+    }
+}
+
+impl Preset {
+    /// The goals, most important first (compared lexicographically).
+    pub fn goals(self) -> &'static [Goal] {
+        use Goal::*;
+        match self {
+            Preset::Balanced => &[Size, Soft, PathLines, ReadLines, Movement],
+            Preset::MinDiff => &[Churn, Size, Soft, PathLines, ReadLines, Movement],
+            Preset::CompactHot => &[Size, ReadLines, PathLines, Soft, Movement],
+            Preset::HotLines => &[PathLines, Size, Soft, ReadLines, Movement],
+        }
+    }
 }
 
 impl std::str::FromStr for Preset {
@@ -84,8 +179,9 @@ impl std::str::FromStr for Preset {
     }
 }
 
-/// The default [`SolveOptions::work_limit`].
-pub const DEFAULT_WORK_LIMIT: u64 = 1_000_000;
+/// The default [`SolveOptions::work_limit`]: units of work, about one
+/// field placed (or one node of a search) each.
+pub const DEFAULT_WORK_LIMIT: u64 = 40_000_000;
 
 #[derive(Clone, Debug)]
 pub struct SolveOptions {
@@ -128,11 +224,27 @@ pub struct Solution {
     pub cost: Cost,
     /// A proven lower bound on the size of any layout obeying the hard rule.
     pub lower_bound: u64,
-    /// True when the size is proven minimal and the secondary goals are
-    /// optimal among layouts of that size within the model searched: the
-    /// exact search finished, or every goal meets its bound (movement, when
-    /// it is the preset's last goal, is minimised by local search only).
+    /// True when every goal of the preset is proven optimal (movement, when
+    /// it is the preset's last goal, is minimised by local search only and
+    /// left out of the claim): the exact search finished, or every goal
+    /// meets its bound.
     pub optimal: bool,
+    /// How many of the preset's leading goals ([`Preset::goals`]) are proven
+    /// optimal, each given the ones before it: `goals[..proven_goals]`.
+    pub proven_goals: usize,
+    /// The preset's goals (copied from [`Preset::goals`]).
+    pub goals: &'static [Goal],
+    /// A proven lower bound on each hot path's lines (index = path), at any
+    /// layout: `ceil(bytes the path touches / line)`.
+    pub path_bounds: Vec<u64>,
+    /// A proven lower bound on the churn under the preset's constraints
+    /// (equal to the churn when it is proven; 0 unless the preset is
+    /// [`Preset::MinDiff`]).
+    pub churn_bound: u64,
+    /// The size cap [`Preset::MinDiff`] kept (None for other presets).
+    pub size_cap: Option<u64>,
+    /// Units of work spent ([`SolveOptions::work_limit`]).
+    pub work: u64,
     pub solve_ms: u64,
     /// True when the wall-clock safety stop ([`SolveOptions::time_limit`])
     /// ended the search: a larger limit may give a different answer.
@@ -170,6 +282,7 @@ pub fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
 #[derive(Clone, Debug)]
 pub(crate) struct Incumbent {
     pub key: eval::Key,
+    pub size: u64,
     pub geom: geometry::Geometry,
     /// Order of the unpinned fields.
     pub order: Vec<usize>,

@@ -38,6 +38,12 @@ impl Cursor {
     pub fn end_of_other_colors(&self, color: u32) -> u64 {
         self.color.end_of_others(color)
     }
+
+    /// The colour of the latest-ending placed unpinned field of a non-zero
+    /// colour, and its end (0, 0 before any).
+    pub fn last_color(&self) -> (u32, u64) {
+        (self.color.id, self.color.end)
+    }
 }
 
 /// The colour (or class) of the latest-ending field and the largest end of
@@ -177,6 +183,27 @@ impl<'p> Placer<'p> {
         }
     }
 
+    /// Place the trailing flexible array ([`Problem::tail`]) after `cur`:
+    /// after every field, pins included, and on a later line (at every
+    /// phase) than any field of a conflicting colour, since its elements
+    /// follow it.
+    pub fn place_tail(&self, cur: &mut Cursor) -> u64 {
+        let p = self.p;
+        let Some(t) = p.tail else {
+            return cur.max_end;
+        };
+        let mut x = self.earliest(cur, t).max(cur.max_end);
+        for q in &self.pins {
+            if p.color[t] != 0 && q.color != 0 && q.color != p.color[t] && q.end > q.start {
+                x = x.max(self.g.sep_start(q.end));
+            }
+        }
+        let x = align_up(x, p.align[t]);
+        cur.end = x;
+        cur.max_end = cur.max_end.max(x);
+        x
+    }
+
     /// Place a whole order of unpinned fields.
     pub fn place_all(&self, order: &[usize]) -> Placed {
         let mut placed = Placed {
@@ -199,11 +226,15 @@ impl<'p> Placer<'p> {
         for &i in &self.p.pinned {
             out.offset[i] = self.p.pin[i].unwrap_or(0);
         }
+        if let Some(t) = self.p.tail {
+            out.offset[t] = self.place_tail(&mut cur);
+        }
         out.end = cur.max_end;
         out.size = align_up(cur.max_end, self.g.align);
         if self.p.pinned.is_empty() {
             out.order.clear();
             out.order.extend_from_slice(order);
+            out.order.extend(self.p.tail);
         } else {
             out.order = self.merge(order, &out.offset);
         }
@@ -214,7 +245,9 @@ impl<'p> Placer<'p> {
     pub fn merge(&self, order: &[usize], offset: &[u64]) -> Vec<usize> {
         let p = self.p;
         if p.pinned.is_empty() {
-            return order.to_vec();
+            let mut out = order.to_vec();
+            out.extend(p.tail);
+            return out;
         }
         let key = |i: usize| (offset[i], p.size[i] > 0);
         let mut out = Vec::with_capacity(p.n);
@@ -231,6 +264,7 @@ impl<'p> Placer<'p> {
             out.push(f);
         }
         out.extend(pins);
+        out.extend(p.tail);
         out
     }
 }

@@ -10,10 +10,16 @@
 //! - **class** (soft costs): read-mostly, each lockless group, each lock, and
 //!   cold (class 0). Lines holding one class plus cold fields cost nothing.
 //!
-//! Zero-size fields hold no bytes, so they get colour 0 and class 0.
+//! Zero-size fields hold no bytes, so they get colour 0 and class 0 — except
+//! a trailing flexible array member ([`Problem::tail`]): its elements live
+//! from its offset on, so it keeps its colour, is laid last, and must not
+//! start on a line holding bytes of a conflicting colour.
+//!
+//! - **segment**: the author's order constraints ([`crate::model::Field::segment`]):
+//!   every layout keeps the members in nondecreasing segment order.
 
 use super::SolveError;
-use crate::model::{Access, Struct};
+use crate::model::{Access, Field, PathUse, Struct};
 use std::collections::BTreeMap;
 
 /// What a field contributes to the soft costs of a line.
@@ -47,6 +53,23 @@ pub(crate) struct Problem {
     /// Bytes of read-mostly fields.
     pub read_bytes: u64,
     pub names: Vec<String>,
+    /// Ordering constraint of each field (nondecreasing along a layout).
+    pub segment: Vec<u32>,
+    /// True when some segment differs from another: orders must be checked.
+    pub segmented: bool,
+    /// Number of hot paths.
+    pub path_names: usize,
+    /// Each field's hot-path uses (bytes relative to the field).
+    pub uses: Vec<Vec<PathUse>>,
+    /// A trailing flexible array member: laid after every other field.
+    pub tail: Option<usize>,
+}
+
+/// Is `f`, the last declared member, a flexible array (`T x[]`, or the GNU
+/// zero-length `T x[0]`) whose elements follow the struct?
+pub(crate) fn is_flexible_array(f: &Field) -> bool {
+    let ty = f.ty.trim_end();
+    f.size == 0 && (ty.ends_with("[]") || ty.ends_with("[0]"))
 }
 
 impl Problem {
@@ -115,6 +138,25 @@ impl Problem {
             color_bytes: Vec::new(),
             read_bytes: 0,
             names: s.fields.iter().map(|f| f.name.clone()).collect(),
+            segment: s.fields.iter().map(|f| f.segment).collect(),
+            segmented: s.fields.windows(2).any(|w| w[0].segment != w[1].segment),
+            path_names: s.paths.len(),
+            uses: s
+                .fields
+                .iter()
+                .map(|f| {
+                    f.paths
+                        .iter()
+                        .filter(|u| (u.path as usize) < s.paths.len())
+                        .cloned()
+                        .collect()
+                })
+                .collect(),
+            tail: s
+                .fields
+                .last()
+                .filter(|f| !f.pinned && is_flexible_array(f))
+                .map(|_| n - 1),
         };
         for (i, f) in s.fields.iter().enumerate() {
             let (color, class, role) = match &f.access {
@@ -134,7 +176,7 @@ impl Problem {
                 Access::Cold => (0, 0, SoftRole::Cold),
             };
             p.role[i] = role;
-            if f.size > 0 {
+            if f.size > 0 || p.tail == Some(i) {
                 p.color[i] = color;
                 p.class[i] = class;
             }
@@ -154,7 +196,14 @@ impl Problem {
         for i in 0..n {
             p.color_bytes[p.color[i] as usize] += p.size[i];
         }
-        p.free = (0..n).filter(|&i| p.pin[i].is_none()).collect();
+        p.free = (0..n)
+            .filter(|&i| p.pin[i].is_none() && p.tail != Some(i))
+            .collect();
+        if p.segmented {
+            // Declaration order is the reference order: keep it where the
+            // segments allow.
+            p.free.sort_by_key(|&f| p.segment[f]);
+        }
         p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
         p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
         Ok(p)
@@ -174,6 +223,21 @@ impl Problem {
     /// Number of distinct non-zero colours with bytes.
     pub fn colors_present(&self) -> usize {
         self.color_bytes.iter().skip(1).filter(|&&b| b > 0).count()
+    }
+
+    /// Does `order` keep the segments nondecreasing?
+    pub fn in_segment_order(&self, order: &[usize]) -> bool {
+        !self.segmented
+            || order
+                .windows(2)
+                .all(|w| self.segment[w[0]] <= self.segment[w[1]])
+    }
+
+    /// Repair `order` to segment order (stable: the order inside a segment stays).
+    pub fn to_segment_order(&self, order: &mut [usize]) {
+        if self.segmented {
+            order.sort_by_key(|&f| self.segment[f]);
+        }
     }
 
     /// Bytes of colour-0 (free) fields.

@@ -1,0 +1,431 @@
+//! The solver's determinism, its extra goals (hot-path lines, churn) and
+//! the author's order constraints, checked against independent oracles:
+//! the verifier, the cost functions of `cost.rs`, and brute force.
+
+use layout_core::cost::{cost_of, path_lines_each, SoftWeights};
+use layout_core::layout::{Layout, Slot};
+use layout_core::model::{Access, Field, PathUse, Placement, Struct};
+use layout_core::solve::{solve, Preset, Solution, SolveOptions};
+use layout_core::verify::{verify, VerifyError};
+use proptest::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn field(name: &str, ty: &str, size: u64, align: u64, access: Access) -> Field {
+    Field::new(name, ty, size, align).with_access(access)
+}
+
+/// Offsets of the C layout of the declaration order.
+fn with_offsets(mut s: Struct) -> Struct {
+    let mut at = 0u64;
+    for f in &mut s.fields {
+        at = at.div_ceil(f.align) * f.align;
+        f.original_offset = Some(at);
+        at += f.size;
+    }
+    s
+}
+
+/// `n` fields of every class, sizes 1..64 (the same for a given seed).
+fn synthetic(n: usize, seed: u64) -> Struct {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let fields = (0..n)
+        .map(|i| {
+            let access = match next(6) {
+                0 => Access::ReadMostly,
+                1 => Access::Lockless { group: None },
+                2 => Access::Lockless {
+                    group: Some("g".into()),
+                },
+                3 => Access::LockedWrite { lock: "a".into() },
+                _ => Access::Cold,
+            };
+            let align = [1, 2, 4, 8, 8, 8][next(6) as usize];
+            field(&format!("f{i}"), "t", align * (1 + next(8)), align, access)
+        })
+        .collect();
+    with_offsets(Struct::new("s", fields))
+}
+
+fn same_answer(a: &Solution, b: &Solution) -> bool {
+    a.layout.layout() == b.layout.layout()
+        && a.cost == b.cost
+        && a.optimal == b.optimal
+        && a.proven_goals == b.proven_goals
+        && a.lower_bound == b.lower_bound
+        && a.work == b.work
+}
+
+// ---------------------------------------------------------------------------
+// Issue 12, item 17: a trailing flexible array member's elements follow the
+// struct, so its class holds from its offset on.
+
+fn flexible_tail() -> Struct {
+    with_offsets(Struct::new(
+        "fam",
+        vec![
+            field("counter", "long", 8, 8, Access::Lockless { group: None }),
+            field("flags", "int", 4, 4, Access::Cold),
+            field("data", "char[]", 0, 1, Access::ReadMostly),
+        ],
+    ))
+}
+
+#[test]
+fn item_17_trailing_flexible_array_class_covers_the_bytes_after_it() {
+    let s = flexible_tail();
+    // As declared, data's elements start at 12, on counter's line.
+    let declared = Layout {
+        slots: vec![
+            Slot {
+                field: 0,
+                offset: 0,
+            },
+            Slot {
+                field: 1,
+                offset: 8,
+            },
+            Slot {
+                field: 2,
+                offset: 12,
+            },
+        ],
+        size: 16,
+        align: 8,
+        line: 64,
+        placement: Placement::Aligned,
+    };
+    match verify(&s, &declared) {
+        Err(VerifyError::HardRule { a, b, .. }) => {
+            assert_eq!((a.as_str(), b.as_str()), ("counter", "data"))
+        }
+        other => panic!("{other:?}"),
+    }
+    for placement in [
+        Placement::Aligned,
+        Placement::Offset(0),
+        Placement::Offset(48),
+    ] {
+        let sol = solve(
+            &s,
+            &SolveOptions {
+                placement,
+                ..SolveOptions::default()
+            },
+        )
+        .unwrap();
+        let l = sol.layout.layout();
+        let data = l.slot_of(2).unwrap().offset;
+        let counter = l.slot_of(0).unwrap().offset;
+        // data stays last and starts on a line after counter's, at every phase.
+        assert!(l.slots.last().unwrap().field == 2, "{l:?}");
+        let phases: Vec<u64> = match placement {
+            Placement::Offset(o) => vec![o % 64],
+            Placement::Aligned => (0..64).step_by(l.align as usize).collect(),
+        };
+        for p in phases {
+            assert!(
+                (p + counter + 7) / 64 < (p + data) / 64,
+                "{placement:?} {l:?}"
+            );
+        }
+        assert!(sol.optimal);
+    }
+    // A read-mostly array after read-mostly fields costs nothing.
+    let mut calm = flexible_tail();
+    calm.fields[0].access = Access::ReadMostly;
+    let sol = solve(&calm, &SolveOptions::default()).unwrap();
+    assert_eq!(sol.layout.size, 16);
+    assert_eq!(sol.layout.slot_of(2).unwrap().offset, 12);
+}
+
+// ---------------------------------------------------------------------------
+// Issue 13: the same answer on an idle machine and under heavy load.
+
+#[test]
+fn the_answer_does_not_depend_on_load() {
+    let cases: Vec<(Struct, SolveOptions)> = [(24, 1), (40, 2), (80, 3), (160, 4)]
+        .iter()
+        .flat_map(|&(n, seed)| {
+            let s = synthetic(n, seed);
+            [Placement::Aligned, Placement::Offset(16)].map(|placement| {
+                (
+                    s.clone(),
+                    SolveOptions {
+                        placement,
+                        time_limit: Duration::from_secs(600),
+                        ..SolveOptions::default()
+                    },
+                )
+            })
+        })
+        .collect();
+    let idle: Vec<Solution> = cases.iter().map(|(s, o)| solve(s, o).unwrap()).collect();
+    // Four spinning threads per core keep every core busy.
+    let stop = Arc::new(AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let spinners: Vec<_> = (0..4 * cores)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    std::hint::black_box(x);
+                }
+            })
+        })
+        .collect();
+    let loaded: Vec<Solution> = cases.iter().map(|(s, o)| solve(s, o).unwrap()).collect();
+    stop.store(true, Ordering::Relaxed);
+    for t in spinners {
+        t.join().unwrap();
+    }
+    for ((a, b), (s, _)) in idle.iter().zip(&loaded).zip(&cases) {
+        assert!(!a.stopped_by_time && !b.stopped_by_time);
+        assert!(
+            same_answer(a, b),
+            "{} fields: {a:?} vs {b:?}",
+            s.fields.len()
+        );
+    }
+}
+
+#[test]
+fn a_small_work_limit_gives_the_same_answer_every_time() {
+    let s = synthetic(60, 9);
+    let opts = SolveOptions {
+        work_limit: 20_000,
+        ..SolveOptions::default()
+    };
+    let a = solve(&s, &opts).unwrap();
+    let b = solve(&s, &opts).unwrap();
+    assert!(same_answer(&a, &b));
+    assert!(!a.stopped_by_time);
+    assert!(verify(&s, a.layout.layout()).is_ok());
+}
+
+#[test]
+fn a_spent_time_limit_says_so() {
+    let s = synthetic(300, 7);
+    let sol = solve(
+        &s,
+        &SolveOptions {
+            time_limit: Duration::ZERO,
+            ..SolveOptions::default()
+        },
+    )
+    .unwrap();
+    assert!(sol.stopped_by_time);
+    assert!(verify(&s, sol.layout.layout()).is_ok());
+}
+
+// ---------------------------------------------------------------------------
+// Issue 10 item 1: hot paths.
+
+/// The brute-force definition: distinct lines over every byte of every use.
+fn brute_path_lines(s: &Struct, l: &Layout) -> Vec<u64> {
+    let bases: Vec<u64> = match l.placement {
+        Placement::Offset(o) => vec![o],
+        Placement::Aligned => (0..l.line).step_by(l.align as usize).collect(),
+    };
+    (0..s.paths.len())
+        .map(|path| {
+            bases
+                .iter()
+                .map(|&base| {
+                    let mut lines = std::collections::BTreeSet::new();
+                    for sl in &l.slots {
+                        for u in &s.fields[sl.field].paths {
+                            if u.path as usize == path {
+                                for k in u.bytes.clone() {
+                                    lines.insert((base + sl.offset + k) / l.line);
+                                }
+                            }
+                        }
+                    }
+                    lines.len() as u64
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+fn path_case() -> impl Strategy<Value = (Struct, SolveOptions)> {
+    let f = (
+        prop_oneof![Just(1u64), Just(2), Just(4), Just(8)],
+        1u64..6,
+        0u8..6,
+        0u8..4,
+    );
+    (
+        prop::collection::vec(f, 2..=8),
+        any::<bool>(),
+        0u64..8,
+        prop_oneof![
+            Just(Preset::Balanced),
+            Just(Preset::HotLines),
+            Just(Preset::CompactHot)
+        ],
+    )
+        .prop_map(|(spec, aligned, off, preset)| {
+            let fields = spec
+                .iter()
+                .enumerate()
+                .map(|(i, &(align, units, class, paths))| {
+                    let access = match class {
+                        0 => Access::ReadMostly,
+                        1 => Access::Lockless { group: None },
+                        2 => Access::LockedWrite { lock: "l".into() },
+                        _ => Access::Cold,
+                    };
+                    let size = align * units * 4;
+                    let mut f = field(&format!("f{i}"), "t", size, align, access);
+                    // Path 0: the whole member; path 1: its first half.
+                    if paths & 1 != 0 {
+                        f.paths.push(PathUse {
+                            path: 0,
+                            bytes: 0..size,
+                        });
+                    }
+                    if paths & 2 != 0 {
+                        f.paths.push(PathUse {
+                            path: 1,
+                            bytes: 0..size / 2,
+                        });
+                    }
+                    f
+                })
+                .collect();
+            let mut s = with_offsets(Struct::new("s", fields));
+            s.paths = vec!["tx".into(), "rx".into()];
+            let natural = s.natural_align();
+            let placement = if aligned {
+                Placement::Aligned
+            } else {
+                Placement::Offset(off * 8 / natural * natural)
+            };
+            let opts = SolveOptions {
+                placement,
+                preset,
+                ..SolveOptions::default()
+            };
+            (s, opts)
+        })
+}
+
+/// The declaration order at its C offsets.
+fn declared_layout(s: &Struct, placement: Placement) -> Layout {
+    let size = s
+        .fields
+        .iter()
+        .map(|f| f.original_offset.unwrap() + f.size)
+        .max()
+        .unwrap_or(0);
+    let align = s.natural_align();
+    Layout {
+        slots: s
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Slot {
+                field: i,
+                offset: f.original_offset.unwrap(),
+            })
+            .collect(),
+        size: size.div_ceil(align) * align,
+        align,
+        line: 64,
+        placement,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// The solver's path lines equal the brute-force definition; its bound
+    /// holds; with hot-lines first, the proposal touches no more path lines
+    /// than the declared layout whenever that keeps the rule.
+    #[test]
+    fn hot_path_lines_match_the_definition((s, opts) in path_case()) {
+        let sol = solve(&s, &opts).unwrap();
+        let l = sol.layout.layout();
+        prop_assert!(verify(&s, l).is_ok());
+        let each = path_lines_each(&s, l);
+        prop_assert_eq!(&each, &brute_path_lines(&s, l));
+        prop_assert_eq!(sol.cost, cost_of(&s, l, &SoftWeights::default()));
+        prop_assert_eq!(sol.cost.path_lines, each.iter().sum::<u64>());
+        prop_assert_eq!(sol.path_bounds.len(), 2);
+        for (lines, bound) in each.iter().zip(&sol.path_bounds) {
+            prop_assert!(bound <= lines);
+        }
+        if opts.preset == Preset::HotLines {
+            let declared = declared_layout(&s, opts.placement);
+            if verify(&s, &declared).is_ok() {
+                prop_assert!(sol.cost.path_lines <= path_lines_each(&s, &declared).iter().sum::<u64>());
+            }
+        }
+    }
+
+    /// With segments, every member keeps its segment order (zero-size
+    /// markers included), the answer verifies, and the size is never below
+    /// the unsegmented optimum.
+    #[test]
+    fn segments_keep_their_order(
+        spec in prop::collection::vec((prop_oneof![Just(0u64), Just(4), Just(8), Just(16)], 0u8..4), 2..=9),
+        cuts in prop::collection::vec(any::<bool>(), 9),
+        aligned in any::<bool>(),
+    ) {
+        let mut seg = 0;
+        let fields: Vec<Field> = spec
+            .iter()
+            .enumerate()
+            .map(|(i, &(size, class))| {
+                let access = match class {
+                    0 => Access::ReadMostly,
+                    1 => Access::Lockless { group: None },
+                    2 => Access::Lockless { group: Some("g".into()) },
+                    _ => Access::Cold,
+                };
+                if cuts[i] || size == 0 {
+                    seg += 1;
+                }
+                let mut f = field(&format!("f{i}"), "t", size, size.clamp(1, 8), access);
+                f.segment = seg;
+                if size == 0 {
+                    seg += 1;
+                }
+                f
+            })
+            .collect();
+        let s = with_offsets(Struct::new("s", fields));
+        let opts = SolveOptions {
+            placement: if aligned { Placement::Aligned } else { Placement::Offset(8) },
+            ..SolveOptions::default()
+        };
+        let sol = solve(&s, &opts).unwrap();
+        let l = sol.layout.layout();
+        prop_assert!(verify(&s, l).is_ok());
+        let segs: Vec<u32> = l.slots.iter().map(|sl| s.fields[sl.field].segment).collect();
+        prop_assert!(segs.windows(2).all(|w| w[0] <= w[1]), "{:?}", segs);
+        let mut by_offset = l.slots.clone();
+        by_offset.sort_by_key(|sl| (sl.offset, s.fields[sl.field].size > 0));
+        for w in by_offset.windows(2) {
+            let (a, b) = (&s.fields[w[0].field], &s.fields[w[1].field]);
+            prop_assert!(a.segment <= b.segment || w[0].offset == w[1].offset && a.size == 0 && b.size == 0,
+                "{} (segment {}) before {} (segment {})", a.name, a.segment, b.name, b.segment);
+        }
+        let mut free = s.clone();
+        free.fields.iter_mut().for_each(|f| f.segment = 0);
+        let unconstrained = solve(&free, &opts).unwrap();
+        prop_assert!(sol.layout.size >= unconstrained.lower_bound);
+    }
+}

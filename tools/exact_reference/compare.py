@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""Compare cachelayout's answers with an exact CP-SAT model.
+
+Reads the JSON lines written by the `exact_bench` example
+(`layout-core/examples/exact_bench.rs`), solves every instance with Google
+OR-tools CP-SAT, and prints per size band: instances, optimum reached,
+optimum proven (cachelayout proved its size minimal), false claims (a
+size claimed minimal that the reference beats, or below the reference's
+proven bound: must be 0), median and p95 time of both.
+
+The model (independent of the solver's code):
+
+- integer start x_i of every field, a multiple of its alignment;
+- no two fields overlap (interval no-overlap);
+- the struct size S is a multiple of the struct alignment A and covers
+  every field;
+- the hard rule: two fields of different non-zero colours never share a
+  cache line at any phase the placement allows. For a pair (i, j) a boolean
+  says which comes first; if i does, for every phase p
+  (p = offset % L in phase mode, every multiple of A below L in aligned
+  mode) the line of i's last byte is before the line of j's first byte:
+  floor((x_i + s_i - 1 + p) / L) < floor((x_j + p) / L).
+
+In aligned mode every struct alignment from the natural one up to the line
+is tried; the optimum is the smallest size over them. The size cachelayout
+found (verified by its verifier) bounds the horizon: a geometry whose
+optimum is larger cannot change the minimum.
+
+    pip install ortools
+    python3 tools/exact_reference/compare.py OURS.jsonl [--cache REF.json] [--time-limit 20]
+
+`--cache` keeps the reference answers (keyed by instance), so a second run
+(after a solver change) only re-reads cachelayout's side.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from ortools.sat.python import cp_model
+
+
+def natural_align(fields):
+    return max([1] + [a for _, a, _ in fields])
+
+
+def solve_geometry(fields, line, phases, align, horizon, time_limit):
+    """Smallest size at struct alignment `align`, hard rule at `phases`.
+    Returns (status, size or None, bound)."""
+    m = cp_model.CpModel()
+    n = len(fields)
+    xs, ends, ivs = [], [], []
+    for i, (s, a, _) in enumerate(fields):
+        k = m.NewIntVar(0, max(0, (horizon - s) // a), f"k{i}")
+        x = m.NewIntVar(0, horizon, f"x{i}")
+        m.Add(x == a * k)
+        xs.append(x)
+        ends.append(x + s)
+        ivs.append(m.NewFixedSizeIntervalVar(x, s, f"iv{i}"))
+    m.AddNoOverlap(ivs)
+    sigma = m.NewIntVar(0, horizon // align, "sigma")
+    size = m.NewIntVar(0, horizon, "size")
+    m.Add(size == align * sigma)
+    for i in range(n):
+        m.Add(size >= ends[i])
+    first, last = {}, {}
+    hard = [i for i, (_, _, c) in enumerate(fields) if c != 0]
+    for i in hard:
+        s = fields[i][0]
+        for p in phases:
+            f = m.NewIntVar(0, (horizon + p) // line + 1, f"f{i}_{p}")
+            l = m.NewIntVar(0, (horizon + p) // line + 1, f"l{i}_{p}")
+            m.AddDivisionEquality(f, xs[i] + p, line)
+            m.AddDivisionEquality(l, xs[i] + (s - 1 + p), line)
+            first[i, p] = f
+            last[i, p] = l
+    for ii, i in enumerate(hard):
+        for j in hard[ii + 1:]:
+            if fields[i][2] == fields[j][2]:
+                continue
+            before = m.NewBoolVar(f"b{i}_{j}")
+            for p in phases:
+                m.Add(last[i, p] < first[j, p]).OnlyEnforceIf(before)
+                m.Add(last[j, p] < first[i, p]).OnlyEnforceIf(before.Not())
+    m.Minimize(size)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.num_workers = 2
+    st = solver.Solve(m)
+    if st == cp_model.OPTIMAL:
+        v = int(solver.Value(size))
+        return "optimal", v, v
+    if st == cp_model.FEASIBLE:
+        return "feasible", int(solver.Value(size)), int(solver.BestObjectiveBound())
+    if st == cp_model.INFEASIBLE:
+        return "infeasible", None, horizon + 1
+    return "unknown", None, 0
+
+
+def reference(inst, time_limit):
+    fields = [tuple(f) for f in inst["fields"]]
+    line = inst["line"]
+    nat = natural_align(fields)
+    horizon = inst["ours"]["size"]
+    if inst["placement"] == "aligned":
+        aligns, a = [nat], nat
+        colours = {c for _, _, c in fields if c}
+        while a < line and len(colours) >= 2:
+            a *= 2
+            aligns.append(a)
+        geoms = [(a, list(range(0, line, a)) if a < line else [0]) for a in aligns]
+    else:
+        geoms = [(nat, [inst["placement"] % line])]
+    best, proven, bound = None, True, None
+    started = time.time()
+    for a, phases in geoms:
+        st, v, b = solve_geometry(fields, line, phases, a, horizon, time_limit)
+        if v is not None and (best is None or v < best):
+            best = v
+        if st not in ("optimal", "infeasible"):
+            proven = False
+        bound = b if bound is None else min(bound, b)
+    return {
+        "size": best,
+        "proven": proven and best is not None,
+        "bound": bound,
+        "ms": (time.time() - started) * 1e3,
+    }
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    if not xs:
+        return float("nan")
+    k = min(len(xs) - 1, max(0, int(round(q * (len(xs) - 1)))))
+    return xs[k]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ours")
+    ap.add_argument("--cache")
+    ap.add_argument("--time-limit", type=float, default=20.0)
+    args = ap.parse_args()
+    cache = {}
+    if args.cache:
+        try:
+            with open(args.cache) as f:
+                cache = json.load(f)
+        except FileNotFoundError:
+            pass
+    rows = [json.loads(l) for l in open(args.ours) if l.strip()]
+    bands = {}
+    misses = []
+    for r in rows:
+        key = json.dumps([r["line"], r["placement"], r["fields"]])
+        ref = cache.get(key)
+        if ref is None or (not ref["proven"] and ref["size"] is not None and r["ours"]["size"] < ref["size"]):
+            ref = reference(r, args.time_limit)
+            cache[key] = ref
+            if args.cache:
+                with open(args.cache, "w") as f:
+                    json.dump(cache, f)
+        b = bands.setdefault(r["band"], {"n": 0, "ref_proven": 0, "reached": 0, "proven": 0,
+                                         "false_claim": 0, "ours_ms": [], "ref_ms": []})
+        b["n"] += 1
+        o = r["ours"]
+        b["ours_ms"].append(o["ms"])
+        b["ref_ms"].append(ref["ms"])
+        if ref["proven"]:
+            b["ref_proven"] += 1
+            if o["size"] == ref["size"]:
+                b["reached"] += 1
+                if o.get("size_proven", o["optimal"]):
+                    b["proven"] += 1
+            else:
+                misses.append((r["id"], r["n"], o["size"], ref["size"]))
+                if o.get("size_proven", o["optimal"]):
+                    b["false_claim"] += 1
+        if o["size"] < (ref["bound"] or 0):
+            b["false_claim"] += 1
+    if args.cache:
+        with open(args.cache, "w") as f:
+            json.dump(cache, f)
+    print(f"{'fields':>8} {'inst':>5} {'ref opt':>7} {'reached':>8} {'proven':>8} {'false':>5} "
+          f"{'ours med':>9} {'ours p95':>9} {'ref med':>9} {'ref p95':>9}")
+    for band in sorted(bands, key=lambda s: int(s.split('-')[0])):
+        b = bands[band]
+        rp = max(1, b["ref_proven"])
+        print(f"{band:>8} {b['n']:>5} {b['ref_proven']:>7} "
+              f"{b['reached']:>4} {100*b['reached']/rp:>3.0f}% {b['proven']:>4} {100*b['proven']/rp:>3.0f}% "
+              f"{b['false_claim']:>5} "
+              f"{statistics.median(b['ours_ms']):>7.1f}ms {pct(b['ours_ms'], .95):>7.1f}ms "
+              f"{statistics.median(b['ref_ms']):>7.1f}ms {pct(b['ref_ms'], .95):>7.1f}ms")
+    for m in misses:
+        print("not reached: id %s, %d fields: ours %d, optimum %d" % m, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
