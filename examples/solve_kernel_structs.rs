@@ -2,7 +2,7 @@
 //! their member types (`layout_core::scan::infer`: atomics and refcounts
 //! lockless, spinlocks and mutexes lock words), in two settings:
 //!
-//! - `inferred`: every other field cold, as DESIGN.md §2 defaults C fields
+//! - `inferred`: every other field cold, the default for unannotated C fields
 //!   (no hard pairs unless an access file says more: the padding-only case);
 //! - `hot-reads`: every other field read-mostly, the hardest reading (each
 //!   lockless field must leave the lines of all plain fields).

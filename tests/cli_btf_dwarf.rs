@@ -1,5 +1,5 @@
 //! Exact layouts from the compiler: `--btf` and `--dwarf` on objects that gcc
-//! builds from the seed header, and on the running kernel's BTF when present.
+//! builds from the lru_gen header, and on the running kernel's BTF when present.
 
 mod support;
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use support::*;
 
-/// Compile the seed header into an object with the given debug flag.
+/// Compile the lru_gen header into an object with the given debug flag.
 fn object(dir: &Path, flag: &str) -> PathBuf {
     let c = dir.join("use.c");
     std::fs::write(

@@ -1,5 +1,5 @@
 //! The author's cache-line groups, paddings, zero-size markers and first
-//! member through the CLI (issue 10 item 2, issue 12 item 7): `show` and
+//! member through the CLI: `show` and
 //! `propose` JSON list every member, the table frames the groups,
 //! `--regroup` dissolves the groups and says so, `--move-first` frees the
 //! first member.

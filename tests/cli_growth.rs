@@ -1,4 +1,4 @@
-//! `cachelayout growth` and `propose --growth` end to end: the seed's three
+//! `cachelayout growth` and `propose --growth` end to end: the lru_gen case's three
 //! lines from the headers before and after its fix, the kernel's
 //! page_counter from BTF, and bad input (exit 2, one line).
 
@@ -11,7 +11,7 @@ fn fixtures() -> PathBuf {
     repo().join("layout-core/tests/fixtures/growth")
 }
 
-/// The seed header before its fix (the fixtures hold the one after it).
+/// The lru_gen header before its fix (the fixtures hold the one after it).
 const BEFORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kernel/lru_gen.h");
 
 fn growth(args: &[&str]) -> std::process::Output {

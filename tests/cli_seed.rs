@@ -1,4 +1,4 @@
-//! The seed case end to end (DESIGN.md §9): `show` finds the conflict on line
+//! The lru_gen case end to end: `show` finds the conflict on line
 //! 25, `propose` fixes it at no cost, the diff applies and gcc agrees.
 
 mod support;

@@ -1,6 +1,6 @@
 //! `propose`'s solver options end to end: `--time-limit` as a safety stop
-//! (issue 12 item 8: huge or invalid values), `--objective min-diff` on the
-//! seed case (issue 10 item 3), and the proof line (issue 10 item 3: it says
+//! (huge or invalid values), `--objective min-diff` on the
+//! lru_gen case, and the proof line (it says
 //! exactly what was proven).
 
 mod support;

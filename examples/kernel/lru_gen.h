@@ -2,7 +2,7 @@
 /*
  * A self-contained model of the multi-gen LRU structures of the Linux kernel
  * (x86_64, CONFIG_LRU_GEN_STATS=n), written for cachelayout's examples and
- * tests from the facts in DESIGN.md section 9. The field names, types and
+ * tests from the facts in the kernel's struct lru_gen_folio. The field names, types and
  * offsets follow the kernel; the comments and everything else are ours.
  */
 #ifndef _EXAMPLE_LRU_GEN_H

@@ -31,7 +31,7 @@ use crate::model::{Access, Placement, Struct};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Weights of the soft costs (DESIGN.md §2). Each is charged once per line on
+/// Weights of the soft costs. Each is charged once per line on
 /// which the two kinds of field meet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SoftWeights {

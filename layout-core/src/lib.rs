@@ -1,8 +1,19 @@
 //! layout-core: the engine of cachelayout.
 //!
-//! The data path reads straight through:
-//! front-end ([`c`], [`access`]) → [`model::Struct`] → [`solve`] →
-//! [`layout::Layout`] → [`verify`] → emitters ([`report`], [`emit`]).
+//! The data path reads straight through (ARCHITECTURE.md in the repository
+//! has the whole map):
+//!
+//! - front-ends: [`c`] (a C header read by itself), [`btf`] and [`dwarf`]
+//!   (the compiler's layouts, through the type database [`typedb`]), and
+//!   the [`access`] file (classes, locks, hot paths, names);
+//! - the [`model::Struct`], with the author's structure as ordering
+//!   constraints ([`segments`]);
+//! - [`solve`] (a deterministic, work-budgeted search) → [`layout::Layout`]
+//!   → [`verify`] (independent of the solver; the only maker of a
+//!   [`VerifiedLayout`]);
+//! - renderers: [`report`] (tables, diagrams, JSON, per-path lines from
+//!   [`paths`]), [`emit`] (C diffs, changelogs), [`growth`] (what a size
+//!   change does to embedding structs) and [`scan`] (whole-program scans).
 
 pub mod access;
 #[cfg(feature = "btf")]

@@ -8,7 +8,7 @@ use serde::Serialize;
 use std::fmt;
 use std::path::PathBuf;
 
-/// How a field is accessed by concurrent code (DESIGN.md §2).
+/// How a field is accessed by concurrent code.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Access {
     /// Read on hot paths by many CPUs, written rarely.
@@ -66,7 +66,7 @@ impl Access {
         }
     }
 
-    /// The hard rule (DESIGN.md §2): may bytes of `self` and `other` never share a line?
+    /// The hard rule: may bytes of `self` and `other` never share a line?
     ///
     /// True for lockless vs read-mostly, and for lockless fields of different
     /// writer groups (no group counts as one shared group).
@@ -207,7 +207,7 @@ impl Struct {
     }
 }
 
-/// Where instances of the struct start relative to cache lines (DESIGN.md §3).
+/// Where instances of the struct start relative to cache lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {

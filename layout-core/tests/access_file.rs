@@ -13,7 +13,7 @@ fn parsed(text: &str) -> AccessFile {
     parse(text).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The struct of the seed case, with made-up sizes (only names matter here).
+/// The struct of the lru_gen case, with made-up sizes (only names matter here).
 fn lru_gen_folio() -> Struct {
     let names = [
         "max_seq",
@@ -41,7 +41,7 @@ fn access_of(s: &Struct, name: &str) -> Access {
     s.fields[s.field_index(name).unwrap()].access.clone()
 }
 
-/// Applies `text` to the seed struct and returns the error.
+/// Applies `text` to the lru_gen struct and returns the error.
 fn apply_error(text: &str) -> Diagnostic {
     let f = parsed(text);
     f.apply(&mut lru_gen_folio())

@@ -1,4 +1,4 @@
-//! The C header front-end on hand-written headers: the seed struct, the
+//! The C header front-end on hand-written headers: the lru_gen struct, the
 //! byte ranges the diff emitter relies on, preprocessor conditionals,
 //! attributes, unions, anonymous members, declarator lists, typedefs, and
 //! every error with its line.
@@ -312,7 +312,7 @@ struct grouped {
 ";
     let s = layout(text, "grouped");
     // The markers are zero-size fields named as the kernel's macros name
-    // them (issue 10 item 2): the pad of an aligned end follows the end
+    // them: the pad of an aligned end follows the end
     // marker, which sits right after `c` (aligned to a long).
     assert_eq!(
         names(&s),

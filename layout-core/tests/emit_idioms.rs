@@ -1,5 +1,5 @@
 //! The kernel idioms of the C diff (`CStyle::Aligned`, `Padding`, `Groups`)
-//! and the changelog, on the seed header (examples/kernel/lru_gen.h) read by
+//! and the changelog, on the lru_gen header (examples/kernel/lru_gen.h) read by
 //! the C front-end and solved by the solver, and on headers that already have
 //! paddings, attributes and groups in the wrong places. Every diff is applied
 //! with `patch -p1` and compiled with gcc, which must place every member at
@@ -27,7 +27,7 @@ const LRU_GEN_PATH: &str = "include/linux/lru_gen.h";
 
 const STYLES: [CStyle; 3] = [CStyle::Aligned, CStyle::Padding, CStyle::Groups];
 
-/// The kernel macros the patched headers use (those the seed header defines
+/// The kernel macros the patched headers use (those the lru_gen header defines
 /// too spelled as it does, so that gcc sees no redefinition), written from
 /// their semantics
 /// in `<linux/cache.h>`, `<linux/build_bug.h>` and `<linux/stddef.h>`:
@@ -85,7 +85,7 @@ fn free(mut c: CStruct) -> CStruct {
     c
 }
 
-/// struct lru_gen_folio from the seed header, classified by the seed's
+/// struct lru_gen_folio from the lru_gen header, classified by the example's
 /// access file.
 fn seed() -> CStruct {
     let mut c = read(LRU_GEN_PATH, LRU_GEN, "lru_gen_folio");
@@ -98,7 +98,7 @@ fn declared(c: &CStruct, placement: Placement) -> Layout {
     Layout::declared(&c.model, c.size, c.align, 64, placement).unwrap()
 }
 
-/// The three solver configurations of the seed: aligned mode, phase mode
+/// The three solver configurations of the lru_gen case: aligned mode, phase mode
 /// (offset 304 of mem_cgroup_per_node) and aligned mode with lockless fields
 /// kept off the locked fields' lines too.
 fn seed_solutions(s: &Struct) -> Vec<(&'static str, Solution)> {
@@ -288,9 +288,9 @@ fn seed_layouts_in_every_style_compile_to_the_verified_offsets() {
 
 #[test]
 fn seed_with_locked_fields_separated_has_a_break_that_each_style_spells() {
-    // The seed's own fix (DESIGN.md §9): evicted/refaulted in a line-aligned
+    // The hand fix: evicted/refaulted in a line-aligned
     // group at the end, 1408 bytes, alignment 64. The solver prefers a
-    // smaller alignment at equal size; this is the layout seed 000 chose.
+    // smaller alignment at equal size; this is the layout the hand patch chose.
     let c = seed();
     let s = &c.model;
     let offsets = [

@@ -1,5 +1,5 @@
-//! Growth reports: the seed's three lines from the headers before and after
-//! its fix (DESIGN.md §9), the same numbers from a new size alone, the
+//! Growth reports: the lru_gen case's three lines from the headers before and after
+//! its fix, the same numbers from a new size alone, the
 //! allocator's size classes, bad input, and the running kernel's BTF.
 
 #![cfg(feature = "c-header")]
@@ -9,9 +9,9 @@ use layout_core::growth::{self, header_types, HeaderTypes, Instances, Part, Shap
 use layout_core::typedb::{Aggregate, AggregateKind, Member, NameKind, TypeDb};
 use std::path::Path;
 
-/// The seed header, shared with the README and the CLI tests.
+/// The lru_gen header, shared with the README and the CLI tests.
 const BEFORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/kernel/lru_gen.h");
-/// The same header after the seed's fix.
+/// The same header after the hand fix.
 const AFTER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/growth/lru_gen_after.h"

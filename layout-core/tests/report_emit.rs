@@ -1,5 +1,5 @@
-//! Reports and emitters on hand-built structs and layouts: the seed case
-//! (struct lru_gen_folio, seed 000) before and after, and small headers whose
+//! Reports and emitters on hand-built structs and layouts: the lru_gen case
+//! (struct lru_gen_folio) before and after, and small headers whose
 //! diffs are applied with `patch -p1` and compiled with gcc.
 //!
 //! Needs `gcc` and `patch` on PATH.
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use support::{assert_gcc_layout_with, scratch_dir};
 
 // ---------------------------------------------------------------------------
-// The seed case.
+// The lru_gen case.
 
 fn r() -> Access {
     Access::ReadMostly
@@ -29,7 +29,7 @@ fn a() -> Access {
     Access::Lockless { group: None }
 }
 
-/// struct lru_gen_folio, x86_64, CONFIG_LRU_GEN_STATS=n (DESIGN.md §9).
+/// struct lru_gen_folio, x86_64, CONFIG_LRU_GEN_STATS=n.
 fn seed_struct() -> Struct {
     let f = |name: &str, ty: &str, size, align, access| {
         Field::new(name, ty, size, align).with_access(access)
@@ -122,7 +122,7 @@ fn seed_before() -> (Struct, Layout) {
     (s, l)
 }
 
-/// The seed's fix: read-mostly fields up front, evicted/refaulted in their
+/// The hand fix: read-mostly fields up front, evicted/refaulted in their
 /// own line-aligned group at the end; lrugen at offset 320.
 fn seed_after() -> VerifiedLayout {
     let s = seed_struct();
@@ -148,7 +148,7 @@ fn seed_after() -> VerifiedLayout {
         64,
         Placement::Offset(320),
     );
-    verify(&s, &l).expect("the seed's fix is verified")
+    verify(&s, &l).expect("the hand fix is verified")
 }
 
 fn position(haystack: &str, needle: &str) -> usize {
@@ -1065,7 +1065,7 @@ mod with_front_end {
         let diff = c_diff(&src, &v, CStyle::Aligned).unwrap();
         let dir = scratch_dir("fe-seed-aligned");
         apply(&dir, LRU_GEN_PATH, LRU_GEN, &diff);
-        // lrugen moves from 304 to 320 in mem_cgroup_per_node (seed 000).
+        // lrugen moves from 304 to 320 in mem_cgroup_per_node (mm changelogs).
         let moved = "_Static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) == 320, \"lrugen\");";
         assert_gcc_layout_with(
             &dir,

@@ -1,5 +1,5 @@
 //! The author's cache-line groups, paddings, zero-size markers and first
-//! member as segments (issue 10 item 2, issue 12 item 7): what the C, BTF
+//! member as segments: what the C, BTF
 //! and DWARF front-ends assign, what `verify` refuses, what the C diff keeps,
 //! and what the JSON shows. gcc is the oracle for offsets.
 

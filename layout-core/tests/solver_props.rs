@@ -1,6 +1,6 @@
 //! Properties of the solver: every answer verifies, sizes match an
-//! independent exhaustive search on small structs, and the seed case
-//! (DESIGN.md §9) comes out as the design says.
+//! independent exhaustive search on small structs, and the lru_gen case
+//! comes out as the hand analysis of it says.
 
 use layout_core::cost::{cost_of, SoftWeights};
 use layout_core::layout::{hard_conflicts_at, phases};
@@ -11,7 +11,7 @@ use proptest::prelude::*;
 use std::time::Duration;
 
 // ---------------------------------------------------------------------------
-// The seed case: struct lru_gen_folio (x86_64, LRU_GEN_STATS=n).
+// The lru_gen case: struct lru_gen_folio (x86_64, LRU_GEN_STATS=n).
 
 fn lru_gen_folio() -> Struct {
     let r = Access::ReadMostly;
@@ -95,7 +95,7 @@ fn seed_at_offset_304_keeps_1360_bytes() {
     assert_eq!(sol.layout.size, 1360);
     assert!(sol.optimal, "{sol:?}");
     no_conflict_anywhere(&s, &sol);
-    // At a known phase the soft costs are free too (DESIGN.md §5).
+    // At a known phase the soft costs are free too.
     assert_eq!(sol.cost.soft, 0);
 }
 
@@ -110,7 +110,7 @@ fn seed_separating_lockless_from_locked_costs_48_bytes() {
         },
     )
     .unwrap();
-    // The seed's patch: 1408 bytes. Any alignment from 16 up keeps the
+    // The hand patch: 1408 bytes. Any alignment from 16 up keeps the
     // lockless lines apart at 1408; at the natural 8 it takes 1416.
     assert_eq!(sol.layout.size, 1408);
     assert!(sol.layout.align > 8 && sol.layout.align <= 64);
@@ -696,7 +696,7 @@ fn larger_structs_reach_the_bound_or_say_how_far() {
             };
             let sol = solve(&s, &opts).unwrap();
             check_solution(&s, &opts, &sol).unwrap();
-            // Within one line of the bound (DESIGN.md §5: report the gap).
+            // Within one line of the bound (the solver reports the gap).
             assert!(sol.layout.size - sol.lower_bound <= opts.line, "{sol:?}");
             if sol.optimal {
                 assert_eq!(sol.layout.size, sol.lower_bound);

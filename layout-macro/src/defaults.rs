@@ -1,5 +1,5 @@
 //! The access class of a field that has no access attribute, read from its
-//! type (DESIGN.md §2): a struct shared as `&S` across threads changes only
+//! type: a struct shared as `&S` across threads changes only
 //! through interior mutability, so
 //!
 //! | type                                   | class                          |

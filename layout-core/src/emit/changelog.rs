@@ -1,4 +1,4 @@
-//! A commit-message paragraph for the change, in the style of seed 000: which
+//! A commit-message paragraph for the change, in the style of the kernel's mm changelogs: which
 //! lockless fields shared which cacheline with which read-mostly fields, the
 //! line table before and after, what moved, the size change, the proof and
 //! the phase assertion. Plain text wrapped at 72 columns.
@@ -36,7 +36,7 @@ pub struct ChangelogNotes {
 ///
 /// `before_s` and `after.strukt()` are the same struct (fields are matched
 /// by name). Offsets in the tables are counted from the start of the
-/// cacheline-aligned container in phase mode (seed 000's convention), else
+/// cacheline-aligned container in phase mode (the convention of kernel changelogs), else
 /// from the start of the line the struct starts in; the text says which.
 pub fn changelog(
     before_s: &Struct,

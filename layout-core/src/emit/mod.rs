@@ -5,7 +5,7 @@
 //!   into the verified layout's order and adds exactly the alignment and
 //!   padding that make gcc place every member at its verified offset, in one
 //!   of the kernel's three idioms ([`CStyle`]).
-//! - [`changelog`]: a commit-message paragraph with the numbers (seed 000's
+//! - [`changelog`]: a commit-message paragraph with the numbers (the mm changelogs'
 //!   style): what shared which line, what moved, the line table before and
 //!   after, the size change and the proof.
 //! - [`phase_assertion`]: the C line that pins the phase a layout was made for.

@@ -1,6 +1,5 @@
 //! Growth reports: how a change to one struct's size or alignment spreads to
-//! every struct that embeds it, and what it costs the allocator
-//! (DESIGN.md §7, seed 000).
+//! every struct that embeds it, and what it costs the allocator.
 //!
 //! ```text
 //! lru_gen_folio 1360 -> 1408 (+48, hole before evicted[])

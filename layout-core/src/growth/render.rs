@@ -1,6 +1,6 @@
 //! Growth reports as text (ready for a changelog) and as a table.
 //!
-//! Text, in seed 000's words:
+//! Text, in the words a kernel changelog uses:
 //!
 //! ```text
 //! lruvec 1624 -> 1728 (+104, lrugen moves from offset 176 to 192, plus tail padding to 64)

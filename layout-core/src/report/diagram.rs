@@ -1,4 +1,4 @@
-//! Box diagrams of single cache lines, in the style of seed 000:
+//! Box diagrams of single cache lines, in the style of the kernel's mm changelogs:
 //!
 //! ```text
 //! line 25 (1600-1663)

@@ -1,5 +1,5 @@
 //! Reports on a layout, for people and for tools: a pahole-style [`table`], a
-//! per-line box [`diagram`] in the style kernel reviewers ask for (seed 000),
+//! per-line box [`diagram`] in the style kernel reviewers ask for (mm changelogs),
 //! the lines that break the hard rule ([`conflict_lines`]) and a JSON form
 //! ([`layout_json`]).
 //!
@@ -47,7 +47,7 @@ pub fn table(s: &Struct, l: &Layout) -> String {
 }
 
 /// Box diagrams of the given lines (numbered as [`Layout::line_of`] numbers
-/// them), in the style of seed 000:
+/// them), in the style of the kernel's mm changelogs:
 ///
 /// ```text
 /// line 25 (1600-1663)

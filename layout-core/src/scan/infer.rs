@@ -6,7 +6,7 @@
 //! | Rust's `AtomicBool`, `AtomicU8` ... `AtomicUsize`, `AtomicI8` ... `AtomicIsize`, `AtomicPtr<T>` (as rustc's DWARF names them) | lockless |
 //! | `spinlock_t`, `raw_spinlock_t`, `rwlock_t`, `seqlock_t`, `struct mutex`, `struct rw_semaphore` | a lock word: locked_write under its own name |
 //! | an anonymous struct or union | the class of the first lockless, else lock, member inside it |
-//! | anything else | cold (DESIGN.md §2: unannotated C fields) |
+//! | anything else | cold (unannotated C fields) |
 //!
 //! This is a heuristic: an atomic may be written by one CPU only, and a
 //! plain field may be written locklessly with `WRITE_ONCE`. Pointers to

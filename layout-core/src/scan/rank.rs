@@ -6,7 +6,7 @@
 //! the bytes of fields that are neither lockless nor a lock or locked under
 //! one are *shared bytes*: each lockless write invalidates them for their
 //! readers. Lock words and locked fields are left out (sharing with them is
-//! the soft cost of DESIGN.md §2, not the bug), and so are lockless fields
+//! a soft cost, not the bug), and so are lockless fields
 //! of another writer group (they are counted on their own lines).
 //! Read-mostly bytes among the shared ones break the hard rule; they are
 //! known only from an access file and rank first.

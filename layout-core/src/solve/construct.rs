@@ -1,4 +1,4 @@
-//! Constructions: layouts built from runs of lines (DESIGN.md §5).
+//! Constructions: layouts built from runs of lines.
 //!
 //! Fields of one block (a colour, or a class) sit together in one run; only
 //! at the boundary between two runs must a line boundary fall, and the gap up

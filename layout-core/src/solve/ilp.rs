@@ -1,4 +1,4 @@
-//! The gap-fill integer program (DESIGN.md §5, "line types").
+//! The gap-fill integer program ("line types": see the solve module docs).
 //!
 //! Conflicting fields form one run per colour, laid in an order `π` of the
 //! colours (those of the best layouts found so far, then the declaration

@@ -1,4 +1,4 @@
-//! The solver: the cheapest layout that obeys the hard rule (DESIGN.md §5).
+//! The solver: the cheapest layout that obeys the hard rule.
 //!
 //! Objective, lexicographic, in the order of [`Preset::goals`]: struct size,
 //! soft costs, lines touched by the hot paths, lines touched by read-mostly
