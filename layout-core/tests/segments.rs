@@ -527,8 +527,18 @@ fn btf_proposals_keep_every_member_in_its_group() {
             sol.layout.size
         );
         eprintln!(
-            "{}: {} -> {} bytes ({})",
-            s.name, declared.size, sol.layout.size, sol.method
+            "{}: {} -> {} bytes ({}, {} ms); {}",
+            s.name,
+            declared.size,
+            sol.layout.size,
+            sol.method,
+            sol.solve_ms,
+            before
+                .iter()
+                .zip(&after)
+                .map(|(b, a)| format!("{} {} -> {} (bound {})", b.name, b.lines, a.lines, a.bound))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
 }
