@@ -11,18 +11,18 @@ use std::ops::Range;
 
 /// Renumbers `model.fields[..].segment` so that every conditional block
 /// holding fields is a run of segments of its own.
+///
+/// Fields are walked in model order (the declaration order, which is the
+/// order of the declared offsets), so the new segments stay nondecreasing
+/// wherever the old ones were: the declared layout keeps passing its own
+/// segment check. A field whose declaration the source does not point at (a
+/// `CACHELINE_PADDING()` marker is a body line of its own, not a field
+/// declaration) is looked up by its name among those lines, or else counts
+/// as sitting where the field before it starts.
 pub fn keep_conditional_blocks(model: &mut Struct, source: &StructSource) {
     let body = &source.text[source.body.clone()];
     let blocks = conditional_blocks(body, source.body.start);
-    // The first byte of each field's declaration, in model order.
-    let mut starts: Vec<Option<usize>> = vec![None; model.fields.len()];
-    for m in &source.members {
-        if let Some(i) = m.field {
-            if let Some(s) = starts.get_mut(i) {
-                *s = Some(s.map_or(m.decl.start, |x: usize| x.min(m.decl.start)));
-            }
-        }
-    }
+    let starts = field_starts(model, source);
     let mut cuts: Vec<usize> = Vec::new();
     for b in &blocks {
         if starts.iter().flatten().any(|s| b.contains(s)) {
@@ -34,22 +34,58 @@ pub fn keep_conditional_blocks(model: &mut Struct, source: &StructSource) {
         return;
     }
     cuts.sort_unstable();
-    let mut order: Vec<usize> = (0..model.fields.len()).collect();
-    order.sort_by_key(|&i| starts[i].unwrap_or(usize::MAX));
     let mut segment = 0u32;
-    let mut prev: Option<(u32, usize)> = None;
-    for i in order {
-        let at = starts[i].unwrap_or(usize::MAX);
+    let mut prev: Option<(u32, Option<usize>)> = None;
+    for i in 0..model.fields.len() {
         let old = model.fields[i].segment;
+        let mut at = starts[i];
         if let Some((prev_old, prev_at)) = prev {
-            let crossed = cuts.iter().any(|&c| prev_at < c && c <= at);
+            let crossed = match (prev_at, at) {
+                (Some(p), Some(a)) => {
+                    let (lo, hi) = (p.min(a), p.max(a));
+                    cuts.iter().any(|&c| lo < c && c <= hi)
+                }
+                _ => false,
+            };
             if old != prev_old || crossed {
                 segment += 1;
             }
+            at = at.or(prev_at);
         }
         prev = Some((old, at));
         model.fields[i].segment = segment;
     }
+}
+
+/// The first byte of each field's declaration, by field index: from the
+/// member that declares it, or for a zero-size marker the body line that
+/// names it (`CACHELINE_PADDING(_pad1_);`); `None` when neither is found.
+fn field_starts(model: &Struct, source: &StructSource) -> Vec<Option<usize>> {
+    let mut starts: Vec<Option<usize>> = vec![None; model.fields.len()];
+    for m in &source.members {
+        if let Some(i) = m.field {
+            if let Some(s) = starts.get_mut(i) {
+                *s = Some(s.map_or(m.decl.start, |x: usize| x.min(m.decl.start)));
+            }
+        }
+    }
+    let mut used = vec![false; source.members.len()];
+    for (i, f) in model.fields.iter().enumerate() {
+        if starts[i].is_some() || f.size != 0 {
+            continue;
+        }
+        let named = source.members.iter().enumerate().position(|(k, m)| {
+            !used[k]
+                && m.field.is_none()
+                && !m.name.is_empty()
+                && source.text.get(m.name.clone()) == Some(f.name.as_str())
+        });
+        if let Some(k) = named {
+            used[k] = true;
+            starts[i] = Some(source.members[k].decl.start);
+        }
+    }
+    starts
 }
 
 /// Every `#if`/`#ifdef`/`#ifndef` ... `#endif` of `body` (whose first byte
@@ -121,5 +157,49 @@ mod tests {
         let segs: Vec<u32> = model.fields.iter().map(|f| f.segment).collect();
         // The empty OFF block is no boundary: d and e stay free to swap.
         assert_eq!(segs, [0, 1, 1, 2, 2]);
+    }
+
+    #[test]
+    fn a_marker_line_keeps_its_place_among_the_blocks() {
+        // `_pad1_` is a body line of its own (no member points at its
+        // field): it must stay between `b` and `c`, not go last.
+        let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#endif\n\tCACHELINE_PADDING(_pad1_);\n\tint c;\n\tint d;\n};\n";
+        let body = text.find('{').unwrap() + 1..text.rfind('}').unwrap();
+        let mut members: Vec<MemberSource> = [("a;", 0), ("b;", 1), ("c;", 3), ("d;", 4)]
+            .iter()
+            .map(|&(n, i)| member(text, n, i))
+            .collect();
+        let pad = text.find("_pad1_").unwrap();
+        let line = text.find("CACHELINE_PADDING").unwrap();
+        members.push(MemberSource {
+            field: None,
+            lines: line..pad + 8,
+            decl: line..pad + 8,
+            name: pad..pad + 6,
+            indent: String::new(),
+        });
+        members.sort_by_key(|m| m.decl.start);
+        let source = StructSource {
+            path: "s.h".into(),
+            text: text.into(),
+            definition: 0..text.len() - 2,
+            body,
+            members,
+        };
+        let mut pad_field = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        pad_field.segment = 2;
+        let mut fields: Vec<Field> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| Field::new(*n, "int", 4, 4))
+            .collect();
+        fields.insert(2, pad_field);
+        let mut model = Struct::new("s", fields);
+        for (f, seg) in model.fields.iter_mut().zip([0, 1, 2, 3, 3]) {
+            f.segment = seg;
+        }
+        keep_conditional_blocks(&mut model, &source);
+        let segs: Vec<u32> = model.fields.iter().map(|f| f.segment).collect();
+        assert_eq!(segs, [0, 1, 2, 3, 3]);
+        assert!(segs.windows(2).all(|w| w[0] <= w[1]));
     }
 }
