@@ -27,7 +27,7 @@
 //! Zero-size fields hold no bytes: they cost nothing and touch no line.
 
 use crate::layout::Layout;
-use crate::model::{Access, Placement, Struct};
+use crate::model::{Access, Struct};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -116,49 +116,12 @@ pub fn cost_of(s: &Struct, l: &Layout, w: &SoftWeights) -> Cost {
     }
 }
 
-/// The lines each hot path touches (index = path; see the module docs).
+/// The lines each hot path touches (index = path; see the module docs),
+/// as the reference count in [`crate::paths`] gives them.
 pub fn path_lines_each(s: &Struct, l: &Layout) -> Vec<u64> {
-    let bases: Vec<u64> = match l.placement {
-        Placement::Offset(o) => vec![o],
-        Placement::Aligned => (0..l.line.max(1))
-            .step_by(l.align.max(1) as usize)
-            .collect(),
-    };
-    (0..s.paths.len())
-        .map(|path| {
-            let mut spans: Vec<(u64, u64)> = l
-                .slots
-                .iter()
-                .filter_map(|sl| Some((sl.offset, s.fields.get(sl.field)?)))
-                .flat_map(|(off, f)| {
-                    f.paths
-                        .iter()
-                        .filter(|u| u.path as usize == path && u.bytes.end > u.bytes.start)
-                        .map(move |u| (off + u.bytes.start, off + u.bytes.end))
-                })
-                .collect();
-            spans.sort_unstable();
-            bases
-                .iter()
-                .map(|&base| {
-                    let mut count = 0;
-                    let mut counted_to: Option<u64> = None;
-                    for &(start, end) in &spans {
-                        let (first, last) = ((base + start) / l.line, (base + end - 1) / l.line);
-                        let from = match counted_to {
-                            Some(c) if c >= first => c + 1,
-                            _ => first,
-                        };
-                        if last >= from {
-                            count += last - from + 1;
-                        }
-                        counted_to = Some(counted_to.map_or(last, |c| c.max(last)));
-                    }
-                    count
-                })
-                .max()
-                .unwrap_or(0)
-        })
+    crate::paths::path_lines(s, l)
+        .iter()
+        .map(|p| p.lines)
         .collect()
 }
 
