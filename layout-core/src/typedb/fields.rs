@@ -18,15 +18,16 @@
 //! with an `aligned(64)` attribute is a segment of its own; the members
 //! between them share one.
 //!
-//! In a packed aggregate, a field's alignment is also capped by what its
-//! offset and the aggregate's alignment show (see [`packed_align`]).
+//! In a packed aggregate, a field aligns as [`packed_aligns`] derives from
+//! the offsets: within the aggregate's alignment and its offset, only as
+//! its own `aligned` attribute asks in a struct declared `__packed`, as its
+//! type asks in a struct with `__packed` members among ordinary ones.
 //!
 //! A member's alignment is the larger of its type's and its own `aligned`
 //! attribute's: with BTF it cannot be known whether the attribute was on the
 //! member or on its type, and dropping a type's alignment would let the solver
 //! place a field where the compiler will not. Every field is cold, not pinned,
-//! with its original offset. In a packed struct a field aligns only as its
-//! own `aligned` attribute asks (within the struct's alignment and its offset). Meant for structs: a union's fields all start at 0.
+//! with its original offset. Meant for structs: a union's fields all start at 0.
 
 use super::{Aggregate, Member};
 
@@ -39,6 +40,8 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     let members = &agg.members;
     let mut fields: Vec<Field> = Vec::with_capacity(members.len());
     let mut line_start: Vec<bool> = Vec::with_capacity(members.len());
+    // Per field: its type's alignment and its own `aligned` attribute.
+    let mut declared: Vec<(u64, Option<u64>)> = Vec::with_capacity(members.len());
     let mut i = 0;
     while i < members.len() {
         let m = &members[i];
@@ -47,41 +50,22 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
             let prev_end = fields
                 .last()
                 .map_or(0, |f| f.original_offset.unwrap_or(0) + f.size);
-            fields.push(bitfield_field(&members[i..end], prev_end));
+            let field = bitfield_field(&members[i..end], prev_end);
+            declared.push((field.align, None));
+            fields.push(field);
             line_start.push(false);
             i = end;
         } else {
             fields.push(member_field(m));
+            declared.push((m.align.max(1), m.attr_align));
             line_start.push(m.attr_align.is_some_and(|a| a >= LINE_ATTRIBUTE));
             i += 1;
         }
-        if agg.packed {
-            let prev_end = match fields.len() {
-                0 | 1 => 0,
-                n => fields[n - 2].original_offset.unwrap_or(0) + fields[n - 2].size,
-            };
-            let f = fields.last_mut().expect("a field was just pushed");
-            f.align = packed_align(f.align, f.original_offset.unwrap_or(0), prev_end, agg.align);
-        }
     }
     if agg.packed {
-        // In a packed struct a member aligns only as its own `aligned`
-        // attribute asks, and never beyond the struct or its offset.
-        for f in &mut fields {
-            let attr = agg
-                .members
-                .iter()
-                .find(|m| m.field_name() == f.name)
-                .and_then(|m| m.attr_align);
-            let offset_align = match f.original_offset {
-                Some(0) | None => u64::MAX,
-                Some(o) => 1 << o.trailing_zeros(),
-            };
-            f.align = attr
-                .unwrap_or(1)
-                .min(agg.align.max(1))
-                .min(offset_align)
-                .max(1);
+        let aligns = packed_aligns(&fields, &declared, agg.align);
+        for (f, a) in fields.iter_mut().zip(aligns) {
+            f.align = a;
         }
     }
     let mut model = Struct::new(agg.name.clone(), fields);
@@ -90,22 +74,49 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     model
 }
 
-/// The alignment a field of a packed aggregate keeps. A field after a gap
-/// that its type's alignment explains exactly is not packed (a `__packed`
-/// member among ordinary ones): it keeps that alignment. Any other field gets
-/// no more than its offset shows (a packed member can sit anywhere) nor than
-/// the aggregate's alignment: a struct declared `__packed` has alignment 1,
-/// so all its fields get 1, as gcc gives them.
-fn packed_align(align: u64, offset: u64, prev_end: u64, agg_align: u64) -> u64 {
-    if offset > prev_end && prev_end.next_multiple_of(align.max(1)) == offset {
-        return align.min(agg_align.max(1));
+/// The alignment each field of a packed aggregate keeps, from what the
+/// offsets show (`declared` is each field's type alignment and own
+/// `aligned` attribute; neither BTF nor DWARF says where `packed` was).
+///
+/// A field that sits past a gap its type's alignment explains exactly
+/// (`round_up(end of the previous field, alignment) == offset`, and no
+/// larger attribute of its own explains it instead) is not
+/// packed: the struct has `__packed` members among ordinary ones (`char a;
+/// long b __packed; int c;`). In such a struct every field keeps its
+/// alignment (type and attribute) as far as its offset shows it: a packed
+/// member sits at an offset its type does not explain, an ordinary one
+/// where gcc placed it. Without such a field the struct is `__packed` as a
+/// whole, and a field aligns only as its own attribute asks, as gcc aligns
+/// it. Either way a field aligns no more than the aggregate, nor than its
+/// offset shows, so the layout as compiled is one the model allows.
+fn packed_aligns(fields: &[Field], declared: &[(u64, Option<u64>)], agg_align: u64) -> Vec<u64> {
+    let mut prev_end = 0;
+    let mut partly = false;
+    for (f, &(type_align, attr)) in fields.iter().zip(declared) {
+        let offset = f.original_offset.unwrap_or(0);
+        // A larger attribute of its own explains the gap, not the type.
+        let by_type = attr.is_none_or(|a| a <= type_align);
+        if f.size > 0 && by_type && offset > prev_end && round_up(prev_end, type_align) == offset {
+            partly = true;
+        }
+        prev_end = prev_end.max(offset + f.size);
     }
-    let shown = if offset == 0 {
-        align
-    } else {
-        align.min(1 << offset.trailing_zeros())
-    };
-    shown.min(agg_align.max(1)).max(1)
+    fields
+        .iter()
+        .zip(declared)
+        .map(|(f, &(_, attr))| {
+            let asked = if partly { f.align } else { attr.unwrap_or(1) };
+            let shown = match f.original_offset {
+                Some(0) | None => u64::MAX,
+                Some(o) => 1 << o.trailing_zeros(),
+            };
+            asked.min(agg_align.max(1)).min(shown).max(1)
+        })
+        .collect()
+}
+
+fn round_up(x: u64, align: u64) -> u64 {
+    x.next_multiple_of(align.max(1))
 }
 
 fn member_field(m: &Member) -> Field {
