@@ -188,3 +188,42 @@ fn bitfield_field(group: &[Member], prev_end: u64) -> Field {
     field.original_offset = Some(offset);
     field
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(name: &str, size: u64, align: u64, offset: u64) -> Field {
+        let mut f = Field::new(name, "t", size, align);
+        f.original_offset = Some(offset);
+        f
+    }
+
+    #[test]
+    fn a_struct_packed_as_a_whole_aligns_only_as_attributes_ask() {
+        // struct { char a; int b; long c; short d; } __packed
+        let fields = [
+            at("a", 1, 1, 0),
+            at("b", 4, 4, 1),
+            at("c", 8, 8, 5),
+            at("d", 2, 2, 13),
+        ];
+        let declared = [(1, None), (4, None), (8, None), (2, None)];
+        assert_eq!(packed_aligns(&fields, &declared, 1), [1, 1, 1, 1]);
+        // The same with __aligned(8) on the struct: still 1 each.
+        assert_eq!(packed_aligns(&fields, &declared, 8), [1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn ordinary_members_beside_a_packed_one_keep_their_alignment() {
+        // struct { char a; long b __packed; int c; short d; }
+        let fields = [
+            at("a", 1, 1, 0),
+            at("b", 8, 8, 1),
+            at("c", 4, 4, 12),
+            at("d", 2, 2, 16),
+        ];
+        let declared = [(1, None), (8, None), (4, None), (2, None)];
+        assert_eq!(packed_aligns(&fields, &declared, 4), [1, 1, 4, 2]);
+    }
+}
