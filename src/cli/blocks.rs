@@ -36,9 +36,9 @@ pub fn keep_conditional_blocks(model: &mut Struct, source: &StructSource) {
     cuts.sort_unstable();
     let mut segment = 0u32;
     let mut prev: Option<(u32, Option<usize>)> = None;
-    for i in 0..model.fields.len() {
-        let old = model.fields[i].segment;
-        let mut at = starts[i];
+    for (field, &start) in model.fields.iter_mut().zip(&starts) {
+        let old = field.segment;
+        let mut at = start;
         if let Some((prev_old, prev_at)) = prev {
             let crossed = match (prev_at, at) {
                 (Some(p), Some(a)) => {
@@ -53,7 +53,7 @@ pub fn keep_conditional_blocks(model: &mut Struct, source: &StructSource) {
             at = at.or(prev_at);
         }
         prev = Some((old, at));
-        model.fields[i].segment = segment;
+        field.segment = segment;
     }
 }
 
