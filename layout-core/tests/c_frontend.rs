@@ -658,9 +658,9 @@ fn other_layout_errors() {
         "c",
     );
     assert!(e.message.contains("power of two"), "{e}");
-    let e = error("struct c {\n\tDECLARE_HASHTABLE(table, 4);\n};\n", "c");
+    let e = error("struct c {\n\tDECLARE_KFIFO(fifo, int, 4);\n};\n", "c");
     assert_eq!(e.line, 2, "{e}");
-    assert!(e.message.contains("DECLARE_HASHTABLE"), "{e}");
+    assert!(e.message.contains("DECLARE_KFIFO"), "{e}");
     let e = error("struct c {\n\tint x __attribute__((mode(DI)));\n};\n", "c");
     assert!(e.message.contains("mode"), "{e}");
 }
@@ -795,6 +795,10 @@ const KERNEL_MACROS: &str = "\
 #define struct_group_tagged(TAG, NAME, MEMBERS...) __struct_group(TAG, NAME, /* no attrs */, MEMBERS)
 #define __packed __attribute__((__packed__))
 #define __aligned(x) __attribute__((__aligned__(x)))
+struct hlist_node { struct hlist_node *next, **pprev; };
+struct hlist_head { struct hlist_node *first; };
+#define DECLARE_HASHTABLE(name, bits) struct hlist_head name[1 << (bits)]
+typedef struct { long counter; } atomic_long_t;
 ";
 
 /// Compiles `header` (after [`KERNEL_MACROS`]) with gcc and prints
@@ -939,6 +943,90 @@ struct tail {
     assert_eq!(&src.text[m.name.start..m.decl.end], ";");
     // struct_group_tagged defines its tag.
     assert_eq!(layout(text, "pair").size, 16);
+}
+
+#[test]
+fn hashtable_and_net_dev_stat_match_gcc() {
+    // As in netdevice.h: NET_DEV_STAT is defined by the header itself.
+    let text = "\
+#define NET_DEV_STAT(FIELD)\t\t\t\\
+\tunion {\t\t\t\t\t\\
+\t\tunsigned long FIELD;\t\t\\
+\t\tatomic_long_t __##FIELD;\t\\
+\t}
+struct stats {
+\tchar c;
+\tNET_DEV_STAT(rx_packets);
+\tNET_DEV_STAT(tx_packets);
+\tint i;
+\tNET_DEV_STAT(rx_bytes) __aligned(32);
+};
+#undef NET_DEV_STAT
+#define QBITS 3
+struct tables {
+\tchar c;
+\tDECLARE_HASHTABLE\t(qdisc_hash, 4);
+\tint i;
+\tDECLARE_HASHTABLE(by_id, QBITS + 1);
+\tshort s;
+\tstruct stats stats;
+\tDECLARE_HASHTABLE(one, 0);
+\tchar tail;
+};
+";
+    let st = layout(text, "stats");
+    assert_eq!(
+        names(&st),
+        ["c", "rx_packets", "tx_packets", "i", "rx_bytes"]
+    );
+    let i = st.model.field_index("rx_packets").unwrap();
+    assert_eq!(
+        (st.model.fields[i].size, st.model.fields[i].ty.as_str()),
+        (8, "unsigned long")
+    );
+    let t = layout(text, "tables");
+    assert_eq!(
+        names(&t),
+        ["c", "qdisc_hash", "i", "by_id", "s", "stats", "one", "tail"]
+    );
+    let i = t.model.field_index("qdisc_hash").unwrap();
+    assert_eq!(
+        (t.model.fields[i].size, t.model.fields[i].ty.as_str()),
+        (128, "struct hlist_head[1 << (4)]")
+    );
+    let i = t.model.field_index("by_id").unwrap();
+    assert_eq!(
+        t.model.fields[i].ty.as_str(),
+        "struct hlist_head[1 << (QBITS + 1)]"
+    );
+    let mut exprs = Vec::new();
+    let mut ours = Vec::new();
+    for s in [&st, &t] {
+        let name = &s.model.name;
+        exprs.push(format!("sizeof(struct {name})"));
+        exprs.push(format!("_Alignof(struct {name})"));
+        ours.extend([s.size, s.align]);
+        for f in &s.model.fields {
+            exprs.push(format!("offsetof(struct {name}, {})", f.name));
+            exprs.push(format!("sizeof(((struct {name} *)0)->{})", f.name));
+            ours.extend([f.original_offset.unwrap(), f.size]);
+        }
+    }
+    let exprs: Vec<&str> = exprs.iter().map(String::as_str).collect();
+    if let Some(gcc) = gcc_values(text, &exprs) {
+        assert_eq!(ours, gcc, "{exprs:?}");
+    }
+    // A member macro is one declaration, from its name to its `;`.
+    for (s, name, decl) in [
+        (&st, "tx_packets", "NET_DEV_STAT(tx_packets);"),
+        (&st, "rx_bytes", "NET_DEV_STAT(rx_bytes) __aligned(32);"),
+        (&t, "qdisc_hash", "DECLARE_HASHTABLE\t(qdisc_hash, 4);"),
+    ] {
+        let src = &s.source;
+        let f = s.model.field_index(name).unwrap();
+        let m = src.members.iter().find(|m| m.field == Some(f)).unwrap();
+        assert_eq!(&src.text[m.decl.clone()], decl);
+    }
 }
 
 #[test]

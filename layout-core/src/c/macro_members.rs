@@ -4,6 +4,15 @@
 //!
 //! - `DECLARE_BITMAP(name, bits)` → `unsigned long name` plus a note that
 //!   the declarator is an array of `BITS_TO_LONGS(bits)`;
+//! - `DECLARE_HASHTABLE(name, bits)` → `struct hlist_head name` plus a
+//!   note that the declarator is an array of `1 << (bits)`. (Its sibling
+//!   `DECLARE_READ_MOSTLY_HASHTABLE` adds a section attribute, which gcc
+//!   rejects on a member: it is not read.)
+//! - `NET_DEV_STAT(name)` (netdevice.h's `struct net_device_stats`) →
+//!   `long name` plus a note that the type is `unsigned long`. The
+//!   kernel's expansion, `union { unsigned long name; atomic_long_t
+//!   __name; }`, has the size and alignment of `unsigned long`, and `name`
+//!   is the member code reads;
 //! - `DECLARE_FLEX_ARRAY(TYPE, name)` and the UAPI `__DECLARE_FLEX_ARRAY`
 //!   → `TYPE name` plus a note that it is a flexible array (the kernel's
 //!   expansion, an anonymous struct around `TYPE name[]`, has the same
@@ -30,6 +39,11 @@ pub(crate) enum MacroMemberKind {
     /// An array of `BITS_TO_LONGS(bits)` unsigned longs; `text` is the
     /// `bits` expression as written.
     Bitmap { bits: Range<usize>, text: String },
+    /// An array of `1 << (bits)` `struct hlist_head`; `text` is the `bits`
+    /// expression as written.
+    Hashtable { bits: Range<usize>, text: String },
+    /// `NET_DEV_STAT(name)`: an `unsigned long` (rewritten as `long`).
+    NetDevStat,
     /// A flexible array member.
     FlexArray,
     /// A `struct_group`: one field named `name`.
@@ -141,6 +155,55 @@ pub(crate) fn rewrite(
             };
             Some((member, c.close + 1))
         }
+        "DECLARE_HASHTABLE" => {
+            let [n, bits] = c.args.as_slice() else {
+                return None;
+            };
+            if !single_ident(toks, n) || bits.is_empty() {
+                return None;
+            }
+            // `DECLARE_HASHTABLE(` is 18 bytes, `struct hlist_head ` 18.
+            let name_start = code[n.start].range.start;
+            blank(bytes, start..name_start);
+            bytes[start..start + 17].copy_from_slice(b"struct hlist_head");
+            let bits = span(bits);
+            let text = String::from_utf8_lossy(&bytes[bits.clone()]).into_owned();
+            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            blank(bytes, code[n.start].range.end..after_call);
+            let member = MacroMember {
+                kind: MacroMemberKind::Hashtable { bits, text },
+                start,
+                after_call,
+            };
+            Some((member, c.close + 1))
+        }
+        "NET_DEV_STAT" => {
+            // Only as a member: `NET_DEV_STAT(name)` then `;` or an
+            // attribute, not in an expression.
+            let [n] = c.args.as_slice() else {
+                return None;
+            };
+            let member_end = match toks.get(c.close + 1) {
+                Some(PTok::Punct(p)) => p == ";",
+                Some(PTok::Ident(_)) => true,
+                _ => false,
+            };
+            if !single_ident(toks, n) || !member_end {
+                return None;
+            }
+            // `unsigned long` does not fit before the name with a space
+            // (`NET_DEV_STAT(` is 13 bytes): `long` parses, and the note
+            // makes it `unsigned long`.
+            blank(bytes, start..code[n.start].range.start);
+            bytes[start..start + 4].copy_from_slice(b"long");
+            blank(bytes, code[c.close].range.clone());
+            let member = MacroMember {
+                kind: MacroMemberKind::NetDevStat,
+                start,
+                after_call,
+            };
+            Some((member, c.close + 1))
+        }
         "DECLARE_FLEX_ARRAY" | "__DECLARE_FLEX_ARRAY" => {
             let [ty, n] = c.args.as_slice() else {
                 return None;
@@ -242,6 +305,37 @@ mod tests {
         assert_eq!(m.after_call, src.len() - 1);
         assert!(run("DECLARE_BITMAP(a, b, c);").is_none());
         assert!(run("DECLARE_BITMAP(a);").is_none());
+    }
+
+    #[test]
+    fn hashtables() {
+        let src = "DECLARE_HASHTABLE\t(qdisc_hash, 4);";
+        let (text, m) = run(src).unwrap();
+        assert_eq!(text, "struct hlist_head  qdisc_hash    ;");
+        assert_eq!(text.len(), src.len());
+        let MacroMemberKind::Hashtable { bits, text } = &m.kind else {
+            panic!("{m:?}")
+        };
+        assert_eq!(&src[bits.clone()], "4");
+        assert_eq!(text, "4");
+        assert_eq!(m.after_call, src.len() - 1);
+        let (text, _) = run("DECLARE_HASHTABLE(h, N + 1);").unwrap();
+        assert_eq!(text, "struct hlist_head h        ;");
+        assert!(run("DECLARE_READ_MOSTLY_HASHTABLE(h, 4);").is_none());
+        assert!(run("DECLARE_HASHTABLE(a);").is_none());
+        assert!(run("DECLARE_HASHTABLE(a.b, 4);").is_none());
+    }
+
+    #[test]
+    fn net_dev_stats() {
+        let src = "NET_DEV_STAT(rx_packets);";
+        let (text, m) = run(src).unwrap();
+        assert_eq!(text, "long         rx_packets ;");
+        assert_eq!(m.kind, MacroMemberKind::NetDevStat);
+        assert_eq!(m.after_call, src.len() - 1);
+        // Not a member: a call in an expression, or two arguments.
+        assert!(run("NET_DEV_STAT(a) + 1;").is_none());
+        assert!(run("NET_DEV_STAT(a, b);").is_none());
     }
 
     #[test]

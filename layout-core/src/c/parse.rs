@@ -59,6 +59,9 @@ pub(crate) enum Derived {
     /// `DECLARE_BITMAP`: an array of `BITS_TO_LONGS(bits)` elements; the
     /// range of the `bits` expression.
     Bitmap(Range<usize>),
+    /// `DECLARE_HASHTABLE`: an array of `1 << (bits)` elements; the range
+    /// of the `bits` expression.
+    Hashtable(Range<usize>),
     Function,
 }
 
@@ -664,6 +667,16 @@ impl<'a> Builder<'a> {
                     d.derived.push(Derived::Bitmap(bits.clone()));
                     d.abstract_text = format!("{}[BITS_TO_LONGS({text})]", d.abstract_text);
                 }
+            }
+            MacroMemberKind::Hashtable { bits, text } => {
+                if let [d] = f.declarators.as_mut_slice() {
+                    d.derived.push(Derived::Hashtable(bits.clone()));
+                    d.abstract_text = format!("{}[1 << ({text})]", d.abstract_text);
+                }
+            }
+            MacroMemberKind::NetDevStat => {
+                f.ty = TypeRef::Scalar(vec!["unsigned".into(), "long".into()]);
+                f.spec_text = "unsigned long".into();
             }
             MacroMemberKind::FlexArray => {
                 if let [d] = f.declarators.as_mut_slice() {

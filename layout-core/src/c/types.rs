@@ -452,6 +452,20 @@ impl<'h> Resolver<'h> {
                                 .help(TOO_LARGE_HELP)
                         })?;
                 }
+                Derived::Hashtable(r) => {
+                    let bits = self.eval_range(r.clone())?;
+                    let n = u32::try_from(bits)
+                        .ok()
+                        .filter(|b| *b < 48)
+                        .map(|b| 1u64 << b)
+                        .and_then(|n| l.size.checked_mul(n))
+                        .filter(|s| *s < 1 << 48)
+                        .ok_or_else(|| {
+                            self.error(r.start, format!("hash table of 1 << {bits} buckets is out of range"))
+                                .help("the bits of a hash table are 0 or more, and its size under 2^48 bytes")
+                        })?;
+                    l.size = n;
+                }
                 Derived::Array(Some(r)) => {
                     let n = self.eval_range(r.clone())?;
                     let n = u64::try_from(n).map_err(|_| {
