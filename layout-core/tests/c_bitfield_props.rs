@@ -172,6 +172,7 @@ fn item_1_bitfield_proposals_compile_to_the_verified_layout() {
     let mut changed = 0;
     let mut guards = 0;
     let mut refused = 0;
+    let mut refused_first = 0;
     for case in 0..CASES {
         let (text, bitfields) = random_struct(&mut rng, case);
         let path = format!("h{case}.h");
@@ -185,13 +186,20 @@ fn item_1_bitfield_proposals_compile_to_the_verified_layout() {
             };
         }
         // A run that shares a unit with the member before it is pinned;
-        // two such runs may make the rule impossible: a clear refusal.
+        // two such runs may make the rule impossible: a clear refusal. So
+        // may a pinned run on the line of the first member, which stays
+        // first at offset 0 (its own segment) and may conflict with it.
         let sol = match solve(&c.model, &SolveOptions::default()) {
             Ok(sol) => sol,
             Err(e) => {
                 let e = e.to_string();
                 assert!(e.contains("pinned"), "case {case}: {e}\n{text}");
-                refused += 1;
+                let first = &c.model.fields[0].name;
+                if e.contains(&format!("`{first}` must end before pinned")) {
+                    refused_first += 1;
+                } else {
+                    refused += 1;
+                }
                 continue;
             }
         };
@@ -291,9 +299,11 @@ fn item_1_bitfield_proposals_compile_to_the_verified_layout() {
         }
     }
     eprintln!(
-        "{CASES} structs, {refused} refused (pinned runs), {changed} changed, \
+        "{CASES} structs, {refused} refused (pinned runs), {refused_first} refused (pinned \
+         run on the first member's line), {changed} changed, \
          {probed} bit-fields probed, {guards} guards"
     );
     assert!(refused < CASES / 20, "{refused}");
+    assert!(refused_first < CASES / 10, "{refused_first}");
     assert!(changed > CASES / 3 && probed > 1000, "{changed} {probed}");
 }

@@ -625,6 +625,66 @@ fn pins_that_cannot_hold_name_the_fields() {
     assert_eq!((sol.layout.align, sol.layout.size), (8, 136));
 }
 
+#[test]
+fn segments_hold_around_pinned_fields() {
+    // first (kept first: segment 0) | run pinned at 8 (segment 1) | a, b
+    // (segment 1) | end marker (segment 2) | tail (segment 3).
+    let lockless = Access::Lockless { group: None };
+    let mut s = Struct::new(
+        "s",
+        fields(&[
+            ("first", 8, Access::ReadMostly),
+            ("run", 8, Access::Cold),
+            ("a", 8, Access::Cold),
+            ("b", 8, Access::ReadMostly),
+            ("end", 0, Access::Cold),
+            ("tail", 8, Access::Cold),
+        ]),
+    );
+    for (f, seg) in s.fields.iter_mut().zip([0, 1, 1, 1, 2, 3]) {
+        f.segment = seg;
+    }
+    s.fields[1].pinned = true;
+    s.fields[1].original_offset = Some(8);
+    let sol = solve(&s, &SolveOptions::default()).unwrap();
+    let off = sol.layout.offsets_by_field(s.fields.len());
+    assert_eq!(off[0], Some(0), "{off:?}");
+    // The pinned run at 24 of segment 1: `first` before it, `tail` after.
+    s.fields[1].original_offset = Some(24);
+    let sol = solve(&s, &SolveOptions::default()).unwrap();
+    let off = sol.layout.offsets_by_field(s.fields.len());
+    assert_eq!(off[0], Some(0), "{off:?}");
+    assert!(off[5].unwrap() >= 32 && off[4].unwrap() >= 32, "{off:?}");
+    // A lockless run on the first member's line: `first` cannot stay at 0.
+    s.fields[1].access = lockless.clone();
+    match solve(&s, &SolveOptions::default()) {
+        Err(SolveError::Infeasible(m)) => {
+            assert!(m.contains("`first`") && m.contains("pinned `run`"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Two pinned fields against the author's order.
+    s.fields[1].access = Access::Cold;
+    s.fields[5].pinned = true;
+    s.fields[5].original_offset = Some(16);
+    match solve(&s, &SolveOptions::default()) {
+        Err(SolveError::Infeasible(m)) => {
+            assert!(m.contains("`run`") && m.contains("`tail`"), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // A member that must come before a pinned one of a later segment and
+    // can only fit there in some orders: `b` (read-mostly) conflicts with
+    // the lockless `tail` pinned at 64, so segment 1 must end on line 0.
+    s.fields[1].pinned = false;
+    s.fields[5].access = lockless;
+    s.fields[5].original_offset = Some(64);
+    let sol = solve(&s, &SolveOptions::default()).unwrap();
+    let off = sol.layout.offsets_by_field(s.fields.len());
+    assert_eq!(off[5], Some(64), "{off:?}");
+    assert!(off[3].unwrap() < 64, "{off:?}");
+}
+
 /// A struct like the benchmark's: `n` fields of every class.
 fn synthetic(n: usize, seed: u64) -> Struct {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

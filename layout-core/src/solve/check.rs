@@ -2,6 +2,7 @@
 //! and the pairs the verifier does not know about (after).
 
 use super::geometry::Geometry;
+use super::place::Placer;
 use super::problem::{Problem, SoftRole};
 use crate::layout::Layout;
 
@@ -21,6 +22,19 @@ pub(super) fn pins_fit(p: &Problem, g: &Geometry) -> Result<(), String> {
                     p.names[a], p.size[a], p.names[b], p.size[b]
                 ));
             }
+            // The one of the lower segment ends before the other starts.
+            let ordered = match p.segment[a].cmp(&p.segment[b]) {
+                std::cmp::Ordering::Less => ea <= sb,
+                std::cmp::Ordering::Greater => eb <= sa,
+                std::cmp::Ordering::Equal => true,
+            };
+            if !ordered {
+                return Err(format!(
+                    "pinned fields `{}` and `{}` break the author's order (its groups, markers \
+                     and first member): unpin one of them",
+                    p.names[a], p.names[b]
+                ));
+            }
             if p.conflict(a, b) && g.sep_start(ea) > sb {
                 return Err(format!(
                     "pinned fields `{}` (offset {sa}) and `{}` (offset {sb}) may not share a cache line, \
@@ -28,6 +42,32 @@ pub(super) fn pins_fit(p: &Problem, g: &Geometry) -> Result<(), String> {
                     p.names[a], p.names[b]
                 ));
             }
+        }
+    }
+    // Each unpinned field alone, as early as it may go after the pinned
+    // fields of lower segments: if it still ends past a pinned field of a
+    // higher segment, so does it in every order.
+    let placer = Placer::new(p, *g, false);
+    for &f in &p.free {
+        let mut cur = placer.start();
+        let x = placer.place(&mut cur, f);
+        if cur.late {
+            let q = p
+                .pinned
+                .iter()
+                .copied()
+                .filter(|&q| p.segment[q] > p.segment[f])
+                .min_by_key(|&q| p.pin[q])
+                .unwrap_or(f);
+            return Err(format!(
+                "`{}` must end before pinned `{}` (offset {}) in the author's order (its groups, \
+                 markers and first member), but the rules put it at offset {x} at the earliest; \
+                 unpin `{}`",
+                p.names[f],
+                p.names[q],
+                p.pin[q].unwrap_or(0),
+                p.names[q]
+            ));
         }
     }
     Ok(())

@@ -4,7 +4,7 @@ use super::bound::{path_bounds, read_lines_bound, size_bound, Proof};
 use super::budget::Work;
 use super::check::{pins_fit, separated};
 use super::construct::{build_all, Family};
-use super::eval::{slot, Evaluator, Key, Term};
+use super::eval::{slot, Evaluator, Key, Term, LATE};
 use super::exact::{branch_and_bound, order_count, types, Limits};
 use super::fill::tidy_order;
 use super::geometry::{align_up, candidates, Geometry};
@@ -302,7 +302,7 @@ impl<'p, 'w> Driver<'p, 'w> {
     }
 
     /// Place `order` in `g`, evaluate, and keep it if it is among the best;
-    /// its size.
+    /// its size (`u64::MAX` when it is late: not a layout).
     fn consider(&mut self, g: Geometry, order: Vec<usize>, method: &'static str) -> u64 {
         let placed = Placer::new(self.p, g, false).place_all(&order);
         self.work.spend(self.p.n as u64 + 1);
@@ -314,7 +314,11 @@ impl<'p, 'w> Driver<'p, 'w> {
             order,
             method,
         });
-        placed.size
+        if placed.late {
+            u64::MAX
+        } else {
+            placed.size
+        }
     }
 
     fn offer(&mut self, inc: Incumbent) {
@@ -492,7 +496,15 @@ impl<'p, 'w> Driver<'p, 'w> {
     ) -> Result<Solution, SolveError> {
         let mut last_err = None;
         let goals = self.preset().goals();
-        for (rank, inc) in self.best.iter().enumerate() {
+        let late = self.best.iter().all(|b| b.key[0] == LATE);
+        if late {
+            return Err(SolveError::Infeasible(
+                "no order of the members keeps the author's order (its groups, markers and \
+                 first member) around the pinned fields and the hard rule; unpin one of them"
+                    .into(),
+            ));
+        }
+        for (rank, inc) in self.best.iter().filter(|b| b.key[0] != LATE).enumerate() {
             let placer = Placer::new(self.p, inc.geom, false);
             let placed = placer.place_all(&inc.order);
             let layout = Layout {

@@ -18,6 +18,9 @@ use crate::cost::{Cost, SoftWeights};
 
 pub(crate) const KEY_LEN: usize = 8;
 pub(crate) type Key = [u64; KEY_LEN];
+/// The first term of a late order's key ([`Evaluator::key`]): above any
+/// size over a cap, and small enough to add to.
+pub(crate) const LATE: u64 = u64::MAX >> 2;
 
 /// What one position of the key holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,9 +136,16 @@ impl<'p> Evaluator<'p> {
         self.preset
     }
 
+    /// The key of `placed`; a late one (it breaks the author's order
+    /// against a pinned field, [`Placed::late`]) gets [`LATE`] first, worse
+    /// than any layout.
     pub fn key(&mut self, placed: &Placed, g: &Geometry) -> Key {
         let c = self.cost(placed, g);
-        key_of(&c, g.align, self.cap, self.preset)
+        let mut k = key_of(&c, g.align, self.cap, self.preset);
+        if placed.late {
+            k[0] = LATE;
+        }
+        k
     }
 
     /// Soft cost and read lines of the fields of `order` (in offset order),

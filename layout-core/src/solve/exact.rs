@@ -199,6 +199,7 @@ impl<'a, 'p> Search<'a, 'p> {
                 offset: self.offset.clone(),
                 end: cur.max_end,
                 size,
+                late: cur.late,
                 order: self.placer.merge(&self.seq, &self.offset),
             };
             let key = self.ev.key(&placed, &g);
@@ -236,6 +237,11 @@ impl<'a, 'p> Search<'a, 'p> {
         for (f, t) in next {
             let mut c = cur;
             self.offset[f] = self.placer.place(&mut c, f);
+            if c.late {
+                // Past a pinned field of a later segment: so is every
+                // completion (fields only move later).
+                continue;
+            }
             // New pairs (f, unplaced earlier-declared field) that must invert.
             let earlier_unplaced = self
                 .types

@@ -82,6 +82,7 @@ pub(crate) fn local_search(
         offset: vec![0; p.n],
         end: 0,
         size: 0,
+        late: false,
         order: Vec::with_capacity(p.n),
     };
     placer.place_into(order, &mut scratch);

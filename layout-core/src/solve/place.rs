@@ -6,7 +6,14 @@
 //! - on a later line (at every phase of the geometry) than every earlier
 //!   field of a conflicting colour,
 //! - clear of the pinned fields: no overlap, and no shared line with a
-//!   pinned field of a conflicting colour on either side.
+//!   pinned field of a conflicting colour on either side;
+//! - after every pinned field of a lower segment ([`Problem::floor`]).
+//!
+//! A field must also end by the start of every pinned field of a higher
+//! segment ([`Problem::ceil`]): an upper bound, which placing as early as
+//! possible meets whenever the order can. An order that cannot is *late*
+//! ([`Placed::late`]): it breaks the author's order, and its key is the
+//! worst ([`super::eval`]).
 //!
 //! Every constraint is a lower bound that only grows when an earlier field
 //! moves later, and the forbidden offsets around a pinned field form an
@@ -29,6 +36,9 @@ pub(crate) struct Cursor {
     pub end: u64,
     /// Largest end of any placed field, pinned fields included.
     pub max_end: u64,
+    /// Some placed field ends after the start of a pinned field of a
+    /// higher segment ([`Problem::ceil`]).
+    pub late: bool,
     color: Last,
     class: Last,
 }
@@ -122,7 +132,7 @@ impl<'p> Placer<'p> {
     /// The offset `f` would get after `cur`, before pinned fields are avoided.
     pub fn earliest(&self, cur: &Cursor, f: usize) -> u64 {
         let p = self.p;
-        let mut x = cur.end;
+        let mut x = cur.end.max(p.floor[f]);
         if p.color[f] != 0 {
             x = x.max(self.g.sep_start(cur.color.end_of_others(p.color[f])));
         }
@@ -143,6 +153,7 @@ impl<'p> Placer<'p> {
         let end = x + size;
         cur.end = end;
         cur.max_end = cur.max_end.max(end);
+        cur.late |= end > p.ceil[f];
         if size > 0 {
             if p.color[f] != 0 {
                 cur.color.push(p.color[f], end);
@@ -201,6 +212,7 @@ impl<'p> Placer<'p> {
         let x = align_up(x, p.align[t]);
         cur.end = x;
         cur.max_end = cur.max_end.max(x);
+        cur.late |= x > p.ceil[t];
         x
     }
 
@@ -210,6 +222,7 @@ impl<'p> Placer<'p> {
             offset: vec![0; self.p.n],
             end: 0,
             size: 0,
+            late: false,
             order: Vec::with_capacity(self.p.n),
         };
         self.place_into(order, &mut placed);
@@ -231,6 +244,7 @@ impl<'p> Placer<'p> {
         }
         out.end = cur.max_end;
         out.size = align_up(cur.max_end, self.g.align);
+        out.late = cur.late;
         if self.p.pinned.is_empty() {
             out.order.clear();
             out.order.extend_from_slice(order);
@@ -277,6 +291,9 @@ pub(crate) struct Placed {
     /// End of the last byte of any field (the size before tail padding).
     pub end: u64,
     pub size: u64,
+    /// Some field breaks the author's order against a pinned field
+    /// ([`Cursor::late`]): not a layout.
+    pub late: bool,
     /// All fields (pinned ones included) in layout order.
     pub order: Vec<usize>,
 }

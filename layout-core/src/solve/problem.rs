@@ -57,6 +57,14 @@ pub(crate) struct Problem {
     pub segment: Vec<u32>,
     /// True when some segment differs from another: orders must be checked.
     pub segmented: bool,
+    /// The author's order against the pinned fields, per field: the
+    /// smallest offset it may take (the largest end of a pinned field of a
+    /// lower segment; 0 when none) ...
+    pub floor: Vec<u64>,
+    /// ... and the largest end it may have (the smallest start of a pinned
+    /// field of a higher segment; `u64::MAX` when none). Only unpinned
+    /// fields use them.
+    pub ceil: Vec<u64>,
     /// Number of hot paths.
     pub path_names: usize,
     /// Each field's hot-path uses (bytes relative to the field).
@@ -140,6 +148,8 @@ impl Problem {
             names: s.fields.iter().map(|f| f.name.clone()).collect(),
             segment: s.fields.iter().map(|f| f.segment).collect(),
             segmented: s.fields.windows(2).any(|w| w[0].segment != w[1].segment),
+            floor: vec![0; n],
+            ceil: vec![u64::MAX; n],
             path_names: s.paths.len(),
             uses: s
                 .fields
@@ -206,6 +216,44 @@ impl Problem {
         }
         p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
         p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
+        if p.segmented && !p.pinned.is_empty() {
+            // Per segment of a pinned field: the largest end and the
+            // smallest start of its pinned fields; then prefix and suffix
+            // over the segments.
+            let mut by_seg: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+            for &q in &p.pinned {
+                let start = p.pin[q].unwrap_or(0);
+                let e = by_seg.entry(p.segment[q]).or_insert((0, u64::MAX));
+                e.0 = e.0.max(start + p.size[q]);
+                e.1 = e.1.min(start);
+            }
+            let mut floor_after: Vec<(u32, u64)> = Vec::with_capacity(by_seg.len());
+            let mut acc = 0;
+            for (&seg, &(end, _)) in &by_seg {
+                acc = acc.max(end);
+                floor_after.push((seg, acc));
+            }
+            let mut ceil_before: Vec<(u32, u64)> = Vec::with_capacity(by_seg.len());
+            let mut acc = u64::MAX;
+            for (&seg, &(_, start)) in by_seg.iter().rev() {
+                acc = acc.min(start);
+                ceil_before.push((seg, acc));
+            }
+            ceil_before.reverse();
+            for f in 0..n {
+                let s = p.segment[f];
+                // Pinned segments below s: the last entry with seg < s.
+                let k = floor_after.partition_point(|&(seg, _)| seg < s);
+                if k > 0 {
+                    p.floor[f] = floor_after[k - 1].1;
+                }
+                // Pinned segments above s: the first entry with seg > s.
+                let k = ceil_before.partition_point(|&(seg, _)| seg <= s);
+                if k < ceil_before.len() {
+                    p.ceil[f] = ceil_before[k].1;
+                }
+            }
+        }
         Ok(p)
     }
 
