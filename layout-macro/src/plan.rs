@@ -12,7 +12,7 @@ use std::time::Duration;
 /// on the machine or its load. Sized so that a debug build (proc-macro
 /// dependencies unoptimised, as in a user's crate) expands a 32-field struct
 /// in about 30 ms; see the `timing` module.
-pub const DEFAULT_WORK_LIMIT: u64 = 20_000;
+pub const DEFAULT_WORK_LIMIT: u64 = 50_000;
 
 /// The safety stop when the struct sets no `time_limit_ms`: far above what
 /// the work budget takes. If it fires, the expansion is a compile error,
@@ -382,7 +382,7 @@ mod tests {
              model (8 B; solver: exact)"
         );
         assert!(note(&solution(8, false), &opts)
-            .contains("(8 B, proven); the solver's work budget (20000) ran out"));
+            .contains("(8 B, proven); the solver's work budget (50000) ran out"));
         assert!(note(&solution(4, false), &opts)
             .contains("heuristic layout (8 B, no layout under 4 B exists)"));
     }
