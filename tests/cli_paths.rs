@@ -408,4 +408,17 @@ fn tcp_sock_paths_from_the_kernels_own_groups() {
             "{table}"
         );
     }
+    // --regroup --objective hot-lines never makes a path touch more lines
+    // than the declared layout: when dissolving the groups would, they stay.
+    let mut regroup = vec!["propose"];
+    regroup.extend(&args[1..]);
+    regroup.extend(["--regroup", "--objective", "hot-lines", "--format", "json"]);
+    let out = run_in(dir.path(), &regroup);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    for path in ["tx", "rx"] {
+        let before = v["before"]["paths"][path]["lines"].as_u64().unwrap();
+        let after = v["after"]["paths"][path]["lines"].as_u64().unwrap();
+        assert!(after <= before, "{path}: {before} -> {after}");
+    }
 }

@@ -10,21 +10,24 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
-    let mut loaded = input::load(&a.input)?;
-    let dissolved = author_choices(a, &mut loaded)?;
-    let s = &loaded.model;
     let preset: Preset = a
         .objective
         .parse()
         .map_err(|e| Diagnostic::new(e).help("e.g. --objective min-diff for the smallest patch"))?;
-    if preset == Preset::HotLines && s.paths.is_empty() {
+    let mut loaded = input::load(&a.input)?;
+    // Under --regroup --objective hot-lines, the struct with the author's
+    // groups as they are: kept when dissolving them would cost a hot path.
+    let mut kept = (a.regroup && preset == Preset::HotLines)
+        .then(|| input::load(&a.input))
+        .transpose()?;
+    let mut dissolved = author_choices(a, &mut loaded)?;
+    if preset == Preset::HotLines && loaded.model.paths.is_empty() {
+        let name = &loaded.model.name;
         return Err(Diagnostic::new(format!(
-            "--objective hot-lines needs the hot paths of struct {}",
-            s.name
+            "--objective hot-lines needs the hot paths of struct {name}"
         ))
         .help(format!(
-            "list them in the access file: [struct.{}.paths] tx = [\"member\", ...]",
-            s.name
+            "list them in the access file: [struct.{name}.paths] tx = [\"member\", ...]"
         )));
     }
     let style: CStyle = a
@@ -41,6 +44,32 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         separate_soft: a.separate_locked,
         ..SolveOptions::default()
     };
+    let mut regroup_note = String::new();
+    let mut precomputed = None;
+    if let Some(mut author) = kept.take() {
+        let regrouped = solve_or_explain(&loaded.model, &opts, &loaded.origin)?;
+        let worse = paths_worse(&loaded.model, &loaded.declared, &regrouped.layout);
+        if a.move_first {
+            segments::release_first(&mut author.model);
+        }
+        let in_groups = (!worse.is_empty())
+            .then(|| solve::solve(&author.model, &opts).ok())
+            .flatten()
+            .filter(|k| paths_worse(&author.model, &author.declared, &k.layout).is_empty());
+        match in_groups {
+            Some(k) => {
+                regroup_note = format!(
+                    "--regroup: dissolving the author's groups would make {} touch more lines than declared; the groups are kept\n",
+                    worse.join(", ")
+                );
+                loaded = author;
+                dissolved = None;
+                precomputed = Some(k);
+            }
+            None => precomputed = Some(regrouped),
+        }
+    }
+    let s = &loaded.model;
     // Under min-diff a struct that already keeps the rule keeps its layout:
     // moving nothing is the least churn there is.
     let nothing_to_do =
@@ -50,7 +79,10 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         .flatten()
     {
         Some(p) => p,
-        None => Proposal::solved(solve_or_explain(s, &opts, &loaded.origin)?),
+        None => Proposal::solved(match precomputed {
+            Some(p) => p,
+            None => solve_or_explain(s, &opts, &loaded.origin)?,
+        }),
     };
     // When lockless fields still share lines with locked ones, price separating them too.
     let separated = if a.separate_locked || solved.nothing_to_do {
@@ -122,6 +154,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 assertion.as_deref(),
             ));
             out.push_str(&dissolved_note(dissolved.as_ref()));
+            out.push_str(&regroup_note);
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
             }
@@ -175,7 +208,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         eprint!(
             "{}{}",
             summary(s, before, &solved, separated.as_ref(), assertion.as_deref(),),
-            dissolved_note(dissolved.as_ref())
+            dissolved_note(dissolved.as_ref()) + &regroup_note
         );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
@@ -221,6 +254,22 @@ fn author_choices(
         segments::release_first(&mut loaded.model);
     }
     Ok(dissolved)
+}
+
+/// The hot paths that touch more lines in `after` than in `before`, as
+/// `tx 6 -> 7`.
+fn paths_worse(
+    s: &layout_core::Struct,
+    before: &layout_core::Layout,
+    after: &layout_core::Layout,
+) -> Vec<String> {
+    let old = layout_core::paths::path_lines(s, before);
+    let new = layout_core::paths::path_lines(s, after);
+    old.iter()
+        .zip(&new)
+        .filter(|(o, n)| n.lines > o.lines)
+        .map(|(o, n)| format!("{} {} -> {} lines", o.name, o.lines, n.lines))
+        .collect()
 }
 
 /// The summary line that says which of the author's groups `--regroup`
