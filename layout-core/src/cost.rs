@@ -215,7 +215,7 @@ pub fn soft_lines(s: &Struct, l: &Layout, w: &SoftWeights) -> Vec<SoftLine> {
 
 /// The number of distinct lines holding bytes of read-mostly fields.
 pub fn read_lines(s: &Struct, l: &Layout) -> u64 {
-    let mut spans: Vec<(u64, u64)> = l
+    let spans: Vec<(u64, u64)> = l
         .slots
         .iter()
         .filter_map(|sl| {
@@ -224,20 +224,7 @@ pub fn read_lines(s: &Struct, l: &Layout) -> u64 {
                 .then(|| (l.line_of(sl.offset), l.line_of(sl.offset + f.size - 1)))
         })
         .collect();
-    spans.sort_unstable();
-    let mut count = 0;
-    let mut counted_to: Option<u64> = None;
-    for (first, last) in spans {
-        let from = match counted_to {
-            Some(c) if c >= first => c + 1,
-            _ => first,
-        };
-        if last >= from {
-            count += last - from + 1;
-        }
-        counted_to = Some(counted_to.map_or(last, |c| c.max(last)));
-    }
-    count
+    crate::paths::count_union(spans)
 }
 
 /// Kendall tau distance between the layout's slot order and the declaration

@@ -108,7 +108,7 @@ pub fn path_bytes(s: &Struct, path: u32) -> u64 {
 }
 
 /// The number of integers in the union of the closed intervals `spans`.
-fn count_union(mut spans: Vec<(u64, u64)>) -> u64 {
+pub(crate) fn count_union(mut spans: Vec<(u64, u64)>) -> u64 {
     spans.sort_unstable();
     let mut count = 0;
     let mut counted_to: Option<u64> = None;

@@ -119,6 +119,41 @@ fn single_ident(toks: &[PTok], r: &Range<usize>) -> bool {
 /// Returns what it stands for and the token index where scanning resumes
 /// (inside the call, so that attributes and keywords in its arguments are
 /// still read).
+/// `MACRO(name, bits)` declaring an array of `keyword`s whose length is
+/// given by `bits` (`DECLARE_BITMAP`, `DECLARE_HASHTABLE`): the macro name
+/// and `(` become `keyword` (which must fit in them), the rest of the call
+/// after the name is blanked, and `kind` records the length expression.
+fn array_member(
+    bytes: &mut [u8],
+    toks: &[PTok],
+    code: &[Tok],
+    c: &Call,
+    start: usize,
+    keyword: &[u8],
+    kind: impl FnOnce(Range<usize>, String) -> MacroMemberKind,
+) -> Option<(MacroMember, usize)> {
+    let [n, bits] = c.args.as_slice() else {
+        return None;
+    };
+    if !single_ident(toks, n) || bits.is_empty() {
+        return None;
+    }
+    let after_call = code[c.close].range.end;
+    let name_start = code[n.start].range.start;
+    blank(bytes, start..name_start);
+    bytes[start..start + keyword.len()].copy_from_slice(keyword);
+    let bits = code[bits.start].range.start..code[bits.end - 1].range.end;
+    let text = String::from_utf8_lossy(&bytes[bits.clone()]).into_owned();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    blank(bytes, code[n.start].range.end..after_call);
+    let member = MacroMember {
+        kind: kind(bits, text),
+        start,
+        after_call,
+    };
+    Some((member, c.close + 1))
+}
+
 pub(crate) fn rewrite(
     toks: &[PTok],
     code: &[Tok],
@@ -133,50 +168,26 @@ pub(crate) fn rewrite(
     let after_call = code[c.close].range.end;
     let span = |r: &Range<usize>| code[r.start].range.start..code[r.end - 1].range.end;
     match name.as_str() {
-        "DECLARE_BITMAP" => {
-            let [n, bits] = c.args.as_slice() else {
-                return None;
-            };
-            if !single_ident(toks, n) || bits.is_empty() {
-                return None;
-            }
-            // `DECLARE_BITMAP(` is 15 bytes, `unsigned long ` 14.
-            let name_start = code[n.start].range.start;
-            blank(bytes, start..name_start);
-            bytes[start..start + 13].copy_from_slice(b"unsigned long");
-            let bits = span(bits);
-            let text = String::from_utf8_lossy(&bytes[bits.clone()]).into_owned();
-            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            blank(bytes, code[n.start].range.end..after_call);
-            let member = MacroMember {
-                kind: MacroMemberKind::Bitmap { bits, text },
-                start,
-                after_call,
-            };
-            Some((member, c.close + 1))
-        }
-        "DECLARE_HASHTABLE" => {
-            let [n, bits] = c.args.as_slice() else {
-                return None;
-            };
-            if !single_ident(toks, n) || bits.is_empty() {
-                return None;
-            }
-            // `DECLARE_HASHTABLE(` is 18 bytes, `struct hlist_head ` 18.
-            let name_start = code[n.start].range.start;
-            blank(bytes, start..name_start);
-            bytes[start..start + 17].copy_from_slice(b"struct hlist_head");
-            let bits = span(bits);
-            let text = String::from_utf8_lossy(&bytes[bits.clone()]).into_owned();
-            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            blank(bytes, code[n.start].range.end..after_call);
-            let member = MacroMember {
-                kind: MacroMemberKind::Hashtable { bits, text },
-                start,
-                after_call,
-            };
-            Some((member, c.close + 1))
-        }
+        // `DECLARE_BITMAP(` is 15 bytes, `unsigned long ` 14.
+        "DECLARE_BITMAP" => array_member(
+            bytes,
+            toks,
+            code,
+            &c,
+            start,
+            b"unsigned long",
+            |bits, text| MacroMemberKind::Bitmap { bits, text },
+        ),
+        // `DECLARE_HASHTABLE(` is 18 bytes, `struct hlist_head ` 18.
+        "DECLARE_HASHTABLE" => array_member(
+            bytes,
+            toks,
+            code,
+            &c,
+            start,
+            b"struct hlist_head",
+            |bits, text| MacroMemberKind::Hashtable { bits, text },
+        ),
         "NET_DEV_STAT" => {
             // Only as a member: `NET_DEV_STAT(name)` then `;` or an
             // attribute, not in an expression.
