@@ -1,0 +1,348 @@
+//! The author's cache-line groups, paddings, zero-size markers and first
+//! member through the CLI: `show` and
+//! `propose` JSON list every member, the table frames the groups,
+//! `--regroup` dissolves the groups and says so, `--move-first` frees the
+//! first member.
+
+use crate::support;
+
+use std::path::Path;
+use support::{example, json, run_in, stderr, stdout};
+
+const CONN: &str = "\
+struct conn {
+\tint id;
+\t__cacheline_group_begin(conn_read);
+\tlong rcv_nxt;
+\tatomic_long_t drops;
+\tlong snd_una;
+\t__cacheline_group_end(conn_read);
+\tlong cold_a;
+\tlong cold_b;
+};
+";
+
+const CONN_ACCESS: &str = "\
+[struct.conn]
+read_mostly = [\"rcv_nxt\", \"snd_una\"]
+lockless_atomic = [\"drops\"]
+";
+
+const HEADERS: &str = "\
+struct pkt {
+\tlong len;
+\tchar headers_start[0];
+\tint proto;
+\tlong hash;
+\tchar headers_end[0];
+\tint tail;
+};
+";
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "cachelayout-cli-groups-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+#[test]
+fn issue12_7_show_json_lists_zero_size_members() {
+    let dir = scratch("headers");
+    write(&dir, "pkt.h", HEADERS);
+    let out = run_in(
+        &dir,
+        &["show", "pkt.h", "--struct", "pkt", "--format", "json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let fields = v["fields"].as_array().unwrap();
+    let names: Vec<&str> = fields.iter().map(|f| f["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "len",
+            "headers_start",
+            "proto",
+            "hash",
+            "headers_end",
+            "tail"
+        ]
+    );
+    for f in fields {
+        let zero = f["size"] == 0;
+        assert_eq!(f["access"] == "marker", zero, "{f}");
+    }
+    assert_eq!(fields[1]["type"], "char[0]");
+    assert_eq!(fields[1]["offset"], 8);
+    // Segments: the first member, each marker, the members between.
+    let seg: Vec<u64> = fields
+        .iter()
+        .map(|f| f["segment"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seg, [0, 1, 2, 2, 3, 4]);
+}
+
+#[test]
+fn show_lists_and_frames_the_authors_groups() {
+    let dir = scratch("conn-show");
+    write(&dir, "conn.h", CONN);
+    write(&dir, "conn.toml", CONN_ACCESS);
+    let args = [
+        "show",
+        "conn.h",
+        "--struct",
+        "conn",
+        "--access",
+        "conn.toml",
+    ];
+    let out = run_in(&dir, &args);
+    let table = stdout(&out);
+    let begin = table.find("=== cache-line group conn_read ===").unwrap();
+    let end = table
+        .find("=== end of cache-line group conn_read ===")
+        .unwrap();
+    let at = |n: &str| table.find(n).unwrap();
+    assert!(begin < at("rcv_nxt;") && at("snd_una;") < end, "{table}");
+    assert!(end < at("cold_a;"), "{table}");
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let v = json(&run_in(&dir, &json_args));
+    assert_eq!(
+        v["cacheline_groups"],
+        serde_json::json!([{"name": "conn_read", "begin": 4, "end": 32, "size": 28,
+                            "members": ["rcv_nxt", "drops", "snd_una"]}])
+    );
+    let begin = v["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "__cacheline_group_begin__conn_read")
+        .unwrap();
+    assert_eq!(begin["access"], "marker");
+    assert_eq!(begin["cacheline_group"], "conn_read");
+}
+
+#[test]
+fn regroup_dissolves_the_authors_groups_and_says_so() {
+    let dir = scratch("conn-regroup");
+    write(&dir, "conn.h", CONN);
+    write(&dir, "conn.toml", CONN_ACCESS);
+    let base = [
+        "propose",
+        "conn.h",
+        "--struct",
+        "conn",
+        "--access",
+        "conn.toml",
+        "--regroup",
+        "--move-first",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--style", "groups"]);
+    let out = run_in(&dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--regroup dissolved the author's groups conn_read"),
+        "{}",
+        stderr(&out)
+    );
+    let diff = stdout(&out);
+    assert!(
+        diff.contains("-\t__cacheline_group_begin(conn_read);"),
+        "{diff}"
+    );
+    assert!(diff.contains("CACHELINE_ASSERT_GROUP_MEMBER"), "{diff}");
+    // The new groups are named after the classes.
+    assert!(
+        diff.contains("+\t__cacheline_group_begin(read_mostly);"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+\t__cacheline_group_begin(lockless);"),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("+\t__cacheline_group_begin(conn_read)"),
+        "{diff}"
+    );
+    let mut args = base.to_vec();
+    args.extend(["--format", "json"]);
+    let v = json(&run_in(&dir, &args));
+    assert_eq!(v["dissolved_groups"], serde_json::json!(["conn_read"]));
+    assert_eq!(v["after"]["cacheline_groups"], serde_json::json!([]));
+    assert_eq!(v["after"]["hard_conflicts"], serde_json::json!([]));
+}
+
+#[test]
+fn the_first_member_stays_first_unless_move_first() {
+    let kernel = example("kernel");
+    let args = [
+        "propose",
+        "lru_gen.h",
+        "--struct",
+        "lru_gen_folio",
+        "--access",
+        "lru_gen.toml",
+        "--format",
+        "json",
+    ];
+    let v = json(&run_in(&kernel, &args));
+    assert_eq!(v["after"]["fields"][0]["name"], "max_seq");
+    assert_eq!(v["after"]["fields"][0]["offset"], 0);
+    assert_eq!(v["after"]["fields"][0]["segment"], 0);
+    let mut moved = args.to_vec();
+    moved.push("--move-first");
+    let v = json(&run_in(&kernel, &moved));
+    assert_eq!(v["after"]["hard_conflicts"], serde_json::json!([]));
+    let first = v["after"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "max_seq")
+        .unwrap()
+        .clone();
+    assert_eq!(first["segment"], 1, "max_seq shares the segment after it");
+}
+
+/// The default proposal keeps every member inside its group, and the diff
+/// keeps the author's marker lines.
+#[test]
+fn default_proposal_keeps_the_authors_group() {
+    let dir = scratch("conn-default");
+    write(&dir, "conn.h", CONN);
+    write(&dir, "conn.toml", CONN_ACCESS);
+    let args = [
+        "propose",
+        "conn.h",
+        "--struct",
+        "conn",
+        "--access",
+        "conn.toml",
+        "--format",
+        "json",
+    ];
+    let out = run_in(&dir, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let g = &v["after"]["cacheline_groups"][0];
+    let off = |n: &str| {
+        v["after"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == n)
+            .unwrap()["offset"]
+            .as_u64()
+            .unwrap()
+    };
+    for m in ["rcv_nxt", "drops", "snd_una"] {
+        assert!(g["begin"].as_u64().unwrap() <= off(m));
+        assert!(off(m) + 8 <= g["end"].as_u64().unwrap());
+    }
+    assert_eq!(off("id"), 0);
+}
+
+#[test]
+fn btf_regroup_lists_the_kernels_groups() {
+    let btf = "/sys/kernel/btf/vmlinux";
+    if !Path::new(btf).exists() {
+        eprintln!("skipped: {btf} is missing");
+        return;
+    }
+    let out = run_in(
+        &support::repo(),
+        &[
+            "propose",
+            "--btf",
+            btf,
+            "--struct",
+            "tcp_sock",
+            "--regroup",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let dissolved = v["dissolved_groups"].as_array().unwrap();
+    assert!(
+        dissolved.iter().any(|g| g == "tcp_sock_read_tx"),
+        "{dissolved:?}"
+    );
+    assert_eq!(v["before"]["cacheline_groups"], serde_json::json!([]));
+    let first = &v["after"]["fields"][0];
+    assert_eq!(first["name"], "inet_conn");
+    assert_eq!(first["offset"], 0);
+    assert!(v["after"]["size"].as_u64() <= v["before"]["size"].as_u64());
+}
+
+/// `struct zone` on the installed mmzone.h: `--regroup` may drop the three
+/// `CACHELINE_PADDING()`s, and says so.
+#[test]
+fn zone_regroup_says_it_dissolves_the_paddings() {
+    let trees: Vec<std::path::PathBuf> = std::fs::read_dir("/usr/src")
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.join("include/linux/mmzone.h").exists())
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(tree) = trees.into_iter().max() else {
+        eprintln!("skipped: no installed include/linux/mmzone.h");
+        return;
+    };
+    let access = example("kernel/zone.toml");
+    let out = run_in(
+        &tree,
+        &[
+            "propose",
+            "include/linux/mmzone.h",
+            "--struct",
+            "zone",
+            "--access",
+            access.to_str().unwrap(),
+            "--regroup",
+            "--move-first",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    assert_eq!(
+        v["dissolved_paddings"],
+        serde_json::json!(["_pad1_", "_pad2_", "_pad3_"])
+    );
+    assert_eq!(v["after"]["hard_conflicts"], serde_json::json!([]));
+    // Without --regroup the paddings are members of every layout.
+    let shown = json(&run_in(
+        &tree,
+        &[
+            "show",
+            "include/linux/mmzone.h",
+            "--struct",
+            "zone",
+            "--access",
+            access.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    ));
+    let pads: Vec<u64> = shown["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["type"] == "struct cacheline_padding")
+        .map(|f| f["offset"].as_u64().unwrap())
+        .collect();
+    assert_eq!(pads.len(), 3);
+    assert!(pads.iter().all(|o| o % 64 == 0), "{pads:?}");
+}

@@ -1,0 +1,164 @@
+//! `#[cachelayout::optimize]`: the rewritten struct keeps what the user
+//! wrote (visibility, docs, derives, other attributes), honours the options,
+//! hints and pins, and gives fields of unknown size lines of their own.
+
+use cachelayout::CacheLayout;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+mod stats {
+    /// Counters and the configuration they count.
+    #[cachelayout::optimize(constructor = "from_fields")]
+    #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub struct Stats {
+        /// Requests served.
+        #[layout(lockless)]
+        pub requests: u64,
+        pub max_conn: u32,
+        pub(crate) name: String,
+        #[layout(lockless)]
+        pub errors: u64,
+        timeout_ms: u32,
+    }
+
+    impl Stats {
+        pub fn new(name: &str) -> Stats {
+            Stats {
+                name: name.into(),
+                timeout_ms: 30,
+                ..Default::default()
+            }
+        }
+        pub fn timeout_ms(&self) -> u32 {
+            self.timeout_ms
+        }
+    }
+}
+
+#[cachelayout::optimize(line = 128, objective = "min-diff")]
+#[repr(align(32))]
+#[derive(Default)]
+pub struct Wide {
+    pub hits: AtomicU64,
+    pub config: u64,
+}
+
+// Its fields are there for their layout; no test reads them.
+#[allow(dead_code)]
+pub struct Histogram {
+    pub buckets: [u64; 3],
+}
+
+#[cachelayout::optimize]
+#[repr(C)]
+pub struct Mixed<'a> {
+    #[layout(pinned)]
+    pub magic: u8,
+    pub name: &'a str,
+    pub hits: AtomicU64,
+    pub lock: Mutex<u64>,
+    #[layout(size = 24, align = 8)]
+    pub latency: Histogram,
+    pub marker: PhantomData<u8>,
+    pub r#type: u16,
+}
+
+#[cachelayout::optimize]
+pub struct Empty {}
+
+/// `cfg_attr` on the struct itself is evaluated before the macro runs.
+#[cachelayout::optimize]
+#[cfg_attr(target_pointer_width = "64", layout(line = 128))]
+#[cfg_attr(not(target_pointer_width = "64"), layout(line = 32))]
+pub struct Configured {
+    pub hits: AtomicU64,
+}
+
+fn offset(s: &cachelayout::core::Struct, l: &cachelayout::core::Layout, name: &str) -> u64 {
+    l.slot_of(s.field_index(name).unwrap()).unwrap().offset
+}
+
+#[test]
+fn keeps_what_the_user_wrote() {
+    let a = stats::Stats::new("api");
+    let b = a.clone();
+    assert_eq!(a, b);
+    assert_eq!(a.timeout_ms(), 30);
+    assert_eq!(a.name, "api");
+    let debug = format!("{a:?}");
+    assert!(
+        debug.starts_with("Stats {")
+            && debug.contains("requests: 0")
+            && debug.contains("name: \"api\""),
+        "{debug}"
+    );
+    let (s, l) = stats::Stats::layout_model();
+    cachelayout::core::verify(&s, &l).unwrap();
+    // The counters sit on a line of their own.
+    assert_eq!(
+        offset(&s, &l, "requests") / 64,
+        offset(&s, &l, "errors") / 64
+    );
+    assert_ne!(
+        offset(&s, &l, "requests") / 64,
+        offset(&s, &l, "max_conn") / 64
+    );
+}
+
+#[test]
+fn options_and_repr_align() {
+    assert_eq!(Wide::LINE_SIZE, 128);
+    assert!(std::mem::align_of::<Wide>() >= 32);
+    let (s, l) = Wide::layout_model();
+    cachelayout::core::verify(&s, &l).unwrap();
+    let report = Wide::layout_report();
+    assert!(
+        report.contains("layout by #[cachelayout::optimize]"),
+        "{report}"
+    );
+    let w = Wide {
+        hits: AtomicU64::new(1),
+        config: 2,
+        ..Default::default()
+    };
+    assert_eq!(w.hits.load(Ordering::Relaxed) + w.config, 3);
+}
+
+#[test]
+fn pins_hints_unknown_sizes() {
+    let (s, l) = Mixed::layout_model();
+    cachelayout::core::verify(&s, &l).unwrap();
+    assert_eq!(offset(&s, &l, "magic"), 0);
+    // The Mutex, of unknown size, has its lines to itself.
+    let lock = offset(&s, &l, "lock");
+    assert_eq!(lock % 64, 0);
+    let size = std::mem::size_of::<Mutex<u64>>() as u64;
+    for f in &s.fields {
+        let o = offset(&s, &l, &f.name);
+        if f.name != "lock" && f.size > 0 {
+            assert!(
+                o + f.size <= lock || o >= (lock + size).next_multiple_of(64),
+                "{}",
+                Mixed::layout_report()
+            );
+        }
+    }
+    assert!(s.field_index("type").is_some());
+}
+
+#[test]
+fn struct_level_cfg_attr() {
+    let line = if cfg!(target_pointer_width = "64") {
+        128
+    } else {
+        32
+    };
+    assert_eq!(Configured::LINE_SIZE, line);
+}
+
+#[test]
+fn empty_struct() {
+    assert_eq!(std::mem::size_of::<Empty>(), 0);
+    assert!(Empty::layout_report().contains("size 0 B"));
+}

@@ -1,0 +1,72 @@
+//! Oracle for `#[cachelayout::optimize]`: 96 random structs
+//! (tests/it/gen/oracle_cases.rs, written by tests/it/gen/gen_oracle.rs) mixing
+//! primitives, atomics, arrays, pointers, nested structs with size hints and
+//! `Mutex<u64>` (unknown to the size model), with random classes, writer
+//! groups, pins, line sizes and objectives. They compiled, so rustc already
+//! proved the rule with the real sizes; here we check that
+//!
+//! - rustc's offsets (`offset_of!`), size and alignment equal the plan the
+//!   macro computed with layout-core's model, and
+//! - layout-core's independent verifier accepts the real layout at every
+//!   placement the real alignment allows.
+
+mod nested {
+    #![allow(dead_code)]
+    /// 24 bytes, alignment 8.
+    pub struct Inner24 {
+        a: u64,
+        b: u64,
+        c: u32,
+    }
+    /// 3 bytes, alignment 1.
+    pub struct Inner3([u8; 3]);
+    /// 200 bytes, alignment 8.
+    pub struct Big200([u64; 25]);
+    /// 32 bytes, alignment 16.
+    #[repr(C, align(16))]
+    pub struct Wide16([u8; 32]);
+}
+
+#[macro_use]
+#[rustfmt::skip]
+#[path = "gen/oracle_cases.rs"]
+mod cases;
+
+use cachelayout::CacheLayout;
+
+fn check<T: CacheLayout>() {
+    let info = T::__INFO;
+    let plan = info.plan.expect("optimize records its plan");
+    for (real, planned) in info.fields.iter().zip(plan.fields) {
+        assert_eq!(
+            real.offset, planned.offset,
+            "{}: offset of `{}`",
+            info.name, real.name
+        );
+        if let Some(size) = planned.size {
+            assert_eq!(
+                (real.size, real.align),
+                (size, planned.align),
+                "{}: `{}`",
+                info.name,
+                real.name
+            );
+        }
+    }
+    assert_eq!(std::mem::size_of::<T>(), plan.size, "{}: size", info.name);
+    assert_eq!(
+        std::mem::align_of::<T>(),
+        plan.align,
+        "{}: align",
+        info.name
+    );
+    let (s, l) = T::layout_model();
+    if let Err(e) = cachelayout::core::verify(&s, &l) {
+        panic!("{}: {e}\n{}", info.name, T::layout_report());
+    }
+}
+
+#[test]
+fn optimize_plans_what_rustc_lays_out() {
+    for_each_case!(check);
+}
