@@ -240,7 +240,7 @@ pub fn quick_bound(agg: &Aggregate) -> u64 {
         }
     }
     let align = agg.align.max(1);
-    (bytes + bits.div_ceil(8)).div_ceil(align) * align
+    align_up(bytes + bits.div_ceil(8), align)
 }
 
 /// The struct as it is: nothing to reorder.
@@ -311,7 +311,7 @@ pub fn pack_with(agg: &Aggregate, rules: Rules) -> Packing {
         pieces.iter().map(|p| p.align).max().unwrap_or(1)
     };
     let (offsets, end, optimal) = place(&pieces);
-    let best = end.div_ceil(align) * align;
+    let best = align_up(end, align);
     if best >= agg.size {
         return Packing {
             pieces,

@@ -111,7 +111,7 @@ impl Geometry {
 }
 
 fn one_phase_sep(line: u64, p: u64, end: u64) -> u64 {
-    (p + end).div_ceil(line) * line - p
+    align_up(p + end, line) - p
 }
 
 pub(crate) use crate::place::align_up;
