@@ -29,6 +29,7 @@ pub mod growth;
 pub mod layout;
 pub mod model;
 pub mod paths;
+pub mod place;
 pub mod report;
 pub mod scan;
 pub mod segments;

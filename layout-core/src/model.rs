@@ -228,7 +228,9 @@ pub struct Target {
 
 impl Default for Target {
     fn default() -> Self {
-        Target { line: 64 }
+        Target {
+            line: crate::place::DataLayout::X86_64.line_bytes,
+        }
     }
 }
 

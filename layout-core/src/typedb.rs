@@ -47,7 +47,7 @@
 //!    (bitfields included). Its natural alignment is then 1. A packed struct
 //!    whose members all happen to sit at natural offsets cannot be told apart.
 //! 3. A member that sits after the place natural placement gives it
-//!    (`round_up(end of previous member, alignment of its type)`) must carry
+//!    (`align_up(end of previous member, alignment of its type)`) must carry
 //!    an `aligned` attribute. Every power of two above the gap that divides
 //!    the offset explains it; the rule takes the largest one up to 64 (the
 //!    kernel's cache line), and at least the smallest one: `hot

@@ -58,7 +58,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            line: 64,
+            line: layout_core::place::DataLayout::X86_64.line_bytes,
             preset: Preset::Balanced,
             report_only: false,
             time_limit_ms: None,

@@ -7,6 +7,7 @@ use crate::defaults::default_access;
 use crate::size_model::{self, SizeAlign};
 use crate::types::{display, mentions};
 use layout_core::model::PathUse;
+use layout_core::place::{Cursor, Kind, Member};
 use layout_core::{Field, Struct};
 
 /// The model and what the macro knows about each field's size.
@@ -131,17 +132,15 @@ fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
 /// Offsets under `#[repr(C)]` in declaration order, while every size so far
 /// is known.
 fn declared_offsets(known: &[Option<SizeAlign>]) -> Vec<Option<u64>> {
-    let mut end = Some(0u64);
+    let mut c = Some(Cursor::new(Kind::Struct));
     known
         .iter()
-        .map(|sa| {
-            let (Some(at), Some(sa)) = (end, sa) else {
-                end = None;
-                return None;
-            };
-            let offset = at.next_multiple_of(sa.align.max(1));
-            end = Some(offset + sa.size);
-            Some(offset)
+        .map(|sa| match (c.as_mut(), sa) {
+            (Some(c), Some(sa)) => Some(c.place(&Member::new(sa.size, sa.align))),
+            _ => {
+                c = None;
+                None
+            }
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 
 use crate::attr::{Input, Options};
 use crate::model::Model;
+use layout_core::place::{align_up, Cursor, Extent, Kind, Member};
 use layout_core::{solve, Layout, Placement, Solution, SolveOptions};
 use std::time::Duration;
 
@@ -117,7 +118,7 @@ pub fn items(model: &Model, layout: &Layout) -> Vec<Item> {
         let target = slot.offset;
         if model.known[slot.field].is_none() {
             // A block of whole lines of its own, whatever its real size.
-            if end.next_multiple_of(line) != target {
+            if align_up(end, line) != target {
                 push(&mut out, Item::Pad(target - end));
             }
             push(&mut out, Item::Marker(line));
@@ -133,11 +134,11 @@ pub fn items(model: &Model, layout: &Layout) -> Vec<Item> {
         end = target + field.size;
     }
     if layout.align > align {
-        if end.next_multiple_of(layout.align) != layout.size {
+        if align_up(end, layout.align) != layout.size {
             push(&mut out, Item::Pad(layout.size - end));
         }
         push(&mut out, Item::Marker(layout.align));
-    } else if end.next_multiple_of(align) != layout.size {
+    } else if align_up(end, align) != layout.size {
         push(&mut out, Item::Pad(layout.size - end));
     }
     out
@@ -155,12 +156,12 @@ fn reach(
     max_align: u64,
     align: &mut u64,
 ) {
-    if end.next_multiple_of(field_align.max(1)) == target {
+    if align_up(end, field_align) == target {
         return;
     }
     let mut m = field_align.max(1) * 2;
     while m <= max_align.min(MAX_MARKER) {
-        if end.next_multiple_of(m) == target {
+        if align_up(end, m) == target {
             push(out, Item::Marker(m));
             *align = (*align).max(m);
             return;
@@ -174,23 +175,23 @@ fn reach(
 /// under the model's sizes.
 pub fn repr_c(model: &Model, items: &[Item]) -> (Vec<u64>, u64, u64) {
     let mut offsets = vec![0; model.strukt.fields.len()];
-    let (mut end, mut align) = (0u64, 1u64);
+    let mut c = Cursor::new(Kind::Struct);
     for item in items {
         match *item {
             Item::Field(i) => {
                 let f = &model.strukt.fields[i];
-                offsets[i] = end.next_multiple_of(f.align);
-                end = offsets[i] + f.size;
-                align = align.max(f.align);
+                offsets[i] = c.place(&Member::new(f.size, f.align));
             }
             Item::Marker(m) => {
-                end = end.next_multiple_of(m);
-                align = align.max(m);
+                c.place(&Member::new(0, m));
             }
-            Item::Pad(n) => end += n,
+            Item::Pad(n) => {
+                c.place(&Member::new(n, 1));
+            }
         }
     }
-    (offsets, end.next_multiple_of(align), align)
+    let Extent { size, align } = c.finish(1);
+    (offsets, size, align)
 }
 
 /// The suggested order as Rust to paste: the struct with `#[repr(C)]`, its
@@ -202,7 +203,8 @@ pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
     let where_clause = &generics.where_clause;
     let head = crate::types::display_tokens(&quote::quote!(#generics #where_clause));
     let mut out = format!("#[repr(C)] struct {}{} {{ ", input.ident, head);
-    let (mut end, mut pads, mut marks) = (Some(0u64), 0, 0);
+    // Where `repr(C)` is, while every size so far is known.
+    let (mut at, mut pads, mut marks) = (Some(Cursor::new(Kind::Struct)), 0, 0);
     for item in items {
         match *item {
             Item::Field(i) => {
@@ -218,19 +220,21 @@ pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
                 }
                 out.push_str(&format!("{}: {}, ", f.name, crate::types::display(&f.ty)));
                 let field = &model.strukt.fields[i];
-                end = match (end, model.known[i]) {
-                    (Some(e), Some(_)) => Some(e.next_multiple_of(field.align) + field.size),
-                    _ => None,
-                };
+                match (at.as_mut(), model.known[i]) {
+                    (Some(c), Some(_)) => {
+                        c.place(&Member::new(field.size, field.align));
+                    }
+                    _ => at = None,
+                }
             }
-            Item::Marker(m) => match end {
-                Some(e) => {
-                    let n = e.next_multiple_of(m) - e;
+            Item::Marker(m) => match at.as_mut() {
+                Some(c) => {
+                    let n = align_up(c.end(), m) - c.end();
                     if n > 0 {
                         out.push_str(&format!("_pad{pads}: [u8; {n}], "));
                         pads += 1;
                     }
-                    end = Some(e + n);
+                    c.place(&Member::new(n, 1));
                 }
                 None => {
                     out.push_str(&format!(
@@ -242,7 +246,9 @@ pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
             Item::Pad(n) => {
                 out.push_str(&format!("_pad{pads}: [u8; {n}], "));
                 pads += 1;
-                end = end.map(|e| e + n);
+                if let Some(c) = at.as_mut() {
+                    c.place(&Member::new(n, 1));
+                }
             }
         }
     }

@@ -13,6 +13,7 @@
 //! checks the rule with the real sizes at compile time.
 
 use crate::types::{first_arg, is_unsized, shape, Shape};
+use layout_core::place::DataLayout;
 use syn::Type;
 
 /// Size and alignment in bytes.
@@ -22,13 +23,7 @@ pub struct SizeAlign {
     pub align: u64,
 }
 
-const PTR: u64 = if cfg!(target_pointer_width = "64") {
-    8
-} else if cfg!(target_pointer_width = "32") {
-    4
-} else {
-    2
-};
+const PTR: u64 = DataLayout::HOST.pointer_bytes;
 
 const fn sa(size: u64, align: u64) -> Option<SizeAlign> {
     Some(SizeAlign { size, align })

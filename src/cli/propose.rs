@@ -353,7 +353,7 @@ impl Proposal {
         let bytes: u64 = s.fields.iter().map(|f| f.size).sum();
         Some(Proposal {
             layout,
-            lower_bound: bytes.next_multiple_of(s.natural_align().max(1)),
+            lower_bound: layout_core::place::align_up(bytes, s.natural_align()),
             optimal: true,
             solve_ms: 0,
             stopped_by_time: false,

@@ -35,7 +35,7 @@ pub(crate) enum Attr {
 }
 
 /// The line size the kernel's cacheline macros stand for on x86_64.
-pub(crate) const SMP_CACHE_BYTES: u64 = 64;
+pub(crate) const SMP_CACHE_BYTES: u64 = crate::place::DataLayout::X86_64.smp_cache_bytes;
 
 // The emitters spell 64-byte breaks with these macros: same value.
 const _: () = assert!(SMP_CACHE_BYTES == crate::emit::KERNEL_LINE);

@@ -9,6 +9,7 @@ use super::types::{Item, Placed, Resolver};
 use super::{CStruct, Header};
 use crate::error::{line_col, Diagnostic};
 use crate::model::{Field, SourceSpan, Struct};
+use crate::place::align_up;
 use crate::segments::{BEGIN_PREFIX, END_PREFIX, PAD_PREFIX};
 use crate::source::{MemberSource, StructSource};
 use std::collections::HashMap;
@@ -269,7 +270,7 @@ fn marker_fields(h: &Header, k: usize, p: &Placed, end: u64) -> Vec<Field> {
         MarkerKind::GroupEnd => vec![zero(group(END_PREFIX), "__u8[0]", p.align, offset)],
         MarkerKind::GroupEndAligned(_) => {
             let end_align = 8.min(p.align);
-            let at = end.div_ceil(end_align) * end_align;
+            let at = align_up(end, end_align);
             vec![
                 zero(group(END_PREFIX), "__u8[0]", end_align, at.min(offset)),
                 zero(group(PAD_PREFIX), "struct {}", p.align, offset),

@@ -6,11 +6,12 @@
 //! file's `[types]`, then the built-in table of common kernel types (as
 //! configured without lock debugging).
 
-use super::attrs::{Attr, MarkerKind, SMP_CACHE_BYTES};
+use super::attrs::{Attr, MarkerKind};
 use super::consts::{self, Env, EvalError, MacroTable, Mode, PTok};
 use super::parse::{Declarator, Derived, FieldDecl, RecordDef, RecordKind, SyntaxError, TypeRef};
 use super::Header;
 use crate::error::{line_col, Diagnostic};
+use crate::place::{self, DataLayout};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -23,7 +24,11 @@ pub(crate) struct TyLayout {
     pub align: u64,
 }
 
-const POINTER: TyLayout = TyLayout { size: 8, align: 8 };
+/// A pointer of the target.
+const POINTER: TyLayout = TyLayout {
+    size: DataLayout::X86_64.pointer_bytes,
+    align: DataLayout::X86_64.pointer_bytes,
+};
 
 /// x86_64 sizes of keyword scalar types (`unsigned long`, `long double`).
 pub(crate) fn scalar_layout(words: &[String]) -> Option<TyLayout> {
@@ -108,12 +113,10 @@ pub(crate) struct Resolver<'h> {
 
 /// Types are limited to 2^48 bytes (256 TiB): what x86_64 can address, and
 /// what keeps every offset computation exact.
+const MAX_TYPE_SIZE: u64 = 1 << 48;
+
 const TOO_LARGE_HELP: &str =
     "the limit is 2^48 bytes (what x86_64 addresses); check the size expression";
-
-fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a.max(1)) * a.max(1)
-}
 
 impl<'h> Resolver<'h> {
     pub fn new(h: &'h Header) -> Self {
@@ -446,7 +449,7 @@ impl<'h> Resolver<'h> {
                     l.size = l
                         .size
                         .checked_mul(longs)
-                        .filter(|s| *s < 1 << 48)
+                        .filter(|s| *s < MAX_TYPE_SIZE)
                         .ok_or_else(|| {
                             self.error(r.start, format!("bitmap of {bits} bits is too large"))
                                 .help(TOO_LARGE_HELP)
@@ -459,7 +462,7 @@ impl<'h> Resolver<'h> {
                         .filter(|b| *b < 48)
                         .map(|b| 1u64 << b)
                         .and_then(|n| l.size.checked_mul(n))
-                        .filter(|s| *s < 1 << 48)
+                        .filter(|s| *s < MAX_TYPE_SIZE)
                         .ok_or_else(|| {
                             self.error(r.start, format!("hash table of 1 << {bits} buckets is out of range"))
                                 .help("the bits of a hash table are 0 or more, and its size under 2^48 bytes")
@@ -475,7 +478,7 @@ impl<'h> Resolver<'h> {
                     l.size = l
                         .size
                         .checked_mul(n)
-                        .filter(|s| *s < 1 << 48)
+                        .filter(|s| *s < MAX_TYPE_SIZE)
                         .ok_or_else(|| {
                             self.error(
                                 r.start,
@@ -626,6 +629,7 @@ impl<'h> Resolver<'h> {
     }
 
     fn marker_align(&self, kind: &MarkerKind, at: usize) -> Result<u64, Diagnostic> {
+        const SMP_CACHE_BYTES: u64 = DataLayout::X86_64.smp_cache_bytes;
         let arg_or_line = |arg: &Option<Vec<PTok>>| match arg {
             Some(toks) => match self.eval_tokens(toks, at)? {
                 0 => Ok(SMP_CACHE_BYTES),
@@ -647,6 +651,9 @@ impl<'h> Resolver<'h> {
         }
     }
 
+    /// Lays `rec` out: this front-end decides each member's alignment
+    /// (`packed`, `aligned`, `#pragma pack`) and which bit-fields raise the
+    /// record's; [`place::lay_out`] places them.
     fn lay_out(&self, rec: &RecordDef) -> Result<RecordLayout, Diagnostic> {
         super::checks::check_record(self, rec)?;
         let packed = rec.attrs.contains(&Attr::Packed);
@@ -655,11 +662,8 @@ impl<'h> Resolver<'h> {
         let pack = self.h.pre.pack_at(rec.body.end);
         let cap = |a: u64| pack.map_or(a, |n| a.min(n));
         let attr_align = self.max_align(&rec.attrs, rec.specifier.start)?;
-        let union = rec.kind == RecordKind::Union;
-        let mut bit = 0u64; // next free bit (struct)
-        let mut end_bits = 0u64; // largest member end (union)
-        let mut align = 1u64;
         let mut placed = Vec::new();
+        let mut members = Vec::new();
         for (at, item) in self.items(rec) {
             let m = match item {
                 Item::Marker(k) => {
@@ -672,13 +676,10 @@ impl<'h> Resolver<'h> {
                     } else {
                         cap(self.marker_align(kind, at)?)
                     };
-                    if !union {
-                        bit = align_up(bit, a * 8);
-                    }
-                    align = align.max(a);
+                    members.push(place::Member::new(0, a));
                     placed.push(Placed {
                         item,
-                        bit_offset: if union { 0 } else { bit },
+                        bit_offset: 0,
                         size: 0,
                         align: a,
                         bits: None,
@@ -720,66 +721,59 @@ impl<'h> Resolver<'h> {
                     member: m,
                     declarator: d_idx,
                 };
-                match bits {
-                    Some(w) => {
+                let (member, align) = match bits {
+                    Some(width) => {
                         let named = matches!(&slot, Slot::Declarator(d) if d.name.is_some());
                         let attr_packed = packed
                             || matches!(&slot, Slot::Declarator(d) if d.attrs.contains(&Attr::Packed));
-                        let field_packed = attr_packed || pack.is_some();
-                        let unit = cap(l.align) * 8;
-                        let mut at_bit = if union { 0 } else { bit };
-                        // A zero width aligns to the type; otherwise a bit-field
-                        // may not straddle a unit of its type (unless packed).
-                        if w == 0 || (!field_packed && (at_bit % unit) + w > l.size * 8) {
-                            at_bit = align_up(at_bit, unit);
-                        }
-                        if named && !attr_packed && w > 0 {
-                            align = align.max(field_align);
-                        }
-                        if union {
-                            end_bits = end_bits.max(w);
-                        } else {
-                            bit = at_bit + w;
-                        }
-                        placed.push(Placed {
-                            item,
-                            bit_offset: at_bit,
-                            size: l.size,
-                            align: if attr_packed { 1 } else { cap(l.align) },
-                            bits: Some(w),
-                        });
-                    }
-                    None => {
-                        let at_bit = if union {
-                            0
-                        } else {
-                            align_up(bit, field_align * 8)
+                        // Only a named, unpacked bit-field of some width
+                        // aligns the record.
+                        let raises = named && !attr_packed && width > 0;
+                        let bits = place::Bitfield {
+                            width,
+                            unit_bits: cap(l.align) * 8,
+                            limit_bits: l.size * 8,
+                            straddles: attr_packed || pack.is_some(),
                         };
-                        if union {
-                            end_bits = end_bits.max(l.size * 8);
-                        } else {
-                            bit = at_bit + l.size * 8;
-                        }
-                        align = align.max(field_align);
-                        placed.push(Placed {
-                            item,
-                            bit_offset: at_bit,
-                            size: l.size,
-                            align: field_align,
-                            bits: None,
-                        });
+                        let member = place::Member::bitfield(
+                            l.size,
+                            if raises { field_align } else { 1 },
+                            bits,
+                        );
+                        (member, if attr_packed { 1 } else { cap(l.align) })
                     }
-                }
+                    None => (place::Member::new(l.size, field_align), field_align),
+                };
+                members.push(member);
+                placed.push(Placed {
+                    item,
+                    bit_offset: 0,
+                    size: l.size,
+                    align,
+                    bits,
+                });
             }
         }
-        if let Some(a) = attr_align {
-            align = align.max(a);
+        let kind = match rec.kind {
+            RecordKind::Union => place::Kind::Union,
+            RecordKind::Struct => place::Kind::Struct,
+        };
+        let laid = place::lay_out(kind, &members, attr_align.unwrap_or(1));
+        for (p, bit) in placed.iter_mut().zip(laid.bit_offsets) {
+            p.bit_offset = bit;
         }
-        let used = if union { end_bits } else { bit };
-        let size = align_up(used.div_ceil(8), align);
+        if laid.size >= MAX_TYPE_SIZE {
+            let what = match &rec.tag {
+                Some(t) => format!("{} {t}", rec.kind.keyword()),
+                None => format!("this {}", rec.kind.keyword()),
+            };
+            return Err(self
+                .error(rec.specifier.start, format!("{what} is too large"))
+                .help(TOO_LARGE_HELP));
+        }
         Ok(RecordLayout {
-            size,
-            align,
+            size: laid.size,
+            align: laid.align,
             attr_align: attr_align.unwrap_or(1),
             placed,
         })

@@ -9,7 +9,7 @@ use std::ops::Range;
 /// and the group markers without an explicit alignment give on x86_64
 /// (`SMP_CACHE_BYTES`), as the C front-end reads them (emitters build
 /// without the C front-end, for BTF input).
-pub(crate) const KERNEL_LINE: u64 = 64;
+pub(crate) const KERNEL_LINE: u64 = crate::place::DataLayout::X86_64.smp_cache_bytes;
 
 /// Attributes that align a member to the cache line in kernel headers.
 const CACHELINE_ATTRIBUTES: &[&str] = &[

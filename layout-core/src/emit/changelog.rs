@@ -5,6 +5,7 @@
 
 use crate::layout::{reported_conflicts, Layout, LineConflict};
 use crate::model::{Access, Placement, Struct};
+use crate::place::align_up;
 use crate::report::ordered_slots;
 use crate::verify::VerifiedLayout;
 use std::collections::BTreeSet;
@@ -120,7 +121,7 @@ impl Frame {
     fn after(l: &Layout, before_start: u64) -> Frame {
         let start = match l.placement {
             Placement::Offset(o) => o,
-            Placement::Aligned => before_start.div_ceil(l.align.max(1)) * l.align.max(1),
+            Placement::Aligned => align_up(before_start, l.align),
         };
         Frame {
             start,
@@ -542,7 +543,7 @@ fn holes(s: &Struct, l: &Layout, frame: &Frame) -> Vec<String> {
     let mut before: Option<usize> = None;
     for sl in ordered_slots(s, l) {
         let f = &s.fields[sl.field];
-        let natural = end.div_ceil(f.align.max(1)) * f.align.max(1);
+        let natural = align_up(end, f.align);
         if sl.offset > natural && f.size > 0 {
             let gap = sl.offset - end;
             let name = shown(s, sl.field);

@@ -10,6 +10,7 @@
 use crate::error::Diagnostic;
 use crate::layout::Layout;
 use crate::model::Struct;
+use crate::place::{Cursor, Member};
 use crate::report::ordered_slots;
 
 /// One entry of the member list C will see, in order.
@@ -42,8 +43,10 @@ enum Natural {
     AtMostLine,
 }
 
-fn round_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a.max(1)) * a.max(1)
+/// Where C places a member of `size` bytes aligned to `align` when the
+/// members before it end at `pos`.
+fn c_places(pos: u64, size: u64, align: u64) -> u64 {
+    Cursor::at(pos).place(&Member::new(size, align))
 }
 
 /// What C needs for `l`: the member list, and an `aligned` attribute on the
@@ -101,7 +104,7 @@ pub(crate) fn plan(
             )));
         }
         let lands = match natural(sl.field) {
-            Natural::Known(a) => round_up(pos, a) == target,
+            Natural::Known(a) => c_places(pos, f.size, a) == target,
             Natural::AtMostLine => pos == target,
         };
         let aligned_align = match natural(sl.field) {
@@ -111,7 +114,7 @@ pub(crate) fn plan(
         let line_break = !lands
             && breaks_allowed
             && target % line == 0
-            && round_up(pos, aligned_align) == target;
+            && c_places(pos, f.size, aligned_align) == target;
         if !lands && !line_break {
             items.push(Item::Pad {
                 at: pos,
@@ -131,7 +134,7 @@ pub(crate) fn plan(
 
     // C's size is the end of the last member rounded up to the alignment,
     // which is now the layout's; anything beyond that is explicit.
-    if round_up(pos, l.align) != l.size && l.size > pos {
+    if Cursor::at(pos).finish(l.align).size != l.size && l.size > pos {
         items.push(Item::Pad {
             at: pos,
             bytes: l.size - pos,

@@ -2,15 +2,15 @@
 //! way C places members, must give the verified layout exactly.
 //!
 //! The renderer records every member, marker and padding array it writes, in
-//! text order, with the alignment C will give it. This module places them one
-//! after another (each at the next multiple of its alignment), rounds the
-//! size up to the largest alignment, and compares with the layout. It knows
-//! nothing of styles: a style that cannot express a layout fails here with a
-//! message that names the first member off its offset.
+//! text order, with the alignment C will give it. This module places them
+//! with the placement engine ([`crate::place`]) and compares with the
+//! layout. It knows nothing of styles: a style that cannot express a layout
+//! fails here with a message that names the first member off its offset.
 
 use crate::error::Diagnostic;
 use crate::layout::Layout;
 use crate::model::Struct;
+use crate::place::{Bitfield, Cursor, Extent, Kind, Member};
 
 /// The alignment C gives a member as written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,8 +54,7 @@ pub(crate) fn check(
     items: &[CItem],
     struct_align: u64,
 ) -> Result<(), String> {
-    let mut pos = 0u64;
-    let mut align = struct_align.max(1);
+    let mut c = Cursor::new(Kind::Struct);
     let mut placed = vec![None; s.fields.len()];
     for item in items {
         match *item {
@@ -69,18 +68,16 @@ pub(crate) fn check(
                     .map(|sl| sl.offset)
                     .ok_or_else(|| format!("field `{}` has no offset in the layout", f.name))?;
                 let at = match a {
-                    CAlign::Known(a) => {
-                        align = align.max(a);
-                        round_up(pos, a)
-                    }
-                    // Anything up to the line is possible; only `pos` itself
-                    // is certain, and only when it is the target.
-                    CAlign::AtMostLine if pos == target => pos,
+                    CAlign::Known(a) => c.place(&Member::new(f.size, a)),
+                    // Anything up to the line is possible; only the end so
+                    // far itself is certain, and only when it is the target.
+                    CAlign::AtMostLine if c.end() == target => c.place(&Member::new(f.size, 1)),
                     CAlign::AtMostLine => {
                         return Err(format!(
-                            "gcc would place `{}` somewhere from offset {pos} on, depending \
+                            "gcc would place `{}` somewhere from offset {} on, depending \
                              on its type's alignment, not surely at {target}",
-                            f.name
+                            f.name,
+                            c.end()
                         ))
                     }
                 };
@@ -93,14 +90,22 @@ pub(crate) fn check(
                 if placed[field].replace(at).is_some() {
                     return Err(format!("field `{}` is written twice", f.name));
                 }
-                pos = at + f.size;
             }
             CItem::Marker { align: a } => {
-                align = align.max(a);
-                pos = round_up(pos, a);
+                c.place(&Member::new(0, a));
             }
-            CItem::Pad { bytes } => pos += bytes,
-            CItem::Guard { align: a } => pos = round_up(pos, a),
+            CItem::Pad { bytes } => {
+                c.place(&Member::new(bytes, 1));
+            }
+            CItem::Guard { align: a } => {
+                let unit = Bitfield {
+                    width: 0,
+                    unit_bits: a.saturating_mul(8),
+                    limit_bits: a.saturating_mul(8),
+                    straddles: false,
+                };
+                c.place(&Member::bitfield(a, 1, unit));
+            }
         }
     }
     if let Some(i) = placed.iter().position(Option::is_none) {
@@ -108,7 +113,7 @@ pub(crate) fn check(
     }
     // A field of unknown alignment adds at most the line size, which the
     // layout's alignment already holds (its model alignment is the line).
-    let size = round_up(pos, align);
+    let Extent { size, align } = c.finish(struct_align);
     if align != l.align {
         return Err(format!(
             "gcc would align struct {} to {align} bytes, not {}",
@@ -122,10 +127,6 @@ pub(crate) fn check(
         ));
     }
     Ok(())
-}
-
-fn round_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a.max(1)) * a.max(1)
 }
 
 /// The diagnostic for a rendering that `check` refused.

@@ -6,8 +6,9 @@
 //! changes; each padding change becomes one [`Part`], in offset order, with
 //! the tail padding last.
 
-use super::relayout::{member_label, round_up};
+use super::relayout::member_label;
 use super::{Embedded, Padding, Part, Shape};
+use crate::place::align_up;
 use crate::typedb::{Aggregate, AggregateKind, TypeDb};
 use std::collections::HashMap;
 
@@ -345,7 +346,7 @@ pub(crate) fn explain(
         && delta != 0
         && delta % new.align as i64 == 0
     {
-        let rounded = round_up(new_end, new.align) == new.size;
+        let rounded = align_up(new_end, new.align) == new.size;
         if rounded {
             why.push(format!(
                 "{} is {}-byte aligned, so its size changes in steps of {}",

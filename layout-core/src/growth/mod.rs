@@ -462,8 +462,8 @@ fn check_new_shape(root: &Aggregate, new: Shape) -> Result<(), Diagnostic> {
             "size {} is not a multiple of the alignment {} of struct {name}",
             new.size, new.align
         ))
-        .help(match new.size.checked_next_multiple_of(new.align) {
-            Some(up) if up <= MAX_SIZE => format!(
+        .help(match crate::place::align_up(new.size, new.align) {
+            up if up <= MAX_SIZE => format!(
                 "C rounds a struct's size up to its alignment: give --size {up} or another --align"
             ),
             _ => "C rounds a struct's size up to its alignment: give a smaller --align".to_string(),

@@ -1,7 +1,7 @@
 //! Recomputes an aggregate's layout after some of the types it embeds
-//! changed size or alignment, with C's rules: every member goes at the next
-//! multiple of its alignment after the members before it, the size rounds
-//! up to the aggregate's alignment.
+//! changed size or alignment, with C's rules as [`crate::place`] applies
+//! them: every member goes at the next multiple of its alignment after the
+//! members before it, the size rounds up to the aggregate's alignment.
 //!
 //! Members keep their effective alignment: the larger of their type's and
 //! their `aligned` attribute's. An attribute is not always known (a header's
@@ -19,6 +19,7 @@
 //! a struct the database reads as packed) keep their place relative to it.
 
 use super::Shape;
+use crate::place::{self, Cursor};
 use crate::typedb::{Aggregate, AggregateKind, Member, TypeDb};
 use std::collections::HashMap;
 
@@ -112,9 +113,9 @@ impl<'a> Placer<'a> {
         let offset_new = if self.is_union() {
             m.offset
         } else {
-            let natural = round_up(self.end_old, a_old);
+            let natural = c_places(self.end_old, a_old);
             if m.offset == natural {
-                round_up(self.end_new, a_new)
+                c_places(self.end_new, a_new)
             } else if m.offset > natural {
                 match inferred_align(m.offset, self.end_old, a_old) {
                     Some(p) => {
@@ -127,7 +128,7 @@ impl<'a> Placer<'a> {
                         a_old = a_old.max(p);
                         a_new = a_new.max(p);
                         inferred = Some(p);
-                        round_up(self.end_new, a_new)
+                        c_places(self.end_new, a_new)
                     }
                     None => {
                         let extra = m.offset - natural;
@@ -137,7 +138,7 @@ impl<'a> Placer<'a> {
                             member_label(m),
                             bytes(extra)
                         ));
-                        round_up(self.end_new, a_new) + extra
+                        c_places(self.end_new, a_new) + extra
                     }
                 }
             } else {
@@ -197,9 +198,9 @@ impl<'a> Placer<'a> {
         } else {
             self.align_new
         };
-        let natural_old = round_up(self.end_old, old.align.max(1));
+        let natural_old = Cursor::at(self.end_old).finish(old.align).size;
         let size = if old.size == natural_old {
-            round_up(self.end_new, align_new)
+            Cursor::at(self.end_new).finish(align_new).size
         } else if old.size > natural_old {
             let extra = old.size - natural_old;
             self.assumptions.push(format!(
@@ -207,12 +208,18 @@ impl<'a> Placer<'a> {
                 old.name,
                 bytes(extra)
             ));
-            round_up(self.end_new, align_new) + extra
+            Cursor::at(self.end_new).finish(align_new).size + extra
         } else {
             add(old.size, self.end_new as i128 - self.end_old as i128)
         };
         (size, align_new)
     }
+}
+
+/// Where C places a member aligned to `align` after members that end at
+/// `end`.
+fn c_places(end: u64, align: u64) -> u64 {
+    Cursor::at(end).place(&place::Member::new(0, align))
 }
 
 /// The new size of a member whose type goes from `was` to `now`.
@@ -260,10 +267,6 @@ fn bytes(n: u64) -> String {
 
 fn add(x: u64, by: i128) -> u64 {
     (x as i128 + by).clamp(0, u64::MAX as i128) as u64
-}
-
-pub(crate) fn round_up(x: u64, align: u64) -> u64 {
-    x.checked_next_multiple_of(align.max(1)).unwrap_or(u64::MAX)
 }
 
 /// How reports name a member: `name`, `name[]` for arrays, or

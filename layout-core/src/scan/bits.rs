@@ -1,6 +1,7 @@
-//! Bitfields as gcc lays them out (x86-64 and arm64 SysV ABIs): each one at
-//! the current bit position, unless that makes it cross a boundary of its
-//! declared type's storage unit; then at the start of the next unit.
+//! Bitfields as gcc lays them out (x86-64 and arm64 SysV ABIs), placed by
+//! [`crate::place`]: each one at the current bit position, unless that makes
+//! it cross a boundary of its declared type's storage unit; then at the
+//! start of the next unit.
 //!
 //! Declaring the bitfields of a struct next to each other in some order is a
 //! plain reordering of the source, so the scan treats all bitfields between
@@ -15,7 +16,8 @@
 //! fits). So a layout that reserves `[o, o + len)` for the pool, with `o` a
 //! multiple of the pool's alignment, holds whatever comes before it in C.
 
-use crate::typedb::Member;
+use crate::place::{Bitfield, Cursor, Member};
+use crate::typedb;
 
 /// One bitfield: its width and storage unit, in bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +29,7 @@ pub(crate) struct Bit {
 }
 
 impl Bit {
-    pub fn of(members: &[Member], member: usize) -> Bit {
+    pub fn of(members: &[typedb::Member], member: usize) -> Bit {
         let m = &members[member];
         let width = m.bit_size.unwrap_or(0);
         let unit_bytes = if m.size.is_power_of_two() {
@@ -43,19 +45,27 @@ impl Bit {
     }
 }
 
-/// The bit after the last of `bits`, laid in order from bit `start`.
-pub(crate) fn end_bit(bits: &[Bit], start: u64) -> u64 {
-    let mut at = start;
-    for b in bits {
-        if b.width == 0 {
-            continue;
-        }
-        if at / b.unit != (at + b.width - 1) / b.unit {
-            at = at.div_ceil(b.unit) * b.unit;
-        }
-        at += b.width;
+impl Bit {
+    /// The bitfield as the placement engine places it.
+    fn member(&self) -> Member {
+        let bits = Bitfield {
+            width: self.width,
+            unit_bits: self.unit,
+            limit_bits: self.unit,
+            straddles: false,
+        };
+        Member::bitfield(self.unit.div_ceil(8), 1, bits)
     }
-    at
+}
+
+/// The bit after the last of `bits`, laid in order from bit `start`. Zero
+/// widths are left out: the pool's order is free, so they separate nothing.
+pub(crate) fn end_bit(bits: &[Bit], start: u64) -> u64 {
+    let mut c = Cursor::at_bit(u128::from(start));
+    for b in bits.iter().filter(|b| b.width > 0) {
+        c.place_bits(&b.member());
+    }
+    c.end_bits()
 }
 
 /// Bytes that `bits` cover when laid from a byte boundary.

@@ -32,6 +32,7 @@
 use super::bits::{self, Bit, Pool};
 use crate::layout::{Layout, Slot};
 use crate::model::{Field, Placement, Struct};
+use crate::place::{self, align_up, Cursor};
 use crate::typedb::{Aggregate, AggregateKind, Member};
 use crate::verify::{check_structure, VerifyError};
 use std::fmt;
@@ -239,7 +240,7 @@ pub fn quick_bound(agg: &Aggregate) -> u64 {
         }
     }
     let align = agg.align.max(1);
-    (bytes + bits.div_ceil(8)).div_ceil(align) * align
+    align_up(bytes + bits.div_ceil(8), align)
 }
 
 /// The struct as it is: nothing to reorder.
@@ -310,7 +311,7 @@ pub fn pack_with(agg: &Aggregate, rules: Rules) -> Packing {
         pieces.iter().map(|p| p.align).max().unwrap_or(1)
     };
     let (offsets, end, optimal) = place(&pieces);
-    let best = end.div_ceil(align) * align;
+    let best = align_up(end, align);
     if best >= agg.size {
         return Packing {
             pieces,
@@ -418,10 +419,6 @@ const SEARCHED_ALIGN: u64 = 4096;
 /// The word size pahole caps alignment at.
 const WORD: u64 = 8;
 
-fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a) * a
-}
-
 /// Offsets of all pieces, the end of the last one, and whether every run
 /// ended at its start plus its bytes.
 fn place(pieces: &[Piece]) -> (Vec<u64>, u64, bool) {
@@ -437,9 +434,9 @@ fn place(pieces: &[Piece]) -> (Vec<u64>, u64, bool) {
         let (end, tight) = place_run(pieces, &run, at, &mut offsets);
         optimal &= tight;
         run.clear();
-        let o = align_up(end, p.align);
-        offsets[i] = o;
-        at = o + p.size;
+        let mut c = Cursor::at(end);
+        offsets[i] = c.place(&place::Member::new(p.size, p.align));
+        at = c.end();
     }
     let (end, tight) = place_run(pieces, &run, at, &mut offsets);
     (offsets, end, optimal && tight)
@@ -527,15 +524,14 @@ fn run_bound(pieces: &[Piece], run: &[usize], start: u64, bytes: u64) -> u64 {
 /// Places `order` back to back from `start`, each piece at its alignment;
 /// returns the end and, given a buffer, writes the offsets.
 fn lay(pieces: &[Piece], order: &[usize], start: u64, mut out: Option<&mut [u64]>) -> u64 {
-    let mut at = start;
+    let mut c = Cursor::at(start);
     for &i in order {
-        let o = align_up(at, pieces[i].align);
+        let o = c.place(&place::Member::new(pieces[i].size, pieces[i].align));
         if let Some(out) = out.as_deref_mut() {
             out[i] = o;
         }
-        at = o + pieces[i].size;
     }
-    at
+    c.end()
 }
 
 /// Orders worth trying, most promising first: the declaration order, by

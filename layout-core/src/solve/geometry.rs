@@ -111,13 +111,10 @@ impl Geometry {
 }
 
 fn one_phase_sep(line: u64, p: u64, end: u64) -> u64 {
-    (p + end).div_ceil(line) * line - p
+    align_up(p + end, line) - p
 }
 
-/// Round `x` up to a multiple of the power of two `a`.
-pub(crate) fn align_up(x: u64, a: u64) -> u64 {
-    (x + a - 1) & !(a - 1)
-}
+pub(crate) use crate::place::align_up;
 
 /// The geometries worth trying, by increasing alignment: in phase mode the
 /// natural one; in aligned mode every power of two from the natural

@@ -207,7 +207,7 @@ pub struct SolveOptions {
 impl Default for SolveOptions {
     fn default() -> Self {
         SolveOptions {
-            line: 64,
+            line: crate::place::DataLayout::X86_64.line_bytes,
             placement: Placement::Aligned,
             time_limit: Duration::from_secs(10),
             work_limit: DEFAULT_WORK_LIMIT,

@@ -3,10 +3,11 @@
 //! The rules are documented on [`crate::typedb`].
 
 use super::graph::{Node, Span, TypeGraph, TypeId};
+use crate::place::{align_up, DataLayout};
 
 /// The cache line size the kernel's `____cacheline_aligned` uses on x86_64 and
 /// arm64: inferred attributes are taken as large as the offset allows, up to it.
-pub(crate) const LINE: u64 = 64;
+pub(crate) const LINE: u64 = DataLayout::X86_64.smp_cache_bytes;
 
 /// Deepest typedef/qualifier/array chain followed; deeper means a cycle.
 const MAX_DEPTH: u32 = 64;
@@ -268,7 +269,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
         // the struct's own attribute is the part its members do not explain.
         let mut own = if stated > from_members { stated } else { 0 };
         let mut align = from_members.max(stated);
-        if self.g.infer_align && size > round_up(end, align) {
+        if self.g.infer_align && size > align_up(end, align) {
             if let Some(a) = infer(size, end, align) {
                 own = own.max(a);
                 align = align.max(a);
@@ -295,7 +296,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
     }
 
     /// In a packed struct, the largest alignment of a member that sits past
-    /// a gap its type's alignment explains exactly (`round_up(end of the
+    /// a gap its type's alignment explains exactly (`align_up(end of the
     /// previous member, alignment) == offset`): such a member is not packed
     /// (a `__packed` member among ordinary ones), and the struct is at least
     /// that aligned, as gcc makes it.
@@ -310,7 +311,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
             }
             let offset = m.bit_offset / 8;
             let natural = self.natural_of(m.ty);
-            if m.bit_offset % 8 == 0 && offset > end && round_up(end, natural) == offset {
+            if m.bit_offset % 8 == 0 && offset > end && align_up(end, natural) == offset {
                 most = most.max(natural);
             }
             end = end.max(offset.saturating_add(size));
@@ -350,7 +351,7 @@ impl<'g, 'a> Aligner<'g, 'a> {
                 let placed = explained.max(stated);
                 let start = end_bits.div_ceil(8);
                 let offset = m.bit_offset / 8;
-                if offset > round_up(start, placed) {
+                if offset > align_up(start, placed) {
                     if let Some(a) = infer(offset, start, placed) {
                         // A member's alignment divides the struct size.
                         let a = a.min(lowbit(size));
@@ -486,14 +487,6 @@ pub(crate) fn infer(offset: u64, end: u64, natural: u64) -> Option<u64> {
     }
     let a = lowbit(offset).min(LINE).max(smallest);
     (a > natural).then_some(a)
-}
-
-pub(crate) fn round_up(x: u64, align: u64) -> u64 {
-    if align <= 1 {
-        x
-    } else {
-        x.div_ceil(align).saturating_mul(align)
-    }
 }
 
 /// The largest power of two dividing `x` (`u64::MAX` for 0: no bound).

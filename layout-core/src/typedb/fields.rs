@@ -33,8 +33,9 @@ use super::{Aggregate, Member};
 
 /// An `aligned` attribute on a member at least this large (the kernel's
 /// `____cacheline_aligned_in_smp`) makes the member a segment of its own.
-const LINE_ATTRIBUTE: u64 = 64;
+const LINE_ATTRIBUTE: u64 = DataLayout::X86_64.smp_cache_bytes;
 use crate::model::{Field, Struct};
+use crate::place::{align_up, DataLayout};
 
 pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     let members = &agg.members;
@@ -79,7 +80,7 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
 /// `aligned` attribute; neither BTF nor DWARF says where `packed` was).
 ///
 /// A field that sits past a gap its type's alignment explains exactly
-/// (`round_up(end of the previous field, alignment) == offset`, and no
+/// (`align_up(end of the previous field, alignment) == offset`, and no
 /// larger attribute of its own explains it instead) is not
 /// packed: the struct has `__packed` members among ordinary ones (`char a;
 /// long b __packed; int c;`). In such a struct every field keeps its
@@ -96,7 +97,7 @@ fn packed_aligns(fields: &[Field], declared: &[(u64, Option<u64>)], agg_align: u
         let offset = f.original_offset.unwrap_or(0);
         // A larger attribute of its own explains the gap, not the type.
         let by_type = attr.is_none_or(|a| a <= type_align);
-        if f.size > 0 && by_type && offset > prev_end && round_up(prev_end, type_align) == offset {
+        if f.size > 0 && by_type && offset > prev_end && align_up(prev_end, type_align) == offset {
             partly = true;
         }
         prev_end = prev_end.max(offset + f.size);
@@ -113,10 +114,6 @@ fn packed_aligns(fields: &[Field], declared: &[(u64, Option<u64>)], agg_align: u
             asked.min(agg_align.max(1)).min(shown).max(1)
         })
         .collect()
-}
-
-fn round_up(x: u64, align: u64) -> u64 {
-    x.next_multiple_of(align.max(1))
 }
 
 fn member_field(m: &Member) -> Field {

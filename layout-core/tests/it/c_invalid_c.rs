@@ -164,6 +164,28 @@ fn item_16_huge_array_sizes_are_too_large_not_negative() {
     assert!(e.contains("array size -1 is negative"), "{e}");
 }
 
+/// Members under the limit that add up past it: the record is too large
+/// (the placement engine saturates instead of wrapping, and the front-end
+/// refuses what reaches the limit).
+#[test]
+fn records_past_the_limit_are_too_large() {
+    let e = read("struct s {\n\tchar a[1UL << 47];\n\tchar b[1UL << 47];\n};\n").unwrap_err();
+    assert!(
+        e.starts_with("t.h:1:1: error: struct s is too large")
+            && e.contains("; help: the limit is 2^48 bytes"),
+        "{e}"
+    );
+    // 2^13 members of 2^47 bytes pass u64 bits: still refused, no panic.
+    let many: String = (0..1 << 13)
+        .map(|i| format!("\tchar a{i}[1UL << 47];\n"))
+        .collect();
+    let e = read(&format!("struct s {{\n{many}}};\n")).unwrap_err();
+    assert!(e.contains("struct s is too large"), "{e}");
+    // Just under the limit is fine.
+    let ok = read("struct s {\n\tchar a[1UL << 47];\n\tchar b[(1UL << 47) - 8];\n};\n");
+    assert_eq!(ok, Ok((1 << 48) - 8));
+}
+
 #[test]
 fn item_10_a_gigabyte_array_costs_nothing() {
     use layout_core::layout::reported_conflicts;
