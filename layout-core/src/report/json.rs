@@ -31,20 +31,21 @@
 //! the members moved from the declaration order (see [`super::churn`]).
 //!
 //! The schema is the type [`LayoutJson`]; `docs/json.md` describes every
-//! JSON output of the command line. Keys print sorted (serde_json's map),
-//! whatever the order of the fields below.
+//! JSON output of the command line, and [`pretty`] prints them: keys
+//! sorted (serde_json's map), whatever the order of the fields below.
 
 use super::LayoutView;
 use crate::cost::SoftLine;
 use crate::layout::Layout;
 use crate::model::{Placement, Struct};
 use crate::segments;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The JSON form of one layout (`show --format json`, `before` and `after`
-/// of `propose --format json`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// of `propose --format json`). It deserializes too, so a tool written in
+/// Rust (or a test) can read the output back into this type.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LayoutJson {
     #[serde(rename = "struct")]
     pub name: String,
@@ -67,7 +68,7 @@ pub struct LayoutJson {
 }
 
 /// One member of [`LayoutJson::fields`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldJson {
     pub name: String,
     /// The member's C type.
@@ -88,7 +89,7 @@ pub struct FieldJson {
 }
 
 /// One of the author's cache-line groups ([`LayoutJson::cacheline_groups`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupJson {
     pub name: String,
     /// Offset of the begin marker.
@@ -101,7 +102,7 @@ pub struct GroupJson {
 }
 
 /// One line that breaks the hard rule ([`LayoutJson::hard_conflicts`]).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConflictJson {
     pub line: u64,
     pub phase: u64,
@@ -111,7 +112,7 @@ pub struct ConflictJson {
 }
 
 /// One hot path's lines ([`LayoutJson::paths`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PathJson {
     pub lines: u64,
     pub bound: u64,
@@ -217,7 +218,7 @@ impl LayoutJson {
 
 /// `v` pretty-printed through a JSON value (so keys print sorted, as
 /// serde_json's map sorts them), with a final newline.
-pub(crate) fn pretty(v: &impl Serialize) -> String {
+pub fn pretty(v: &impl Serialize) -> String {
     let value = serde_json::to_value(v).expect("JSON outputs always serialise");
     let mut out = serde_json::to_string_pretty(&value).expect("JSON values always serialise");
     out.push('\n');
