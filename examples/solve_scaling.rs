@@ -67,8 +67,8 @@ fn run() -> Result<(), String> {
                 let gap = sol.layout.size - sol.lower_bound;
                 at_bound += usize::from(gap == 0);
                 gap_b = gap_b.max(gap);
-                if !methods.contains(&sol.method) {
-                    methods.push(sol.method);
+                if !methods.contains(&sol.method.name()) {
+                    methods.push(sol.method.name());
                 }
             }
         }

@@ -28,7 +28,7 @@
 
 use crate::layout::Layout;
 use crate::model::{Access, Struct};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Weights of the soft costs. Each is charged once per line on
@@ -67,7 +67,7 @@ pub struct Cost {
 }
 
 /// Which two kinds of field meet on a line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SoftKind {
     /// A lockless field and a locked field.
@@ -90,7 +90,7 @@ impl SoftKind {
 }
 
 /// One soft cost charged on one line, with the fields on either side.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SoftLine {
     /// Line number at the report placement (see [`Layout::line_of`]).
     pub line: u64,

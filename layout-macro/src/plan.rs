@@ -379,7 +379,7 @@ mod tests {
             work: 0,
             solve_ms: 3,
             stopped_by_time: false,
-            method: "exact",
+            method: layout_core::solve::Method::Exact,
         };
         let opts = Options::default();
         assert_eq!(
@@ -410,7 +410,7 @@ mod tests {
             work: 0,
             solve_ms: 3,
             stopped_by_time: false,
-            method: "exact",
+            method: layout_core::solve::Method::Exact,
         };
         let opts = SolveOptions::default();
         assert!(reject_timed_out(solution.clone(), &opts).is_ok());

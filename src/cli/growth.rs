@@ -137,12 +137,7 @@ pub fn render(report: &GrowthReport, format: GrowthFormat) -> String {
     match format {
         GrowthFormat::Text => report.text(),
         GrowthFormat::Table => report.table(),
-        GrowthFormat::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&report.json()).expect("JSON values always serialise");
-            s.push('\n');
-            s
-        }
+        GrowthFormat::Json => layout_core::report::json::pretty(report),
     }
 }
 

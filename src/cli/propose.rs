@@ -4,8 +4,9 @@
 use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
 use layout_core::emit::{self, CStyle, ChangelogNotes};
+use layout_core::report::{LayoutView, ProposalView, ProposeJson};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
-use layout_core::{layout, report, segments, Diagnostic, Placement};
+use layout_core::{layout, segments, Diagnostic, Placement};
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -101,6 +102,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         .filter(|alt| alt.layout.size > solved.layout.size)
     };
     let before = &loaded.declared;
+    let view = ProposalView::new(s, before, &solved.layout);
     let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
     let changelog = a.changelog.then(|| {
         let notes = ChangelogNotes {
@@ -111,7 +113,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             separated_size: separated.as_ref().map(|alt| alt.layout.size),
             phase_assertion: assertion.clone(),
         };
-        emit::changelog(s, before, &solved.layout, &notes)
+        emit::changelog_of(&view, &notes)
     });
     let growth = if a.growth {
         Some(super::growth::for_proposal(&a.input, s, &solved.layout)?)
@@ -137,18 +139,17 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             }
         }
         ProposeFormat::Table => {
-            let lines = report::conflict_lines(s, before);
-            let _ = writeln!(out, "Before:\n{}", report::table(s, before));
+            let lines = view.before.conflict_lines();
+            let _ = writeln!(out, "Before:\n{}", view.before.table());
             if !lines.is_empty() {
-                let _ = writeln!(out, "{}", report::diagram(s, before, &lines));
+                let _ = writeln!(out, "{}", view.before.diagram(&lines));
             }
-            let _ = writeln!(out, "After:\n{}", report::table(s, &solved.layout));
+            let _ = writeln!(out, "After:\n{}", view.after.table());
             if !lines.is_empty() {
-                let _ = writeln!(out, "{}", report::diagram(s, &solved.layout, &lines));
+                let _ = writeln!(out, "{}", view.after.diagram(&lines));
             }
             out.push_str(&summary(
-                s,
-                before,
+                &view,
                 &solved,
                 separated.as_ref(),
                 assertion.as_deref(),
@@ -163,51 +164,41 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             }
         }
         ProposeFormat::Json => {
-            let mut v = serde_json::json!({
-                "before": report::layout_json(s, before),
-                "after": report::layout_json(s, &solved.layout),
-                "objective": a.objective,
-                "nothing_to_do": solved.nothing_to_do,
-                "optimal": solved.optimal,
-                "proven": solved.solution.as_ref().map(|sol| {
+            let sol = solved.solution.as_ref();
+            out = ProposeJson {
+                before: view.before.json(),
+                after: view.after.json(),
+                objective: a.objective.clone(),
+                nothing_to_do: solved.nothing_to_do,
+                optimal: solved.optimal,
+                proven: sol.map(|sol| {
                     sol.goals[..sol.proven_goals]
                         .iter()
                         .map(|g| g.name())
-                        .collect::<Vec<_>>()
+                        .collect()
                 }),
-                "lower_bound": solved.lower_bound,
-                "size_proven_minimal": solved.layout.size == solved.lower_bound,
-                "cost": solved.solution.as_ref().map(|sol| &sol.cost),
-                "churn_bound": solved.solution.as_ref().map_or(0, |sol| sol.churn_bound),
-                "solve_ms": solved.solve_ms,
-                "stopped_by_time": solved.stopped_by_time
+                lower_bound: solved.lower_bound,
+                size_proven_minimal: solved.layout.size == solved.lower_bound,
+                cost: sol.map(|sol| sol.cost),
+                churn_bound: sol.map_or(0, |sol| sol.churn_bound),
+                solve_ms: solved.solve_ms,
+                stopped_by_time: solved.stopped_by_time
                     || separated.as_ref().is_some_and(|alt| alt.stopped_by_time),
-            });
-            if let Some(text) = &assertion {
-                v["phase_assertion"] = serde_json::Value::from(text.as_str());
+                phase_assertion: assertion.clone(),
+                dissolved_groups: dissolved.as_ref().map(|d| d.groups.clone()),
+                dissolved_paddings: dissolved.as_ref().map(|d| d.paddings.clone()),
+                separated_locked_size: separated.as_ref().map(|alt| alt.layout.size),
+                changelog: changelog.clone(),
+                growth: growth.clone(),
             }
-            if let Some(d) = &dissolved {
-                v["dissolved_groups"] = serde_json::json!(d.groups);
-                v["dissolved_paddings"] = serde_json::json!(d.paddings);
-            }
-            if let Some(alt) = &separated {
-                v["separated_locked_size"] = serde_json::Value::from(alt.layout.size);
-            }
-            if let Some(text) = &changelog {
-                v["changelog"] = serde_json::Value::from(text.as_str());
-            }
-            if let Some(g) = &growth {
-                v["growth"] = g.json();
-            }
-            out = serde_json::to_string_pretty(&v).expect("JSON values always serialise");
-            out.push('\n');
+            .to_pretty();
         }
     }
     write_output(a, &out)?;
     if a.format == ProposeFormat::Diff {
         eprint!(
             "{}{}",
-            summary(s, before, &solved, separated.as_ref(), assertion.as_deref(),),
+            summary(&view, &solved, separated.as_ref(), assertion.as_deref()),
             dissolved_note(dissolved.as_ref()) + &regroup_note
         );
         if let Some(g) = &growth {
@@ -366,15 +357,15 @@ impl Proposal {
 /// The few lines a reviewer wants: sizes, conflicts, what the change buys
 /// and costs, lines per hot path, what was proven, price, assertion.
 fn summary(
-    s: &layout_core::Struct,
-    before: &layout_core::Layout,
+    view: &ProposalView,
     solved: &Proposal,
     separated: Option<&Solution>,
     assertion: Option<&str>,
 ) -> String {
+    let (s, before) = (view.before.strukt, view.before.layout);
     let after = &solved.layout;
-    let n_before = layout::reported_conflicts(s, before).len();
-    let n_after = layout::reported_conflicts(s, after).len();
+    let n_before = view.before.conflicts.len();
+    let n_after = view.after.conflicts.len();
     let mut t = String::new();
     let delta = after.size as i64 - before.size as i64;
     let where_ = match after.placement {
@@ -397,9 +388,9 @@ fn summary(
             "the layout as declared is already the best: nothing to change"
         );
     } else {
-        t.push_str(&trade(s, before, after));
+        t.push_str(&trade(&view.before, &view.after));
     }
-    t.push_str(&report::path_lines_text(s, before, Some(after)));
+    t.push_str(&LayoutView::paths_text(&view.before, Some(&view.after)));
     if solved.nothing_to_do {
         let _ = writeln!(
             t,
@@ -426,10 +417,7 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
     if let Some(a) = assertion {
         let _ = writeln!(t, "the layout relies on the struct's phase; pin it:\n  {a}");
     }
-    let n = s.fields.len();
-    for (g, was, now) in
-        segments::grown_groups(s, &before.offsets_by_field(n), &after.offsets_by_field(n))
-    {
+    for (g, was, now) in segments::grown_groups(s, &view.before.offsets, &view.after.offsets) {
         let _ = writeln!(
             t,
             "cache-line group {g} grows from {was} to {now} bytes: check its CACHELINE_ASSERT_GROUP_SIZE"
@@ -441,11 +429,8 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
 /// What the change buys and what it costs, so a reviewer can weigh it:
 /// bytes, hard conflicts, lines per hot path, read-mostly lines, soft cost,
 /// members moved.
-fn trade(
-    s: &layout_core::Struct,
-    before: &layout_core::Layout,
-    after: &layout_core::Layout,
-) -> String {
+fn trade(old: &LayoutView, new: &LayoutView) -> String {
+    let (s, before, after) = (old.strukt, old.layout, new.layout);
     let mut buys: Vec<String> = Vec::new();
     let mut costs: Vec<String> = Vec::new();
     let mut weigh = |what: String, old: u64, new: u64| match new.cmp(&old) {
@@ -458,32 +443,20 @@ fn trade(
         before.size,
         after.size,
     );
-    let (c0, c1) = (
-        layout::reported_conflicts(s, before).len() as u64,
-        layout::reported_conflicts(s, after).len() as u64,
-    );
+    let (c0, c1) = (old.conflicts.len() as u64, new.conflicts.len() as u64);
     weigh(format!("hard conflicts {c0} -> {c1}"), c0, c1);
-    let old_paths = layout_core::paths::path_lines(s, before);
-    let new_paths = layout_core::paths::path_lines(s, after);
-    for (o, n) in old_paths.iter().zip(&new_paths) {
+    for (o, n) in old.paths.iter().zip(&new.paths) {
         weigh(
             format!("{} {} -> {} lines", o.name, o.lines, n.lines),
             o.lines,
             n.lines,
         );
     }
-    let (r0, r1) = (
-        layout_core::cost::read_lines(s, before),
-        layout_core::cost::read_lines(s, after),
-    );
+    let (r0, r1) = (old.read_lines, new.read_lines);
     weigh(format!("read-mostly lines {r0} -> {r1}"), r0, r1);
-    let w = layout_core::cost::SoftWeights::default();
-    let (s0, s1) = (
-        layout_core::cost::soft_cost(s, before, &w),
-        layout_core::cost::soft_cost(s, after, &w),
-    );
+    let (s0, s1) = (old.soft_cost(), new.soft_cost());
     weigh(format!("soft cost {s0} -> {s1}"), s0, s1);
-    let moved = report::churn(s, after);
+    let moved = new.churn;
     costs.push(format!("{moved} of {} members moved", s.fields.len()));
     let buys = if buys.is_empty() {
         "nothing measured (size, conflicts, hot-path lines, read-mostly lines and soft cost are unchanged or worse)"

@@ -7,6 +7,7 @@
 use super::probe;
 use super::EXIT_OK;
 use clap::{Args, ValueEnum};
+use layout_core::report::scan_json;
 use layout_core::scan::{self, PackScan, Ranked};
 use layout_core::typedb::TypeDb;
 use layout_core::{Diagnostic, Target};
@@ -58,7 +59,7 @@ pub struct ScanArgs {
 pub enum ScanFormat {
     /// Tab-separated lines (with --packable, exactly pahole -P's columns).
     Table,
-    /// `{"structs": [{"struct", "size", "best_size", ...}]}`.
+    /// `{"structs": [{"struct", "size", "best_size", ...}]}`, one struct a line (docs/json.md).
     Json,
 }
 
@@ -238,28 +239,7 @@ fn write_packable(out: &mut impl Write, scan: &PackScan<'_>, format: ScanFormat)
                 )?;
             }
         }
-        ScanFormat::Json => {
-            write!(out, "{{\"structs\": [")?;
-            for (i, p) in scan.structs.iter().enumerate() {
-                let sep = if i == 0 { "" } else { "," };
-                write!(
-                    out,
-                    "{sep}\n  {{\"struct\": {}, \"size\": {}, \"best_size\": {}, \"saving\": {}, \"optimal\": {}}}",
-                    json_string(&p.agg.name),
-                    p.agg.size,
-                    p.best_size,
-                    p.saving(),
-                    p.optimal
-                )?;
-            }
-            writeln!(
-                out,
-                "\n], \"scanned\": {}, \"packable\": {}, \"total_saving\": {}}}",
-                scan.scanned,
-                scan.structs.len(),
-                scan.total_saving()
-            )?;
-        }
+        ScanFormat::Json => scan_json::write_rows(out, &scan_json::PackableJson::of(scan))?,
     }
     Ok(())
 }
@@ -294,32 +274,7 @@ fn write_ranking(
                 )?;
             }
         }
-        ScanFormat::Json => {
-            write!(out, "{{\"structs\": [")?;
-            for (i, r) in ranked.iter().enumerate() {
-                let e = &r.exposure;
-                let sep = if i == 0 { "" } else { "," };
-                let lockless: Vec<String> = e.lockless.iter().map(|n| json_string(n)).collect();
-                write!(
-                    out,
-                    "{sep}\n  {{\"struct\": {}, \"size\": {}, \"best_size\": {}, \"shared_bytes\": {}, \
-\"read_mostly_bytes\": {}, \"lines\": {}, \"classes\": {}, \"lockless\": [{}]}}",
-                    json_string(&e.name),
-                    e.size,
-                    r.best_size,
-                    e.shared_bytes,
-                    e.read_mostly_bytes,
-                    e.lines,
-                    json_string(r.classes.name()),
-                    lockless.join(", ")
-                )?;
-            }
-            writeln!(out, "\n], \"line\": {line}, \"heuristic\": true}}")?;
-        }
+        ScanFormat::Json => scan_json::write_rows(out, &scan_json::RankingJson::of(ranked, line))?,
     }
     Ok(())
-}
-
-fn json_string(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }

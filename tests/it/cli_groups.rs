@@ -6,6 +6,7 @@
 
 use crate::support;
 
+use layout_core::report::LayoutJson;
 use std::path::Path;
 use support::{example, json, run_in, stderr, stdout};
 
@@ -128,6 +129,16 @@ fn show_lists_and_frames_the_authors_groups() {
         .unwrap();
     assert_eq!(begin["access"], "marker");
     assert_eq!(begin["cacheline_group"], "conn_read");
+    // The output is the schema type (docs/json.md): read back, it prints
+    // the same bytes.
+    let out = run_in(&dir, &json_args);
+    let typed: LayoutJson = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(typed.to_pretty(), stdout(&out));
+    let group = &typed.cacheline_groups[0];
+    assert_eq!(
+        (group.begin, group.end, group.size),
+        (Some(4), Some(32), Some(28))
+    );
 }
 
 #[test]

@@ -216,6 +216,13 @@ fn the_ranking_lists_an_atomic_next_to_plain_fields() {
         dir.path(),
         &["scan", "--btf", obj.to_str().unwrap(), "--format", "json"],
     );
+    // One struct a line, keys in the order of report::scan_json::RankingRow.
+    assert_eq!(
+        stdout(&out),
+        "{\"structs\": [\n  {\"struct\": \"counters\", \"size\": 24, \"best_size\": 24, \
+         \"shared_bytes\": 20, \"read_mostly_bytes\": 0, \"lines\": 1, \"classes\": \"inferred\", \
+         \"lockless\": [\"hits\"]}\n], \"line\": 64, \"heuristic\": true}\n"
+    );
     let v = json(&out);
     assert_eq!(v["structs"][0]["struct"], "counters");
     assert_eq!(v["structs"][0]["lockless"][0], "hits");

@@ -3,10 +3,10 @@
 //! line table before and after, what moved, the size change, the proof and
 //! the phase assertion. Plain text wrapped at 72 columns.
 
-use crate::layout::{reported_conflicts, Layout, LineConflict};
+use crate::layout::{Layout, LineConflict};
 use crate::model::{Access, Placement, Struct};
 use crate::place::align_up;
-use crate::report::ordered_slots;
+use crate::report::{LayoutView, MovedRun, ProposalView};
 use crate::verify::VerifiedLayout;
 use std::collections::BTreeSet;
 
@@ -45,38 +45,44 @@ pub fn changelog(
     after: &VerifiedLayout,
     notes: &ChangelogNotes,
 ) -> String {
-    let after_s = after.strukt();
-    let conflicts = reported_conflicts(before_s, before);
-    let before_frame = Frame::before(before, &conflicts);
+    changelog_of(&ProposalView::new(before_s, before, after), notes)
+}
+
+/// The changelog paragraph ([`changelog`]) of a proposal read once.
+pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
+    let (bv, av) = (&p.before, &p.after);
+    let (before_s, before) = (bv.strukt, bv.layout);
+    let (after_s, after) = (av.strukt, p.verified);
+    let conflicts = &bv.conflicts;
+    let before_frame = Frame::before(before, conflicts);
     let after_frame = Frame::after(after, before_frame.start);
     let mut paragraphs: Vec<String> = Vec::new();
 
-    paragraphs.push(wrap(&problem(before_s, &conflicts, before)));
+    paragraphs.push(wrap(&problem(before_s, conflicts, before)));
     paragraphs.push(wrap(&frame_sentence(
         before_s,
         before,
         &before_frame,
         &after_frame,
     )));
-    let before_names = names_on_lines(before_s, before, &before_frame, &conflict_lines(&conflicts));
+    let before_names = names_on_lines(bv, &before_frame, &conflict_lines(conflicts));
     if !conflicts.is_empty() {
         paragraphs.push("Before:".into());
-        paragraphs.push(table(before_s, before, &before_frame, &before_names));
+        paragraphs.push(table(bv, &before_frame, &before_names));
     }
-    let moved = moved_blocks(before_s, before, after_s, after);
-    paragraphs.push(wrap(&moves(after_s, after, &after_frame, &moved)));
+    paragraphs.push(wrap(&moves(av, &after_frame, &p.moves)));
     let mut shown_after = before_names.clone();
-    for (anchor, fields) in &moved {
+    for run in &p.moves {
         shown_after.extend(
-            anchor
+            run.after
                 .iter()
-                .chain(fields)
+                .chain(&run.fields)
                 .map(|&f| after_s.fields[f].name.clone()),
         );
     }
-    let after_names = after_rows(after_s, after, &after_frame, &shown_after);
+    let after_names = after_rows(av, &after_frame, &shown_after);
     paragraphs.push("After:".into());
-    paragraphs.push(table(after_s, after, &after_frame, &after_names));
+    paragraphs.push(table(av, &after_frame, &after_names));
     paragraphs.push(wrap(&cost(before_s, before, after, notes)));
     if let Some(a) = &notes.phase_assertion {
         paragraphs.push(wrap(&format!(
@@ -297,8 +303,9 @@ fn conflict_lines(conflicts: &[LineConflict]) -> BTreeSet<u64> {
 }
 
 /// Names of the fields with bytes on `lines`, in layout order.
-fn names_on_lines(s: &Struct, l: &Layout, frame: &Frame, lines: &BTreeSet<u64>) -> Vec<String> {
-    ordered_slots(s, l)
+fn names_on_lines(v: &LayoutView, frame: &Frame, lines: &BTreeSet<u64>) -> Vec<String> {
+    let s = v.strukt;
+    v.rows
         .iter()
         .filter(|sl| {
             let size = s.fields[sl.field].size;
@@ -312,7 +319,8 @@ fn names_on_lines(s: &Struct, l: &Layout, frame: &Frame, lines: &BTreeSet<u64>) 
 /// The fields the after table shows: `shown` (those of the before table,
 /// the moved ones and where they went), every lockless field, and every
 /// field that shares a line with one.
-fn after_rows(s: &Struct, l: &Layout, frame: &Frame, shown: &[String]) -> Vec<String> {
+fn after_rows(v: &LayoutView, frame: &Frame, shown: &[String]) -> Vec<String> {
+    let (s, l) = (v.strukt, v.layout);
     let lockless_lines: BTreeSet<u64> = l
         .slots
         .iter()
@@ -322,8 +330,8 @@ fn after_rows(s: &Struct, l: &Layout, frame: &Frame, shown: &[String]) -> Vec<St
             a..=b
         })
         .collect();
-    let near_lockless = names_on_lines(s, l, frame, &lockless_lines);
-    ordered_slots(s, l)
+    let near_lockless = names_on_lines(v, frame, &lockless_lines);
+    v.rows
         .iter()
         .map(|sl| &s.fields[sl.field].name)
         .filter(|n| shown.contains(n) || near_lockless.contains(n))
@@ -342,10 +350,11 @@ struct Row {
 
 /// The table of `names` (layout order) at `frame`; adjacent fields of one
 /// role with no bytes between them share a row.
-fn table(s: &Struct, l: &Layout, frame: &Frame, names: &[String]) -> String {
+fn table(v: &LayoutView, frame: &Frame, names: &[String]) -> String {
+    let s = v.strukt;
     let mut rows: Vec<Row> = Vec::new();
     let mut prev_field: Option<usize> = None;
-    for sl in ordered_slots(s, l) {
+    for sl in &v.rows {
         let f = &s.fields[sl.field];
         if !names.contains(&f.name) || f.size == 0 {
             prev_field = None;
@@ -419,50 +428,14 @@ fn table(s: &Struct, l: &Layout, frame: &Frame, names: &[String]) -> String {
         .join("\n")
 }
 
-/// A run of fields (of `s`, in the after order) that left the relative order
-/// of the before layout, with the field right before it (`None`: at the
-/// start).
-type Moved = (Option<usize>, Vec<usize>);
-
-/// The fields outside the longest run that keeps its relative order, in
-/// runs of adjacent fields.
-fn moved_blocks(before_s: &Struct, before: &Layout, s: &Struct, after: &Layout) -> Vec<Moved> {
-    let before_order = ordered_slots(before_s, before);
-    let before_rank: Vec<Option<usize>> = s
-        .fields
-        .iter()
-        .map(|f| {
-            before_order
-                .iter()
-                .position(|sl| before_s.fields[sl.field].name == f.name)
-        })
-        .collect();
-    let order: Vec<usize> = ordered_slots(s, after).iter().map(|sl| sl.field).collect();
-    let ranks: Vec<usize> = order
-        .iter()
-        .map(|&f| before_rank[f].unwrap_or(usize::MAX))
-        .collect();
-    let kept = longest_increasing(&ranks);
-    let mut blocks: Vec<Moved> = Vec::new();
-    for (k, &f) in order.iter().enumerate() {
-        if kept[k] {
-            continue;
-        }
-        match blocks.last_mut() {
-            Some((_, fields)) if k > 0 && fields.last() == Some(&order[k - 1]) => fields.push(f),
-            _ => blocks.push(((k > 0).then(|| order[k - 1]), vec![f])),
-        }
-    }
-    blocks
-}
-
 /// What moved, and where the lockless fields ended up.
-fn moves(s: &Struct, after: &Layout, frame: &Frame, blocks: &[Moved]) -> String {
+fn moves(v: &LayoutView, frame: &Frame, blocks: &[MovedRun]) -> String {
+    let (s, after) = (v.strukt, v.layout);
     let mut text = String::new();
     if blocks.is_empty() {
         text.push_str("The fields keep their order.");
     } else if blocks.len() > MAX_MOVES {
-        let moved: usize = blocks.iter().map(|(_, b)| b.len()).sum();
+        let moved: usize = blocks.iter().map(|b| b.fields.len()).sum();
         text.push_str(&format!(
             "Move {moved} of the {} fields, as the table below shows.",
             s.fields.len()
@@ -470,35 +443,40 @@ fn moves(s: &Struct, after: &Layout, frame: &Frame, blocks: &[Moved]) -> String 
     } else {
         let sentences: Vec<String> = blocks
             .iter()
-            .map(|(anchor, fields)| {
-                let names: Vec<String> = fields.iter().map(|&f| shown(s, f)).collect();
-                let first = after.slot_of(fields[0]).map_or(0, |sl| sl.offset);
-                let last = fields[fields.len() - 1];
-                let end = after.slot_of(last).map_or(0, |sl| sl.offset) + s.fields[last].size;
-                let class = &s.fields[fields[0]].access;
-                let same_class = fields.iter().all(|&f| s.fields[f].access == *class);
-                let place = match anchor {
-                    Some(a) if same_class && s.fields[*a].access == *class => {
-                        format!("after {}, which is {} as well", shown(s, *a), role(class))
-                    }
-                    Some(a) => format!("after {}", shown(s, *a)),
-                    None => "to the start of the struct".into(),
-                };
-                format!(
-                    "Move {} {place} ({}).",
-                    and_list(&names),
-                    byte_range(frame.start + first, frame.start + end)
-                )
-            })
+            .map(
+                |MovedRun {
+                     after: anchor,
+                     fields,
+                 }| {
+                    let names: Vec<String> = fields.iter().map(|&f| shown(s, f)).collect();
+                    let first = after.slot_of(fields[0]).map_or(0, |sl| sl.offset);
+                    let last = fields[fields.len() - 1];
+                    let end = after.slot_of(last).map_or(0, |sl| sl.offset) + s.fields[last].size;
+                    let class = &s.fields[fields[0]].access;
+                    let same_class = fields.iter().all(|&f| s.fields[f].access == *class);
+                    let place = match anchor {
+                        Some(a) if same_class && s.fields[*a].access == *class => {
+                            format!("after {}, which is {} as well", shown(s, *a), role(class))
+                        }
+                        Some(a) => format!("after {}", shown(s, *a)),
+                        None => "to the start of the struct".into(),
+                    };
+                    format!(
+                        "Move {} {place} ({}).",
+                        and_list(&names),
+                        byte_range(frame.start + first, frame.start + end)
+                    )
+                },
+            )
             .collect();
         text.push_str(&sentences.join(" "));
     }
-    for sentence in holes(s, after, frame) {
+    for sentence in holes(v, frame) {
         text.push(' ');
         text.push_str(&sentence);
     }
     text.push(' ');
-    text.push_str(&lockless_result(s, after, frame));
+    text.push_str(&lockless_result(v, frame));
     text
 }
 
@@ -510,38 +488,16 @@ fn byte_range(first: u64, end: u64) -> String {
     }
 }
 
-/// Marks the longest strictly increasing subsequence of `v` (the fields that
-/// keep their relative order).
-fn longest_increasing(v: &[usize]) -> Vec<bool> {
-    let n = v.len();
-    let mut len = vec![1usize; n];
-    let mut prev = vec![usize::MAX; n];
-    for i in 0..n {
-        for j in 0..i {
-            if v[j] < v[i] && len[j] + 1 > len[i] {
-                len[i] = len[j] + 1;
-                prev[i] = j;
-            }
-        }
-    }
-    let mut kept = vec![false; n];
-    let mut at = (0..n).max_by_key(|&i| (len[i], std::cmp::Reverse(i)));
-    while let Some(i) = at {
-        kept[i] = true;
-        at = (prev[i] != usize::MAX).then_some(prev[i]);
-    }
-    kept
-}
-
 /// Sentences for the gaps wider than the next field's own alignment needs:
 /// bytes left free so that it starts a new line (in the frame), or so that
 /// it never shares a line with the field before it (at any phase the
 /// placement allows).
-fn holes(s: &Struct, l: &Layout, frame: &Frame) -> Vec<String> {
+fn holes(v: &LayoutView, frame: &Frame) -> Vec<String> {
+    let (s, l) = (v.strukt, v.layout);
     let mut out = Vec::new();
     let mut end = 0u64;
     let mut before: Option<usize> = None;
-    for sl in ordered_slots(s, l) {
+    for sl in &v.rows {
         let f = &s.fields[sl.field];
         let natural = align_up(end, f.align);
         if sl.offset > natural && f.size > 0 {
@@ -572,10 +528,10 @@ fn holes(s: &Struct, l: &Layout, frame: &Frame) -> Vec<String> {
 }
 
 /// Where the lockless fields are now, and what shares their lines.
-fn lockless_result(s: &Struct, l: &Layout, frame: &Frame) -> String {
-    let lockless: Vec<usize> = ordered_slots(s, l)
-        .iter()
-        .map(|sl| sl.field)
+fn lockless_result(v: &LayoutView, frame: &Frame) -> String {
+    let (s, l) = (v.strukt, v.layout);
+    let lockless: Vec<usize> = v
+        .order()
         .filter(|&f| s.fields[f].access.is_lockless() && s.fields[f].size > 0)
         .collect();
     let everywhere = match l.placement {
@@ -591,7 +547,7 @@ fn lockless_result(s: &Struct, l: &Layout, frame: &Frame) -> String {
         let (a, b) = frame.lines(off, s.fields[f].size);
         lines.extend(a..=b);
     }
-    let sharing: Vec<usize> = names_on_lines(s, l, frame, &lines)
+    let sharing: Vec<usize> = names_on_lines(v, frame, &lines)
         .iter()
         .filter_map(|n| s.field_index(n))
         .filter(|&f| !s.fields[f].access.is_lockless())
@@ -750,15 +706,6 @@ mod tests {
             code,
             "  static_assert(offsetof(struct mem_cgroup_per_node,\n      lruvec.lrugen) % 64 == 48);"
         );
-    }
-
-    #[test]
-    fn longest_increasing_keeps_the_unmoved() {
-        assert_eq!(
-            longest_increasing(&[0, 1, 2, 10, 11, 3, 4, 5]),
-            [true, true, true, false, false, true, true, true]
-        );
-        assert_eq!(longest_increasing(&[]), Vec::<bool>::new());
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub use assertion::phase_assertion;
 #[cfg(feature = "c-header")]
 pub(crate) use attribute::KERNEL_LINE;
 pub use cdiff::c_diff;
-pub use changelog::{changelog, ChangelogNotes};
+pub use changelog::{changelog, changelog_of, ChangelogNotes};
 
 use std::fmt;
 use std::str::FromStr;

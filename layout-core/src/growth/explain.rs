@@ -5,6 +5,9 @@
 //! The size change is the sum of the members' size changes and the padding
 //! changes; each padding change becomes one [`Part`], in offset order, with
 //! the tail padding last.
+//!
+//! Each member's embedded aggregate is looked up in the type database once
+//! (in [`places`]); its label and its type change are read from there.
 
 use super::relayout::member_label;
 use super::{Embedded, Padding, Part, Shape};
@@ -21,9 +24,11 @@ pub(crate) struct Explained {
 }
 
 /// One member's place: its bytes, and the padding right before it.
-struct Place {
+struct Place<'db> {
     key: String,
     label: String,
+    /// The aggregate the member embeds by value, if any.
+    target: Option<&'db Aggregate>,
     index: usize,
     start: u64,
     end: u64,
@@ -33,7 +38,7 @@ struct Place {
 }
 
 /// Members in offset order with the holes between them.
-fn places(db: &TypeDb, agg: &Aggregate) -> (Vec<Place>, u64) {
+fn places<'db>(db: &'db TypeDb, agg: &Aggregate) -> (Vec<Place<'db>>, u64) {
     let mut anon = 0;
     let mut list: Vec<Place> = agg
         .members
@@ -47,9 +52,11 @@ fn places(db: &TypeDb, agg: &Aggregate) -> (Vec<Place>, u64) {
                 m.name.clone()
             };
             let r = m.byte_range();
+            let target = db.member_aggregate(agg, index);
             Place {
                 key,
-                label: label(db, agg, index),
+                label: label(agg, index, target),
+                target,
                 index,
                 start: r.start,
                 end: r.end,
@@ -72,12 +79,12 @@ fn places(db: &TypeDb, agg: &Aggregate) -> (Vec<Place>, u64) {
     (list, end)
 }
 
-/// A member's name for reports; an anonymous union or struct is named after
-/// its members (`swap/memsw`) when they have names.
-fn label(db: &TypeDb, agg: &Aggregate, index: usize) -> String {
+/// A member's name for reports; an anonymous union or struct (`target`) is
+/// named after its members (`swap/memsw`) when they have names.
+fn label(agg: &Aggregate, index: usize, target: Option<&Aggregate>) -> String {
     let m = &agg.members[index];
     if m.name.is_empty() {
-        if let Some(inner) = db.member_aggregate(agg, index) {
+        if let Some(inner) = target {
             let names: Vec<&str> = inner.members.iter().map(|i| i.name.as_str()).collect();
             if !names.is_empty() && names.len() <= 4 && names.iter().all(|n| !n.is_empty()) {
                 return names.join("/");
@@ -87,14 +94,13 @@ fn label(db: &TypeDb, agg: &Aggregate, index: usize) -> String {
     member_label(m)
 }
 
-/// The type change of member `i` of `old`, if its type is among `changed`.
+/// The type change of the member at `place`, if its type is among `changed`.
 fn change_of(
     db: &TypeDb,
-    old: &Aggregate,
-    i: usize,
+    place: &Place,
     changed: &HashMap<usize, Shape>,
 ) -> Option<(String, Shape, Shape)> {
-    let target = db.member_aggregate(old, i)?;
+    let target = place.target?;
     let new = *changed.get(&db.index_of(target)?)?;
     Some((
         target.display_name(),
@@ -133,6 +139,10 @@ pub(crate) fn explain(
     for (k, p) in old_places.iter().enumerate() {
         old_place_of[p.index] = k;
     }
+    // Member index -> the change of the type it embeds.
+    let old_change: Vec<Option<(String, Shape, Shape)>> = (0..old.members.len())
+        .map(|i| change_of(db, &old_places[old_place_of[i]], changed))
+        .collect();
 
     let mut parts = Vec::new();
     let mut embeds = Vec::new();
@@ -147,7 +157,7 @@ pub(crate) fn explain(
         let key = &old_places[old_place_of[i]].key;
         let Some(np) = new_by_key.get(key.as_str()) else {
             parts.push(Part::Removed {
-                member: label(db, old, i),
+                member: old_places[old_place_of[i]].label.clone(),
                 size: m.size,
             });
             growth_in -= m.size as i64;
@@ -157,7 +167,7 @@ pub(crate) fn explain(
         let grew = nm.size as i64 - m.size as i64;
         growth_in += grew;
         let op = old_by_key[key.as_str()];
-        if let Some((ty, was, now)) = change_of(db, old, i, changed) {
+        if let Some((ty, was, now)) = old_change[i].clone() {
             if grew != 0 {
                 grown_embedded.push(op.label.clone());
                 grown_bytes += grew;
@@ -266,7 +276,7 @@ pub(crate) fn explain(
                 let (from, to) = (old.members[op.index].offset, new.members[np.index].offset);
                 let nm = &new.members[np.index];
                 let align = nm.align.max(nm.attr_align.unwrap_or(1));
-                let embeds_change = change_of(db, old, op.index, changed).is_some();
+                let embeds_change = old_change[op.index].is_some();
                 if same_order && from != to && !embeds_change && align > 1 {
                     why.push(format!(
                         "{}.{}: it is {align}-byte aligned, so it moves to the next multiple of {align}",

@@ -6,15 +6,17 @@
 //! order has churn 0; moving one member anywhere costs 1, however far it
 //! goes. Zero-size members count like any other.
 
-use crate::layout::Layout;
+use crate::layout::{Layout, Slot};
 use crate::model::Struct;
 
 /// Members of `s` that `l` moves (see the module docs).
 pub fn churn(s: &Struct, l: &Layout) -> u64 {
-    let order: Vec<usize> = super::ordered_slots(s, l)
-        .iter()
-        .map(|sl| sl.field)
-        .collect();
+    of_rows(&super::ordered_slots(s, l))
+}
+
+/// The churn of a layout's rows in reading order ([`super::LayoutView::rows`]).
+pub(super) fn of_rows(rows: &[Slot]) -> u64 {
+    let order: Vec<usize> = rows.iter().map(|sl| sl.field).collect();
     (order.len() - longest_increasing(&order)) as u64
 }
 

@@ -16,8 +16,7 @@
 //! stays within [`WIDTH`] columns unless one name alone is wider; a line with
 //! many cells is drawn as several boxes one under the other.
 
-use super::{join, ordered_slots};
-use crate::layout::Layout;
+use super::{join, LayoutView};
 use crate::model::{Access, Struct};
 
 /// Output width in columns.
@@ -27,13 +26,13 @@ const CELL_NAME_WIDTH: usize = 24;
 /// Widest column of the CPU table under a box.
 const MAX_CPU_COLUMN: usize = 46;
 
-pub(super) fn render(s: &Struct, l: &Layout, lines: &[u64]) -> String {
+pub(super) fn render(v: &LayoutView, lines: &[u64]) -> String {
     let mut out = String::new();
     for (i, &line) in lines.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&render_line(s, l, line));
+        out.push_str(&render_line(v, line));
     }
     out
 }
@@ -115,7 +114,8 @@ fn class_label(a: &Access) -> String {
     }
 }
 
-fn render_line(s: &Struct, l: &Layout, line: u64) -> String {
+fn render_line(v: &LayoutView, line: u64) -> String {
+    let (s, l) = (v.strukt, v.layout);
     let lsize = l.line.max(1);
     let base = l.base_offset();
     let (Some(cs), Some(struct_end)) = (line.checked_mul(lsize), base.checked_add(l.size)) else {
@@ -132,7 +132,7 @@ fn render_line(s: &Struct, l: &Layout, line: u64) -> String {
         ));
         return out;
     }
-    let cells = cells_of_line(s, l, cs, ce);
+    let cells = cells_of_line(v, cs, ce);
     let widths: Vec<usize> = cells
         .iter()
         .map(|c| {
@@ -152,7 +152,8 @@ fn render_line(s: &Struct, l: &Layout, line: u64) -> String {
 
 /// The cells of one line: fields (adjacent ones of the same class merged),
 /// padding, and bytes of the container outside the struct.
-fn cells_of_line(s: &Struct, l: &Layout, cs: u64, ce: u64) -> Vec<Cell> {
+fn cells_of_line(v: &LayoutView, cs: u64, ce: u64) -> Vec<Cell> {
+    let (s, l) = (v.strukt, v.layout);
     let base = l.base_offset();
     let struct_end = base + l.size;
     let mut cells: Vec<Cell> = Vec::new();
@@ -168,7 +169,7 @@ fn cells_of_line(s: &Struct, l: &Layout, cs: u64, ce: u64) -> Vec<Cell> {
         cells.push(gap(CellKind::Outside, cs, base));
     }
     let mut cursor = cs.max(base);
-    for sl in ordered_slots(s, l) {
+    for sl in &v.rows {
         let f = &s.fields[sl.field];
         let (fs, fe) = (base + sl.offset, base + sl.offset + f.size);
         if f.size == 0 || fe <= cs || fs >= ce {

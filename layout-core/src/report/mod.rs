@@ -3,21 +3,32 @@
 //! the lines that break the hard rule ([`conflict_lines`]) and a JSON form
 //! ([`layout_json`]).
 //!
-//! Reports render a layout; they never compute one. They take the struct and
-//! any [`Layout`] (the layout as declared, which may break the hard rule, or a
-//! verified proposal through `Deref`). Line numbers are [`Layout::line_of`]'s:
+//! Reports render a layout; they never compute one. Each reads a
+//! [`LayoutView`] of the struct and any [`Layout`] (the layout as declared,
+//! which may break the hard rule, or a verified proposal through `Deref`),
+//! computed once per layout; the functions that take a struct and a layout
+//! build the view for one report. Line numbers are [`Layout::line_of`]'s:
 //! counted from the container start in `Offset` mode.
 
 mod churn;
 mod diagram;
-mod json;
+pub mod json;
+mod moves;
+mod propose_json;
+pub mod scan_json;
 mod syntax;
 mod table;
+mod view;
 
 pub use churn::churn;
+pub use json::LayoutJson;
+pub use moves::MovedRun;
+pub use propose_json::ProposeJson;
 pub use syntax::Syntax;
+pub(crate) use view::ordered_slots;
+pub use view::{LayoutView, ProposalView};
 
-use crate::layout::{reported_conflicts, Layout, LineConflict, Slot};
+use crate::layout::{reported_conflicts, Layout, LineConflict};
 use crate::model::Struct;
 
 /// A pahole-style table of the layout:
@@ -43,7 +54,7 @@ use crate::model::Struct;
 /// print in C (`unsigned long nr_pages[4][2][5];`) or, when a field type can
 /// only be Rust, in Rust (`counts: [AtomicU64; 4],`); see [`Syntax`].
 pub fn table(s: &Struct, l: &Layout) -> String {
-    table::render(s, l)
+    table::render(&LayoutView::new(s, l))
 }
 
 /// Box diagrams of the given lines (numbered as [`Layout::line_of`] numbers
@@ -65,7 +76,7 @@ pub fn table(s: &Struct, l: &Layout) -> String {
 /// Output lines stay within 100 columns (a line with many cells becomes
 /// several boxes), unless a single name is wider.
 pub fn diagram(s: &Struct, l: &Layout, lines: &[u64]) -> String {
-    diagram::render(s, l, lines)
+    diagram::render(&LayoutView::new(s, l), lines)
 }
 
 /// The lines that break the hard rule, ascending, each once (from
@@ -89,8 +100,8 @@ pub fn conflict_lines(s: &Struct, l: &Layout) -> Vec<u64> {
 ///                      "read_mostly": ["enabled", "gen", "seg", "list"]}]}
 /// ```
 ///
-/// `offset` is the struct's offset in its container, `null` in aligned mode.
-/// Fields come in offset order, zero-size markers included
+/// The schema is [`LayoutJson`]. `offset` is the struct's offset in its
+/// container, `null` in aligned mode. Fields come in offset order, zero-size markers included
 /// (`"access": "marker"`). `access` is otherwise one of `read_mostly`,
 /// `locked_write`, `lockless_atomic`, `cold`; `lock` and `group` are `null`
 /// when absent; `cacheline_groups` lists the author's groups (see the
@@ -106,9 +117,36 @@ pub fn layout_json(s: &Struct, l: &Layout) -> serde_json::Value {
 pub fn path_lines_text(s: &Struct, before: &Layout, after: Option<&Layout>) -> String {
     let old = crate::paths::path_lines(s, before);
     let new = after.map(|a| crate::paths::path_lines(s, a));
+    paths_text(&old, new.as_deref())
+}
+
+impl LayoutView<'_> {
+    /// The pahole-style table ([`table`]).
+    pub fn table(&self) -> String {
+        table::render(self)
+    }
+
+    /// Box diagrams of the given lines ([`diagram`]).
+    pub fn diagram(&self, lines: &[u64]) -> String {
+        diagram::render(self, lines)
+    }
+
+    /// The JSON form ([`layout_json`]).
+    pub fn json(&self) -> LayoutJson {
+        LayoutJson::of(self)
+    }
+
+    /// The lines per hot path of `before`, or of `before` and `after`
+    /// ([`path_lines_text`]).
+    pub fn paths_text(before: &LayoutView, after: Option<&LayoutView>) -> String {
+        paths_text(&before.paths, after.map(|a| a.paths.as_slice()))
+    }
+}
+
+fn paths_text(old: &[crate::paths::PathLines], new: Option<&[crate::paths::PathLines]>) -> String {
     let mut out = String::new();
     for (k, p) in old.iter().enumerate() {
-        let lines = match new.as_ref().map(|n| &n[k]) {
+        let lines = match new.map(|n| &n[k]) {
             Some(n) => format!("{} -> {}", p.lines, n.lines),
             None => p.lines.to_string(),
         };
@@ -118,24 +156,6 @@ pub fn path_lines_text(s: &Struct, before: &Layout, after: Option<&Layout>) -> S
         ));
     }
     out
-}
-
-/// Slots in the order a reader (and C) sees them: by offset, a zero-size
-/// field before a sized one at the same offset, zero-size fields at one
-/// offset in segment order, ties otherwise in slot order.
-/// Slots that name no field of `s` are dropped.
-pub(crate) fn ordered_slots(s: &Struct, l: &Layout) -> Vec<Slot> {
-    let mut slots: Vec<Slot> = l
-        .slots
-        .iter()
-        .copied()
-        .filter(|sl| sl.field < s.fields.len())
-        .collect();
-    slots.sort_by_key(|sl| {
-        let f = &s.fields[sl.field];
-        (sl.offset, f.size != 0, f.segment)
-    });
-    slots
 }
 
 /// `a, b, c`.

@@ -19,9 +19,9 @@
 //! end counts them; its `cachelines` are the lines the struct touches at
 //! its placement.
 
-use super::{conflict_sentence, ordered_slots, Syntax};
-use crate::layout::{reported_conflicts, Layout, LineConflict};
-use crate::model::{Placement, Struct};
+use super::{conflict_sentence, LayoutView, Syntax};
+use crate::layout::LineConflict;
+use crate::model::Placement;
 use std::collections::BTreeMap;
 
 /// Widest type and name columns before a long entry is let run over.
@@ -41,7 +41,8 @@ enum Row {
 }
 
 /// Renders the table; see the module documentation.
-pub(super) fn render(s: &Struct, l: &Layout) -> String {
+pub(super) fn render(v: &LayoutView) -> String {
+    let (s, l) = (v.strukt, v.layout);
     let syntax = Syntax::detect(s);
     let lsize = l.line.max(1);
     let base = l.base_offset();
@@ -50,11 +51,10 @@ pub(super) fn render(s: &Struct, l: &Layout) -> String {
 
     // Conflicts at the placement the table draws go on their line; those at
     // another phase (aligned mode) are listed at the top.
-    let mut on_line: BTreeMap<u64, Vec<LineConflict>> = BTreeMap::new();
+    let mut on_line: BTreeMap<u64, Vec<&LineConflict>> = BTreeMap::new();
     let mut elsewhere = Vec::new();
-    let conflicts = reported_conflicts(s, l);
-    let conflict_count = conflicts.len();
-    for c in conflicts {
+    let conflict_count = v.conflicts.len();
+    for c in &v.conflicts {
         if c.phase == placement_phase {
             on_line.entry(c.line).or_default().push(c);
         } else {
@@ -85,8 +85,8 @@ pub(super) fn render(s: &Struct, l: &Layout) -> String {
 
     let mut pos = 0u64;
     let (mut holes, mut sum_holes, mut sum_members) = (0u64, 0u64, 0u64);
-    let slots = ordered_slots(s, l);
-    for sl in &slots {
+    let slots = &v.rows;
+    for sl in slots {
         let f = &s.fields[sl.field];
         if sl.offset > pos {
             let hole = sl.offset - pos;
@@ -170,7 +170,7 @@ pub(super) fn render(s: &Struct, l: &Layout) -> String {
 /// Adds the conflict marks of every line after `*marked` up to `upto`.
 fn mark_lines(
     rows: &mut Vec<Row>,
-    on_line: &BTreeMap<u64, Vec<LineConflict>>,
+    on_line: &BTreeMap<u64, Vec<&LineConflict>>,
     upto: u64,
     marked: &mut Option<u64>,
 ) {

@@ -12,7 +12,7 @@ use super::ilp;
 use super::improve::{local_search, Climb};
 use super::place::Placer;
 use super::problem::Problem;
-use super::{Goal, Incumbent, Preset, Solution, SolveError, SolveOptions};
+use super::{Goal, Incumbent, Method, Preset, Solution, SolveError, SolveOptions};
 use crate::cost::{cost_of, Cost};
 use crate::layout::{Layout, Slot};
 use crate::model::{Placement, Struct};
@@ -205,9 +205,9 @@ impl<'p, 'w> Driver<'p, 'w> {
     fn consider_declared(&mut self) -> u64 {
         let g0 = self.geoms[0];
         let method = if self.p.has_conflicts() {
-            "heuristic"
+            Method::Heuristic
         } else {
-            "no-conflict"
+            Method::NoConflict
         };
         self.consider(g0, self.p.free.clone(), method)
     }
@@ -303,7 +303,7 @@ impl<'p, 'w> Driver<'p, 'w> {
 
     /// Place `order` in `g`, evaluate, and keep it if it is among the best;
     /// its size (`u64::MAX` when it is late: not a layout).
-    fn consider(&mut self, g: Geometry, order: Vec<usize>, method: &'static str) -> u64 {
+    fn consider(&mut self, g: Geometry, order: Vec<usize>, method: Method) -> u64 {
         let placed = Placer::new(self.p, g, false).place_all(&order);
         self.work.spend(self.p.n as u64 + 1);
         let key = self.ev.key(&placed, &g);
@@ -403,7 +403,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                             size: placed.size,
                             geom: g,
                             order,
-                            method: "heuristic",
+                            method: Method::Heuristic,
                         });
                     }
                 }
@@ -479,7 +479,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                     size: placed.size,
                     geom: g,
                     order,
-                    method: "ilp",
+                    method: Method::Ilp,
                 });
                 if self.proven() {
                     return;
@@ -549,7 +549,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                     let claimed = goals.len() - usize::from(goals.last() == Some(&Goal::Movement));
                     let size_first = goals.first() == Some(&Goal::Size);
                     let method = if rank == 0 && outcome == Outcome::Exact {
-                        "exact"
+                        Method::Exact
                     } else {
                         inc.method
                     };

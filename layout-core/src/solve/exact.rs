@@ -212,7 +212,7 @@ impl<'a, 'p> Search<'a, 'p> {
                     size,
                     geom: g,
                     order: self.seq.clone(),
-                    method: "heuristic",
+                    method: super::Method::Heuristic,
                 });
             }
             return;

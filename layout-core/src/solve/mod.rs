@@ -249,8 +249,39 @@ pub struct Solution {
     /// True when the wall-clock safety stop ([`SolveOptions::time_limit`])
     /// ended the search: a larger limit may give a different answer.
     pub stopped_by_time: bool,
-    /// How it was found: "no-conflict", "exact", "ilp", "heuristic".
-    pub method: &'static str,
+    /// How it was found.
+    pub method: Method,
+}
+
+/// How the solver found a layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// The declaration order already keeps the rule.
+    NoConflict,
+    /// The exact search proved it.
+    Exact,
+    /// The ILP backend found it.
+    Ilp,
+    /// The heuristics found it.
+    Heuristic,
+}
+
+impl Method {
+    /// `no-conflict`, `exact`, `ilp` or `heuristic`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::NoConflict => "no-conflict",
+            Method::Exact => "exact",
+            Method::Ilp => "ilp",
+            Method::Heuristic => "heuristic",
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -286,5 +317,5 @@ pub(crate) struct Incumbent {
     pub geom: geometry::Geometry,
     /// Order of the unpinned fields.
     pub order: Vec<usize>,
-    pub method: &'static str,
+    pub method: Method,
 }

@@ -7,8 +7,12 @@
 use crate::support;
 
 use layout_core::emit::{c_diff, phase_assertion, CStyle};
+use layout_core::emit::{changelog_of, ChangelogNotes};
 use layout_core::layout::Slot;
-use layout_core::report::{conflict_lines, diagram, layout_json, table};
+use layout_core::report::json::ConflictJson;
+use layout_core::report::{
+    conflict_lines, diagram, layout_json, table, LayoutJson, LayoutView, MovedRun, ProposalView,
+};
 use layout_core::source::{MemberSource, StructSource};
 use layout_core::{verify, Access, Field, Layout, Placement, Struct, VerifiedLayout};
 use std::path::{Path, PathBuf};
@@ -555,6 +559,70 @@ fn conflict_lines_before_and_after() {
     assert_eq!(conflict_lines(&s, &l), vec![25]);
     let v = seed_after();
     assert_eq!(conflict_lines(v.strukt(), &v), Vec::<u64>::new());
+}
+
+/// A view holds each layout's rows in reading order once, and a proposal
+/// view the runs of members that leave the declared order.
+#[test]
+fn a_proposal_view_reads_rows_and_moves_once() {
+    let (s, l) = seed_before();
+    let after = seed_after();
+    let p = ProposalView::new(&s, &l, &after);
+    for v in [&p.before, &p.after] {
+        let mut fields: Vec<usize> = v.order().collect();
+        let offsets: Vec<u64> = v.rows.iter().map(|sl| sl.offset).collect();
+        assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
+        fields.sort_unstable();
+        assert_eq!(fields, (0..s.fields.len()).collect::<Vec<_>>());
+        let json_names: Vec<String> = v.json().fields.into_iter().map(|f| f.name).collect();
+        let names: Vec<String> = v.order().map(|f| s.fields[f].name.clone()).collect();
+        assert_eq!(json_names, names);
+    }
+    assert_eq!(p.before.conflict_lines(), vec![25]);
+    assert!(p.after.conflicts.is_empty());
+    // The hand fix moves the read-mostly tail (enabled, gen, seg, list) up
+    // behind timestamps; everything else keeps its relative order.
+    let idx = |n: &str| s.field_index(n).unwrap();
+    assert_eq!(
+        p.moves,
+        [MovedRun {
+            after: Some(idx("timestamps")),
+            fields: ["enabled", "gen", "seg", "list"].map(idx).to_vec(),
+        }]
+    );
+    let text = changelog_of(&p, &ChangelogNotes::default());
+    assert!(
+        text.contains("Move enabled, gen, seg and list after timestamps"),
+        "{text}"
+    );
+}
+
+/// The JSON of a layout is a type: read back, it prints the same bytes.
+#[test]
+fn layout_json_is_a_type_that_reads_back() {
+    let (s, l) = seed_before();
+    let j = LayoutView::new(&s, &l).json();
+    assert_eq!(
+        j.hard_conflicts,
+        [ConflictJson {
+            line: 25,
+            phase: 48,
+            lockless: vec!["refaulted".into()],
+            read_mostly: ["enabled", "gen", "seg", "list"].map(String::from).to_vec(),
+        }]
+    );
+    assert_eq!(j.fields[4].access, "locked_write");
+    assert_eq!(j.fields[4].lock.as_deref(), Some("lru_lock"));
+    assert_eq!(j.offset, Some(304));
+    let text = j.to_pretty();
+    assert!(
+        text.starts_with("{\n  \"align\": 8,\n"),
+        "keys print sorted:\n{text}"
+    );
+    assert!(text.ends_with("}\n"));
+    let back: LayoutJson = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, j);
+    assert_eq!(back.to_pretty(), text);
 }
 
 // ---------------------------------------------------------------------------

@@ -796,6 +796,6 @@ fn structs_without_conflicts_pack_without_padding() {
     let s = build_struct(&spec);
     let sol = solve(&s, &SolveOptions::default()).unwrap();
     assert_eq!(sol.layout.size, 32);
-    assert_eq!(sol.method, "no-conflict");
+    assert_eq!(sol.method, layout_core::solve::Method::NoConflict);
     assert!(sol.optimal);
 }

@@ -1,0 +1,63 @@
+//! The JSON form of `propose --format json`: the layouts before and after
+//! ([`LayoutJson`]), what was proven, what it costs, and the optional parts
+//! the flags ask for. `docs/json.md` describes every key.
+
+use super::LayoutJson;
+use crate::cost::Cost;
+use crate::growth::GrowthReport;
+use serde::Serialize;
+
+/// `propose --format json`. Keys print sorted; the `Option` fields marked
+/// `skip_serializing_if` are absent (not `null`) when the flag that asks
+/// for them is not given or they do not apply.
+#[derive(Clone, Debug, Serialize)]
+pub struct ProposeJson {
+    /// The layout as declared.
+    pub before: LayoutJson,
+    /// The verified proposal.
+    pub after: LayoutJson,
+    /// `--objective` as given.
+    pub objective: String,
+    /// Under min-diff, the declared layout already keeps the rule.
+    pub nothing_to_do: bool,
+    pub optimal: bool,
+    /// The goals proven optimal, in the objective's order (`null` when
+    /// there is nothing to do).
+    pub proven: Option<Vec<&'static str>>,
+    /// A proven lower bound on the size of any layout obeying the rule.
+    pub lower_bound: u64,
+    pub size_proven_minimal: bool,
+    /// Every objective term of the proposal (`null` when there is nothing
+    /// to do).
+    pub cost: Option<Cost>,
+    pub churn_bound: u64,
+    pub solve_ms: u64,
+    /// The time limit stopped a search: the answer may differ with a larger one.
+    pub stopped_by_time: bool,
+    /// The build-time assertion that pins the phase (with `--offset`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase_assertion: Option<String>,
+    /// With `--regroup`: the author's groups dissolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dissolved_groups: Option<Vec<String>>,
+    /// With `--regroup`: the paddings dissolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dissolved_paddings: Option<Vec<String>>,
+    /// The size that also keeps lockless fields off the lines of locked
+    /// fields, when that costs more.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub separated_locked_size: Option<u64>,
+    /// With `--changelog`: the commit-message paragraph.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changelog: Option<String>,
+    /// With `--growth`: the growth report (as `growth --format json`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub growth: Option<GrowthReport>,
+}
+
+impl ProposeJson {
+    /// Pretty-printed with sorted keys and a final newline, as the CLI prints it.
+    pub fn to_pretty(&self) -> String {
+        super::json::pretty(self)
+    }
+}
