@@ -20,6 +20,7 @@ pub mod access;
 pub mod btf;
 #[cfg(feature = "c-header")]
 pub mod c;
+pub mod class;
 pub mod cost;
 #[cfg(feature = "dwarf")]
 pub mod dwarf;

@@ -236,7 +236,7 @@ fn unknown_keys_list_the_valid_ones() {
     let help = e.help.unwrap();
     assert!(help.contains("did you mean `lockless_atomic`"), "{help}");
     assert!(
-        help.contains("read_mostly, lockless_atomic, locked_write, cold, pinned"),
+        help.contains("read_mostly, locked_write, lockless_atomic, lockless, cold, pinned"),
         "{help}"
     );
     let e = parse("\n[structs.x]\ncold = []\n").unwrap_err();
