@@ -498,10 +498,7 @@ fn parse_fields<'a>(
 /// put the field in a lock group of its own, where it may share no line with
 /// the lock it is really written under.
 fn check_lock_names(fields: &[FieldInput], errors: &mut Errors) {
-    let lock_of = |f: &FieldInput| match &f.access {
-        Some(Access::LockedWrite { lock }) => Some(lock.clone()),
-        _ => None,
-    };
+    let lock_of = |f: &FieldInput| f.access.as_ref().and_then(Access::lock).map(str::to_string);
     let locks: Vec<String> = fields.iter().filter_map(lock_of).collect();
     let uses = |name: &str| locks.iter().filter(|l| *l == name).count();
     let known: Vec<&str> = fields
