@@ -28,6 +28,10 @@
 //! cold. A hot path counts only the bytes of the names it lists; the field
 //! still moves as one.
 //!
+//! The class keywords and their aliases are the access vocabulary's
+//! ([`crate::class`]), the same the `#[layout(..)]` attribute accepts:
+//! `lockless` is another name for `lockless_atomic`.
+//!
 //! Every error names the access file and the line of the offending key or
 //! name.
 
@@ -35,6 +39,7 @@ pub mod names;
 
 pub use names::{InnerName, MemberNames};
 
+use crate::class::{Class, Param};
 use crate::error::Diagnostic;
 use crate::model::{Access, PathUse, Struct};
 use names::{NameTable, Named};
@@ -162,15 +167,14 @@ pub struct AccessFile {
 }
 
 const TOP_KEYS: &[&str] = &["types", "defines", "struct"];
-const STRUCT_KEYS: &[&str] = &[
-    "offset",
-    "read_mostly",
-    "lockless_atomic",
-    "locked_write",
-    "cold",
-    "pinned",
-    "paths",
-];
+/// The keys of `[struct.NAME]`: `offset`, every class keyword and alias
+/// ([`crate::class`]), `pinned`, `paths`.
+fn struct_keys() -> Vec<&'static str> {
+    let mut keys = vec!["offset"];
+    keys.extend(Class::keywords());
+    keys.extend(["pinned", "paths"]);
+    keys
+}
 
 /// Reads and parses the access file at `path`.
 pub fn load(path: &Path) -> Result<AccessFile, Diagnostic> {
@@ -477,46 +481,58 @@ impl FileParser<'_> {
                 "offset" => {
                     s.offset = Some(self.uint(t, key, v, "the struct's offset in its container")?)
                 }
-                "read_mostly" => add(self.names(t, key, v)?, Access::ReadMostly, key.into()),
-                "cold" => add(self.names(t, key, v)?, Access::Cold, key.into()),
                 "pinned" => s.pinned = self.names(t, key, v)?,
                 "paths" => s.paths = self.paths(t, v)?,
-                "lockless_atomic" if v.is_array() => add(
-                    self.names(t, key, v)?,
-                    Access::Lockless { group: None },
-                    key.into(),
-                ),
-                "lockless_atomic" | "locked_write" => {
-                    let groups = v.as_table_like().ok_or_else(|| {
-                        let example = if key == "locked_write" {
-                            "locked_write.LOCK = [\"field\", ...]"
-                        } else {
-                            "lockless_atomic = [\"field\", ...] or lockless_atomic.GROUP = [...]"
-                        };
-                        self.error_at(
-                            &self.key_loc(t, key),
-                            format!("`{key}` has the wrong shape"),
-                        )
-                        .help(format!("write {example}"))
-                    })?;
-                    for (group, list) in groups.iter() {
-                        let names = self.names(groups, group, list)?;
-                        let access = if key == "locked_write" {
-                            Access::LockedWrite {
-                                lock: group.to_string(),
-                            }
-                        } else {
-                            Access::Lockless {
-                                group: Some(group.to_string()),
-                            }
-                        };
-                        add(names, access, format!("{key}.{group}"));
+                _ => match Class::from_keyword(key) {
+                    Some(class) => {
+                        for (names, access, key) in self.class_entries(t, key, v, class)? {
+                            add(names, access, key);
+                        }
                     }
-                }
-                _ => return Err(self.unknown_key(t, key, &place, STRUCT_KEYS)),
+                    None => return Err(self.unknown_key(t, key, &place, &struct_keys())),
+                },
             }
         }
         Ok(s)
+    }
+
+    /// The entries of one class key: `key = [names]` for a class without a
+    /// parameter (or an optional one), `key.PARAM = [names]` for a class
+    /// with one; each with its access and the key it was listed under.
+    #[allow(clippy::type_complexity)]
+    fn class_entries(
+        &self,
+        t: &dyn TableLike,
+        key: &str,
+        v: &Item,
+        class: Class,
+    ) -> Result<Vec<(Vec<(String, Location)>, Access, String)>, Diagnostic> {
+        let param = class.info().param;
+        if v.is_array() || param == Param::None {
+            if let Some(access) = class.with(None) {
+                return Ok(vec![(self.names(t, key, v)?, access, key.into())]);
+            }
+        }
+        let groups = v.as_table_like().ok_or_else(|| {
+            let example = match param {
+                Param::Lock => format!("{key}.LOCK = [\"field\", ...]"),
+                Param::Group => format!("{key} = [\"field\", ...] or {key}.GROUP = [...]"),
+                Param::None => format!("{key} = [\"field\", ...]"),
+            };
+            self.error_at(
+                &self.key_loc(t, key),
+                format!("`{key}` has the wrong shape"),
+            )
+            .help(format!("write {example}"))
+        })?;
+        let mut out = Vec::new();
+        for (group, list) in groups.iter() {
+            let names = self.names(groups, group, list)?;
+            if let Some(access) = class.with(Some(group.to_string())) {
+                out.push((names, access, format!("{key}.{group}")));
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -588,7 +604,7 @@ impl AccessFile {
                 strongest.insert(i, e);
                 continue;
             };
-            let (a, b) = (strength(&prev.access), strength(&e.access));
+            let (a, b) = (prev.access.strength(), e.access.strength());
             if a == b && prev.access != e.access {
                 let unit = &s.fields[i].name;
                 return Err(self
@@ -679,18 +695,6 @@ impl AccessFile {
             out[i] = merged;
         }
         Ok(out)
-    }
-}
-
-/// How strongly a class constrains a field's line: lockless, then locked,
-/// then read-mostly, then cold. A field that holds several named members
-/// takes the strongest of their classes.
-fn strength(a: &Access) -> u8 {
-    match a {
-        Access::Lockless { .. } => 3,
-        Access::LockedWrite { .. } => 2,
-        Access::ReadMostly => 1,
-        Access::Cold => 0,
     }
 }
 

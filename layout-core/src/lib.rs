@@ -7,7 +7,8 @@
 //!   (the compiler's layouts, through the type database [`typedb`]), and
 //!   the [`access`] file (classes, locks, hot paths, names);
 //! - the [`model::Struct`], with the author's structure as ordering
-//!   constraints ([`segments`]);
+//!   constraints ([`segments`]) and each member's access class from the
+//!   access vocabulary ([`class`]: the one definition of the classes);
 //! - [`solve`] (a deterministic, work-budgeted search) → [`layout::Layout`]
 //!   → [`verify`] (independent of the solver; the only maker of a
 //!   [`VerifiedLayout`]);
@@ -20,6 +21,7 @@ pub mod access;
 pub mod btf;
 #[cfg(feature = "c-header")]
 pub mod c;
+pub mod class;
 pub mod cost;
 #[cfg(feature = "dwarf")]
 pub mod dwarf;

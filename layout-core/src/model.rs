@@ -4,87 +4,10 @@
 //! Every front-end (C header, BTF, DWARF, Rust tokens, TOML) produces a
 //! [`Struct`]; the solver, verifier and emitters only ever see this model.
 
+pub use crate::class::Access;
 use serde::Serialize;
 use std::fmt;
 use std::path::PathBuf;
-
-/// How a field is accessed by concurrent code.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Access {
-    /// Read on hot paths by many CPUs, written rarely.
-    ReadMostly,
-    /// Read and written only while holding the named lock.
-    LockedWrite { lock: String },
-    /// Written without a lock by many CPUs. Fields of different writer groups
-    /// must not share a line either.
-    Lockless { group: Option<String> },
-    /// Rarely touched; may fill any line.
-    Cold,
-}
-
-impl Access {
-    /// The JSON name of the class: `read_mostly`, `locked_write`, `lockless_atomic`, `cold`.
-    pub fn class_name(&self) -> &'static str {
-        match self {
-            Access::ReadMostly => "read_mostly",
-            Access::LockedWrite { .. } => "locked_write",
-            Access::Lockless { .. } => "lockless_atomic",
-            Access::Cold => "cold",
-        }
-    }
-
-    /// A short tag for tables: `R`, `L(lock)`, `A`, `A(group)`, `C`.
-    pub fn tag(&self) -> String {
-        match self {
-            Access::ReadMostly => "R".into(),
-            Access::LockedWrite { lock } => format!("L({lock})"),
-            Access::Lockless { group: None } => "A".into(),
-            Access::Lockless { group: Some(g) } => format!("A({g})"),
-            Access::Cold => "C".into(),
-        }
-    }
-
-    pub fn is_read_mostly(&self) -> bool {
-        matches!(self, Access::ReadMostly)
-    }
-
-    pub fn is_lockless(&self) -> bool {
-        matches!(self, Access::Lockless { .. })
-    }
-
-    pub fn lock(&self) -> Option<&str> {
-        match self {
-            Access::LockedWrite { lock } => Some(lock),
-            _ => None,
-        }
-    }
-
-    pub fn group(&self) -> Option<&str> {
-        match self {
-            Access::Lockless { group } => group.as_deref(),
-            _ => None,
-        }
-    }
-
-    /// The hard rule: may bytes of `self` and `other` never share a line?
-    ///
-    /// True for lockless vs read-mostly, and for lockless fields of different
-    /// writer groups (no group counts as one shared group).
-    pub fn hard_conflict(&self, other: &Access) -> bool {
-        match (self, other) {
-            (Access::Lockless { .. }, Access::ReadMostly)
-            | (Access::ReadMostly, Access::Lockless { .. }) => true,
-            (Access::Lockless { group: a }, Access::Lockless { group: b }) => a != b,
-            _ => false,
-        }
-    }
-}
-
-impl fmt::Display for Access {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.tag())
-    }
-}
 
 /// Where a field was declared: file, 1-based line and column, byte range of the
 /// whole declaration (including its leading comment) in the source text.

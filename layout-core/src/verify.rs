@@ -5,12 +5,14 @@
 //! first at offset 0), size and alignment consistent, and the hard rule at
 //! every phase the placement allows (a trailing flexible array member's
 //! class covers the bytes from its offset on: its elements). It shares no
-//! code with the solver.
+//! code with the solver, and states the hard rule itself ([`must_not_share`])
+//! rather than reading it from the access vocabulary ([`crate::class`]): a
+//! test walks every pair of classes and checks the two agree.
 //!
 //! A [`VerifiedLayout`] can only be made here; emitters of proposals take one.
 
 use crate::layout::Layout;
-use crate::model::{Placement, Struct};
+use crate::model::{Access, Placement, Struct};
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -298,6 +300,23 @@ pub fn is_trailing_flexible_array(f: &crate::model::Field) -> bool {
     f.size == 0 && (ty.ends_with("[]") || ty.ends_with("[0]"))
 }
 
+/// The hard rule, stated independently of the access vocabulary: may bytes
+/// of `a` and `b` never share a line? Lockless against read-mostly, and
+/// lockless fields of different writer groups (no group is one group).
+pub fn must_not_share(a: &Access, b: &Access) -> bool {
+    match (a, b) {
+        (Access::Lockless { group: x }, Access::Lockless { group: y }) => x != y,
+        (Access::Lockless { .. }, Access::ReadMostly)
+        | (Access::ReadMostly, Access::Lockless { .. }) => true,
+        (Access::Lockless { .. }, Access::LockedWrite { .. } | Access::Cold)
+        | (
+            Access::ReadMostly | Access::LockedWrite { .. } | Access::Cold,
+            Access::ReadMostly | Access::LockedWrite { .. } | Access::Cold,
+        )
+        | (Access::LockedWrite { .. } | Access::Cold, Access::Lockless { .. }) => false,
+    }
+}
+
 /// Full verification: structure plus the hard rule at every allowed phase
 /// (a trailing flexible array member holds the bytes from its offset on).
 pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
@@ -356,7 +375,7 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
                 if j0 > i1 {
                     break;
                 }
-                if s.fields[i].access.hard_conflict(&s.fields[j].access) {
+                if must_not_share(&s.fields[i].access, &s.fields[j].access) {
                     let found = (i.min(j), i.max(j), pi);
                     if worst.is_none_or(|w| found < w) {
                         worst = Some(found);
@@ -367,7 +386,7 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
     }
     if let Some((i, j, pi)) = worst {
         let (a, b) = (&s.fields[i], &s.fields[j]);
-        let (lockless, other) = if a.access.is_lockless() {
+        let (lockless, other) = if matches!(a.access, Access::Lockless { .. }) {
             (a, b)
         } else {
             (b, a)

@@ -2,6 +2,7 @@
 //! macro's own AST ([`Input`]). Every problem becomes a `syn::Error` at the
 //! tokens it is about; errors are collected, so one build shows them all.
 
+use layout_core::class::{Class, ClassInfo, Param, CLASSES};
 use layout_core::solve::Preset;
 use layout_core::Access;
 use proc_macro2::{Span, TokenStream};
@@ -107,17 +108,16 @@ pub struct SizeHint {
     pub span: Span,
 }
 
-const FIELD_KEYS: &[&str] = &[
-    "read_mostly",
-    "locked_write",
-    "lockless",
-    "lockless_atomic",
-    "cold",
-    "pinned",
-    "size",
-    "align",
-    "path",
-];
+/// The field keys that are not class keywords (those are the vocabulary's,
+/// [`Class::keywords`]).
+const OTHER_FIELD_KEYS: &[&str] = &["pinned", "size", "align", "path"];
+
+/// Every field key: the class keywords and aliases, then the others.
+fn field_keys() -> Vec<&'static str> {
+    Class::keywords()
+        .chain(OTHER_FIELD_KEYS.iter().copied())
+        .collect()
+}
 const STRUCT_KEYS: &[&str] = &[
     "line",
     "objective",
@@ -127,8 +127,24 @@ const STRUCT_KEYS: &[&str] = &[
     "contains",
     "constructor",
 ];
-const FIELD_HELP: &str = "expected one of `read_mostly`, `locked_write = \"lock\"`, `lockless`, \
-`lockless(group = \"name\")`, `cold`, `pinned`, `size = N, align = M`, `path = \"tx\"`";
+/// `expected one of `read_mostly`, `locked_write = "lock"`, ...`: each
+/// class as the attribute declares it, then the other keys.
+fn field_help() -> String {
+    let mut forms: Vec<String> = Vec::new();
+    for c in CLASSES {
+        let kw = c.attribute;
+        match c.param {
+            Param::None => forms.push(format!("`{kw}`")),
+            Param::Lock => forms.push(format!("`{kw} = \"lock\"`")),
+            Param::Group => {
+                forms.push(format!("`{kw}`"));
+                forms.push(format!("`{kw}(group = \"name\")`"));
+            }
+        }
+    }
+    forms.extend(["`pinned`", "`size = N, align = M`", "`path = \"tx\"`"].map(String::from));
+    format!("expected one of {}", forms.join(", "))
+}
 const STRUCT_HELP: &str =
     "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
 `time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`";
@@ -322,7 +338,7 @@ fn struct_key(
     errors: &mut Errors,
 ) -> syn::Result<()> {
     let key = key_name(meta)?;
-    if FIELD_KEYS.contains(&key.as_str()) {
+    if field_keys().contains(&key.as_str()) {
         skip_value(meta)?;
         errors.at(
             meta.path.span(),
@@ -375,19 +391,16 @@ fn struct_key(
         }
         "contains" => {
             let lit: LitStr = meta.value()?.parse()?;
-            options.contains = Some(match lit.value().as_str() {
-                "lockless" => Access::Lockless { group: None },
-                "locked_write" => Access::LockedWrite {
-                    lock: String::new(),
-                },
-                "read_mostly" => Access::ReadMostly,
-                other => {
+            options.contains = Some(match contained_class(&lit.value()) {
+                Some(access) => access,
+                None => {
                     errors.at(
                         lit.span(),
                         format!(
-                            "unknown class `{other}` for `contains`: expected \"lockless\", \
-                             \"locked_write\" or \"read_mostly\" (the strongest access any of the type's \
-                             data gets when it is a field of another struct)"
+                            "unknown class `{}` for `contains`: expected {} (the strongest access any of the type's \
+                             data gets when it is a field of another struct)",
+                            lit.value(),
+                            carried_keywords()
                         ),
                     );
                     Access::ReadMostly
@@ -485,10 +498,7 @@ fn parse_fields<'a>(
 /// put the field in a lock group of its own, where it may share no line with
 /// the lock it is really written under.
 fn check_lock_names(fields: &[FieldInput], errors: &mut Errors) {
-    let lock_of = |f: &FieldInput| match &f.access {
-        Some(Access::LockedWrite { lock }) => Some(lock.clone()),
-        _ => None,
-    };
+    let lock_of = |f: &FieldInput| f.access.as_ref().and_then(Access::lock).map(str::to_string);
     let locks: Vec<String> = fields.iter().filter_map(lock_of).collect();
     let uses = |name: &str| locks.iter().filter(|l| *l == name).count();
     let known: Vec<&str> = fields
@@ -581,46 +591,47 @@ impl FieldAttrs {
         let key = key_name(meta)?;
         let span = meta.path.span();
         match key.as_str() {
-            "read_mostly" => {
-                self.set_access(Access::ReadMostly, "read_mostly", span, field, errors)
-            }
-            "cold" => self.set_access(Access::Cold, "cold", span, field, errors),
-            "locked_write" => {
-                if !meta.input.peek(syn::Token![=]) {
-                    return Err(meta.error(
-                        "`locked_write` needs the name of the lock that guards the field: \
-                         `#[layout(locked_write = \"lock\")]`",
-                    ));
-                }
-                let lock = non_empty(meta.value()?.parse()?, "lock name")?;
-                self.set_access(
-                    Access::LockedWrite { lock },
-                    "locked_write",
-                    span,
-                    field,
-                    errors,
-                );
-            }
-            "lockless" | "lockless_atomic" => {
-                let mut group = None;
-                if meta.input.peek(syn::token::Paren) {
-                    meta.parse_nested_meta(|inner| {
-                        if inner.path.is_ident("group") {
-                            group = Some(non_empty(inner.value()?.parse()?, "writer group")?);
-                            Ok(())
-                        } else {
-                            Err(inner.error(
-                                "expected `group = \"name\"`: the writer group of a lockless field",
-                            ))
+            word if Class::from_keyword(word).is_some() => {
+                let class = Class::from_keyword(word).expect("a class keyword");
+                let info = class.info();
+                let param = match info.param {
+                    Param::None => None,
+                    Param::Lock => {
+                        if !meta.input.peek(syn::Token![=]) {
+                            return Err(meta.error(format!(
+                                "`{word}` needs the name of the lock that guards the field: \
+                                 `#[layout({word} = \"lock\")]`"
+                            )));
                         }
-                    })?;
-                }
-                let keyword = if key == "lockless" {
-                    "lockless"
-                } else {
-                    "lockless_atomic"
+                        Some(non_empty(meta.value()?.parse()?, "lock name")?)
+                    }
+                    Param::Group => {
+                        let mut group = None;
+                        if meta.input.peek(syn::token::Paren) {
+                            meta.parse_nested_meta(|inner| {
+                                if inner.path.is_ident("group") {
+                                    group =
+                                        Some(non_empty(inner.value()?.parse()?, "writer group")?);
+                                    Ok(())
+                                } else {
+                                    Err(inner.error(
+                                        "expected `group = \"name\"`: the writer group of a lockless field",
+                                    ))
+                                }
+                            })?;
+                        }
+                        group
+                    }
                 };
-                self.set_access(Access::Lockless { group }, keyword, span, field, errors);
+                let keyword = info
+                    .keywords
+                    .iter()
+                    .copied()
+                    .find(|k| *k == word)
+                    .expect("the keyword that named the class");
+                if let Some(access) = class.with(param) {
+                    self.set_access(access, keyword, span, field, errors);
+                }
             }
             "path" => {
                 let name = non_empty(meta.value()?.parse()?, "path name")?;
@@ -654,7 +665,7 @@ impl FieldAttrs {
                     format!("`{other}` is a struct attribute: put `#[layout({other} = ..)]` on the struct"),
                 );
             }
-            other => return Err(meta.error(unknown_key(other, FIELD_KEYS, FIELD_HELP))),
+            other => return Err(meta.error(unknown_key(other, &field_keys(), &field_help()))),
         }
         Ok(())
     }
@@ -670,8 +681,10 @@ impl FieldAttrs {
         match &self.access {
             None => self.access = Some((access, keyword)),
             Some((_, prev)) if *prev == keyword => errors.at(span, format!("`{keyword}` is given twice")),
-            Some((_, prev)) if is_lockless_keyword(prev) && is_lockless_keyword(keyword) => {
-                errors.at(span, format!("`{keyword}` is given twice (`lockless_atomic` is another name for `lockless`)"))
+            Some((prev_access, prev)) if prev_access.class() == access.class() => {
+                let canonical = access.info().attribute;
+                let alias = if keyword == canonical { *prev } else { keyword };
+                errors.at(span, format!("`{keyword}` is given twice (`{alias}` is another name for `{canonical}`)"))
             }
             Some((_, prev)) => errors.at(
                 span,
@@ -718,10 +731,27 @@ impl FieldAttrs {
     }
 }
 
-fn is_lockless_keyword(k: &str) -> bool {
-    k == "lockless" || k == "lockless_atomic"
+/// The class a `#[layout(contains = "..")]` names: any keyword of a class
+/// that types carry into the structs that hold them.
+fn contained_class(word: &str) -> Option<Access> {
+    let class = Class::from_keyword(word).filter(|c| c.info().carried.is_some())?;
+    class.with(None).or_else(|| class.with(Some(String::new())))
 }
 
+/// `"lockless", "locked_write" or "read_mostly"`: the classes types carry,
+/// strongest first.
+fn carried_keywords() -> String {
+    let mut carried: Vec<&ClassInfo> = CLASSES.iter().filter(|c| c.carried.is_some()).collect();
+    carried.sort_by_key(|c| std::cmp::Reverse(c.strength));
+    let words: Vec<String> = carried
+        .iter()
+        .map(|c| format!("\"{}\"", c.attribute))
+        .collect();
+    match words.as_slice() {
+        [init @ .., last] if !init.is_empty() => format!("{} or {last}", init.join(", ")),
+        _ => words.join(""),
+    }
+}
 fn key_name(meta: &ParseNestedMeta<'_>) -> syn::Result<String> {
     meta.path
         .get_ident()
@@ -927,7 +957,7 @@ mod tests {
     #[test]
     fn suggests_close_names() {
         assert_eq!(edit_distance("lockles", "lockless"), 1);
-        assert!(unknown_key("colde", FIELD_KEYS, FIELD_HELP).contains("`cold`"));
-        assert!(unknown_key("zzz", FIELD_KEYS, FIELD_HELP).contains("expected one of"));
+        assert!(unknown_key("colde", &field_keys(), &field_help()).contains("`cold`"));
+        assert!(unknown_key("zzz", &field_keys(), &field_help()).contains("expected one of"));
     }
 }

@@ -257,16 +257,9 @@ pub fn rust_struct(input: &Input, model: &Model, items: &[Item]) -> String {
     out
 }
 
-/// The `#[layout(..)]` contents of a class.
+/// The `#[layout(..)]` contents of a class (the vocabulary's spelling).
 fn attribute(access: &layout_core::Access) -> String {
-    use layout_core::Access;
-    match access {
-        Access::ReadMostly => "read_mostly".into(),
-        Access::LockedWrite { lock } => format!("locked_write = \"{lock}\""),
-        Access::Lockless { group: None } => "lockless".into(),
-        Access::Lockless { group: Some(g) } => format!("lockless(group = \"{g}\")"),
-        Access::Cold => "cold".into(),
-    }
+    access.attribute()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! they are the reason the guarantee does not depend on the macro's size
 //! model. They share no code with the solver.
 
+use super::class::must_not_share;
 use super::{Class, FieldFacts, Info, Message, Plan};
 
 /// The phases an instance can start at step by the struct's alignment (one
@@ -153,77 +154,23 @@ const fn class_notes(mut m: Message, info: &Info) -> Message {
     let mut i = 0;
     while i < info.fields.len() {
         let f = &info.fields[i];
-        if !f.explicit && rank(f.class) > rank(f.guess) {
-            m = m.str("; ").code(f.name).str(" counts as ");
-            m = match f.class {
-                Class::Lockless(_) => m.str("lockless"),
-                _ => m.str("locked"),
-            };
+        if !f.explicit && f.class.rank() > f.guess.rank() {
             m = m
+                .str("; ")
+                .code(f.name)
+                .str(" counts as ")
+                .str(f.class.word())
                 .str(" because its type ")
                 .code(f.ty)
                 .str(" holds such data (its `cachelayout::AccessClass`), though the type's name made the macro guess ")
-                .str(class_word(f.guess))
-                .str(": write ");
-            m = match f.class {
-                Class::Lockless(_) => m.str("#[layout(lockless)]"),
-                _ => m.str("#[layout(locked_write = \"lock\")]"),
-            };
-            m = m.str(" on it and give it lines of its own (#[cachelayout::optimize] does both)");
+                .str(f.guess.word())
+                .str(": write ")
+                .str(f.class.attribute())
+                .str(" on it and give it lines of its own (#[cachelayout::optimize] does both)");
         }
         i += 1;
     }
     m
-}
-
-/// Lockless above locked above everything else.
-pub(crate) const fn rank(c: Class) -> u8 {
-    match c {
-        Class::Lockless(_) => 2,
-        Class::LockedWrite(_) => 1,
-        Class::ReadMostly | Class::Cold => 0,
-    }
-}
-
-const fn class_word(c: Class) -> &'static str {
-    match c {
-        Class::ReadMostly => "read-mostly",
-        Class::LockedWrite(_) => "locked",
-        Class::Lockless(_) => "lockless",
-        Class::Cold => "cold",
-    }
-}
-
-/// Whether lockless field `a` (at index `i`) carries the check against `b`
-/// (at index `j`): `b` is read-mostly, or lockless of another writer group
-/// and declared after `a`.
-pub(crate) const fn must_not_share(a: &FieldFacts, i: usize, b: &FieldFacts, j: usize) -> bool {
-    match (a.class, b.class) {
-        (Class::Lockless(_), Class::ReadMostly) => true,
-        (Class::Lockless(ga), Class::Lockless(gb)) => j > i && !same_group(ga, gb),
-        _ => false,
-    }
-}
-
-const fn same_group(a: Option<&str>, b: Option<&str>) -> bool {
-    match (a, b) {
-        (None, None) => true,
-        (Some(a), Some(b)) => {
-            let (a, b) = (a.as_bytes(), b.as_bytes());
-            if a.len() != b.len() {
-                return false;
-            }
-            let mut k = 0;
-            while k < a.len() {
-                if a[k] != b[k] {
-                    return false;
-                }
-                k += 1;
-            }
-            true
-        }
-        _ => false,
-    }
 }
 
 /// Checks `#[layout(size = .., align = ..)]` on `field` against its real
@@ -277,13 +224,7 @@ pub const fn pinned_message(info: &Info, field: usize, declared: usize) -> Optio
 /// `read-mostly `config` (bytes 16..48)`, `lockless `tail` (writer group
 /// `producer`, bytes 8..16)`.
 const fn describe(m: Message, f: &FieldFacts) -> Message {
-    let m = match f.class {
-        Class::ReadMostly => m.str("read-mostly "),
-        Class::LockedWrite(_) => m.str("locked "),
-        Class::Lockless(_) => m.str("lockless "),
-        Class::Cold => m.str("cold "),
-    };
-    let mut m = m.code(f.name).str(" (");
+    let mut m = m.str(f.class.word()).str(" ").code(f.name).str(" (");
     if let Class::Lockless(Some(group)) = f.class {
         m = m.str("writer group ").code(group).str(", ");
     }

@@ -12,25 +12,16 @@
 //!   [`Padding`] where no marker lands on the planned offset.
 
 mod check;
+mod class;
 mod message;
 mod report;
 
 pub use check::{first_shared_line, hint_message, pinned_message, rule_message};
+pub use class::Class;
 pub use message::Message;
 #[cfg(feature = "model")]
 pub use report::model;
 pub use report::report;
-
-/// The access class of a field, in a form `const` items can hold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class {
-    ReadMostly,
-    /// Under the named lock.
-    LockedWrite(&'static str),
-    /// With its writer group, if any.
-    Lockless(Option<&'static str>),
-    Cold,
-}
 
 /// One field as rustc laid it out.
 #[derive(Clone, Copy, Debug)]
@@ -101,29 +92,30 @@ pub const fn effective(
     if explicit {
         return declared;
     }
-    match (carried, declared) {
-        (Some(crate::Access::Lockless), Class::Lockless(_)) => declared,
-        (Some(crate::Access::Lockless), _) => Class::Lockless(None),
-        (Some(crate::Access::LockedWrite), Class::Lockless(_) | Class::LockedWrite(_)) => declared,
-        (Some(crate::Access::LockedWrite), _) => Class::LockedWrite(field),
-        _ => declared,
+    let raised = match carried {
+        Some(crate::Access::Lockless) => Class::Lockless(None),
+        Some(crate::Access::LockedWrite) => Class::LockedWrite(field),
+        Some(crate::Access::ReadMostly) | None => return declared,
+    };
+    if raised.rank() > declared.rank() {
+        raised
+    } else {
+        declared
     }
 }
 
 /// The strongest class of `fields`: what a struct carries into a struct
 /// that holds it.
 pub const fn strongest(fields: &[FieldFacts]) -> crate::Access {
-    let mut best = crate::Access::ReadMostly;
+    let mut best = Class::ReadMostly;
     let mut i = 0;
     while i < fields.len() {
-        match fields[i].class {
-            Class::Lockless(_) => return crate::Access::Lockless,
-            Class::LockedWrite(_) => best = crate::Access::LockedWrite,
-            _ => {}
+        if fields[i].class.rank() > best.rank() {
+            best = fields[i].class;
         }
         i += 1;
     }
-    best
+    best.carried()
 }
 
 /// `Probe::<T>::ACCESS`: `Some(T::ACCESS)` when `T` implements

@@ -3,32 +3,23 @@
 //! `model` feature, the layout-core model of the struct. The report needs
 //! nothing but this crate, so macro users' runtime stays lean.
 
-use super::check::{must_not_share, rule_message};
-use super::{Class, FieldFacts, Info};
+use super::check::rule_message;
+use super::class::must_not_share;
+use super::{FieldFacts, Info};
 use crate::CacheLayout;
 use std::fmt::Write as _;
 
 /// The struct (fields in declaration order, real sizes) and its real layout.
 #[cfg(feature = "model")]
 pub fn model<T: CacheLayout>() -> (layout_core::Struct, layout_core::Layout) {
-    use layout_core::{Access, Field, Layout, Placement, Slot, Struct};
-    let access = |class: Class| match class {
-        Class::ReadMostly => Access::ReadMostly,
-        Class::LockedWrite(lock) => Access::LockedWrite {
-            lock: lock.to_string(),
-        },
-        Class::Lockless(group) => Access::Lockless {
-            group: group.map(str::to_string),
-        },
-        Class::Cold => Access::Cold,
-    };
+    use layout_core::{Field, Layout, Placement, Slot, Struct};
     let info: Info = T::__INFO;
     let fields = info
         .fields
         .iter()
         .map(|f| {
             let mut field = Field::new(f.name, f.ty, f.size as u64, f.align as u64)
-                .with_access(access(f.class));
+                .with_access(f.class.to_model());
             field.pinned = f.pinned;
             field
         })
@@ -61,16 +52,6 @@ fn short_name<T>() -> &'static str {
     let head = full.find('<').unwrap_or(full.len());
     let start = full[..head].rfind("::").map_or(0, |i| i + 2);
     &full[start..]
-}
-
-fn class_text(class: Class) -> String {
-    match class {
-        Class::ReadMostly => "read-mostly".into(),
-        Class::LockedWrite(lock) => format!("locked by `{lock}`"),
-        Class::Lockless(None) => "lockless".into(),
-        Class::Lockless(Some(g)) => format!("lockless, writer group `{g}`"),
-        Class::Cold => "cold".into(),
-    }
 }
 
 /// Fields that break the rule on `line` (counted from the struct's first)
@@ -145,7 +126,7 @@ pub fn report<T: CacheLayout>() -> String {
             "    {decl:<width$} // offset {}, size {}, {}",
             f.offset,
             f.size,
-            class_text(f.class)
+            f.class.text()
         );
         end = end.max(f.offset + f.size);
     }

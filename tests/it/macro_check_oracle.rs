@@ -1,7 +1,9 @@
 //! The compile-time check (`__private::rule_message`, which the
 //! generated `const` item calls) against layout-core's independent
 //! verifier, on random well-formed layouts: both must find a broken rule on
-//! exactly the same layouts.
+//! exactly the same layouts; and, for every pair of access classes, the
+//! vocabulary, the verifier, the solver, the macros' code generation and
+//! the runtime's rule agree.
 
 use cachelayout::__private::{rule_message, Class, FieldFacts, Info};
 use cachelayout::core::{verify, Access, Field, Layout, Placement, Slot, Struct, VerifyError};
@@ -18,14 +20,7 @@ fn class_of(k: u8) -> Class {
 }
 
 fn access_of(c: Class) -> Access {
-    match c {
-        Class::ReadMostly => Access::ReadMostly,
-        Class::LockedWrite(l) => Access::LockedWrite { lock: l.into() },
-        Class::Lockless(g) => Access::Lockless {
-            group: g.map(Into::into),
-        },
-        Class::Cold => Access::Cold,
-    }
+    c.to_model()
 }
 
 /// A field as (size, alignment exponent, class, gap before it).
@@ -166,4 +161,159 @@ fn message_names_fields_line_and_phase() {
          `hits` (writer group `w`, bytes 56..64) shares cache line 0 with read-mostly `config` \
          (bytes 0..8); suggested order: x"
     );
+}
+
+/// One field of every class the vocabulary has, each through its own
+/// keyword or alias (a class with a parameter twice, with two values; the
+/// writer group also absent). `report_only`: the rule is broken on purpose.
+#[allow(dead_code)]
+#[derive(cachelayout::CacheLayout)]
+#[layout(report_only)]
+struct EveryClass {
+    #[layout(read_mostly)]
+    r: u64,
+    #[layout(locked_write = "x")]
+    lx: u64,
+    #[layout(locked_write = "y")]
+    ly: u64,
+    #[layout(lockless)]
+    a: u64,
+    #[layout(lockless(group = "x"))]
+    ax: u64,
+    #[layout(lockless_atomic(group = "y"))]
+    ay: u64,
+    #[layout(cold)]
+    c: u64,
+}
+
+/// Two 8-byte fields of classes `a` and `b` at offsets 0 and 8.
+fn pair_struct(a: &Access, b: &Access) -> Struct {
+    Struct::new(
+        "Pair",
+        vec![
+            Field::new("first", "u64", 8, 8).with_access(a.clone()),
+            Field::new("second", "u64", 8, 8).with_access(b.clone()),
+        ],
+    )
+}
+
+/// Walks every ordered pair of classes (with equal and different
+/// parameters) and asserts that five statements of the hard rule agree:
+/// the vocabulary (`class.rs`), the verifier (`verify::must_not_share`,
+/// through `verify`), the solver (its colouring: the two fields end up on
+/// different lines exactly when they conflict), and what the macros
+/// generate (`#[derive(CacheLayout)]`'s runtime classes) checked by the
+/// runtime's rule (`__private::rule_message`), which must also pick the
+/// field the vocabulary says carries the check.
+#[test]
+fn every_pair_of_classes_agrees_across_vocabulary_verifier_solver_and_macros() {
+    use cachelayout::core::class::Class as CoreClass;
+    let info = <EveryClass as cachelayout::CacheLayout>::__INFO;
+    let covered: std::collections::BTreeSet<CoreClass> = info
+        .fields
+        .iter()
+        .map(|f| f.class.to_model().class())
+        .collect();
+    let all: std::collections::BTreeSet<CoreClass> = CoreClass::all().collect();
+    assert_eq!(covered, all, "EveryClass needs a field of every class");
+    // The macros kept every parameter.
+    let expected = [
+        Access::ReadMostly,
+        Access::LockedWrite { lock: "x".into() },
+        Access::LockedWrite { lock: "y".into() },
+        Access::Lockless { group: None },
+        Access::Lockless {
+            group: Some("x".into()),
+        },
+        Access::Lockless {
+            group: Some("y".into()),
+        },
+        Access::Cold,
+    ];
+    let generated: Vec<Access> = info.fields.iter().map(|f| f.class.to_model()).collect();
+    assert_eq!(generated, expected);
+
+    let mut conflicts = 0;
+    for fa in info.fields {
+        for fb in info.fields {
+            let (a, b) = (fa.class.to_model(), fb.class.to_model());
+            let vocabulary = a.hard_conflict(&b);
+
+            let s = pair_struct(&a, &b);
+            let l = Layout {
+                slots: vec![
+                    Slot {
+                        field: 0,
+                        offset: 0,
+                    },
+                    Slot {
+                        field: 1,
+                        offset: 8,
+                    },
+                ],
+                size: 16,
+                align: 8,
+                line: 64,
+                placement: Placement::Aligned,
+            };
+            let verifier = match verify(&s, &l) {
+                Ok(_) => false,
+                Err(VerifyError::HardRule { .. }) => true,
+                Err(e) => panic!("{a} vs {b}: {e:?}"),
+            };
+
+            let solved = cachelayout::core::solve(&s, &Default::default())
+                .unwrap_or_else(|e| panic!("{a} vs {b}: {e:?}"));
+            let solver = solved.layout.layout().size > 16;
+
+            let facts: &'static [FieldFacts] = Box::leak(Box::new([
+                FieldFacts {
+                    name: "first",
+                    offset: 0,
+                    size: 8,
+                    align: 8,
+                    ..*fa
+                },
+                FieldFacts {
+                    name: "second",
+                    offset: 8,
+                    size: 8,
+                    align: 8,
+                    ..*fb
+                },
+            ]));
+            let pair = Info {
+                name: "Pair",
+                line: 64,
+                fields: facts,
+                checked: true,
+                advice: "",
+                plan: None,
+            };
+            let message = rule_message(&pair, 8).map(|m| m.as_str().to_string());
+            let runtime = message.is_some();
+
+            assert_eq!(
+                (verifier, solver, runtime),
+                (vocabulary, vocabulary, vocabulary),
+                "{a} vs {b}: vocabulary {vocabulary}, verifier {verifier}, solver {solver}, runtime {runtime}"
+            );
+            if let Some(m) = message {
+                conflicts += 1;
+                let carrier = if a.class().carries_check(b.class(), true) {
+                    "first"
+                } else {
+                    "second"
+                };
+                let (head, _) = m.split_once(" shares cache line").expect("a rule message");
+                assert!(
+                    head.contains(&format!("`{carrier}`")),
+                    "{a} vs {b}: the vocabulary says `{carrier}` carries the check: {m}"
+                );
+            }
+        }
+    }
+    // R against the three lockless fields both ways, and the lockless
+    // fields of different groups pairwise.
+    assert_eq!(conflicts, 12);
 }

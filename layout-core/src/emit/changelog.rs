@@ -3,6 +3,7 @@
 //! line table before and after, what moved, the size change, the proof and
 //! the phase assertion. Plain text wrapped at 72 columns.
 
+use crate::class::Style;
 use crate::layout::{Layout, LineConflict};
 use crate::model::{Access, Placement, Struct};
 use crate::place::align_up;
@@ -168,13 +169,7 @@ fn and_list(items: &[String]) -> String {
 }
 
 fn role(a: &Access) -> String {
-    match a {
-        Access::ReadMostly => "read-mostly".into(),
-        Access::LockedWrite { lock } => format!("under {lock}"),
-        Access::Lockless { group: None } => "lockless atomic".into(),
-        Access::Lockless { group: Some(g) } => format!("lockless ({g})"),
-        Access::Cold => "cold".into(),
-    }
+    a.label(Style::Prose)
 }
 
 /// The first paragraph: which lockless fields share which lines with what.
@@ -567,7 +562,6 @@ fn lockless_result(v: &LayoutView, frame: &Frame) -> String {
         for &f in &sharing {
             let c = match &s.fields[f].access {
                 Access::LockedWrite { lock } => format!("fields under {lock}"),
-                Access::Cold => "cold fields".into(),
                 other => format!("{} fields", role(other)),
             };
             if !classes.contains(&c) {

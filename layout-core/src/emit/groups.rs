@@ -18,6 +18,7 @@
 //! byte the layout does not already have. Every other marker is the plain
 //! zero-size one.
 
+use crate::class::{colouring, identifier, Colouring, Role, Style};
 use crate::error::Diagnostic;
 use crate::layout::Layout;
 use crate::model::{Access, Struct};
@@ -100,20 +101,10 @@ pub(crate) fn plan_groups(
     Ok(groups)
 }
 
-/// The hard-rule colour of a class: read-mostly, or lockless of a writer
-/// group.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Colour {
-    ReadMostly,
-    Lockless(Option<String>),
-}
-
-fn colour(a: &Access) -> Option<Colour> {
-    match a {
-        Access::ReadMostly => Some(Colour::ReadMostly),
-        Access::Lockless { group } => Some(Colour::Lockless(group.clone())),
-        _ => None,
-    }
+/// The hard-rule colour of a field: its access when the vocabulary
+/// colours its class (read-mostly, lockless of a writer group), else `None`.
+fn colour(a: &Access) -> Option<Access> {
+    (colouring(a.class(), false) != Colouring::Free).then(|| a.clone())
 }
 
 /// Runs of one access class; cold fields join the run before them (the
@@ -121,10 +112,8 @@ fn colour(a: &Access) -> Option<Colour> {
 fn cut_by_class(s: &Struct, run: &[Member]) -> Vec<Vec<Member>> {
     let mut out: Vec<(Option<Access>, Vec<Member>)> = Vec::new();
     for m in run {
-        let class = match &s.fields[m.field].access {
-            Access::Cold => None,
-            a => Some(a.clone()),
-        };
+        let a = &s.fields[m.field].access;
+        let class = (a.role() != Role::Idle).then(|| a.clone());
         match out.last_mut() {
             Some((current, members))
                 if class.is_none()
@@ -167,7 +156,8 @@ fn reused_name(fields: &[usize], old_group: &[Option<String>]) -> Option<String>
 /// (written members: locked or lockless) followed by the paths' names in
 /// the order the struct lists them, `read_tx`, `write_rx`, `read_txrx`.
 fn class_name(s: &Struct, fields: &[usize]) -> String {
-    let base = plain_class_name(s, fields);
+    let class = plain_class(s, fields);
+    let base = class.label(Style::Ident);
     let mut on = vec![false; s.paths.len()];
     for &i in fields {
         for u in &s.fields[i].paths {
@@ -187,47 +177,31 @@ fn class_name(s: &Struct, fields: &[usize]) -> String {
     if paths.is_empty() {
         return base;
     }
-    let written = base.starts_with("lockless") || base.ends_with("_locked");
+    let written = matches!(class.role(), Role::LocklessWriter | Role::LockedWriter);
     format!("{}_{paths}", if written { "write" } else { "read" })
 }
 
-fn plain_class_name(s: &Struct, fields: &[usize]) -> String {
-    let mut hard: BTreeMap<Colour, u64> = BTreeMap::new();
-    let mut locks: BTreeMap<&str, u64> = BTreeMap::new();
+/// The class that names a group of `fields`: its hard class with the most
+/// bytes, else its lock with the most bytes, else cold.
+fn plain_class(s: &Struct, fields: &[usize]) -> Access {
+    let mut hard: BTreeMap<Access, u64> = BTreeMap::new();
+    let mut locks: BTreeMap<Access, u64> = BTreeMap::new();
     for &i in fields {
         let f = &s.fields[i];
         if let Some(c) = colour(&f.access) {
             *hard.entry(c).or_default() += f.size;
-        } else if let Some(lock) = f.access.lock() {
-            *locks.entry(lock).or_default() += f.size;
+        } else if f.access.lock().is_some() {
+            *locks.entry(f.access.clone()).or_default() += f.size;
         }
     }
     // Ties go to the first in order (read-mostly first).
-    let most_hard = hard.values().copied().max().unwrap_or(0);
-    if let Some((c, _)) = hard.iter().find(|&(_, &b)| b == most_hard) {
-        return match c {
-            Colour::ReadMostly => "read_mostly".to_string(),
-            Colour::Lockless(None) => "lockless".to_string(),
-            Colour::Lockless(Some(g)) => format!("lockless_{}", identifier(g)),
-        };
+    for classes in [hard, locks] {
+        let most = classes.values().copied().max().unwrap_or(0);
+        if let Some((c, _)) = classes.into_iter().find(|&(_, b)| b == most) {
+            return c;
+        }
     }
-    let most_locked = locks.values().copied().max().unwrap_or(0);
-    match locks.iter().find(|&(_, &b)| b == most_locked) {
-        Some((lock, _)) => format!("{}_locked", identifier(lock)),
-        None => "cold".to_string(),
-    }
-}
-
-/// `name` with every character C does not allow in an identifier as `_`.
-fn identifier(name: &str) -> String {
-    let mut id: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if id.is_empty() || id.starts_with(|c: char| c.is_ascii_digit()) {
-        id.insert(0, '_');
-    }
-    id
+    Access::Cold
 }
 
 /// Group names in use, so that each is given once and none makes a marker

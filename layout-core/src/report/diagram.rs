@@ -17,6 +17,7 @@
 //! many cells is drawn as several boxes one under the other.
 
 use super::{join, LayoutView};
+use crate::class::{Role, Style};
 use crate::model::{Access, Struct};
 
 /// Output width in columns.
@@ -105,13 +106,7 @@ impl Cell {
 }
 
 fn class_label(a: &Access) -> String {
-    match a {
-        Access::ReadMostly => "read-mostly".into(),
-        Access::LockedWrite { lock } => format!("under {lock}"),
-        Access::Lockless { group: None } => "lockless".into(),
-        Access::Lockless { group: Some(g) } => format!("lockless({g})"),
-        Access::Cold => "cold".into(),
-    }
+    a.label(Style::Diagram)
 }
 
 fn render_line(v: &LayoutView, line: u64) -> String {
@@ -279,20 +274,23 @@ fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
     let mut readers: Vec<String> = Vec::new();
     for &i in cells.iter().flat_map(|c| &c.fields) {
         let f = &s.fields[i];
-        match &f.access {
-            Access::Lockless { group } => {
-                let g = group.as_deref();
+        match f.access.role() {
+            Role::LocklessWriter => {
+                let g = f.access.param();
                 match writers.iter_mut().find(|(wg, _)| *wg == g) {
                     Some((_, names)) => names.push(f.name.clone()),
                     None => writers.push((g, vec![f.name.clone()])),
                 }
             }
-            Access::LockedWrite { lock } => match lockers.iter_mut().find(|(k, _)| k == lock) {
-                Some((_, names)) => names.push(f.name.clone()),
-                None => lockers.push((lock, vec![f.name.clone()])),
-            },
-            Access::ReadMostly => readers.push(f.name.clone()),
-            Access::Cold => {}
+            Role::LockedWriter => {
+                let lock = f.access.param().unwrap_or_default();
+                match lockers.iter_mut().find(|(k, _)| *k == lock) {
+                    Some((_, names)) => names.push(f.name.clone()),
+                    None => lockers.push((lock, vec![f.name.clone()])),
+                }
+            }
+            Role::Reader => readers.push(f.name.clone()),
+            Role::Idle => {}
         }
     }
     // The hard rule, judged on what this drawing shows.

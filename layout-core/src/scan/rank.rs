@@ -11,7 +11,8 @@
 //! Read-mostly bytes among the shared ones break the hard rule; they are
 //! known only from an access file and rank first.
 
-use crate::model::{Access, Struct};
+use crate::class::Role;
+use crate::model::Struct;
 use serde::Serialize;
 
 /// How exposed one struct's lockless fields are.
@@ -40,23 +41,6 @@ impl Exposure {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Lockless,
-    Guarded,
-    ReadMostly,
-    Other,
-}
-
-fn kind(a: &Access) -> Kind {
-    match a {
-        Access::Lockless { .. } => Kind::Lockless,
-        Access::LockedWrite { .. } => Kind::Guarded,
-        Access::ReadMostly => Kind::ReadMostly,
-        Access::Cold => Kind::Other,
-    }
-}
-
 /// The exposure of `s` laid out at its fields' original offsets, or `None`
 /// when no lockless field shares a line with other data. `size` is the
 /// struct's size.
@@ -82,7 +66,7 @@ pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
     // The lines that hold lockless bytes, as sorted disjoint ranges of line numbers.
     let mut lockless_lines: Vec<std::ops::Range<u64>> = placed
         .iter()
-        .filter(|&&(_, _, i)| kind(&s.fields[i].access) == Kind::Lockless)
+        .filter(|&&(_, _, i)| s.fields[i].access.role() == Role::LocklessWriter)
         .map(|&(start, end, _)| start / line..(end - 1) / line + 1)
         .collect();
     lockless_lines.sort_unstable_by_key(|r| r.start);
@@ -110,7 +94,7 @@ pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
     }
     let lines: Vec<u64> = per_line.keys().copied().collect();
     for &(start, end, i) in &placed {
-        let k = kind(&s.fields[i].access);
+        let k = s.fields[i].access.role();
         let first = lines.partition_point(|&l| l < start / line);
         for &l in lines[first..]
             .iter()
@@ -119,13 +103,13 @@ pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
             let n = end.min((l + 1) * line) - start.max(l * line);
             let slot = per_line.get_mut(&l).expect("lines are per_line's keys");
             match k {
-                Kind::Lockless => slot.0 += n,
-                Kind::ReadMostly => {
+                Role::LocklessWriter => slot.0 += n,
+                Role::Reader => {
                     slot.1 += n;
                     slot.2 += n;
                 }
-                Kind::Other => slot.1 += n,
-                Kind::Guarded => {}
+                Role::Idle => slot.1 += n,
+                Role::LockedWriter => {}
             }
         }
     }
@@ -164,6 +148,7 @@ pub fn exposure(s: &Struct, size: u64, line: u64) -> Option<Exposure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Access;
     use crate::model::Field;
 
     fn field(name: &str, offset: u64, size: u64, access: Access) -> Field {

@@ -7,6 +7,7 @@
 //!   join colour 1 (they must then avoid lockless fields, and may sit with
 //!   read-mostly ones). Everything else has colour 0 and is free. Every pair
 //!   of distinct non-zero colours conflicts, so the rule is a line colouring.
+//!   The colours are the access vocabulary's [`colouring`] of each class.
 //! - **class** (soft costs): read-mostly, each lockless group, each lock, and
 //!   cold (class 0). Lines holding one class plus cold fields cost nothing.
 //!
@@ -19,8 +20,18 @@
 //!   every layout keeps the members in nondecreasing segment order.
 
 use super::SolveError;
-use crate::model::{Access, Field, PathUse, Struct};
+use crate::class::{colouring, Class, Colouring, Role};
+use crate::model::{Field, PathUse, Struct};
 use std::collections::BTreeMap;
+
+/// Colour 0: conflicts with nothing.
+pub(crate) const FREE: u32 = 0;
+/// The colour of every class the vocabulary colours [`Colouring::Shared`]
+/// (read-mostly; locked too under `separate_soft`).
+pub(crate) const SHARED: u32 = 1;
+/// The colours of [`Colouring::PerParam`] classes (each lockless writer
+/// group) start here.
+pub(crate) const FIRST_PER_PARAM: u32 = 2;
 
 /// What a field contributes to the soft costs of a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,22 +122,24 @@ impl Problem {
                 }
             }
         }
-        let mut groups: BTreeMap<Option<&str>, u32> = BTreeMap::new();
+        // Colours and soft classes come from the access vocabulary: its
+        // colouring of each class (free, the shared colour, or a colour per
+        // parameter) and its role (what a line holding the field costs).
+        let mut per_param: BTreeMap<(Class, Option<&str>), u32> = BTreeMap::new();
         let mut locks: BTreeMap<&str, u32> = BTreeMap::new();
         for f in &s.fields {
-            match &f.access {
-                Access::Lockless { group } => {
-                    let next = groups.len() as u32;
-                    groups.entry(group.as_deref()).or_insert(next);
-                }
-                Access::LockedWrite { lock } => {
-                    let next = locks.len() as u32;
-                    locks.entry(lock.as_str()).or_insert(next);
-                }
-                _ => {}
+            if colouring(f.access.class(), separate_soft) == Colouring::PerParam {
+                let next = per_param.len() as u32;
+                per_param
+                    .entry((f.access.class(), f.access.param()))
+                    .or_insert(next);
+            }
+            if let Some(lock) = f.access.lock() {
+                let next = locks.len() as u32;
+                locks.entry(lock).or_insert(next);
             }
         }
-        let n_groups = groups.len() as u32;
+        let n_groups = per_param.len() as u32;
         let mut p = Problem {
             n,
             size: s.fields.iter().map(|f| f.size).collect(),
@@ -169,21 +182,21 @@ impl Problem {
                 .map(|_| n - 1),
         };
         for (i, f) in s.fields.iter().enumerate() {
-            let (color, class, role) = match &f.access {
-                Access::ReadMostly => (1, 1, SoftRole::Read),
-                Access::Lockless { group } => {
-                    let g = groups[&group.as_deref()];
-                    (2 + g, 2 + g, SoftRole::Lockless)
+            let color = match colouring(f.access.class(), separate_soft) {
+                Colouring::Free => FREE,
+                Colouring::Shared => SHARED,
+                Colouring::PerParam => {
+                    FIRST_PER_PARAM + per_param[&(f.access.class(), f.access.param())]
                 }
-                Access::LockedWrite { lock } => {
-                    let k = locks[lock.as_str()];
-                    (
-                        u32::from(separate_soft),
-                        2 + n_groups + k,
-                        SoftRole::Locked(k),
-                    )
+            };
+            let (class, role) = match (f.access.role(), f.access.lock()) {
+                (Role::Reader, _) => (SHARED, SoftRole::Read),
+                (Role::LocklessWriter, _) => (color, SoftRole::Lockless),
+                (Role::LockedWriter, Some(lock)) => {
+                    let k = locks[lock];
+                    (FIRST_PER_PARAM + n_groups + k, SoftRole::Locked(k))
                 }
-                Access::Cold => (0, 0, SoftRole::Cold),
+                (Role::LockedWriter, None) | (Role::Idle, _) => (FREE, SoftRole::Cold),
             };
             p.role[i] = role;
             if f.size > 0 || p.tail == Some(i) {

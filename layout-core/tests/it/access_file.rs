@@ -174,6 +174,34 @@ fn writer_groups_and_inline_tables() {
     );
 }
 
+/// The access file takes every keyword and alias of the vocabulary, the
+/// same the `#[layout(..)]` attribute takes: `lockless` is `lockless_atomic`.
+#[test]
+fn every_class_keyword_and_alias_is_a_key() {
+    use layout_core::class::{Class, Param};
+    for class in Class::all() {
+        for kw in class.info().keywords {
+            let (entry, expected) = match class.info().param {
+                Param::Lock => (format!("{kw}.l = [\"gen\"]"), class.with(Some("l".into()))),
+                Param::None | Param::Group => (format!("{kw} = [\"gen\"]"), class.with(None)),
+            };
+            let f = parsed(&format!("[struct.lru_gen_folio]\n{entry}\n"));
+            let mut s = lru_gen_folio();
+            f.apply(&mut s).unwrap_or_else(|e| panic!("{kw}: {e}"));
+            assert_eq!(Some(access_of(&s, "gen")), expected, "{kw}");
+        }
+    }
+    let f = parsed("[struct.lru_gen_folio.lockless]\ntx = [\"seg\"]\n");
+    let mut s = lru_gen_folio();
+    f.apply(&mut s).unwrap();
+    assert_eq!(
+        access_of(&s, "seg"),
+        Access::Lockless {
+            group: Some("tx".into())
+        }
+    );
+}
+
 #[test]
 fn files_without_the_struct_change_nothing() {
     let f = parsed("[types]\n\"struct a\" = { size = 8, align = 8 }\n[struct.unrelated_thing]\ncold = [\"x\"]\n");
@@ -236,7 +264,7 @@ fn unknown_keys_list_the_valid_ones() {
     let help = e.help.unwrap();
     assert!(help.contains("did you mean `lockless_atomic`"), "{help}");
     assert!(
-        help.contains("read_mostly, lockless_atomic, locked_write, cold, pinned"),
+        help.contains("read_mostly, locked_write, lockless_atomic, lockless, cold, pinned"),
         "{help}"
     );
     let e = parse("\n[structs.x]\ncold = []\n").unwrap_err();

@@ -5,8 +5,9 @@
 use super::Planned;
 use crate::attr::Input;
 use crate::model::Model;
+use layout_core::class::Param;
 use layout_core::Access;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 /// `advice` ends the messages of broken-rule checks (see `checks`).
@@ -74,10 +75,16 @@ pub fn impl_cache_layout(
 pub fn impl_access_class(input: &Input) -> TokenStream {
     let name = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let value = match &input.options.contains {
-        Some(Access::Lockless { .. }) => quote!(::cachelayout::Access::Lockless),
-        Some(Access::LockedWrite { .. }) => quote!(::cachelayout::Access::LockedWrite),
-        Some(_) => quote!(::cachelayout::Access::ReadMostly),
+    let value = match input
+        .options
+        .contains
+        .as_ref()
+        .and_then(|a| a.info().carried)
+    {
+        Some(variant) => {
+            let variant = Ident::new(variant, Span::call_site());
+            quote!(::cachelayout::Access::#variant)
+        }
         None => quote! {
             ::cachelayout::__private::strongest(
                 <Self as ::cachelayout::CacheLayout>::__INFO.fields,
@@ -122,18 +129,19 @@ fn plan(model: &Model, planned: &Planned<'_>) -> TokenStream {
     }
 }
 
+/// The runtime `__private::Class` of `access`: the vocabulary's variant
+/// name, with the lock, or the optional writer group, as its argument.
 fn class(access: &Access) -> TokenStream {
-    match access {
-        Access::ReadMostly => quote!(::cachelayout::__private::Class::ReadMostly),
-        Access::LockedWrite { lock } => quote!(::cachelayout::__private::Class::LockedWrite(#lock)),
-        Access::Lockless { group: Some(g) } => {
-            quote!(::cachelayout::__private::Class::Lockless(::core::option::Option::Some(#g)))
+    let info = access.info();
+    let variant = Ident::new(info.runtime, Span::call_site());
+    let path = quote!(::cachelayout::__private::Class::#variant);
+    match (info.param, access.param()) {
+        (Param::None, _) => path,
+        (Param::Lock, lock) => {
+            let lock = lock.unwrap_or_default();
+            quote!(#path(#lock))
         }
-        Access::Lockless { group: None } => {
-            quote!(::cachelayout::__private::Class::Lockless(
-                ::core::option::Option::None
-            ))
-        }
-        Access::Cold => quote!(::cachelayout::__private::Class::Cold),
+        (Param::Group, Some(g)) => quote!(#path(::core::option::Option::Some(#g))),
+        (Param::Group, None) => quote!(#path(::core::option::Option::None)),
     }
 }
