@@ -11,10 +11,10 @@
 //!   or struct; a `_Bool` bit-field is at most 1 bit wide (checked where
 //!   the width is known, [`check_bitfield_width`]).
 
-use super::lex::{tokenize, TokKind};
 use super::parse::{Derived, FieldDecl, RecordDef, RecordKind, TypeRef};
 use super::types::Resolver;
 use crate::error::Diagnostic;
+use crate::lex::{tokenize, TokKind};
 use std::collections::HashMap;
 
 /// What a bit-field's declared type is, as far as C's rules go.

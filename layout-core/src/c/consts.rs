@@ -17,7 +17,7 @@
 //! C); in array sizes, bit-field widths and attribute arguments it must be a
 //! macro or an enumerator, else evaluation fails with "missing constant".
 
-use super::lex::{tokenize, TokKind};
+use crate::lex::{tokenize, TokKind};
 use std::collections::HashMap;
 
 /// A token of a macro body or an expression, owning its text.

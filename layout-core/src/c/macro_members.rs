@@ -31,7 +31,7 @@
 //! fixed by the kernel.
 
 use super::consts::PTok;
-use super::lex::Tok;
+use crate::lex::Tok;
 use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -287,8 +287,8 @@ pub(crate) fn rewrite(
 #[cfg(test)]
 mod tests {
     use super::super::consts::ptokens;
-    use super::super::lex::{tokenize, TokKind};
     use super::*;
+    use crate::lex::{tokenize, TokKind};
 
     /// The rewritten text and the member found at the first token.
     fn run(src: &str) -> Option<(String, MacroMember)> {

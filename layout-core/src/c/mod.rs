@@ -82,7 +82,6 @@ mod checks;
 mod config;
 mod consts;
 mod kernel_types;
-mod lex;
 mod macro_members;
 mod names;
 mod parse;

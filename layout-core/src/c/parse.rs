@@ -7,9 +7,9 @@
 //! and real headers hide much macro magic there.
 
 use super::attrs::Attr;
-use super::lex::{tokenize, TokKind};
 use super::macro_members::{MacroMember, MacroMemberKind};
 use super::preprocess::AttrUse;
+use crate::lex::{tokenize, TokKind};
 use std::ops::Range;
 use tree_sitter::{Node, Parser};
 

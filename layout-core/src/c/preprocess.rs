@@ -15,10 +15,10 @@
 
 use super::attrs::{self, Attr, MarkerKind};
 use super::consts::{self, collect_args, Env, Macro, MacroTable, Mode, PTok};
-use super::lex::{tokenize, Tok, TokKind};
 use super::macro_members::{self, MacroMember};
 use super::Defines;
 use crate::error::{line_col, Diagnostic};
+use crate::lex::{tokenize, Tok, TokKind};
 use std::ops::Range;
 use std::path::Path;
 
@@ -718,7 +718,7 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
             i += 1;
             continue;
         }
-        if let Some(spelling) = attrs::keyword_respelling(name) {
+        if let Some(spelling) = crate::idioms::keyword_respelling(name) {
             bytes[code[i].range.clone()].copy_from_slice(spelling.as_bytes());
             i += 1;
             continue;

@@ -300,8 +300,9 @@ fn is_packed(src: &StructSource) -> bool {
         .map_or(text.len(), |p| src.definition.end + p);
     let tail = &text[src.definition.end..tail_end];
     [head, tail].iter().any(|part| {
-        part.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| matches!(w, "packed" | "__packed__" | "__packed"))
+        crate::lex::tokenize(part).iter().any(|t| {
+            t.kind == crate::lex::TokKind::Ident && crate::idioms::is_packed_word(t.text(part))
+        })
     })
 }
 

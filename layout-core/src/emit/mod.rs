@@ -38,8 +38,6 @@ mod render;
 mod replay;
 
 pub use assertion::phase_assertion;
-#[cfg(feature = "c-header")]
-pub(crate) use attribute::KERNEL_LINE;
 pub use cdiff::c_diff;
 pub use changelog::{changelog, ChangelogNotes};
 
