@@ -15,7 +15,7 @@
 //! treated as attributes too: `#define __rcu` or
 //! `#define __my_align __attribute__((aligned(32)))`.
 
-use super::consts::{collect_args, MacroTable, PTok};
+use super::macros::{collect_args, MacroTable, PTok};
 use crate::idioms::{self, AttrMeaning};
 
 /// What one attribute does to a layout.
@@ -212,7 +212,7 @@ fn substitute(params: &[String], variadic: bool, body: &[PTok], args: &[Vec<PTok
 
 #[cfg(test)]
 mod tests {
-    use super::super::consts::{ptokens, Macro};
+    use super::super::macros::{ptokens, Macro};
     use super::*;
 
     fn read(src: &str, macros: &MacroTable) -> Option<(Vec<Attr>, usize)> {

@@ -30,7 +30,7 @@
 //! The header's own `#define` of these names is not read: their meaning is
 //! fixed by the kernel.
 
-use super::consts::PTok;
+use super::macros::PTok;
 use crate::lex::Tok;
 use std::ops::Range;
 
@@ -286,7 +286,7 @@ pub(crate) fn rewrite(
 
 #[cfg(test)]
 mod tests {
-    use super::super::consts::ptokens;
+    use super::super::macros::ptokens;
     use super::*;
     use crate::lex::{tokenize, TokKind};
 
