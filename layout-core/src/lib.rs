@@ -26,6 +26,7 @@ pub mod dwarf;
 pub mod emit;
 pub mod error;
 pub mod growth;
+pub mod header_inputs;
 pub mod idioms;
 pub mod layout;
 pub(crate) mod lex;
@@ -36,6 +37,7 @@ pub mod scan;
 pub mod segments;
 pub mod solve;
 pub mod source;
+pub mod suggest;
 pub mod typedb;
 pub mod verify;
 

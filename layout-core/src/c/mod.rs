@@ -92,7 +92,7 @@ mod ranges;
 mod structs;
 mod types;
 
-pub use crate::access::{Defines, TypeTable};
+pub use crate::header_inputs::{Defines, TypeTable};
 pub use config::{load_kernel_config, parse_kernel_config};
 
 use crate::error::Diagnostic;
@@ -337,7 +337,7 @@ impl Header {
 
     fn unknown_struct(&self, name: &str, resolver: &types::Resolver) -> Diagnostic {
         let names = self.struct_names();
-        let close = crate::access::close_names(name, names.iter().map(String::as_str));
+        let close = crate::suggest::close_names(name, names.iter().map(String::as_str));
         let d = Diagnostic::new(format!("no struct `{name}` in the header")).in_file(&self.path);
         if let Some(help) = resolver.skipped_definition(name, self.text.len()) {
             return d.help(help);
