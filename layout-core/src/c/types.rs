@@ -65,6 +65,16 @@ pub(crate) struct Resolver<'h> {
     enum_values: RefCell<HashMap<(usize, usize), Option<i64>>>,
 }
 
+impl super::checks::Context for Resolver<'_> {
+    fn header(&self) -> &Header {
+        Resolver::header(self)
+    }
+
+    fn error(&self, at: usize, message: String) -> Diagnostic {
+        Resolver::error(self, at, message)
+    }
+}
+
 /// Types are limited to 2^48 bytes (256 TiB): what x86_64 can address, and
 /// what keeps every offset computation exact.
 const TOO_LARGE_HELP: &str =
