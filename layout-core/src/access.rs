@@ -41,78 +41,14 @@ pub use names::{InnerName, MemberNames};
 
 use crate::class::{Class, Param};
 use crate::error::Diagnostic;
+pub use crate::header_inputs::{Defines, TypeTable};
 use crate::model::{Access, PathUse, Struct};
+use crate::suggest::close_names;
 use names::{NameTable, Named};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml_edit::{ImDocument, Item, TableLike, Value};
-
-/// Integer constants for the C front-end: name → value. Built from the
-/// access file's `[defines]`; the CLI adds `-D` flags on top.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Defines(BTreeMap<String, i64>);
-
-impl Defines {
-    /// Adds or replaces a constant.
-    pub fn insert(&mut self, name: impl Into<String>, value: i64) {
-        self.0.insert(name.into(), value);
-    }
-
-    pub fn get(&self, name: &str) -> Option<i64> {
-        self.0.get(name).copied()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, i64)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), *v))
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl<S: Into<String>> FromIterator<(S, i64)> for Defines {
-    fn from_iter<I: IntoIterator<Item = (S, i64)>>(iter: I) -> Self {
-        Defines(iter.into_iter().map(|(k, v)| (k.into(), v)).collect())
-    }
-}
-
-/// Sizes of types a C header uses without defining: `"struct foo"` or
-/// `"foo_t"` → (size, align). Names are kept with single spaces.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TypeTable(BTreeMap<String, (u64, u64)>);
-
-fn normalize_type_name(name: &str) -> String {
-    name.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-impl TypeTable {
-    pub fn insert(&mut self, name: &str, size: u64, align: u64) {
-        self.0.insert(normalize_type_name(name), (size, align));
-    }
-
-    /// (size, align) of `name` (`struct foo`, `foo_t`).
-    pub fn get(&self, name: &str) -> Option<(u64, u64)> {
-        self.0.get(&normalize_type_name(name)).copied()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, (u64, u64))> {
-        self.0.iter().map(|(k, v)| (k.as_str(), *v))
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
 
 /// Where a name was written in the access file (1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -698,43 +634,6 @@ impl AccessFile {
     }
 }
 
-/// Up to three of `candidates` that look like `name` (typos, case,
-/// prefixes), closest first.
-pub(crate) fn close_names<'a>(
-    name: &str,
-    candidates: impl Iterator<Item = &'a str>,
-) -> Vec<String> {
-    let lower = name.to_lowercase();
-    let limit = name.chars().count() / 3;
-    let mut scored: Vec<(usize, String)> = candidates
-        .filter(|c| *c != name)
-        .filter_map(|c| {
-            let cl = c.to_lowercase();
-            let d = edit_distance(&lower, &cl);
-            let contains =
-                lower.len() >= 3 && cl.len() >= 3 && (cl.contains(&lower) || lower.contains(&cl));
-            (d <= limit || contains).then(|| (d, c.to_string()))
-        })
-        .collect();
-    scored.sort();
-    scored.dedup();
-    scored.into_iter().take(3).map(|(_, c)| c).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -749,7 +648,6 @@ mod tests {
             vec!["lru_gen_folio"]
         );
         assert!(close_names("zzz", c.iter().copied()).is_empty());
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 
     #[test]

@@ -28,7 +28,10 @@ pub mod dwarf;
 pub mod emit;
 pub mod error;
 pub mod growth;
+pub mod header_inputs;
+pub mod idioms;
 pub mod layout;
+pub(crate) mod lex;
 pub mod model;
 pub mod paths;
 pub mod place;
@@ -37,6 +40,7 @@ pub mod scan;
 pub mod segments;
 pub mod solve;
 pub mod source;
+pub mod suggest;
 pub mod typedb;
 pub mod verify;
 

@@ -25,14 +25,7 @@
 
 use crate::model::{Access, Field, Struct};
 
-/// `__cacheline_group_begin__` + group name: the member
-/// `__cacheline_group_begin(NAME)` declares.
-pub const BEGIN_PREFIX: &str = "__cacheline_group_begin__";
-/// `__cacheline_group_end__` + group name.
-pub const END_PREFIX: &str = "__cacheline_group_end__";
-/// `__cacheline_group_pad__` + group name: the line-aligned member that
-/// `__cacheline_group_end_aligned(NAME)` adds after the end marker.
-pub const PAD_PREFIX: &str = "__cacheline_group_pad__";
+pub use crate::idioms::{BEGIN_PREFIX, END_PREFIX, PAD_PREFIX};
 
 /// What a zero-size member stands for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +56,7 @@ impl Marker {
             Marker::GroupEnd(g.to_string())
         } else if let Some(g) = n.strip_prefix(PAD_PREFIX) {
             Marker::GroupPad(g.to_string())
-        } else if f.ty.trim() == "struct cacheline_padding" {
+        } else if f.ty.trim() == crate::idioms::PADDING_TYPE {
             Marker::Padding
         } else {
             Marker::ZeroSize

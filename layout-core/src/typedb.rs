@@ -479,7 +479,9 @@ impl TypeDb {
     }
 }
 
-/// Up to five names close to `wanted`: by edit distance, then containing it.
+/// Up to five type names close to `wanted`: by edit distance, then
+/// containing it. Unlike [`crate::suggest::close_names`] it skips names
+/// whose length alone rules them out (a BTF file has 100,000 of them).
 fn close_names<'n>(wanted: &str, names: impl Iterator<Item = &'n str>) -> Vec<String> {
     let wanted = wanted
         .trim()
@@ -493,7 +495,7 @@ fn close_names<'n>(wanted: &str, names: impl Iterator<Item = &'n str>) -> Vec<St
             continue;
         }
         let d = if name.len().abs_diff(wanted.len()) <= limit {
-            edit_distance(wanted, name)
+            crate::suggest::edit_distance(wanted, name)
         } else if name.contains(wanted) {
             limit
         } else {
@@ -516,33 +518,9 @@ fn close_names<'n>(wanted: &str, names: impl Iterator<Item = &'n str>) -> Vec<St
         .collect()
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diag = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (diag + usize::from(ca != cb))
-                .min(row[j] + 1)
-                .min(row[j + 1] + 1);
-            diag = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("page_counter", "page_counter"), 0);
-        assert_eq!(edit_distance("page_countr", "page_counter"), 1);
-        assert_eq!(edit_distance("lruvec", "lurvec"), 2);
-    }
 
     #[test]
     fn close_names_prefers_near_spellings() {

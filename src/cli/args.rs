@@ -1,7 +1,18 @@
 //! Arguments of every subcommand (clap derive). The help texts are the manual.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use layout_core::emit::CStyle;
+use layout_core::solve::Preset;
+use layout_core::Target;
 use std::path::PathBuf;
+
+/// `--line`: a cache line size the tool supports.
+pub fn line_size(s: &str) -> Result<Target, String> {
+    let bytes: u64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of bytes: use 32, 64, 128 or 256"))?;
+    Target::new(bytes)
+}
 
 #[derive(Parser, Debug)]
 #[command(
@@ -83,8 +94,8 @@ pub struct InputArgs {
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Cache line size in bytes: 32, 64, 128 or 256.
-    #[arg(long, default_value_t = 64, value_name = "BYTES")]
-    pub line: u64,
+    #[arg(long, default_value = "64", value_name = "BYTES", value_parser = line_size)]
+    pub line: Target,
     /// Take sizes, alignments and offsets from BTF as the compiler laid them out
     /// (/sys/kernel/btf/vmlinux, or an object built with `gcc -gbtf`). BTF records no
     /// alignment: it is inferred as pahole does.
@@ -123,13 +134,9 @@ pub struct ProposeArgs {
     /// may differ with a larger limit.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub time_limit: f64,
-    /// What matters: balanced (size, then soft costs, read-mostly lines, movement),
-    /// min-diff (fewest members moved within the declared size; a struct that already
-    /// keeps the rule is left as it is), compact-hot (size, then fewest read-mostly
-    /// lines), hot-lines (fewest lines touched by the access file's hot paths, summed,
-    /// then size).
-    #[arg(long, default_value = "balanced", value_name = "PRESET")]
-    pub objective: String,
+    /// What matters most, then next (the goals compare in order).
+    #[arg(long, value_enum, default_value_t = Preset::Balanced, value_name = "PRESET")]
+    pub objective: Preset,
     /// Also keep lockless fields off the lines of locked fields (the soft cost), even when
     /// that costs bytes. Without it, the price of doing so is reported.
     #[arg(long)]
@@ -140,13 +147,10 @@ pub struct ProposeArgs {
     /// Allow --output to overwrite an existing file.
     #[arg(long)]
     pub force: bool,
-    /// How the diff spells a line break: `aligned` puts ____cacheline_aligned_in_smp on
-    /// the first field of a group; `padding` writes CACHELINE_PADDING(_padN_); lines
-    /// between groups; `groups` wraps each group in __cacheline_group_begin/end markers
-    /// and adds a CACHELINE_ASSERT_GROUP_MEMBER check function. Markers and attributes
-    /// already in the header are reused or removed, never duplicated.
-    #[arg(long, default_value = "aligned", value_name = "STYLE")]
-    pub style: String,
+    /// How the diff spells a line break. Markers and attributes already in the header
+    /// are reused or removed, never duplicated.
+    #[arg(long, value_enum, default_value_t = CStyle::Aligned, value_name = "STYLE")]
+    pub style: CStyle,
     /// Where the struct sits, for the assertion that pins the phase with --offset:
     /// CONTAINER.MEMBER.PATH, e.g. mem_cgroup_per_node.lruvec.lrugen.
     #[arg(long, value_name = "PATH", requires = "offset")]

@@ -39,8 +39,7 @@ struct Read {
 }
 
 pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
-    let target = Target::new(a.line)
-        .map_err(|m| Diagnostic::new(m).help("pass --line 64 (the default) or 128"))?;
+    let target = a.line;
     let access_file = match &a.access {
         Some(path) => Some(files::access(path)?),
         None => None,

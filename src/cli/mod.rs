@@ -23,7 +23,15 @@ pub const EXIT_CONFLICT: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
 
 pub fn run() -> ExitCode {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        // --help and --version print to stdout and exit 0.
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) => {
+            eprintln!("{}", one_line(&usage_error(&e)));
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     files::set_limit(cli.max_input_bytes);
     let result = match &cli.command {
         args::Command::Show(a) => show::run(a),
@@ -38,6 +46,27 @@ pub fn run() -> ExitCode {
             ExitCode::from(EXIT_BAD_INPUT)
         }
     }
+}
+
+/// A command-line error from clap (an unknown flag, a bad value, a missing
+/// argument) as one line, like every other error: `error: ...; help: ...`,
+/// with clap's usage line and its pointer to `--help` as the help.
+fn usage_error(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let mut what = Vec::new();
+    let mut usage = None;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.to_string());
+        } else if !line.starts_with("For more information, try") {
+            what.push(line);
+        }
+    }
+    let help = match usage {
+        Some(u) => format!("usage: {u}; see --help"),
+        None => "see --help".to_string(),
+    };
+    format!("{}; help: {help}", what.join(" "))
 }
 
 /// Longest word of an error message shown in full; longer ones (a 10 MB

@@ -3,7 +3,7 @@
 
 use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
-use layout_core::emit::{self, CStyle, ChangelogNotes};
+use layout_core::emit::{self, ChangelogNotes};
 use layout_core::report::{LayoutView, ProposalView, ProposeJson};
 use layout_core::solve::{self, Preset, Solution, SolveOptions};
 use layout_core::{layout, segments, Diagnostic, Placement};
@@ -11,10 +11,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
-    let preset: Preset = a
-        .objective
-        .parse()
-        .map_err(|e| Diagnostic::new(e).help("e.g. --objective min-diff for the smallest patch"))?;
+    let preset = a.objective;
     let mut loaded = input::load(&a.input)?;
     // Under --regroup --objective hot-lines, the struct with the author's
     // groups as they are: kept when dissolving them would cost a hot path.
@@ -31,10 +28,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             "list them in the access file: [struct.{name}.paths] tx = [\"member\", ...]"
         )));
     }
-    let style: CStyle = a
-        .style
-        .parse()
-        .map_err(|e| Diagnostic::new(e).help("use --style aligned, padding or groups"))?;
+    let style = a.style;
     let time_limit = time_limit(a.time_limit)?;
     let started = Instant::now();
     let opts = SolveOptions {
@@ -168,7 +162,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             out = ProposeJson {
                 before: view.before.json(),
                 after: view.after.json(),
-                objective: a.objective.clone(),
+                objective: a.objective.name().to_string(),
                 nothing_to_do: solved.nothing_to_do,
                 optimal: solved.optimal,
                 proven: sol.map(|sol| {

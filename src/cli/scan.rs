@@ -48,8 +48,8 @@ pub struct ScanArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "packable")]
     pub access: Option<PathBuf>,
     /// Cache line size in bytes: 32, 64, 128 or 256.
-    #[arg(long, default_value_t = 64, value_name = "BYTES")]
-    pub line: u64,
+    #[arg(long, default_value = "64", value_name = "BYTES", value_parser = super::args::line_size)]
+    pub line: Target,
     /// Show only the first N structs of the ranking.
     #[arg(long, value_name = "N", conflicts_with = "packable")]
     pub top: Option<usize>,
@@ -64,8 +64,7 @@ pub enum ScanFormat {
 }
 
 pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
-    let target = Target::new(a.line)
-        .map_err(|m| Diagnostic::new(m).help("pass --line 64 (the default) or 128"))?;
+    let target = a.line;
     let access_file = match &a.access {
         Some(path) => Some(super::files::access(path)?),
         None => None,

@@ -213,7 +213,7 @@ impl<'a> NameTable<'a> {
                 if subs.is_empty() {
                     return format!("`{head}` has no members to name: name `{head}` itself");
                 }
-                let close = super::close_names(name, subs.iter().copied());
+                let close = crate::suggest::close_names(name, subs.iter().copied());
                 return match close.as_slice() {
                     [] => format!(
                         "`{head}` has no member `{rest}`; its members: {}",
@@ -246,7 +246,7 @@ impl<'a> NameTable<'a> {
             .iter()
             .map(|f| f.name.as_str())
             .chain(self.inner.iter().copied().filter(|n| !n.contains('.')));
-        let close = super::close_names(name, bare);
+        let close = crate::suggest::close_names(name, bare);
         match close.as_slice() {
             [] => {
                 let fields: Vec<&str> = self.s.fields.iter().map(|f| f.name.as_str()).collect();

@@ -6,22 +6,17 @@
 //! `CACHELINE_PADDING(_pad1_);` are blanked the same way and become
 //! non-field members with a layout effect.
 //!
-//! Known names (the header's own `#define` of a name wins):
-//! - `____cacheline_aligned[_in_smp]`, `__cacheline_aligned[_in_smp]`,
-//!   `____cacheline_internodealigned_in_smp`: aligned to 64 (the x86_64
-//!   line size, `SMP_CACHE_BYTES`, with CONFIG_SMP=y);
-//! - `__aligned(n)`, `_Alignas(n)`, `alignas(n)`, `__aligned_largest`;
-//! - `__packed`;
-//! - ignored (no layout effect): sparse annotations (`__rcu`, `__percpu`,
-//!   `__user`, `__iomem`, `__bitwise`, ...), `__randomize_layout` (layouts
-//!   are computed as without CONFIG_RANDSTRUCT), section and function
-//!   attributes, `__counted_by(x)` and friends.
+//! The names it knows and what they mean are the table of
+//! [`crate::idioms::ATTRIBUTES`] (the header's own `#define` of a name
+//! wins): the cacheline macros, `__aligned(n)`, `_Alignas(n)`,
+//! `__aligned_largest`, `__packed`, and annotations with no layout effect.
 //!
 //! Header macros whose expansion is only attributes (or nothing) are
 //! treated as attributes too: `#define __rcu` or
 //! `#define __my_align __attribute__((aligned(32)))`.
 
-use super::consts::{collect_args, MacroTable, PTok};
+use super::macros::{collect_args, MacroTable, PTok};
+use crate::idioms::{self, AttrMeaning};
 
 /// What one attribute does to a layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,123 +29,15 @@ pub(crate) enum Attr {
     Unsupported(String),
 }
 
-/// The line size the kernel's cacheline macros stand for on x86_64.
-pub(crate) const SMP_CACHE_BYTES: u64 = crate::place::DataLayout::X86_64.smp_cache_bytes;
+pub(crate) use crate::idioms::SMP_CACHE_BYTES;
 
-// The emitters spell 64-byte breaks with these macros: same value.
-const _: () = assert!(SMP_CACHE_BYTES == crate::emit::KERNEL_LINE);
+/// A struct-body marker as the C front-end reads it: the alignment
+/// argument stays tokens until the layout evaluates it.
+pub(crate) type MarkerKind = crate::idioms::MarkerKind<Vec<PTok>>;
 
-enum Known {
-    Align(u64),
-    AlignArg,
-    Biggest,
-    Packed,
-    Ignore,
-    IgnoreWithArgs,
-}
-
-fn known(name: &str) -> Option<Known> {
-    Some(match name {
-        "____cacheline_aligned"
-        | "____cacheline_aligned_in_smp"
-        | "__cacheline_aligned"
-        | "__cacheline_aligned_in_smp"
-        | "____cacheline_internodealigned_in_smp" => Known::Align(SMP_CACHE_BYTES),
-        "__aligned" | "_Alignas" | "alignas" => Known::AlignArg,
-        "__aligned_largest" => Known::Biggest,
-        "__packed" => Known::Packed,
-        "__randomize_layout"
-        | "__no_randomize_layout"
-        | "__rcu"
-        | "__percpu"
-        | "__user"
-        | "__iomem"
-        | "__kernel"
-        | "__force"
-        | "__nocast"
-        | "__safe"
-        | "__private"
-        | "__bitwise"
-        | "__bitwise__"
-        | "__must_check"
-        | "__read_mostly"
-        | "__ro_after_init"
-        | "__maybe_unused"
-        | "__always_unused"
-        | "__used"
-        | "__weak"
-        | "__cold"
-        | "__hot"
-        | "__designated_init"
-        | "__data_racy"
-        | "__nonstring"
-        | "__deprecated"
-        | "__noreturn"
-        | "__always_inline"
-        | "noinline"
-        | "__init"
-        | "__exit"
-        | "__visible"
-        | "notrace"
-        | "asmlinkage"
-        | "__pure"
-        | "__attribute_const__"
-        | "__malloc"
-        | "__latent_entropy"
-        | "__extension__"
-        | "__inline"
-        | "__inline__"
-        | "__restrict"
-        | "__restrict__"
-        | "__no_sanitize_address"
-        | "__noclone"
-        | "__flatten" => Known::Ignore,
-        "__counted_by" | "__counted_by_le" | "__counted_by_be" | "__guarded_by"
-        | "__pt_guarded_by" | "__section" | "__alias" | "__printf" | "__scanf" | "__cleanup"
-        | "__must_hold" | "__acquires" | "__releases" | "__cond_acquires" => Known::IgnoreWithArgs,
-        _ => return None,
-    })
-}
-
-/// GNU spellings of keywords, rewritten in place to the same length.
-pub(crate) fn keyword_respelling(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "__signed__" => "signed    ",
-        "__signed" => "signed  ",
-        "__volatile__" => "volatile    ",
-        "__volatile" => "volatile  ",
-        "__const__" => "const    ",
-        "__const" => "const  ",
-        _ => return None,
-    })
-}
-
-/// Struct-body macros that stand for a zero-size member with an alignment.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum MarkerKind {
-    /// `CACHELINE_PADDING(name)`: a zero-size member aligned to the line.
-    Padding,
-    /// `__cacheline_group_begin(g)` / `_end(g)`: zero-size markers.
-    GroupBegin,
-    GroupEnd,
-    /// `__cacheline_group_begin_aligned(g[, align])`: the marker is aligned
-    /// to `align` (default 64).
-    GroupBeginAligned(Option<Vec<PTok>>),
-    /// `__cacheline_group_end_aligned(g[, align])`: the end marker, then a
-    /// zero-size pad aligned to `align` (default 64).
-    GroupEndAligned(Option<Vec<PTok>>),
-}
-
+/// The marker macro `name` called with `args`.
 pub(crate) fn marker_kind(name: &str, args: &[Vec<PTok>]) -> Option<MarkerKind> {
-    let align = || args.get(1).cloned().filter(|a| !a.is_empty());
-    Some(match name {
-        "CACHELINE_PADDING" => MarkerKind::Padding,
-        "__cacheline_group_begin" => MarkerKind::GroupBegin,
-        "__cacheline_group_end" => MarkerKind::GroupEnd,
-        "__cacheline_group_begin_aligned" => MarkerKind::GroupBeginAligned(align()),
-        "__cacheline_group_end_aligned" => MarkerKind::GroupEndAligned(align()),
-        _ => return None,
-    })
+    MarkerKind::from_macro(name, || args.get(1).cloned().filter(|a| !a.is_empty()))
 }
 
 /// The result of reading an attribute at token `i`: its meaning and the
@@ -208,25 +95,27 @@ fn read_at(toks: &[PTok], i: usize, macros: &MacroTable, depth: usize) -> Option
         let attrs = read_all(&body, macros, depth + 1)?;
         return Some(Reading { attrs, next });
     }
-    match known(name)? {
-        Known::Align(n) => Some(Reading {
-            attrs: vec![Attr::Aligned(Some(vec![PTok::Number(n.to_string())]))],
+    match idioms::attribute(name)? {
+        AttrMeaning::CachelineAligned => Some(Reading {
+            attrs: vec![Attr::Aligned(Some(vec![PTok::Number(
+                SMP_CACHE_BYTES.to_string(),
+            )]))],
             next: i + 1,
         }),
-        Known::Biggest => Some(Reading {
+        AttrMeaning::Biggest => Some(Reading {
             attrs: vec![Attr::Aligned(None)],
             next: i + 1,
         }),
-        Known::Packed => Some(Reading {
+        AttrMeaning::Packed => Some(Reading {
             attrs: vec![Attr::Packed],
             next: i + 1,
         }),
-        Known::Ignore => Some(Reading {
+        AttrMeaning::NoEffect => Some(Reading {
             attrs: Vec::new(),
             next: i + 1,
         }),
-        Known::AlignArg | Known::IgnoreWithArgs if !paren_next => None,
-        Known::AlignArg => {
+        AttrMeaning::AlignArg | AttrMeaning::NoEffectWithArgs if !paren_next => None,
+        AttrMeaning::AlignArg => {
             let (args, next) = collect_args(toks, i + 1).ok()?;
             let [arg] = args.as_slice() else { return None };
             Some(Reading {
@@ -234,7 +123,7 @@ fn read_at(toks: &[PTok], i: usize, macros: &MacroTable, depth: usize) -> Option
                 next,
             })
         }
-        Known::IgnoreWithArgs => {
+        AttrMeaning::NoEffectWithArgs => {
             let (_, next) = collect_args(toks, i + 1).ok()?;
             Some(Reading {
                 attrs: Vec::new(),
@@ -323,7 +212,7 @@ fn substitute(params: &[String], variadic: bool, body: &[PTok], args: &[Vec<PTok
 
 #[cfg(test)]
 mod tests {
-    use super::super::consts::{ptokens, Macro};
+    use super::super::macros::{ptokens, Macro};
     use super::*;
 
     fn read(src: &str, macros: &MacroTable) -> Option<(Vec<Attr>, usize)> {

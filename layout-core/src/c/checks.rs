@@ -11,11 +11,18 @@
 //!   or struct; a `_Bool` bit-field is at most 1 bit wide (checked where
 //!   the width is known, [`check_bitfield_width`]).
 
-use super::lex::{tokenize, TokKind};
 use super::parse::{Derived, FieldDecl, RecordDef, RecordKind, TypeRef};
-use super::types::Resolver;
+use super::Header;
 use crate::error::Diagnostic;
+use crate::lex::{tokenize, TokKind};
 use std::collections::HashMap;
+
+/// What the checks read while a record is laid out: the header, and
+/// errors located in it (the layout's resolver provides both).
+pub(crate) trait Context {
+    fn header(&self) -> &Header;
+    fn error(&self, at: usize, message: String) -> Diagnostic;
+}
 
 /// What a bit-field's declared type is, as far as C's rules go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +36,7 @@ pub(crate) enum BitfieldType {
 }
 
 /// Checks a record body before it is laid out.
-pub(crate) fn check_record(r: &Resolver, rec: &RecordDef) -> Result<(), Diagnostic> {
+pub(crate) fn check_record(r: &impl Context, rec: &RecordDef) -> Result<(), Diagnostic> {
     let mut names: HashMap<String, usize> = HashMap::new();
     collect_names(r, rec, &mut names, 0)?;
     check_flexible_arrays(r, rec)
@@ -38,7 +45,7 @@ pub(crate) fn check_record(r: &Resolver, rec: &RecordDef) -> Result<(), Diagnost
 /// Adds the names `rec` declares in its namespace (its own members and
 /// those of its anonymous members); the second of two equal names fails.
 fn collect_names(
-    r: &Resolver,
+    r: &impl Context,
     rec: &RecordDef,
     names: &mut HashMap<String, usize>,
     depth: usize,
@@ -79,7 +86,7 @@ fn is_flexible(f: &FieldDecl, k: usize) -> bool {
     matches!(f.declarators[k].derived.first(), Some(Derived::Array(None)))
 }
 
-fn check_flexible_arrays(r: &Resolver, rec: &RecordDef) -> Result<(), Diagnostic> {
+fn check_flexible_arrays(r: &impl Context, rec: &RecordDef) -> Result<(), Diagnostic> {
     // Where each member starts: declarators, anonymous members, and the
     // body markers (`CACHELINE_PADDING()`, group markers), which are named
     // zero-size members to gcc.
@@ -136,7 +143,7 @@ fn check_flexible_arrays(r: &Resolver, rec: &RecordDef) -> Result<(), Diagnostic
 
 /// The kind of a bit-field's type, or why it cannot be a bit-field.
 pub(crate) fn bitfield_type(
-    r: &Resolver,
+    r: &impl Context,
     ty: &TypeRef,
     derived: &[Derived],
     at: usize,
@@ -202,7 +209,7 @@ pub(crate) fn bitfield_type(
 
 /// A `_Bool` bit-field is at most 1 bit wide.
 pub(crate) fn check_bitfield_width(
-    r: &Resolver,
+    r: &impl Context,
     kind: BitfieldType,
     width: u64,
     at: usize,

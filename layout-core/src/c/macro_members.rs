@@ -30,8 +30,8 @@
 //! The header's own `#define` of these names is not read: their meaning is
 //! fixed by the kernel.
 
-use super::consts::PTok;
-use super::lex::Tok;
+use super::macros::PTok;
+use crate::lex::Tok;
 use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -286,9 +286,9 @@ pub(crate) fn rewrite(
 
 #[cfg(test)]
 mod tests {
-    use super::super::consts::ptokens;
-    use super::super::lex::{tokenize, TokKind};
+    use super::super::macros::ptokens;
     use super::*;
+    use crate::lex::{tokenize, TokKind};
 
     /// The rewritten text and the member found at the first token.
     fn run(src: &str) -> Option<(String, MacroMember)> {

@@ -77,13 +77,14 @@
 //! bytes; function-like macros in struct bodies other than the ones above
 //! are not expanded (a located error says which).
 
+mod abi;
 mod attrs;
 mod checks;
 mod config;
-mod consts;
+mod eval;
 mod kernel_types;
-mod lex;
 mod macro_members;
+mod macros;
 mod names;
 mod parse;
 mod preprocess;
@@ -91,7 +92,7 @@ mod ranges;
 mod structs;
 mod types;
 
-pub use crate::access::{Defines, TypeTable};
+pub use crate::header_inputs::{Defines, TypeTable};
 pub use config::{load_kernel_config, parse_kernel_config};
 
 use crate::error::Diagnostic;
@@ -336,7 +337,7 @@ impl Header {
 
     fn unknown_struct(&self, name: &str, resolver: &types::Resolver) -> Diagnostic {
         let names = self.struct_names();
-        let close = crate::access::close_names(name, names.iter().map(String::as_str));
+        let close = crate::suggest::close_names(name, names.iter().map(String::as_str));
         let d = Diagnostic::new(format!("no struct `{name}` in the header")).in_file(&self.path);
         if let Some(help) = resolver.skipped_definition(name, self.text.len()) {
             return d.help(help);
@@ -366,14 +367,14 @@ impl Header {
 /// macros, enumerators or `sizeof`: the value and its C type (`int`,
 /// `unsigned int`, `long`, `unsigned long`), or why it has none.
 pub fn evaluate_constant(expr: &str) -> Result<(i128, &'static str), String> {
-    struct NoNames(consts::MacroTable);
-    impl consts::Env for NoNames {
-        fn macros(&self) -> &consts::MacroTable {
+    struct NoNames(macros::MacroTable);
+    impl eval::Env for NoNames {
+        fn macros(&self) -> &macros::MacroTable {
             &self.0
         }
     }
-    let env = NoNames(consts::MacroTable::default());
-    consts::eval_typed(&consts::ptokens(expr), &env, consts::Mode::Constant)
+    let env = NoNames(macros::MacroTable::default());
+    eval::eval_typed(&macros::ptokens(expr), &env, eval::Mode::Constant)
         .map(|v| (v.v, v.ty.name()))
         .map_err(|e| e.message)
 }

@@ -7,9 +7,9 @@
 //! and real headers hide much macro magic there.
 
 use super::attrs::Attr;
-use super::lex::{tokenize, TokKind};
 use super::macro_members::{MacroMember, MacroMemberKind};
 use super::preprocess::AttrUse;
+use crate::lex::{tokenize, TokKind};
 use std::ops::Range;
 use tree_sitter::{Node, Parser};
 
@@ -337,7 +337,7 @@ impl<'a> Builder<'a> {
         }
         let unknown_attr = after_declarator.or_else(|| {
             toks.iter().rev().find(|t| {
-                t.starts_with("__") && is_ident(t) && super::types::builtin_type(t).is_none()
+                t.starts_with("__") && is_ident(t) && super::kernel_types::builtin_type(t).is_none()
             })
         });
         if let Some(a) = unknown_attr {

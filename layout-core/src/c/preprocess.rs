@@ -14,11 +14,12 @@
 //! an `#error` is recorded, not fatal (see [`Preprocessed::refusals`]).
 
 use super::attrs::{self, Attr, MarkerKind};
-use super::consts::{self, collect_args, Env, Macro, MacroTable, Mode, PTok};
-use super::lex::{tokenize, Tok, TokKind};
+use super::eval::{self, Env, Mode};
 use super::macro_members::{self, MacroMember};
+use super::macros::{self, collect_args, Macro, MacroTable, PTok};
 use super::Defines;
 use crate::error::{line_col, Diagnostic};
+use crate::lex::{tokenize, Tok, TokKind};
 use std::ops::Range;
 use std::path::Path;
 
@@ -170,7 +171,7 @@ fn builtin_macros() -> MacroTable {
         ("MAX_NUMNODES", "(1 << NODES_SHIFT)"),
     ];
     for (name, body) in object {
-        t.define(name, Macro::object(consts::ptokens(body)));
+        t.define(name, Macro::object(macros::ptokens(body)));
     }
     t.define(
         "DIV_ROUND_UP",
@@ -418,7 +419,7 @@ impl Pre<'_> {
         let rest: Vec<PTok> = words
             .iter()
             .skip(1)
-            .map(|t| consts::ptokens(t.text(self.text)))
+            .map(|t| macros::ptokens(t.text(self.text)))
             .flat_map(|v| v.into_iter())
             .collect();
         let was_active = self.active();
@@ -514,7 +515,7 @@ impl Pre<'_> {
                     .find('\n')
                     .map_or(self.text.len(), |p| at + p);
                 let d = self
-                    .error(at, format!("#error {}", consts::join(&rest)))
+                    .error(at, format!("#error {}", macros::join(&rest)))
                     .help(
                         "the header refuses this configuration: check the -D flags and [defines]",
                     );
@@ -588,7 +589,7 @@ impl Pre<'_> {
                 };
                 Ok(self.macros.is_defined(n) == (name == "ifdef"))
             }
-            _ => consts::eval_tokens(rest, &MacroEnv(&self.macros), Mode::Directive)
+            _ => eval::eval_tokens(rest, &MacroEnv(&self.macros), Mode::Directive)
                 .map(|v| v != 0)
                 .map_err(|e| {
                     let d = self.error(at, format!("cannot evaluate #{name}: {}", e.message));
@@ -615,7 +616,7 @@ impl Pre<'_> {
         }
         let to_ptoks = |ts: &[&Tok]| -> Vec<PTok> {
             ts.iter()
-                .flat_map(|t| consts::ptokens(t.text(self.text)))
+                .flat_map(|t| macros::ptokens(t.text(self.text)))
                 .collect()
         };
         let function_like = code
@@ -718,7 +719,7 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
             i += 1;
             continue;
         }
-        if let Some(spelling) = attrs::keyword_respelling(name) {
+        if let Some(spelling) = crate::idioms::keyword_respelling(name) {
             bytes[code[i].range.clone()].copy_from_slice(spelling.as_bytes());
             i += 1;
             continue;
@@ -843,8 +844,8 @@ mod tests {
     fn defines_and_undefs() {
         let p = pre("#define A 4\n#define F(x, y) ((x) * (y))\n#define G(...) __VA_ARGS__\n#define B\n#undef B\n#ifndef A\n#define A 5\n#endif\n");
         let env = MacroEnv(&p.macros);
-        assert_eq!(consts::eval("F(A, 2)", &env, Mode::Constant), Ok(8));
-        assert_eq!(consts::eval("G(3) + 1", &env, Mode::Constant), Ok(4));
+        assert_eq!(eval::eval("F(A, 2)", &env, Mode::Constant), Ok(8));
+        assert_eq!(eval::eval("G(3) + 1", &env, Mode::Constant), Ok(4));
         assert!(!p.macros.is_defined("B"));
         assert!(p.macros.is_defined("__x86_64__"));
     }

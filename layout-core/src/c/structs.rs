@@ -8,9 +8,9 @@ use super::ranges::LineRanges;
 use super::types::{Item, Placed, Resolver};
 use super::{CStruct, Header};
 use crate::error::{line_col, Diagnostic};
+use crate::idioms::{PADDING_TYPE, PAD_PREFIX};
 use crate::model::{Field, SourceSpan, Struct};
 use crate::place::align_up;
-use crate::segments::{BEGIN_PREFIX, END_PREFIX, PAD_PREFIX};
 use crate::source::{MemberSource, StructSource};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -256,24 +256,18 @@ fn marker_fields(h: &Header, k: usize, p: &Placed, end: u64) -> Vec<Field> {
         f.span = Some(span(h, mk.range.start, mk.range.clone()));
         f
     };
-    let group = |prefix: &str| format!("{prefix}{name}");
+    let member = |ty: &str, align: u64, at: u64| zero(mk.kind.field_name(&name), ty, align, at);
     match mk.kind {
-        MarkerKind::Padding => vec![zero(
-            name.clone(),
-            "struct cacheline_padding",
-            p.align,
-            offset,
-        )],
-        MarkerKind::GroupBegin | MarkerKind::GroupBeginAligned(_) => {
-            vec![zero(group(BEGIN_PREFIX), "__u8[0]", p.align, offset)]
+        MarkerKind::Padding => vec![member(PADDING_TYPE, p.align, offset)],
+        MarkerKind::GroupBegin | MarkerKind::GroupBeginAligned(_) | MarkerKind::GroupEnd => {
+            vec![member("__u8[0]", p.align, offset)]
         }
-        MarkerKind::GroupEnd => vec![zero(group(END_PREFIX), "__u8[0]", p.align, offset)],
         MarkerKind::GroupEndAligned(_) => {
             let end_align = 8.min(p.align);
             let at = align_up(end, end_align);
             vec![
-                zero(group(END_PREFIX), "__u8[0]", end_align, at.min(offset)),
-                zero(group(PAD_PREFIX), "struct {}", p.align, offset),
+                member("__u8[0]", end_align, at.min(offset)),
+                zero(format!("{PAD_PREFIX}{name}"), "struct {}", p.align, offset),
             ]
         }
     }

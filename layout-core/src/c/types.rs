@@ -6,65 +6,20 @@
 //! file's `[types]`, then the built-in table of common kernel types (as
 //! configured without lock debugging).
 
-use super::attrs::{Attr, MarkerKind};
-use super::consts::{self, Env, EvalError, MacroTable, Mode, PTok};
+use super::attrs::{Attr, MarkerKind, SMP_CACHE_BYTES};
+use super::eval::{self, Env, Mode};
+use super::macros::{self, EvalError, MacroTable, PTok};
 use super::parse::{Declarator, Derived, FieldDecl, RecordDef, RecordKind, SyntaxError, TypeRef};
 use super::Header;
 use crate::error::{line_col, Diagnostic};
-use crate::place::{self, DataLayout};
+use crate::place;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::rc::Rc;
 
-/// Size and alignment in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TyLayout {
-    pub size: u64,
-    pub align: u64,
-}
-
-/// A pointer of the target.
-const POINTER: TyLayout = TyLayout {
-    size: DataLayout::X86_64.pointer_bytes,
-    align: DataLayout::X86_64.pointer_bytes,
-};
-
-/// x86_64 sizes of keyword scalar types (`unsigned long`, `long double`).
-pub(crate) fn scalar_layout(words: &[String]) -> Option<TyLayout> {
-    let has = |w: &str| words.iter().any(|x| x == w);
-    let longs = words.iter().filter(|w| *w == "long").count();
-    let n = |size| Some(TyLayout { size, align: size });
-    if has("void") {
-        return None;
-    }
-    if has("__int128") || has("__int128_t") || has("__uint128_t") {
-        return n(16);
-    }
-    if has("char") {
-        n(1)
-    } else if has("short") {
-        n(2)
-    } else if has("double") {
-        if longs > 0 {
-            n(16)
-        } else {
-            n(8)
-        }
-    } else if has("float") {
-        n(4)
-    } else if has("_Bool") {
-        n(1)
-    } else if longs > 0 {
-        n(8)
-    } else if has("int") || has("signed") || has("unsigned") {
-        n(4)
-    } else {
-        None
-    }
-}
-
-pub(crate) use super::kernel_types::builtin_type;
+use super::abi::{scalar_layout, TyLayout, POINTER};
+use super::kernel_types::builtin_type;
 
 /// Where one member landed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +64,16 @@ pub(crate) struct Resolver<'h> {
     /// Records and typedefs being laid out, to stop on cycles.
     active: RefCell<Vec<String>>,
     enum_values: RefCell<HashMap<(usize, usize), Option<i64>>>,
+}
+
+impl super::checks::Context for Resolver<'_> {
+    fn header(&self) -> &Header {
+        Resolver::header(self)
+    }
+
+    fn error(&self, at: usize, message: String) -> Diagnostic {
+        Resolver::error(self, at, message)
+    }
 }
 
 /// Types are limited to 2^48 bytes (256 TiB): what x86_64 can address, and
@@ -211,12 +176,12 @@ impl<'h> Resolver<'h> {
 
     /// Evaluates an integer constant expression written at `range`.
     pub fn eval_range(&self, range: Range<usize>) -> Result<i128, Diagnostic> {
-        consts::eval(&self.h.text[range.clone()], self, Mode::Constant)
+        eval::eval(&self.h.text[range.clone()], self, Mode::Constant)
             .map_err(|e| self.eval_error(e, range.start))
     }
 
     pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i128, Diagnostic> {
-        consts::eval_tokens(toks, self, Mode::Constant).map_err(|e| self.eval_error(e, at))
+        eval::eval_tokens(toks, self, Mode::Constant).map_err(|e| self.eval_error(e, at))
     }
 
     fn eval_error(&self, e: EvalError, at: usize) -> Diagnostic {
@@ -313,7 +278,7 @@ impl<'h> Resolver<'h> {
         }
         // `#define my_type unsigned long` used as a type.
         if let Some(m) = self.h.pre.macros.get(name).filter(|m| m.params.is_none()) {
-            let text = consts::join(&m.body);
+            let text = macros::join(&m.body);
             if !text.is_empty() && text != name {
                 self.enter(name.to_string(), at)?;
                 let r = self.type_name(&text, at);
@@ -503,7 +468,7 @@ impl<'h> Resolver<'h> {
         let Some(toks) = arg else { return Ok(16) };
         let v = match self.eval_tokens(toks, at) {
             Ok(v) => v,
-            Err(e) => match self.type_name(&consts::join(toks), at) {
+            Err(e) => match self.type_name(&macros::join(toks), at) {
                 Ok(l) => i128::from(l.align),
                 Err(_) => return Err(e),
             },
@@ -534,7 +499,7 @@ impl<'h> Resolver<'h> {
     /// A type name as in `sizeof(...)`: keywords, `struct tag`, a typedef
     /// name, followed by `*`s.
     pub fn type_name(&self, text: &str, at: usize) -> Result<TyLayout, Diagnostic> {
-        let toks = consts::ptokens(text);
+        let toks = macros::ptokens(text);
         let mut words = Vec::new();
         let mut pointer = false;
         for t in &toks {
@@ -629,7 +594,6 @@ impl<'h> Resolver<'h> {
     }
 
     fn marker_align(&self, kind: &MarkerKind, at: usize) -> Result<u64, Diagnostic> {
-        const SMP_CACHE_BYTES: u64 = DataLayout::X86_64.smp_cache_bytes;
         let arg_or_line = |arg: &Option<Vec<PTok>>| match arg {
             Some(toks) => match self.eval_tokens(toks, at)? {
                 0 => Ok(SMP_CACHE_BYTES),
@@ -892,8 +856,7 @@ impl Env for Resolver<'_> {
             let ty = match index {
                 None => found.ty,
                 Some(e) => {
-                    let (Some(elem), Ok(i)) =
-                        (found.element, consts::eval(e, self, Mode::Constant))
+                    let (Some(elem), Ok(i)) = (found.element, eval::eval(e, self, Mode::Constant))
                     else {
                         return Some(Err(fail(format!("cannot index `{name}` with `{e}`"))));
                     };

@@ -1,23 +1,15 @@
 //! Cacheline attributes on member declarations: where they are, where a new
 //! one goes; and the alignment attribute of the struct itself.
 
+use crate::idioms;
+use crate::lex::{tokenize, TokKind};
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
 use std::ops::Range;
 
-/// The alignment the kernel's cacheline attributes, `CACHELINE_PADDING()`
-/// and the group markers without an explicit alignment give on x86_64
-/// (`SMP_CACHE_BYTES`), as the C front-end reads them (emitters build
-/// without the C front-end, for BTF input).
-pub(crate) const KERNEL_LINE: u64 = crate::place::DataLayout::X86_64.smp_cache_bytes;
-
-/// Attributes that align a member to the cache line in kernel headers.
-const CACHELINE_ATTRIBUTES: &[&str] = &[
-    "____cacheline_aligned_in_smp",
-    "____cacheline_aligned",
-    "__cacheline_aligned_in_smp",
-    "__cacheline_aligned",
-];
+/// The line size the kernel's cacheline idioms stand for
+/// ([`idioms::SMP_CACHE_BYTES`]): only layouts of this line size reuse them.
+pub(crate) const KERNEL_LINE: u64 = idioms::SMP_CACHE_BYTES;
 
 /// The cacheline attributes of every field's declarator.
 pub(crate) struct FieldAttributes {
@@ -90,35 +82,14 @@ fn top_level_end(s: &str) -> usize {
     s.len()
 }
 
-/// Byte ranges of cacheline attributes in `s`, skipping comments.
+/// Byte ranges of cacheline attributes in `s`, skipping comments and
+/// literals.
 pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
-    let bytes = s.as_bytes();
-    let mut spans = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if s[i..].starts_with("/*") {
-            i = s[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
-        } else if s[i..].starts_with("//") {
-            i = s[i..].find('\n').map_or(bytes.len(), |e| i + e);
-        } else if bytes[i].is_ascii_alphabetic() || bytes[i] == b'_' {
-            let len = s[i..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(s.len() - i);
-            if CACHELINE_ATTRIBUTES.contains(&&s[i..i + len]) {
-                spans.push(i..i + len);
-            }
-            i += len;
-        } else if bytes[i].is_ascii_digit() {
-            // Skip numbers whole so `1__cacheline_aligned` never matches.
-            i += s[i..]
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(s.len() - i);
-        } else {
-            // Whole characters: the text may hold UTF-8 anywhere.
-            i += s[i..].chars().next().map_or(1, char::len_utf8);
-        }
-    }
-    spans
+    tokenize(s)
+        .into_iter()
+        .filter(|t| t.kind == TokKind::Ident && idioms::is_cacheline_attribute(t.text(s)))
+        .map(|t| t.range)
+        .collect()
 }
 
 /// The attribute that makes a member start a new line of `line` bytes:
@@ -127,7 +98,7 @@ pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
 /// header, `__attribute__((__aligned__(N)))` in others).
 pub(crate) fn line_break_attribute(line: u64, kernel: bool) -> String {
     if line == KERNEL_LINE {
-        "____cacheline_aligned_in_smp".to_string()
+        idioms::LINE_BREAK_ATTRIBUTE.to_string()
     } else if kernel {
         format!("__aligned({line})")
     } else {
@@ -250,61 +221,51 @@ enum AlignSpelling {
 /// Alignment attributes in `s` (a struct head or tail), in order: each span
 /// covers the word and its parenthesised argument, if any.
 fn alignment_spans(s: &str) -> Vec<(Range<usize>, AlignSpelling)> {
+    let toks = tokenize(s);
+    let punct = |k: usize, p: &str| {
+        toks.get(k)
+            .is_some_and(|t| t.kind == TokKind::Punct && t.text(s) == p)
+    };
     let mut out = Vec::new();
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if s[i..].starts_with("/*") {
-            i = s[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2);
+    let mut k = 0;
+    while k < toks.len() {
+        let t = &toks[k];
+        k += 1;
+        if t.kind != TokKind::Ident {
             continue;
         }
-        if !(bytes[i].is_ascii_alphabetic() || bytes[i] == b'_') {
-            i += s[i..].chars().next().map_or(1, char::len_utf8);
-            continue;
-        }
-        let len = s[i..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(s.len() - i);
-        let word = &s[i..i + len];
-        let spelling = match word {
-            "__aligned" => Some(AlignSpelling::Macro),
-            "aligned" => Some(AlignSpelling::Keyword("aligned")),
-            "__aligned__" => Some(AlignSpelling::Keyword("__aligned__")),
-            w if CACHELINE_ATTRIBUTES.contains(&w) => Some(AlignSpelling::Cacheline),
-            _ => None,
+        let spelling = match t.text(s) {
+            "__aligned" => AlignSpelling::Macro,
+            "aligned" => AlignSpelling::Keyword("aligned"),
+            "__aligned__" => AlignSpelling::Keyword("__aligned__"),
+            w if idioms::is_cacheline_attribute(w) => AlignSpelling::Cacheline,
+            _ => continue,
         };
-        let mut end = i + len;
-        if let Some(spelling) = spelling {
-            let rest = &s[end..];
-            let ws = rest.len() - rest.trim_start().len();
-            if spelling != AlignSpelling::Cacheline && rest[ws..].starts_with('(') {
-                if let Some(close) = closing_paren(&rest[ws..]) {
-                    end += ws + close + 1;
+        let mut end = t.range.end;
+        if spelling != AlignSpelling::Cacheline && punct(k, "(") {
+            // Through the `)` that closes it, if any.
+            let mut depth = 0usize;
+            for (j, u) in toks.iter().enumerate().skip(k) {
+                if u.kind != TokKind::Punct {
+                    continue;
+                }
+                match u.text(s) {
+                    "(" => depth += 1,
+                    ")" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = u.range.end;
+                            k = j + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
                 }
             }
-            out.push((i..end, spelling));
         }
-        i = end;
+        out.push((t.range.start..end, spelling));
     }
     out
-}
-
-/// The index of the `)` that closes the `(` at the start of `s`.
-fn closing_paren(s: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -368,6 +329,12 @@ mod tests {
         let d = "long x ____cacheline_aligned_in_smp; /* ____cacheline_aligned */";
         assert_eq!(attribute_spans(d), vec![7..35]);
         assert!(attribute_spans("int my____cacheline_aligned;").is_empty());
+        assert!(
+            attribute_spans("char *s = \"__cacheline_aligned\"; int a[1__cacheline_aligned];")
+                .is_empty()
+        );
+        let d = "long x ____cacheline_internodealigned_in_smp;";
+        assert_eq!(attribute_spans(d), vec![7..44]);
     }
 
     #[test]

@@ -15,22 +15,9 @@ use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
 use std::ops::Range;
 
-/// A struct-body macro that stands for an aligned zero-size member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MarkerKind {
-    /// `CACHELINE_PADDING(name);`: the next member starts a new line.
-    Padding,
-    /// `__cacheline_group_begin(g)` and `__cacheline_group_begin_aligned(g)`.
-    GroupBegin,
-    /// `__cacheline_group_end(g)` and `__cacheline_group_end_aligned(g)`.
-    GroupEnd,
-}
-
-impl MarkerKind {
-    pub(crate) fn is_group(self) -> bool {
-        matches!(self, MarkerKind::GroupBegin | MarkerKind::GroupEnd)
-    }
-}
+/// A struct-body marker macro, with its alignment argument when it is a
+/// number (else the layout's line is meant).
+pub(crate) use crate::idioms::MarkerKind;
 
 #[derive(Clone, Debug)]
 pub(crate) enum Node<'a> {
@@ -156,18 +143,21 @@ fn directive(decl: &str) -> Option<&str> {
     Some(&rest[..end])
 }
 
+/// The marker macro a body line calls, if any: `__cacheline_group_end_aligned(g, 128);`.
 fn marker_kind(decl: &str) -> Option<MarkerKind> {
     let end = decl
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .unwrap_or(decl.len());
-    match &decl[..end] {
-        "CACHELINE_PADDING" => Some(MarkerKind::Padding),
-        "__cacheline_group_begin" | "__cacheline_group_begin_aligned" => {
-            Some(MarkerKind::GroupBegin)
-        }
-        "__cacheline_group_end" | "__cacheline_group_end_aligned" => Some(MarkerKind::GroupEnd),
-        _ => None,
-    }
+    MarkerKind::from_macro(&decl[..end], || {
+        decl.split_once(',')
+            .and_then(|(_, rest)| {
+                rest.trim_end_matches([')', ';', ' '])
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .filter(|a| a.is_power_of_two())
+    })
 }
 
 /// The first argument of a marker macro: `g` in `__cacheline_group_begin(g);`.
@@ -183,12 +173,7 @@ pub(crate) fn marker_name(decl: &str) -> Option<&str> {
 /// (and BTF) calls it: `_pad1_`, `__cacheline_group_begin__g`,
 /// `__cacheline_group_end__g`.
 pub(crate) fn marker_field_name(decl: &str, kind: MarkerKind) -> Option<String> {
-    let arg = marker_name(decl)?;
-    Some(match kind {
-        MarkerKind::Padding => arg.to_string(),
-        MarkerKind::GroupBegin => format!("{}{arg}", crate::segments::BEGIN_PREFIX),
-        MarkerKind::GroupEnd => format!("{}{arg}", crate::segments::END_PREFIX),
-    })
+    Some(kind.field_name(marker_name(decl)?))
 }
 
 /// The nodes with their field-carrying nodes in the order of `rank`

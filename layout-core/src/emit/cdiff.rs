@@ -66,7 +66,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     }
     check_ranges(src, s).map_err(at_struct)?;
     let nodes = body::parse(src).map_err(at_struct)?;
-    if style != CStyle::Groups {
+    if !style.writes_groups() {
         refuse_group_markers(src, s, &nodes, style, &kept_markers)?;
     } else if let Some(g) = kept_markers
         .iter()
@@ -90,7 +90,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     let (flat, carriers) = body::flatten_with_carriers(&reordered);
 
     let attributes = FieldAttributes::find(src, s, l.line);
-    let struct_break = if style == CStyle::Groups {
+    let struct_break = if style.writes_groups() {
         StructBreak::Start
     } else {
         StructBreak::Member {
@@ -98,7 +98,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         }
     };
     let planned = plan(s, l, &attributes.present(), struct_break).map_err(at_struct)?;
-    let groups = if style == CStyle::Groups {
+    let groups = if style.writes_groups() {
         let members = group_members(&planned.items, &carriers);
         // The author's groups are dissolved (`--regroup`; a kept group is
         // refused above): new groups are named from classes and paths only.
@@ -130,7 +130,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     if let Some(a) = planned.struct_align {
         edits.push(struct_alignment(src, a, looks_like_kernel(&src.text)));
     }
-    if style == CStyle::Groups {
+    if style.writes_check_function() {
         edits.push(check_function_edit(src, s, &groups));
     }
     edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
@@ -300,12 +300,13 @@ fn is_packed(src: &StructSource) -> bool {
         .map_or(text.len(), |p| src.definition.end + p);
     let tail = &text[src.definition.end..tail_end];
     [head, tail].iter().any(|part| {
-        part.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| matches!(w, "packed" | "__packed__" | "__packed"))
+        crate::lex::tokenize(part).iter().any(|t| {
+            t.kind == crate::lex::TokKind::Ident && crate::idioms::is_packed_word(t.text(part))
+        })
     })
 }
 
-/// The check function of the `Groups` style: where it goes (replacing the
+/// The check function of a style that writes one: where it goes (replacing the
 /// one a previous run wrote, else after the struct definition's line) and
 /// its text.
 fn check_function_edit(src: &StructSource, s: &Struct, groups: &[Group]) -> (Range<usize>, String) {

@@ -80,36 +80,24 @@ pub(crate) fn existing(text: &str, struct_name: &str) -> Option<Range<usize>> {
     None
 }
 
-/// The `}` that closes the `{` at `open`, skipping comments and strings.
+/// The `}` that closes the `{` at `open`, skipping comments and literals.
 fn matching_brace(text: &str, open: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
+    let rest = &text[open..];
     let mut depth = 0usize;
-    let mut i = open;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'/' if text[i..].starts_with("/*") => {
-                i = text[i + 2..].find("*/").map(|e| i + 2 + e + 1)?;
-            }
-            b'/' if text[i..].starts_with("//") => {
-                i = text[i..].find('\n').map_or(bytes.len(), |e| i + e);
-            }
-            b'"' | b'\'' => {
-                let quote = bytes[i];
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'{' => depth += 1,
-            b'}' => {
-                depth -= 1;
+    for t in crate::lex::tokenize(rest) {
+        if t.kind != crate::lex::TokKind::Punct {
+            continue;
+        }
+        match t.text(rest) {
+            "{" => depth += 1,
+            "}" => {
+                depth = depth.checked_sub(1)?;
                 if depth == 0 {
-                    return Some(i);
+                    return Some(open + t.range.start);
                 }
             }
             _ => {}
         }
-        i += 1;
     }
     None
 }

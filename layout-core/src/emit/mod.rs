@@ -38,8 +38,6 @@ mod render;
 mod replay;
 
 pub use assertion::phase_assertion;
-#[cfg(feature = "c-header")]
-pub(crate) use attribute::KERNEL_LINE;
 pub use cdiff::c_diff;
 pub use changelog::{changelog, changelog_of, ChangelogNotes};
 
@@ -53,17 +51,25 @@ use std::str::FromStr;
 /// and group markers already in the header are reused where the style needs
 /// one at that place and removed elsewhere, never duplicated.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CStyle {
-    /// ` ____cacheline_aligned_in_smp` after the declarator of the first
-    /// member of each new line (the kernel's `<linux/cache.h>` attribute,
-    /// assumed to align to the layout's line size, `SMP_CACHE_BYTES`).
+    /// `____cacheline_aligned_in_smp` on the first member of each new line.
+    ///
+    /// The attribute goes after the member's declarator (the kernel's
+    /// `<linux/cache.h>` attribute, assumed to align to the layout's line
+    /// size, `SMP_CACHE_BYTES`).
     #[default]
     Aligned,
-    /// A `CACHELINE_PADDING(_padN_);` line before the first member of each new
-    /// line (a zero-size, line-aligned member, as `mmzone.h` and
-    /// `page_counter.h` write it; nothing on !SMP, like the attribute). The
-    /// member must be the first of its declaration.
+    /// A `CACHELINE_PADDING(_padN_);` line before the first member of each
+    /// new line.
+    ///
+    /// A zero-size, line-aligned member, as `mmzone.h` and `page_counter.h`
+    /// write it; nothing on !SMP, like the attribute. The member must be the
+    /// first of its declaration.
     Padding,
+    /// Each group of members in `__cacheline_group_begin/end` markers, and a
+    /// `CACHELINE_ASSERT_GROUP_MEMBER` check function.
+    ///
     /// Every run of members between breaks, cut further where the access
     /// class changes if it holds fields of two classes that must not share a
     /// line, becomes a group named after its class (`read_mostly`,
@@ -78,6 +84,27 @@ pub enum CStyle {
 }
 
 impl CStyle {
+    /// Whether the style writes cache-line groups of its own: it then
+    /// rewrites the header's group markers (the other styles keep them, and
+    /// refuse a layout that moves members across them), cuts the members
+    /// into groups from the struct's start, and needs the struct to start
+    /// a line.
+    pub(crate) fn writes_groups(self) -> bool {
+        match self {
+            CStyle::Aligned | CStyle::Padding => false,
+            CStyle::Groups => true,
+        }
+    }
+
+    /// Whether the diff also writes (or rewrites) a check function after
+    /// the struct.
+    pub(crate) fn writes_check_function(self) -> bool {
+        match self {
+            CStyle::Aligned | CStyle::Padding => false,
+            CStyle::Groups => true,
+        }
+    }
+
     /// The name `--style` takes: `aligned`, `padding` or `groups`.
     pub fn name(self) -> &'static str {
         match self {

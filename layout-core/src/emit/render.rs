@@ -171,29 +171,17 @@ impl<'a> Renderer<'a> {
 
     /// What C sees for a kept group marker line: the zero-size members its
     /// macro declares, with their alignments.
-    fn group_marker_record(&self, member: &MemberSource, kind: MarkerKind) -> Vec<CItem> {
-        let decl = self.src.text[member.decl.clone()].trim_start();
-        let aligned = decl
-            .split('(')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .ends_with("_aligned");
-        let line = decl
-            .split_once(',')
-            .and_then(|(_, rest)| {
-                rest.trim_end_matches([')', ';', ' '])
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-            })
-            .filter(|a| a.is_power_of_two())
-            .unwrap_or(self.l.line);
-        match (kind, aligned) {
-            (MarkerKind::GroupBegin, true) => vec![CItem::Marker { align: line }],
-            (MarkerKind::GroupEnd, true) => {
-                vec![CItem::Marker { align: 8 }, CItem::Marker { align: line }]
-            }
+    fn group_marker_record(&self, kind: MarkerKind) -> Vec<CItem> {
+        match kind {
+            MarkerKind::GroupBeginAligned(align) => vec![CItem::Marker {
+                align: align.unwrap_or(self.l.line),
+            }],
+            MarkerKind::GroupEndAligned(align) => vec![
+                CItem::Marker { align: 8 },
+                CItem::Marker {
+                    align: align.unwrap_or(self.l.line),
+                },
+            ],
             _ => vec![CItem::Marker { align: 1 }],
         }
     }
@@ -259,7 +247,7 @@ impl<'a> Renderer<'a> {
                     if kind.is_group() && self.kept_author_marker(member, *kind) =>
                 {
                     out.push_str(&text[member.lines.clone()]);
-                    let record = self.group_marker_record(member, *kind);
+                    let record = self.group_marker_record(*kind);
                     self.record.extend(record);
                     dropped_line = false;
                 }

@@ -89,22 +89,27 @@ use crate::verify::VerifiedLayout;
 use std::fmt;
 use std::time::Duration;
 
-/// Which goals come first: see [`Preset::goals`].
+/// Which goals come first: see [`Preset::goals`]. `--objective` takes
+/// [`Preset::name`]; the variants' first lines are its help.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Preset {
-    /// size → soft costs → hot-path lines → read-mostly lines → movement.
+    /// Size, then soft costs, hot-path lines, read-mostly lines, movement.
     #[default]
     Balanced,
-    /// churn (members moved) → size → soft costs → hot-path lines →
-    /// read-mostly lines → movement, with the size capped at the declared
-    /// size, or at the smallest size that keeps the rule when the declared
-    /// one cannot: the smallest diff that fixes the struct.
+    /// Fewest members moved within the declared size (a struct that already
+    /// keeps the rule is left as it is), then size, soft costs, hot-path
+    /// lines, read-mostly lines, movement.
+    ///
+    /// The size is capped at the declared size, or at the smallest size
+    /// that keeps the rule when the declared one cannot: the smallest diff
+    /// that fixes the struct.
     MinDiff,
-    /// size → read-mostly lines → hot-path lines → soft costs → movement:
-    /// hot data packed tight.
+    /// Size, then fewest read-mostly lines, hot-path lines, soft costs,
+    /// movement: hot data packed tight.
     CompactHot,
-    /// hot-path lines (summed over the paths) → size → soft costs →
-    /// read-mostly lines → movement.
+    /// Fewest lines touched by the access file's hot paths (summed), then
+    /// size, soft costs, read-mostly lines, movement.
     HotLines,
 }
 
@@ -164,18 +169,43 @@ impl Preset {
     }
 }
 
+impl Preset {
+    /// Every preset, in the order `--help` lists them.
+    pub const ALL: [Preset; 4] = [
+        Preset::Balanced,
+        Preset::MinDiff,
+        Preset::CompactHot,
+        Preset::HotLines,
+    ];
+
+    /// The name `--objective` and `#[layout(objective = "...")]` take.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Balanced => "balanced",
+            Preset::MinDiff => "min-diff",
+            Preset::CompactHot => "compact-hot",
+            Preset::HotLines => "hot-lines",
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl std::str::FromStr for Preset {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "balanced" => Ok(Preset::Balanced),
-            "min-diff" => Ok(Preset::MinDiff),
-            "compact-hot" => Ok(Preset::CompactHot),
-            "hot-lines" => Ok(Preset::HotLines),
-            _ => Err(format!(
-                "unknown objective preset `{s}`: use balanced, min-diff, compact-hot or hot-lines"
-            )),
-        }
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown objective preset `{s}`: use balanced, min-diff, compact-hot or hot-lines"
+                )
+            })
     }
 }
 

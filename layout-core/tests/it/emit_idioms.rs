@@ -41,6 +41,7 @@ const PRELUDE: &str = "\
 #define SMP_CACHE_BYTES 64
 #define __aligned(x) __attribute__((__aligned__(x)))
 #define ____cacheline_aligned_in_smp __aligned(SMP_CACHE_BYTES)
+#define ____cacheline_internodealigned_in_smp __aligned(SMP_CACHE_BYTES)
 #define __maybe_unused __attribute__((__unused__))
 typedef unsigned char __u8;
 struct cacheline_padding { char x[0]; } __aligned(SMP_CACHE_BYTES);
@@ -441,6 +442,39 @@ fn existing_paddings_and_attributes_are_reused_or_removed_never_duplicated() {
         groups.contains("\t__cacheline_group_begin_aligned(lockless);\n"),
         "{groups}"
     );
+}
+
+#[test]
+fn the_internode_attribute_is_a_cacheline_attribute_to_the_diff_too() {
+    // The C front-end and the diff read one table of idioms: an attribute
+    // the front-end aligns by is one the diff reuses or removes.
+    let text = format!("{COUNTER_PRELUDE_TYPES}{COUNTER}").replace(
+        "usage ____cacheline_aligned_in_smp",
+        "usage ____cacheline_internodealigned_in_smp",
+    );
+    let path = "include/linux/page_counter.h";
+    let mut c = read(path, &text, "page_counter");
+    let plain = counter();
+    for (f, p) in c.model.fields.iter_mut().zip(&plain.model.fields) {
+        f.access = p.access.clone();
+        f.align = p.align;
+    }
+    let v = counter_layout(&c.model);
+    let (patched, _) = check_style(
+        "internode",
+        path,
+        &text,
+        &c.source,
+        &v,
+        CStyle::Aligned,
+        &[],
+    );
+    assert_eq!(
+        count(&patched, "____cacheline_internodealigned_in_smp"),
+        0,
+        "{patched}"
+    );
+    assert_eq!(count(&patched, "CACHELINE_PADDING("), 1, "{patched}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Integer constant expressions: macro expansion (object-like and simple
-//! function-like macros) and evaluation as C does it.
+//! Integer constant expressions evaluated as C does it, after the macros
+//! are expanded ([`super::macros`]).
 //!
 //! In array sizes, bit-field widths and attribute arguments every value has
 //! a C type (`int`, `unsigned int`, `long`, `unsigned long`; x86_64 LP64):
@@ -17,156 +17,9 @@
 //! C); in array sizes, bit-field widths and attribute arguments it must be a
 //! macro or an enumerator, else evaluation fails with "missing constant".
 
-use super::lex::{tokenize, TokKind};
-use std::collections::HashMap;
-
-/// A token of a macro body or an expression, owning its text.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum PTok {
-    Ident(String),
-    Number(String),
-    CharLit(String),
-    Punct(String),
-    /// String literals and bytes C does not know; never valid in a constant.
-    Other(String),
-}
-
-impl PTok {
-    fn is_punct(&self, p: &str) -> bool {
-        matches!(self, PTok::Punct(q) if q == p)
-    }
-
-    fn text(&self) -> &str {
-        match self {
-            PTok::Ident(s)
-            | PTok::Number(s)
-            | PTok::CharLit(s)
-            | PTok::Punct(s)
-            | PTok::Other(s) => s,
-        }
-    }
-}
-
-/// Tokens of `src` without comments and newlines.
-pub(crate) fn ptokens(src: &str) -> Vec<PTok> {
-    tokenize(src)
-        .into_iter()
-        .filter_map(|t| {
-            let s = t.text(src).to_string();
-            match t.kind {
-                TokKind::Ident => Some(PTok::Ident(s)),
-                TokKind::Number => Some(PTok::Number(s)),
-                TokKind::CharLit => Some(PTok::CharLit(s)),
-                TokKind::Punct => Some(PTok::Punct(s)),
-                TokKind::StrLit | TokKind::Other => Some(PTok::Other(s)),
-                TokKind::Comment | TokKind::Newline => None,
-            }
-        })
-        .collect()
-}
-
-/// Joins tokens back into text with single spaces between words.
-pub(crate) fn join(toks: &[PTok]) -> String {
-    let mut s = String::new();
-    for t in toks {
-        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-        if word(s.chars().last()) && word(t.text().chars().next()) {
-            s.push(' ');
-        }
-        s.push_str(t.text());
-    }
-    s
-}
-
-/// A `#define`: object-like when `params` is `None`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Macro {
-    pub params: Option<Vec<String>>,
-    pub variadic: bool,
-    pub body: Vec<PTok>,
-}
-
-impl Macro {
-    pub fn object(body: Vec<PTok>) -> Self {
-        Macro {
-            params: None,
-            variadic: false,
-            body,
-        }
-    }
-
-    pub fn function(params: &[&str], body: &str) -> Self {
-        Macro {
-            params: Some(params.iter().map(|p| p.to_string()).collect()),
-            variadic: false,
-            body: ptokens(body),
-        }
-    }
-}
-
-/// The macros in force: built-ins, then `-D`/`[defines]`, then the header's
-/// own `#define`s (later definitions replace earlier ones, as in C).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct MacroTable {
-    map: HashMap<String, Macro>,
-}
-
-impl MacroTable {
-    pub fn define(&mut self, name: impl Into<String>, m: Macro) {
-        self.map.insert(name.into(), m);
-    }
-
-    pub fn undef(&mut self, name: &str) {
-        self.map.remove(name);
-    }
-
-    pub fn get(&self, name: &str) -> Option<&Macro> {
-        self.map.get(name)
-    }
-
-    pub fn is_defined(&self, name: &str) -> bool {
-        self.map.contains_key(name)
-    }
-
-    /// Identifiers the macro bodies mention.
-    pub fn body_idents(&self) -> impl Iterator<Item = &str> {
-        self.map.values().flat_map(|m| {
-            m.body.iter().filter_map(|t| match t {
-                PTok::Ident(s) => Some(s.as_str()),
-                _ => None,
-            })
-        })
-    }
-}
-
-/// Why a constant could not be computed; the caller adds the location.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct EvalError {
-    pub message: String,
-    pub help: Option<String>,
-    /// The name of the constant that was missing, if that was the problem.
-    pub missing: Option<String>,
-}
-
-impl EvalError {
-    pub fn new(message: impl Into<String>) -> Self {
-        EvalError {
-            message: message.into(),
-            help: None,
-            missing: None,
-        }
-    }
-
-    fn missing(name: &str) -> Self {
-        EvalError {
-            message: format!("constant {name} is not defined"),
-            help: Some(format!(
-                "pass -D {name}=VALUE or add it under [defines] in the access file"
-            )),
-            missing: Some(name.to_string()),
-        }
-    }
-}
+pub(crate) use super::macros::EvalError;
+use super::macros::{expand, Expander};
+use super::macros::{join, ptokens, MacroTable, PTok};
 
 /// What an expression may look up besides macros.
 pub(crate) trait Env {
@@ -210,7 +63,22 @@ pub(crate) fn eval_tokens(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<i1
 
 /// The value and its C type.
 pub(crate) fn eval_typed(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<Val, EvalError> {
-    let expanded = expand(toks, env, &mut Vec::new(), 0)?;
+    // `IS_ENABLED(CONFIG_X)`: whether CONFIG_X's value is non-zero.
+    let truthy = |value: &[PTok]| -> Result<bool, EvalError> {
+        let mut p = Parser {
+            depth: 0,
+            toks: value,
+            pos: 0,
+            env,
+            mode: Mode::Directive,
+        };
+        Ok(!value.is_empty() && p.ternary(true)?.truthy())
+    };
+    let expander = Expander {
+        macros: env.macros(),
+        truthy: &truthy,
+    };
+    let expanded = expand(toks, &expander)?;
     let mut p = Parser {
         depth: 0,
         toks: &expanded,
@@ -336,307 +204,6 @@ impl Val {
     fn to(self, ty: IntTy) -> Self {
         Val::convert(self.v, ty)
     }
-}
-
-const IS_ENABLED_FAMILY: &[&str] = &["IS_ENABLED", "IS_BUILTIN", "IS_MODULE", "IS_REACHABLE"];
-
-/// gcc's feature tests in `#if` lines.
-const HAS_FAMILY: &[&str] = &[
-    "__has_attribute",
-    "__has_builtin",
-    "__has_include",
-    "__has_include_next",
-    "__has_c_attribute",
-    "__has_cpp_attribute",
-    "__has_feature",
-    "__has_extension",
-];
-
-/// Attributes gcc 12 has that kernel headers test with `__has_attribute`
-/// (the layout never depends on the answer; the guarded macros do).
-const GCC_ATTRIBUTES: &[&str] = &[
-    "aligned",
-    "alias",
-    "alloc_size",
-    "always_inline",
-    "assume_aligned",
-    "cold",
-    "const",
-    "copy",
-    "designated_init",
-    "error",
-    "externally_visible",
-    "fallthrough",
-    "flatten",
-    "format",
-    "gnu_inline",
-    "hot",
-    "malloc",
-    "mode",
-    "no_instrument_function",
-    "no_stack_protector",
-    "noclone",
-    "noinline",
-    "nonnull",
-    "nonstring",
-    "noreturn",
-    "no_sanitize_address",
-    "no_sanitize_undefined",
-    "packed",
-    "pure",
-    "section",
-    "unused",
-    "used",
-    "warn_unused_result",
-    "warning",
-    "weak",
-    "zero_call_used_regs",
-    "no_profile_instrument_function",
-    "access",
-];
-
-/// The answer gcc 12 gives to `__has_attribute(x)` and friends: known
-/// attributes yes; builtins, includes and features no (the conservative
-/// branch is the one without them).
-fn feature_test(name: &str, arg: &[PTok]) -> bool {
-    match (name, arg) {
-        ("__has_attribute" | "__has_c_attribute", [PTok::Ident(a)]) => {
-            let a = a.trim_start_matches("__").trim_end_matches("__");
-            GCC_ATTRIBUTES.contains(&a)
-        }
-        _ => false,
-    }
-}
-/// How deeply macros may expand inside each other.
-const MAX_DEPTH: usize = 64;
-/// How many tokens one expression may expand to (a macro that doubles at
-/// each level would otherwise take all memory).
-pub(crate) const MAX_EXPANDED_TOKENS: usize = 100_000;
-
-/// Expands macros in `toks`. `defined X` and the kernel's `IS_ENABLED(X)`
-/// family are answered here, before `X` could be expanded.
-fn expand(
-    toks: &[PTok],
-    env: &dyn Env,
-    disabled: &mut Vec<String>,
-    depth: usize,
-) -> Result<Vec<PTok>, EvalError> {
-    if depth > MAX_DEPTH {
-        let mut e = EvalError::new(format!(
-            "macro expansion nests too deeply (more than {MAX_DEPTH} levels)"
-        ));
-        e.help = Some("a macro probably expands to itself through others; define the constant with -D NAME=VALUE".into());
-        return Err(e);
-    }
-    let macros = env.macros();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < toks.len() {
-        if out.len() > MAX_EXPANDED_TOKENS {
-            let mut e = EvalError::new(format!(
-                "macro expansion grows past {MAX_EXPANDED_TOKENS} tokens"
-            ));
-            e.help = Some(
-                "define the constant with -D NAME=VALUE (its macros expand without bound)".into(),
-            );
-            return Err(e);
-        }
-        let PTok::Ident(name) = &toks[i] else {
-            out.push(toks[i].clone());
-            i += 1;
-            continue;
-        };
-        if name == "defined" {
-            let (operand, next) = defined_operand(toks, i + 1)?;
-            out.push(bool_tok(macros.is_defined(&operand)));
-            i = next;
-        } else if HAS_FAMILY.contains(&name.as_str())
-            && toks.get(i + 1).is_some_and(|t| t.is_punct("("))
-        {
-            let (args, next) = collect_args(toks, i + 1)?;
-            let arg = args.first().map_or(&[][..], Vec::as_slice);
-            out.push(bool_tok(feature_test(name, arg)));
-            i = next;
-        } else if IS_ENABLED_FAMILY.contains(&name.as_str())
-            && toks.get(i + 1).is_some_and(|t| t.is_punct("("))
-        {
-            let (args, next) = collect_args(toks, i + 1)?;
-            let [arg] = args.as_slice() else {
-                return Err(EvalError::new(format!("{name} takes one argument")));
-            };
-            let option = match arg.as_slice() {
-                [PTok::Ident(s)] => s.clone(),
-                _ => return Err(EvalError::new(format!("{name} takes a CONFIG_ name"))),
-            };
-            out.push(bool_tok(config_test(name, &option, env, disabled, depth)?));
-            i = next;
-        } else if let Some(m) = macros.get(name).filter(|_| !disabled.contains(name)) {
-            match &m.params {
-                None => {
-                    disabled.push(name.clone());
-                    let e = expand(&m.body, env, disabled, depth + 1);
-                    disabled.pop();
-                    out.extend(e?);
-                    i += 1;
-                }
-                Some(params) if toks.get(i + 1).is_some_and(|t| t.is_punct("(")) => {
-                    let (args, next) = collect_args(toks, i + 1)?;
-                    let body = substitute(
-                        name, params, m.variadic, &m.body, &args, env, disabled, depth,
-                    )?;
-                    disabled.push(name.clone());
-                    let e = expand(&body, env, disabled, depth + 1);
-                    disabled.pop();
-                    out.extend(e?);
-                    i = next;
-                }
-                Some(_) => {
-                    out.push(toks[i].clone());
-                    i += 1;
-                }
-            }
-        } else {
-            out.push(toks[i].clone());
-            i += 1;
-        }
-    }
-    Ok(out)
-}
-
-fn bool_tok(b: bool) -> PTok {
-    PTok::Number(if b { "1" } else { "0" }.into())
-}
-
-/// `IS_ENABLED(CONFIG_X)`: CONFIG_X or CONFIG_X_MODULE is defined to a
-/// non-zero value (`=y` or `=m`).
-fn config_test(
-    family: &str,
-    option: &str,
-    env: &dyn Env,
-    disabled: &mut Vec<String>,
-    depth: usize,
-) -> Result<bool, EvalError> {
-    let mut value_of = |name: &str| -> Result<bool, EvalError> {
-        match env.macros().get(name) {
-            Some(m) if m.params.is_none() => {
-                let toks = expand(&m.body, env, disabled, depth + 1)?;
-                let mut p = Parser {
-                    depth: 0,
-                    toks: &toks,
-                    pos: 0,
-                    env,
-                    mode: Mode::Directive,
-                };
-                Ok(!toks.is_empty() && p.ternary(true)?.truthy())
-            }
-            _ => Ok(false),
-        }
-    };
-    let builtin = value_of(option)?;
-    let module = value_of(&format!("{option}_MODULE"))?;
-    Ok(match family {
-        "IS_BUILTIN" => builtin,
-        "IS_MODULE" => module,
-        _ => builtin || module,
-    })
-}
-
-fn defined_operand(toks: &[PTok], i: usize) -> Result<(String, usize), EvalError> {
-    match (toks.get(i), toks.get(i + 1), toks.get(i + 2)) {
-        (Some(PTok::Ident(n)), _, _) => Ok((n.clone(), i + 1)),
-        (Some(open), Some(PTok::Ident(n)), Some(close))
-            if open.is_punct("(") && close.is_punct(")") =>
-        {
-            Ok((n.clone(), i + 3))
-        }
-        _ => Err(EvalError::new("`defined` needs a macro name")),
-    }
-}
-
-/// Arguments of a macro call whose `(` is at `open`: top-level comma
-/// separated token lists, and the index after the `)`.
-pub(crate) fn collect_args(
-    toks: &[PTok],
-    open: usize,
-) -> Result<(Vec<Vec<PTok>>, usize), EvalError> {
-    let mut args = vec![Vec::new()];
-    let mut depth = 0usize;
-    let mut i = open + 1;
-    while let Some(t) = toks.get(i) {
-        if t.is_punct("(") {
-            depth += 1;
-        } else if t.is_punct(")") {
-            if depth == 0 {
-                if args.len() == 1 && args[0].is_empty() {
-                    args.clear();
-                }
-                return Ok((args, i + 1));
-            }
-            depth -= 1;
-        } else if t.is_punct(",") && depth == 0 {
-            args.push(Vec::new());
-            i += 1;
-            continue;
-        }
-        if let Some(last) = args.last_mut() {
-            last.push(t.clone());
-        }
-        i += 1;
-    }
-    Err(EvalError::new("unterminated macro argument list"))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn substitute(
-    name: &str,
-    params: &[String],
-    variadic: bool,
-    body: &[PTok],
-    args: &[Vec<PTok>],
-    env: &dyn Env,
-    disabled: &mut Vec<String>,
-    depth: usize,
-) -> Result<Vec<PTok>, EvalError> {
-    let fixed = params.len();
-    let ok = if variadic {
-        args.len() >= fixed
-    } else {
-        args.len() == fixed || (fixed == 1 && args.is_empty())
-    };
-    if !ok {
-        return Err(EvalError::new(format!(
-            "macro {name} takes {fixed} argument(s), {} given",
-            args.len()
-        )));
-    }
-    let mut expanded_args = Vec::with_capacity(args.len());
-    for a in args {
-        expanded_args.push(expand(a, env, disabled, depth + 1)?);
-    }
-    let mut out = Vec::new();
-    for t in body {
-        match t {
-            PTok::Punct(p) if p == "#" || p == "##" => {
-                return Err(EvalError::new(format!(
-                    "macro {name} uses `{p}`, which constants here cannot use"
-                )))
-            }
-            PTok::Ident(id) if id == "__VA_ARGS__" && variadic => {
-                for (k, a) in expanded_args.iter().enumerate().skip(fixed) {
-                    if k > fixed {
-                        out.push(PTok::Punct(",".into()));
-                    }
-                    out.extend(a.iter().cloned());
-                }
-            }
-            PTok::Ident(id) => match params.iter().position(|p| p == id) {
-                Some(k) => out.extend(expanded_args.get(k).cloned().unwrap_or_default()),
-                None => out.push(t.clone()),
-            },
-            _ => out.push(t.clone()),
-        }
-    }
-    Ok(out)
 }
 
 /// Scalar type words a cast may use, with (bytes, signed).
@@ -1255,6 +822,7 @@ fn parse_char(text: &str) -> Result<Val, EvalError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::macros::Macro;
     use super::*;
 
     struct TestEnv {

@@ -1,6 +1,9 @@
-//! A C tokenizer that keeps byte ranges: enough for the preprocessor (which
-//! lines are directives, where attribute macros sit) and for constant
-//! expressions. It never fails: bytes it does not know become `Other` tokens.
+//! The C tokenizer every scan of C text uses: it keeps byte ranges, and is
+//! enough for the C front-end's preprocessor (which lines are directives,
+//! where attribute macros sit) and constant expressions, and for the
+//! emitters' searches of a header (attributes, braces) that must skip
+//! comments and literals. It never fails: bytes it does not know become
+//! `Other` tokens.
 
 use std::ops::Range;
 
