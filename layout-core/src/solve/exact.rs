@@ -7,7 +7,10 @@
 //! node the key of any completion is bounded below, term by term:
 //!
 //! - size: the bytes still to come after the cursor (remaining fields and
-//!   the pins ahead of it), the geometry's bound, and the pins' ends;
+//!   the pins ahead of it), the geometry's bound, the pins' ends, and the
+//!   lines the remaining colours need after the cursor (up to the last
+//!   line's bytes, and summed over every phase when the phase is unknown:
+//!   the bounds 4 and 5 of [`super::bound`] on what is left);
 //! - soft cost and read lines: the lines already touched by placed and
 //!   pinned fields (a line's cost only grows as fields join it);
 //! - movement: inversions among placed fields, plus every pair of a placed
