@@ -366,17 +366,16 @@ impl<'a, 'p> Search<'a, 'p> {
         // remaining conflicting bytes belongs to some colour `z`: it holds
         // at least what `z`'s other lines cannot, and every other colour's
         // lines come before it (see [`super::bound`], bound 4).
-        let present: Vec<(u32, u64)> = self
-            .rem_color
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|&(_, &b)| b > 0)
-            .map(|(c, &b)| (c as u32, b))
-            .collect();
-        let users = present
-            .iter()
-            .map(|&(c, _)| Some(c))
+        let present = || {
+            self.rem_color
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|&(_, &b)| b > 0)
+                .map(|(c, &b)| (c as u32, b))
+        };
+        let users = present()
+            .map(|(c, _)| Some(c))
             .filter(|&u| !occupied || u == Some(last_color))
             .chain(std::iter::once(None));
         let mut best = u64::MAX;
@@ -388,20 +387,14 @@ impl<'a, 'p> Search<'a, 'p> {
                     b
                 }
             };
-            let lines: u64 = present
-                .iter()
-                .map(|&(c, b)| after(c, b).div_ceil(line))
-                .sum();
+            let lines: u64 = present().map(|(c, b)| after(c, b).div_ceil(line)).sum();
             if lines == 0 {
                 return 0;
             }
-            let end = present
-                .iter()
-                .filter(|&&(c, b)| after(c, b) > 0)
-                .map(|&(c, b)| {
-                    let rest = after(c, b);
-                    next + line * (lines - rest.div_ceil(line)) + rest
-                })
+            let end = present()
+                .map(|(c, b)| after(c, b))
+                .filter(|&rest| rest > 0)
+                .map(|rest| next + line * (lines - rest.div_ceil(line)) + rest)
                 .min()
                 .unwrap_or(0);
             best = best.min(end);
