@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! cargo run --release -p layout-core --no-default-features --example exact_bench -- \
-//!     [--per-band 40] [--seed 1] [--time-limit 10] > /tmp/ours.jsonl
+//!     [--per-band 40] [--seed 1] [--time-limit 10] [--work-limit N] [--only ID] > /tmp/ours.jsonl
 //! python3 tools/exact_reference/compare.py /tmp/ours.jsonl
 //! ```
 
@@ -105,6 +105,8 @@ fn main() -> Result<(), String> {
     let mut per_band = 40usize;
     let mut seed = 1u64;
     let mut limit = 10.0f64;
+    let mut work_limit = layout_core::solve::DEFAULT_WORK_LIMIT;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = || args.next().ok_or(format!("{a} needs a value"));
@@ -112,6 +114,8 @@ fn main() -> Result<(), String> {
             "--per-band" => per_band = value()?.parse().map_err(|e| format!("{a}: {e}"))?,
             "--seed" => seed = value()?.parse().map_err(|e| format!("{a}: {e}"))?,
             "--time-limit" => limit = value()?.parse().map_err(|e| format!("{a}: {e}"))?,
+            "--work-limit" => work_limit = value()?.parse().map_err(|e| format!("{a}: {e}"))?,
+            "--only" => only = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -120,10 +124,14 @@ fn main() -> Result<(), String> {
         for k in 0..per_band {
             let n = lo + rng.below((hi - lo + 1) as u64) as usize;
             let inst = instance(n, &mut rng);
+            if only.as_ref().is_some_and(|id| *id != format!("{band}-{k}")) {
+                continue;
+            }
             let opts = SolveOptions {
                 line: inst.line,
                 placement: inst.placement,
                 time_limit: Duration::from_secs_f64(limit),
+                work_limit,
                 ..SolveOptions::default()
             };
             let started = std::time::Instant::now();
@@ -155,6 +163,8 @@ fn main() -> Result<(), String> {
                     "lower_bound": sol.lower_bound,
                     "ms": ms,
                     "stopped_by_time": sol.stopped_by_time,
+                    "work": sol.work,
+                    "method": sol.method,
                 },
             });
             println!("{line}");

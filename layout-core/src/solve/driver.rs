@@ -29,7 +29,7 @@ const PROOF_NODES: u64 = 25_000;
 /// node-capped exact search on the goals up to the size alone tries to
 /// prove (or improve) it: without the later goals it cuts every tie.
 const SIZE_PROOF_FIELDS: usize = 48;
-const SIZE_PROOF_NODES: u64 = 20_000;
+const SIZE_PROOF_NODES: u64 = 60_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 

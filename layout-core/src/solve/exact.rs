@@ -7,7 +7,10 @@
 //! node the key of any completion is bounded below, term by term:
 //!
 //! - size: the bytes still to come after the cursor (remaining fields and
-//!   the pins ahead of it), the geometry's bound, and the pins' ends;
+//!   the pins ahead of it), the geometry's bound, the pins' ends, and the
+//!   lines the remaining colours need after the cursor (up to the last
+//!   line's bytes, and summed over every phase when the phase is unknown:
+//!   the bounds 4 and 5 of [`super::bound`] on what is left);
 //! - soft cost and read lines: the lines already touched by placed and
 //!   pinned fields (a line's cost only grows as fields join it);
 //! - movement: inversions among placed fields, plus every pair of a placed
@@ -310,8 +313,34 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         if colors >= 1 {
             end = end.max(self.lines_bound(cur));
+            if let Phases::EveryMultipleOf(a) = g.phases {
+                end = end.max(self.phase_sum_bound(cur, a));
+            }
         }
         end
+    }
+
+    /// The root's phase-sum bound ([`super::bound`], bound 5) on what is
+    /// left: every remaining conflicting byte lies at or after `s0`, the
+    /// earliest start any remaining colour may take. Over the `L / a`
+    /// phases the remaining colours touch at least
+    /// `sum_c (L / a + floor((h_c - 1) / a))` distinct lines, all within
+    /// `[s0, end)`, which touches `L / a + floor((end - 1) / a) - floor(s0 / a)`.
+    fn phase_sum_bound(&self, cur: &Cursor, a: u64) -> u64 {
+        let g = self.placer.g;
+        let (mut colors, mut cuts) = (0u64, 0u64);
+        let mut s0 = u64::MAX;
+        for (c, &bytes) in self.rem_color.iter().enumerate().skip(1) {
+            if bytes > 0 {
+                colors += 1;
+                cuts += (bytes - 1) / a;
+                s0 = s0.min(cur.end.max(g.sep_start(cur.end_of_other_colors(c as u32))));
+            }
+        }
+        if colors == 0 {
+            return 0;
+        }
+        a * (s0 / a + (colors - 1) * (g.line / a) + cuts) + 1
     }
 
     /// Lines at one phase `q` (the geometry's, or 0, which every aligned
@@ -332,24 +361,45 @@ impl<'a, 'p> Search<'a, 'p> {
         let space = next - cur.end;
         let (last_color, last_end) = cur.last_color();
         let occupied = last_color != 0 && last_end + q > line_start;
-        let mut lines = 0;
-        let mut saved = 0;
-        for (c, &bytes) in self.rem_color.iter().enumerate().skip(1) {
-            if bytes == 0 {
-                continue;
+        // At most one colour `u` uses the current line (`space` bytes of
+        // it); the others start on later lines. The last line holding
+        // remaining conflicting bytes belongs to some colour `z`: it holds
+        // at least what `z`'s other lines cannot, and every other colour's
+        // lines come before it (see [`super::bound`], bound 4).
+        let present = || {
+            self.rem_color
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|&(_, &b)| b > 0)
+                .map(|(c, &b)| (c as u32, b))
+        };
+        let users = present()
+            .map(|(c, _)| Some(c))
+            .filter(|&u| !occupied || u == Some(last_color))
+            .chain(std::iter::once(None));
+        let mut best = u64::MAX;
+        for u in users {
+            let after = |c: u32, b: u64| {
+                if Some(c) == u {
+                    b.saturating_sub(space)
+                } else {
+                    b
+                }
+            };
+            let lines: u64 = present().map(|(c, b)| after(c, b).div_ceil(line)).sum();
+            if lines == 0 {
+                return 0;
             }
-            let whole = bytes.div_ceil(line);
-            lines += whole;
-            if !occupied || last_color == c as u32 {
-                saved = saved.max(whole - bytes.saturating_sub(space).div_ceil(line));
-            }
+            let end = present()
+                .map(|(c, b)| after(c, b))
+                .filter(|&rest| rest > 0)
+                .map(|rest| next + line * (lines - rest.div_ceil(line)) + rest)
+                .min()
+                .unwrap_or(0);
+            best = best.min(end);
         }
-        let lines = lines - saved;
-        if lines == 0 {
-            0
-        } else {
-            next + (lines - 1) * line + 1
-        }
+        best
     }
 
     /// The fewest members any completion of `seq` moves (see the module docs).

@@ -33,8 +33,9 @@
 //! For a fixed order of the fields, placing each as early as it may go is
 //! optimal ([`place`]), so a layout is an order. The solver
 //!
-//! 1. bounds the size from below ([`bound`]): bytes, lines per colour, and
-//!    the gap every colour change costs when the phase is unknown;
+//! 1. bounds the size from below ([`bound`]): bytes, lines per colour, the
+//!    gap every colour change costs when the phase is unknown, the lines
+//!    the colours touch summed over every phase, and the last line;
 //! 2. tries the declaration order and a padding-free one — with no conflicts
 //!    at all that usually settles it;
 //! 3. searches all orders exactly for small structs ([`exact`]: branch and
