@@ -15,6 +15,17 @@
 //! - renderers: [`report`] (tables, diagrams, JSON, per-path lines from
 //!   [`paths`]), [`emit`] (C diffs, changelogs), [`growth`] (what a size
 //!   change does to embedding structs) and [`scan`] (whole-program scans).
+//!
+//! Shared by all of them, each defined once:
+//!
+//! - [`place`]: the one placement engine (C's and `repr(C)`'s rules,
+//!   bit-fields included), the one `align_up`, and [`place::DataLayout`]
+//!   (pointer width, line size, `SMP_CACHE_BYTES`);
+//! - [`idioms`]: the kernel's attribute and marker macros, read by the C
+//!   front-end and written by the emitters; one lexer for every scan of C
+//!   text (`lex`);
+//! - [`header_inputs`] (what a header needs from outside: `-D` defines,
+//!   the access file's types) and [`suggest`] ("did you mean" names).
 
 pub mod access;
 #[cfg(feature = "btf")]

@@ -7,45 +7,11 @@
 //!      ─► parse (tree-sitter-c) ─► types (gcc layout) ─► CStruct
 //! ```
 //!
-//! What is read:
-//! - `#if/#ifdef/#ifndef/#elif/#else/#endif` anywhere, evaluated from the
-//!   header's `#define`s, [`Defines`] (`-D` flags, the access file's
-//!   `[defines]`, a kernel `.config` read by [`load_kernel_config`]) and
-//!   gcc's x86_64 predefined macros; `defined(X)`, `IS_ENABLED(CONFIG_X)`,
-//!   `__has_attribute(x)` and the other `__has_*` tests; skipped groups are
-//!   not fields. `#include` is not followed: a condition that cannot be
-//!   evaluated (it uses a macro of an included header) skips its whole
-//!   group and fails only the structs whose body holds it, or that need a
-//!   name it mentions (the error says which condition). An active `#error`
-//!   fails only a struct whose body holds it.
-//! - `#pragma pack(N)`, `pack(push[, N])`, `pack(pop)`, `pack()`: members of
-//!   a struct closed while N is in force are aligned to at most N, and
-//!   bit-fields may straddle their units (as gcc does).
-//! - Integer constant expressions in array sizes, bit-field widths and
-//!   alignments: macros (object-like and simple function-like), enumerators,
-//!   `sizeof(type)`, `sizeof("string")`, `__alignof__(type)`,
-//!   `offsetof(type, a.b[i])`, casts to scalar types, C's operators.
-//! - Types: C scalars, pointers (function pointers too), arrays of any rank,
-//!   typedefs, structs, unions and enums defined in the header (nested and
-//!   anonymous too), the access file's `[types]`, then a built-in table of
-//!   kernel types (as an x86_64 build without lock debugging lays them out). Types defined in the header win.
-//! - Attributes: `__attribute__((aligned(N), packed))`, the kernel's
-//!   `____cacheline_aligned_in_smp` and `____cacheline_internodealigned_in_smp`
-//!   (64: x86_64 with CONFIG_SMP), `__aligned(N)`, `__packed` and the
-//!   annotations that do not change a layout (`__rcu`, `__percpu`,
-//!   `__randomize_layout`, ...); bit-fields with gcc's rules.
-//! - Struct-body markers: `CACHELINE_PADDING(name);` and
-//!   `__cacheline_group_{begin,end}[_aligned](name[, align]);` are zero-size
-//!   members that align what follows. They are zero-size fields of the model
-//!   named as the kernel's macros name them (`_pad1_`,
-//!   `__cacheline_group_begin__NAME`, `__cacheline_group_end__NAME`,
-//!   `__cacheline_group_pad__NAME`), and cut the struct into
-//!   [`segments`](crate::segments) with the first member and the members
-//!   aligned to a line; their source stays a marker line, not a member
-//!   declaration.
-//! - Member macros, respelled in place as what they declare: `DECLARE_BITMAP(name, bits)`,
-//!   `DECLARE_FLEX_ARRAY(T, name)`, `struct_group(NAME, ...)` and its
-//!   `_tagged`, `_attr` and `__struct_group` forms.
+//! What the front-end reads (conditionals, `.config`, attributes, markers,
+//! member macros, bit-fields, constant expressions, what gcc refuses) is
+//! listed once, for users and contributors alike, in the README's section
+//! "What the C front-end reads"; the kernel idioms themselves are tables in
+//! [`crate::idioms`], and ARCHITECTURE.md maps the modules below.
 //!
 //! The model's fields: one per declarator (`int a, b;` gives two fields
 //! whose [`MemberSource`](crate::source::MemberSource)s share `lines` and `decl` and differ in `name`);
