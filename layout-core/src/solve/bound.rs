@@ -214,14 +214,7 @@ mod tests {
     use super::*;
     use crate::model::{Access, Field, Placement, Struct};
     use crate::solve::geometry::candidates;
-
-    /// The phases at which the rule holds, by the definition.
-    fn phase_list(g: &Geometry) -> Vec<u64> {
-        match g.phases {
-            Phases::One(p) => vec![p],
-            Phases::EveryMultipleOf(a) => (0..g.line).step_by(a as usize).collect(),
-        }
-    }
+    use crate::solve::geometry::tests::phase_list;
 
     /// The smallest size over every order, each field at the smallest
     /// offset (a multiple of its alignment, after the previous field) that

@@ -141,10 +141,12 @@ pub(crate) fn candidates(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn phase_list(g: &Geometry) -> Vec<u64> {
+    /// The phases at which the rule holds, by the definition (shared with
+    /// the bound tests).
+    pub(crate) fn phase_list(g: &Geometry) -> Vec<u64> {
         match g.phases {
             Phases::One(p) => vec![p],
             Phases::EveryMultipleOf(a) => (0..g.line).step_by(a as usize).collect(),
