@@ -164,7 +164,7 @@ fn main() -> Result<(), String> {
                     "ms": ms,
                     "stopped_by_time": sol.stopped_by_time,
                     "work": sol.work,
-                    "method": sol.method.to_string(),
+                    "method": sol.method.name(),
                 },
             });
             println!("{line}");

@@ -10,6 +10,7 @@ use super::fill::tidy_order;
 use super::geometry::{align_up, candidates, Geometry};
 use super::ilp;
 use super::improve::{local_search, Climb};
+use super::lines::{line_packings, MAX_FIELDS};
 use super::place::Placer;
 use super::problem::Problem;
 use super::{Goal, Incumbent, Method, Preset, Solution, SolveError, SolveOptions};
@@ -240,6 +241,13 @@ impl<'p, 'w> Driver<'p, 'w> {
             && self.best_key()[size_slot] > self.lower_bound
         {
             self.ilp();
+        }
+        if p.free.len() <= MAX_FIELDS
+            && !self.proven()
+            && p.has_conflicts()
+            && self.best_key()[size_slot] > self.lower_bound
+        {
+            self.line_packing();
         }
         let mut outcome = Outcome::Open;
         let prefix = size_slot + 2;
@@ -480,6 +488,31 @@ impl<'p, 'w> Driver<'p, 'w> {
                     geom: g,
                     order,
                     method: Method::Ilp,
+                });
+                if self.proven() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Candidates from line packings ([`super::lines`]), polished.
+    fn line_packing(&mut self) {
+        for gi in 0..self.geoms.len() {
+            if !self.may_improve(gi) || !self.work.left() {
+                continue;
+            }
+            let g = self.geoms[gi];
+            let best_size = self.best[0].size;
+            for order in line_packings(self.p, g, best_size, self.bounds[gi], self.work) {
+                let placed = Placer::new(self.p, g, false).place_all(&order);
+                let key = self.ev.key(&placed, &g);
+                self.polish(Incumbent {
+                    key,
+                    size: placed.size,
+                    geom: g,
+                    order,
+                    method: Method::Heuristic,
                 });
                 if self.proven() {
                     return;

@@ -43,7 +43,10 @@
 //! 4. otherwise builds layouts from runs of one class or colour with the
 //!    gaps between runs filled by free fields ([`construct`], [`fill`]),
 //!    re-balances the gap fills with an integer program when the size is
-//!    above the bound ([`ilp`]), and polishes by local search ([`improve`]).
+//!    above the bound ([`ilp`]), packs small structs (up to 40 unpinned
+//!    fields, one phase) line by line — each line owned by at most one
+//!    colour, free fields around, some across a boundary ([`lines`]) — and
+//!    polishes by local search ([`improve`]).
 //!
 //! Members keep the author's order constraints ([`crate::model::Field::segment`]):
 //! the exact search branches only on the lowest segment with members left,
@@ -79,6 +82,7 @@ mod fill;
 mod geometry;
 mod ilp;
 mod improve;
+mod lines;
 mod place;
 mod problem;
 

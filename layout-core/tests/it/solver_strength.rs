@@ -429,3 +429,73 @@ proptest! {
         prop_assert!(sol.layout.size >= unconstrained.lower_bound);
     }
 }
+
+/// A struct from `(size, alignment, colour)` triples: colour 0 cold, 1
+/// read-mostly, 2.. a lockless writer group each.
+fn coloured(spec: &[(u64, u64, u32)]) -> Struct {
+    let fields = spec
+        .iter()
+        .enumerate()
+        .map(|(i, &(size, align, colour))| {
+            let access = match colour {
+                0 => Access::Cold,
+                1 => Access::ReadMostly,
+                2 => Access::Lockless { group: None },
+                g => Access::Lockless {
+                    group: Some(format!("g{g}")),
+                },
+            };
+            field(&format!("f{i}"), "t", size, align, access)
+        })
+        .collect();
+    with_offsets(Struct::new("s", fields))
+}
+
+/// Each colour on a line of its own with free members around it, one of
+/// them across a boundary: 430 bytes in 432 (the optimum, from an
+/// independent CP-SAT model), which needs the line-packing phase.
+#[test]
+fn line_packing_reaches_the_optimum_with_two_bytes_to_spare() {
+    let s = coloured(&[
+        (4, 4, 3),
+        (21, 1, 2),
+        (56, 8, 0),
+        (4, 4, 0),
+        (1, 1, 0),
+        (8, 8, 0),
+        (4, 4, 4),
+        (2, 2, 0),
+        (16, 16, 0),
+        (38, 2, 2),
+        (16, 8, 1),
+        (8, 8, 3),
+        (8, 8, 0),
+        (8, 8, 0),
+        (64, 16, 0),
+        (8, 8, 0),
+        (16, 16, 0),
+        (16, 8, 0),
+        (8, 8, 0),
+        (1, 1, 1),
+        (32, 16, 4),
+        (8, 8, 0),
+        (1, 1, 0),
+        (8, 8, 1),
+        (8, 8, 3),
+        (8, 8, 2),
+        (38, 2, 0),
+        (2, 2, 1),
+        (8, 8, 4),
+        (8, 8, 0),
+        (2, 2, 0),
+    ]);
+    let opts = SolveOptions {
+        line: 128,
+        placement: Placement::Offset(0),
+        ..SolveOptions::default()
+    };
+    let sol = solve(&s, &opts).unwrap();
+    assert!(verify(&s, sol.layout.layout()).is_ok());
+    assert_eq!(sol.layout.layout().size, 432);
+    assert_eq!(sol.lower_bound, 432);
+}
