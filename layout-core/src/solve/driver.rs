@@ -447,6 +447,19 @@ impl<'p, 'w> Driver<'p, 'w> {
         }
     }
 
+    /// Place `order` in `g` and polish it ([`Self::polish`]).
+    fn polish_order(&mut self, g: Geometry, order: Vec<usize>, method: Method) {
+        let placed = Placer::new(self.p, g, false).place_all(&order);
+        let key = self.ev.key(&placed, &g);
+        self.polish(Incumbent {
+            key,
+            size: placed.size,
+            geom: g,
+            order,
+            method,
+        });
+    }
+
     /// Local search from `inc`, then offer the result.
     fn polish(&mut self, mut inc: Incumbent) {
         let placer = Placer::new(self.p, inc.geom, false);
@@ -480,15 +493,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             let hints: Vec<&[usize]> = hints.iter().map(Vec::as_slice).collect();
             let best_size = self.best[0].size;
             for order in ilp::gap_fills(self.p, g, best_size, &hints, self.work) {
-                let placed = Placer::new(self.p, g, false).place_all(&order);
-                let key = self.ev.key(&placed, &g);
-                self.polish(Incumbent {
-                    key,
-                    size: placed.size,
-                    geom: g,
-                    order,
-                    method: Method::Ilp,
-                });
+                self.polish_order(g, order, Method::Ilp);
                 if self.proven() {
                     return;
                 }
@@ -505,15 +510,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             let g = self.geoms[gi];
             let best_size = self.best[0].size;
             for order in line_packings(self.p, g, best_size, self.bounds[gi], self.work) {
-                let placed = Placer::new(self.p, g, false).place_all(&order);
-                let key = self.ev.key(&placed, &g);
-                self.polish(Incumbent {
-                    key,
-                    size: placed.size,
-                    geom: g,
-                    order,
-                    method: Method::Heuristic,
-                });
+                self.polish_order(g, order, Method::Heuristic);
                 if self.proven() {
                     return;
                 }
