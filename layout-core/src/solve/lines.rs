@@ -138,29 +138,41 @@ struct Search<'a, 'w> {
     work: &'w mut Work,
 }
 
+/// What the members crossing boundaries leave of each line, once split.
+struct Split {
+    /// The colour of each line (0: free bytes only).
+    colour: Vec<u32>,
+    /// Bytes of each line taken by members crossing into or out of it.
+    crossing: Vec<u64>,
+}
+
 impl Search<'_, '_> {
     /// Can the members crossing boundaries be split so that every line
     /// holds what it was given, and no line holds two colours? Each crossing
     /// member puts as many bytes as it can (a multiple of its alignment, at
     /// least one) in the line it starts in, which leaves the most room after
     /// it; one longer than what follows covers whole lines, which must then
-    /// hold nothing else.
-    fn fits(&self) -> bool {
+    /// hold nothing else. How the lines are split when they can.
+    fn split(&self) -> Option<Split> {
         let p = self.p;
         let Packing { lines, cross } = &self.packing;
+        let mut colour = vec![0; lines.len()];
+        let mut crossing = vec![0; lines.len()];
         // Bytes of the member crossing into line k still to lay, and its colour.
         let mut carried = 0;
         let mut carried_color = 0;
         for (k, l) in lines.iter().enumerate() {
             let next = cross.get(k + 1).copied().flatten();
             if carried_color != 0 && l.owner != 0 && l.owner != carried_color {
-                return false;
+                return None;
             }
             if carried >= l.cap {
                 // Covered from end to end.
                 if l.load > 0 || next.is_some() {
-                    return false;
+                    return None;
                 }
+                colour[k] = carried_color;
+                crossing[k] = l.cap;
                 carried -= l.cap;
                 if carried == 0 {
                     carried_color = 0;
@@ -169,26 +181,36 @@ impl Search<'_, '_> {
             }
             let used = carried + l.load;
             if used > l.cap {
-                return false;
+                return None;
             }
             let owner = if l.owner != 0 { l.owner } else { carried_color };
+            colour[k] = owner;
+            crossing[k] = carried;
             carried = 0;
             carried_color = 0;
             if let Some(f) = next {
                 let (s, a, c) = (p.size[f], p.align[f].max(1), p.color[f]);
                 if c != 0 && owner != 0 && owner != c {
-                    return false;
+                    return None;
                 }
                 let room = l.cap - used;
                 let before = (room.min(s - 1) / a) * a;
                 if before == 0 {
-                    return false;
+                    return None;
                 }
+                if c != 0 {
+                    colour[k] = c;
+                }
+                crossing[k] += before;
                 carried = s - before;
                 carried_color = c;
             }
         }
-        carried == 0
+        (carried == 0).then_some(Split { colour, crossing })
+    }
+
+    fn fits(&self) -> bool {
+        self.split().is_some()
     }
 
     /// Place items `i..`; true when all fit.
@@ -202,14 +224,21 @@ impl Search<'_, '_> {
         }
         let (size, color) = (self.p.size[f], self.p.color[f]);
         let n = self.packing.lines.len();
-        let mut tried: Vec<(u64, u64, u32, bool, bool)> = Vec::new();
+        let Some(split) = self.split() else {
+            return false;
+        };
+        // Lines in the same state are tried once: the same room and colour,
+        // the same bytes of crossing members (a line covered by one is not
+        // an empty line), crossings on the same sides.
+        let mut tried: Vec<(u64, u64, u32, u64, bool, bool)> = Vec::new();
         for k in 0..n {
             let l = &self.packing.lines[k];
             let allowed = color == 0 || l.owner == 0 || l.owner == color;
             let state = (
                 l.cap,
                 l.load,
-                l.owner,
+                split.colour[k],
+                split.crossing[k],
                 self.packing.cross[k].is_some(),
                 self.packing.cross.get(k + 1).is_some_and(Option::is_some),
             );

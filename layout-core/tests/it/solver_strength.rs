@@ -499,3 +499,36 @@ fn line_packing_reaches_the_optimum_with_two_bytes_to_spare() {
     assert_eq!(sol.layout.layout().size, 432);
     assert_eq!(sol.lower_bound, 432);
 }
+
+/// Aligned mode, 639 bytes in 640 (the optimum, from an independent CP-SAT
+/// model): at a 64-byte alignment the writers take lines 0-1 and 8-9, the
+/// 368-byte free member covers lines 3-7 and spills into the readers' line
+/// 2 and the writers' line 8. The line search must not take a line covered
+/// by a crossing member for an empty one (it stopped at 656 when it did).
+#[test]
+fn line_packing_tells_a_covered_line_from_an_empty_one() {
+    let s = coloured(&[
+        (16, 8, 1),
+        (4, 1, 0),
+        (16, 8, 0),
+        (2, 2, 0),
+        (72, 8, 2),
+        (4, 4, 0),
+        (112, 16, 2),
+        (4, 4, 1),
+        (8, 8, 2),
+        (16, 16, 0),
+        (1, 1, 2),
+        (368, 16, 0),
+        (16, 16, 2),
+    ]);
+    let opts = SolveOptions {
+        line: 64,
+        placement: Placement::Aligned,
+        ..SolveOptions::default()
+    };
+    let sol = solve(&s, &opts).unwrap();
+    assert!(verify(&s, sol.layout.layout()).is_ok());
+    assert_eq!(sol.layout.layout().size, 640);
+    assert_eq!(sol.lower_bound, 640);
+}
