@@ -10,7 +10,7 @@ use super::fill::tidy_order;
 use super::geometry::{align_up, candidates, Geometry};
 use super::ilp;
 use super::improve::{local_search, Climb};
-use super::lines::{line_packings, MAX_FIELDS};
+use super::lines::{line_packings, no_layout_within, MAX_FIELDS};
 use super::place::Placer;
 use super::problem::Problem;
 use super::{Goal, Incumbent, Method, Preset, Solution, SolveError, SolveOptions};
@@ -167,8 +167,8 @@ enum Outcome {
 struct Driver<'p, 'w> {
     p: &'p Problem,
     geoms: &'p [Geometry],
-    /// Size bound of each geometry.
-    bounds: &'p [u64],
+    /// Size bound of each geometry (raised by line packing's proofs).
+    bounds: Vec<u64>,
     lower_bound: u64,
     proof: Proof,
     ev: Evaluator<'p>,
@@ -189,7 +189,7 @@ impl<'p, 'w> Driver<'p, 'w> {
         Driver {
             p,
             geoms,
-            bounds,
+            bounds: bounds.to_vec(),
             lower_bound: proof.lower,
             ev: Evaluator::new(p, opts.weights, proof.preset),
             proof,
@@ -248,6 +248,13 @@ impl<'p, 'w> Driver<'p, 'w> {
             && self.best_key()[size_slot] > self.lower_bound
         {
             self.line_packing();
+        }
+        if p.free.len() <= MAX_FIELDS
+            && !self.proven()
+            && p.has_conflicts()
+            && self.best_key()[size_slot] > self.lower_bound
+        {
+            self.line_proof();
         }
         let mut outcome = Outcome::Open;
         let prefix = size_slot + 2;
@@ -373,7 +380,7 @@ impl<'p, 'w> Driver<'p, 'w> {
         let finished = branch_and_bound(
             self.p,
             self.geoms,
-            self.bounds,
+            &self.bounds,
             &mut self.ev,
             &mut best,
             &limits,
@@ -515,6 +522,35 @@ impl<'p, 'w> Driver<'p, 'w> {
                     return;
                 }
             }
+        }
+    }
+
+    /// Line packing as a proof ([`super::lines`]): for each geometry whose
+    /// bound is below the best size, show that none of its layouts is that
+    /// small (and, at an alignment below the best one, none as small as the
+    /// best), and raise its bound.
+    fn line_proof(&mut self) {
+        let best = &self.best[0];
+        let (size, align) = (best.size, best.geom.align);
+        for gi in 0..self.geoms.len() {
+            let g = self.geoms[gi];
+            let a = g.align.max(1);
+            let below = (size.saturating_sub(1) / a) * a;
+            let targets: &[u64] = if a < align { &[size, below] } else { &[below] };
+            for &target in targets {
+                if target < self.bounds[gi] || !self.work.left() {
+                    break;
+                }
+                if no_layout_within(self.p, g, target, self.work) {
+                    self.bounds[gi] = target + a;
+                    break;
+                }
+            }
+        }
+        self.lower_bound = self.bounds.iter().copied().min().unwrap_or(0);
+        self.proof.lower = self.lower_bound;
+        for (slot, &b) in self.proof.geoms.iter_mut().zip(&self.bounds) {
+            slot.1 = b;
         }
     }
 

@@ -1,26 +1,54 @@
-//! Line packing: small structs filled line by line.
+//! Line packing: small structs filled cell by cell, to find layouts and to
+//! prove sizes out of reach.
 //!
-//! With a single phase, the lines of the struct are fixed intervals. Each
-//! line is owned by at most one colour and holds members of that colour and
-//! free members; a member may also cross the boundary into the next lines
-//! (at most one per boundary; one longer than what follows covers whole
-//! lines, which hold nothing else). Whether the crossing members can be
-//! split so that every line holds its bytes is decided greedily: each puts
-//! as many bytes as it can (a multiple of its alignment) before its
-//! boundary. The test counts bytes; inside a line, members by decreasing
-//! alignment leave no padding (sizes are multiples of alignments and lines
+//! The struct is cut into fixed cells, and the hard rule becomes a rule on
+//! the colours the cells hold:
+//!
+//! - with a single phase `p`, the cells are the lines (the first one cut by
+//!   the phase), and each cell holds at most one colour;
+//! - in aligned mode at an alignment `a` below the line `L` (the rule at every
+//!   multiple of `a`), the cells are the `a`-byte units, and any `L / a`
+//!   consecutive cells hold at most one colour: bytes of two colours whose
+//!   cells are `d` apart share a line at some phase exactly when `d < L / a`
+//!   (see [`super::geometry`]).
+//!
+//! A cell holds members of one colour and free members; a member may also
+//! cross the boundary into the next cells (at most one per boundary; one
+//! longer than what follows covers whole cells, which hold nothing else,
+//! and every cell it touches takes its colour). Whether the crossing members
+//! can be split so that every cell holds its bytes is decided greedily: each
+//! puts as many bytes as it can (a multiple of its alignment) before its
+//! boundary, which leaves the most room after it and touches the fewest
+//! cells. The test counts bytes; inside a cell, members by decreasing
+//! alignment leave no padding (sizes are multiples of alignments and cells
 //! start at multiples of the natural alignment), so it is close to exact.
 //!
-//! For a target size `T` (multiples of the struct alignment below the best
-//! size found, downwards while packings are found), the lines cut at `T`
-//! are filled by a node-capped depth-first search (members of a colour
-//! first, largest first; lines in the same state tried once), its nodes
-//! charged to the work budget. Each packing is realised as orders (line
-//! after line, then the member crossing out of it), which the greedy placer
-//! lays out and the driver polishes, evaluates and verifies like any other
-//! candidate. This finds layouts where each colour sits on lines of its own
-//! with free members filling around it, which orders built from one run per
-//! colour miss.
+//! **A relaxation.** Every layout of size at most `T` that keeps the rule is
+//! a packing of the cells cut at `T`: each member lies inside a cell or
+//! crosses the boundary after the cell it starts in; at most one crosses
+//! each boundary; the greedy split puts at least as many bytes before each
+//! boundary as the layout does (so it carries no more into the next cells,
+//! touches no more of them, and leaves each at least the room the layout
+//! leaves). So when a complete search finds no packing at `T`, no layout of
+//! size `T` or less exists in that geometry: the search proves a bound.
+//!
+//! **Two searches**, depth first over the members (members of a colour
+//! first, largest first), each node charged to the work budget:
+//!
+//! - *finding* ([`line_packings`]): for target sizes below the best size
+//!   found, downwards while packings are found, cells in the same state are
+//!   tried once (fast, not complete). Each packing is realised as orders
+//!   (cell after cell, then the member crossing out of it), which the greedy
+//!   placer lays out and the driver polishes, evaluates and verifies like
+//!   any other candidate. This finds layouts where each colour sits on lines
+//!   of its own with free members filling around it, which orders built
+//!   from one run per colour miss.
+//! - *proving* ([`no_layout_within`]): every cell and every boundary for
+//!   every member; identical members only in nondecreasing positions (a
+//!   relabelling of any packing), and a node is cut when some colour's
+//!   remaining bytes exceed the room of the cells that may still hold it.
+//!   Only an exhausted search proves; one stopped by its node cap proves
+//!   nothing.
 
 use super::budget::Work;
 use super::geometry::{Geometry, Phases};
@@ -28,10 +56,67 @@ use super::problem::Problem;
 
 /// Most unpinned members for which packings are searched.
 pub(crate) const MAX_FIELDS: usize = 40;
-/// Most nodes of one packing search.
-const MAX_NODES: u64 = 20_000;
+/// Most nodes of one finding search.
+const FIND_NODES: u64 = 20_000;
+/// Most nodes of one proving search.
+const PROOF_NODES: u64 = 20_000;
 /// Work charged per node.
 const NODE_WORK: u64 = 4;
+
+/// How a geometry cuts the struct into cells.
+#[derive(Clone, Copy)]
+struct Cells {
+    /// Bytes of a cell.
+    width: u64,
+    /// The phase: the first cell is `width - phase` bytes.
+    phase: u64,
+    /// Cells holding different colours are at least this many cells apart.
+    window: u64,
+}
+
+impl Cells {
+    /// The cells of `g`, if packings describe its layouts of `p`: no pinned
+    /// members, no author's order, no flexible array, every member's size a
+    /// multiple of its alignment, cells starting at multiples of it.
+    fn of(p: &Problem, g: Geometry) -> Option<Cells> {
+        let cells = match g.phases {
+            Phases::One(phase) => Cells {
+                width: g.line,
+                phase,
+                window: 1,
+            },
+            Phases::EveryMultipleOf(a) => Cells {
+                width: a,
+                phase: 0,
+                window: g.line / a,
+            },
+        };
+        let applicable = p.free.len() <= MAX_FIELDS
+            && p.pinned.is_empty()
+            && !p.segmented
+            && p.tail.is_none()
+            && p.natural_align <= cells.width
+            && cells.phase % p.natural_align == 0
+            && p.free.iter().all(|&f| p.size[f].is_multiple_of(p.align[f]));
+        applicable.then_some(cells)
+    }
+}
+
+/// The members in search order: members of a colour first, then free ones;
+/// each by decreasing size, identical members next to each other.
+fn search_order(p: &Problem) -> Vec<usize> {
+    let mut items: Vec<usize> = p.free.clone();
+    items.sort_by_key(|&f| {
+        (
+            p.color[f] == 0,
+            std::cmp::Reverse(p.size[f]),
+            p.color[f],
+            std::cmp::Reverse(p.align[f]),
+            f,
+        )
+    });
+    items
+}
 
 /// Orders realised from line packings smaller than `best_size`, best last.
 pub(crate) fn line_packings(
@@ -41,28 +126,15 @@ pub(crate) fn line_packings(
     lower: u64,
     work: &mut Work,
 ) -> Vec<Vec<usize>> {
-    let Phases::One(phase) = g.phases else {
+    let Some(cells) = Cells::of(p, g) else {
         return Vec::new();
     };
-    let fields = &p.free;
-    let applicable = fields.len() <= MAX_FIELDS
-        && p.pinned.is_empty()
-        && !p.segmented
-        && p.tail.is_none()
-        && p.natural_align <= g.line
-        && phase % p.natural_align == 0
-        && fields.iter().all(|&f| p.size[f].is_multiple_of(p.align[f]));
-    if !applicable {
-        return Vec::new();
-    }
-    // Members of a colour first, then free ones; each by decreasing size.
-    let mut items: Vec<usize> = fields.clone();
-    items.sort_by_key(|&f| (p.color[f] == 0, std::cmp::Reverse(p.size[f]), f));
+    let items = search_order(p);
     let mut out = Vec::new();
     let a = g.align.max(1);
     let mut target = (best_size.saturating_sub(1) / a) * a;
     while target >= lower.max(1) && target < best_size && work.left() {
-        let Some(packing) = pack(p, &items, g.line, phase, target, work) else {
+        let (Ended::Found, Some(packing)) = pack(p, &items, cells, target, Mode::Find, work) else {
             break;
         };
         out.push(realise(p, &packing, Within::Decreasing));
@@ -75,8 +147,38 @@ pub(crate) fn line_packings(
     out
 }
 
-struct Line {
-    /// Bytes of the line (the last one is cut at the target).
+/// True when no layout of `p` in geometry `g` is `target` bytes or smaller:
+/// the proving search ended without a packing (see the module's text).
+/// False when it found one, was stopped, or packings do not apply.
+pub(crate) fn no_layout_within(p: &Problem, g: Geometry, target: u64, work: &mut Work) -> bool {
+    let Some(cells) = Cells::of(p, g) else {
+        return false;
+    };
+    let items = search_order(p);
+    matches!(
+        pack(p, &items, cells, target, Mode::Prove, work),
+        (Ended::Exhausted, _)
+    )
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Find,
+    Prove,
+}
+
+/// How a search ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    Found,
+    /// Every branch was tried: no packing.
+    Exhausted,
+    /// Its node cap or the work budget stopped it.
+    Stopped,
+}
+
+struct Cell {
+    /// Bytes of the cell (the first cut by the phase, the last at the target).
     cap: u64,
     /// Bytes of the members wholly inside it.
     load: u64,
@@ -84,30 +186,35 @@ struct Line {
     members: Vec<usize>,
 }
 
-/// A packing: members per line, and the free member (if any) that crosses
-/// the boundary before each line.
+/// A packing: members per cell, and the member (if any) that crosses the
+/// boundary before each cell.
 struct Packing {
-    lines: Vec<Line>,
-    /// `cross[k]`: the member across the boundary between lines `k - 1` and
+    cells: Vec<Cell>,
+    /// `cross[k]`: the member across the boundary between cells `k - 1` and
     /// `k` (`cross[0]` is always `None`).
     cross: Vec<Option<usize>>,
 }
 
-/// A packing of `items` into the lines below `target`, if the search finds one.
+/// A packing of `items` into the cells below `target`, and how the search
+/// ended.
 fn pack(
     p: &Problem,
     items: &[usize],
-    line: u64,
-    phase: u64,
+    cells: Cells,
     target: u64,
+    mode: Mode,
     work: &mut Work,
-) -> Option<Packing> {
-    let mut lines = Vec::new();
+) -> (Ended, Option<Packing>) {
+    let bytes: u64 = items.iter().map(|&f| p.size[f]).sum();
+    if bytes > target {
+        return (Ended::Exhausted, None);
+    }
+    let mut cut = Vec::new();
     let mut start = 0;
     while start < target {
-        let end = ((start + phase) / line + 1) * line - phase;
+        let end = ((start + cells.phase) / cells.width + 1) * cells.width - cells.phase;
         let end = end.min(target);
-        lines.push(Line {
+        cut.push(Cell {
             cap: end - start,
             load: 0,
             owner: 0,
@@ -115,55 +222,113 @@ fn pack(
         });
         start = end;
     }
-    let bytes: u64 = items.iter().map(|&f| p.size[f]).sum();
-    if bytes > target {
-        return None;
+    let colours = p.color.iter().copied().max().unwrap_or(0) as usize + 1;
+    // Bytes of each colour among items `i..`.
+    let mut remaining = vec![vec![0; colours]; items.len() + 1];
+    for (i, &f) in items.iter().enumerate().rev() {
+        remaining[i] = remaining[i + 1].clone();
+        remaining[i][p.color[f] as usize] += p.size[f];
     }
-    let cross = vec![None; lines.len()];
+    let cross = vec![None; cut.len()];
     let mut search = Search {
         p,
         items,
-        packing: Packing { lines, cross },
+        window: cells.window,
+        mode,
+        max_nodes: match mode {
+            Mode::Find => FIND_NODES,
+            Mode::Prove => PROOF_NODES,
+        },
+        remaining,
+        position: vec![0; items.len()],
+        packing: Packing { cells: cut, cross },
         nodes: 0,
+        stopped: false,
         work,
     };
-    search.place(0).then_some(search.packing)
+    if search.place(0) {
+        (Ended::Found, Some(search.packing))
+    } else if search.stopped {
+        (Ended::Stopped, None)
+    } else {
+        (Ended::Exhausted, None)
+    }
 }
 
 struct Search<'a, 'w> {
     p: &'a Problem,
     items: &'a [usize],
+    window: u64,
+    mode: Mode,
+    max_nodes: u64,
+    /// `remaining[i][c]`: bytes of colour `c` among items `i..`.
+    remaining: Vec<Vec<u64>>,
+    /// Where each placed item went: `2k` inside cell `k`, `2k + 1` across
+    /// the boundary after it (identical items go in nondecreasing positions).
+    position: Vec<usize>,
     packing: Packing,
     nodes: u64,
+    stopped: bool,
     work: &'w mut Work,
 }
 
-/// What the members crossing boundaries leave of each line, once split.
+/// The colours seen so far along the cells, to check the window rule.
+struct Colours {
+    window: u64,
+    /// The last cell that holds a colour, and that colour.
+    last: Option<(usize, u32)>,
+    /// The colour of each cell (0: free bytes only).
+    of_cell: Vec<u32>,
+}
+
+impl Colours {
+    /// Cell `k` holds bytes of colour `c`: false when that breaks the rule.
+    fn touch(&mut self, k: usize, c: u32) -> bool {
+        if c == 0 {
+            return true;
+        }
+        if let Some((j, d)) = self.last {
+            if d != c && ((k - j) as u64) < self.window {
+                return false;
+            }
+        }
+        self.last = Some((k, c));
+        self.of_cell[k] = c;
+        true
+    }
+}
+
+/// What the members crossing boundaries leave of each cell, once split.
 struct Split {
-    /// The colour of each line (0: free bytes only).
+    /// The colour of each cell (0: free bytes only).
     colour: Vec<u32>,
-    /// Bytes of each line taken by members crossing into or out of it.
+    /// Bytes of each cell taken by members crossing into or out of it.
     crossing: Vec<u64>,
 }
 
 impl Search<'_, '_> {
-    /// Can the members crossing boundaries be split so that every line
-    /// holds what it was given, and no line holds two colours? Each crossing
-    /// member puts as many bytes as it can (a multiple of its alignment, at
-    /// least one) in the line it starts in, which leaves the most room after
-    /// it; one longer than what follows covers whole lines, which must then
-    /// hold nothing else. How the lines are split when they can.
+    /// Can the members crossing boundaries be split so that every cell
+    /// holds what it was given, and do the cells keep the colour rule? Each
+    /// crossing member puts as many bytes as it can (a multiple of its
+    /// alignment, at least one) in the cell it starts in, which leaves the
+    /// most room after it; one longer than what follows covers whole cells,
+    /// which must then hold nothing else. How the cells are split when they
+    /// can.
     fn split(&self) -> Option<Split> {
         let p = self.p;
-        let Packing { lines, cross } = &self.packing;
-        let mut colour = vec![0; lines.len()];
-        let mut crossing = vec![0; lines.len()];
-        // Bytes of the member crossing into line k still to lay, and its colour.
+        let Packing { cells, cross } = &self.packing;
+        let mut seen = Colours {
+            window: self.window,
+            last: None,
+            of_cell: vec![0; cells.len()],
+        };
+        let mut crossing = vec![0; cells.len()];
+        // Bytes of the member crossing into cell k still to lay, and its colour.
         let mut carried = 0;
         let mut carried_color = 0;
-        for (k, l) in lines.iter().enumerate() {
+        for (k, l) in cells.iter().enumerate() {
             let next = cross.get(k + 1).copied().flatten();
-            if carried_color != 0 && l.owner != 0 && l.owner != carried_color {
+            if !seen.touch(k, carried_color) {
                 return None;
             }
             if carried >= l.cap {
@@ -171,7 +336,6 @@ impl Search<'_, '_> {
                 if l.load > 0 || next.is_some() {
                     return None;
                 }
-                colour[k] = carried_color;
                 crossing[k] = l.cap;
                 carried -= l.cap;
                 if carried == 0 {
@@ -180,17 +344,15 @@ impl Search<'_, '_> {
                 continue;
             }
             let used = carried + l.load;
-            if used > l.cap {
+            if used > l.cap || !seen.touch(k, l.owner) {
                 return None;
             }
-            let owner = if l.owner != 0 { l.owner } else { carried_color };
-            colour[k] = owner;
             crossing[k] = carried;
             carried = 0;
             carried_color = 0;
             if let Some(f) = next {
                 let (s, a, c) = (p.size[f], p.align[f].max(1), p.color[f]);
-                if c != 0 && owner != 0 && owner != c {
+                if !seen.touch(k, c) {
                     return None;
                 }
                 let room = l.cap - used;
@@ -198,84 +360,177 @@ impl Search<'_, '_> {
                 if before == 0 {
                     return None;
                 }
-                if c != 0 {
-                    colour[k] = c;
-                }
                 crossing[k] += before;
                 carried = s - before;
                 carried_color = c;
             }
         }
-        (carried == 0).then_some(Split { colour, crossing })
+        (carried == 0).then_some(Split {
+            colour: seen.of_cell,
+            crossing,
+        })
     }
 
-    fn fits(&self) -> bool {
-        self.split().is_some()
+    /// The nearest colour within the window on each side of every cell.
+    fn neighbours(&self, colour: &[u32]) -> Vec<(u32, u32)> {
+        let reach = self.window as usize - 1;
+        let n = colour.len();
+        let mut out = vec![(0, 0); n];
+        let mut last: Option<usize> = None;
+        for k in 0..n {
+            if let Some(j) = last.filter(|&j| k - j <= reach) {
+                out[k].0 = colour[j];
+            }
+            if colour[k] != 0 {
+                last = Some(k);
+            }
+        }
+        last = None;
+        for k in (0..n).rev() {
+            if let Some(j) = last.filter(|&j| j - k <= reach) {
+                out[k].1 = colour[j];
+            }
+            if colour[k] != 0 {
+                last = Some(k);
+            }
+        }
+        out
     }
 
-    /// Place items `i..`; true when all fit.
+    /// Can items `i..` no longer fit? True when some colour's remaining
+    /// bytes exceed the room left in the cells that may still hold it (its
+    /// own or free, with no other colour within the window): the room of a
+    /// cell less what lies wholly inside it, less the whole size of the
+    /// colour's members crossing boundaries (a free member's crossing
+    /// bytes may move when the cells fill, so they are not counted).
+    fn hopeless(&self, i: usize, split: &Split, around: &[(u32, u32)]) -> bool {
+        let remaining = &self.remaining[i];
+        let Packing { cells, cross } = &self.packing;
+        for (c, &left) in remaining.iter().enumerate().skip(1) {
+            if left == 0 {
+                continue;
+            }
+            let c = c as u32;
+            let ok = |x: u32| x == 0 || x == c;
+            let mut room: u64 = cells
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| ok(split.colour[k]) && ok(around[k].0) && ok(around[k].1))
+                .map(|(_, l)| l.cap - l.load)
+                .sum();
+            for &f in cross.iter().flatten() {
+                if self.p.color[f] == c {
+                    room = room.saturating_sub(self.p.size[f]);
+                }
+            }
+            if left > room {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Stop here? (node cap or work budget)
+    fn out_of_nodes(&mut self) -> bool {
+        if self.nodes > self.max_nodes || !self.work.left() {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    /// The first position item `i` may take: after an identical item
+    /// before it, else anywhere.
+    fn first_position(&self, i: usize) -> usize {
+        let p = self.p;
+        let same = |a: usize, b: usize| {
+            (p.size[a], p.align[a], p.color[a]) == (p.size[b], p.align[b], p.color[b])
+        };
+        match self.mode {
+            Mode::Prove if i > 0 && same(self.items[i], self.items[i - 1]) => self.position[i - 1],
+            _ => 0,
+        }
+    }
+
+    /// Check the items placed so far, then place items `i..`; true when
+    /// all fit.
     fn place(&mut self, i: usize) -> bool {
+        let Some(split) = self.split() else {
+            return false;
+        };
         let Some(&f) = self.items.get(i) else {
             return true;
         };
         self.nodes += 1;
-        if self.nodes > MAX_NODES || !self.work.spend(NODE_WORK) {
+        if self.nodes > self.max_nodes || !self.work.spend(NODE_WORK) {
+            self.stopped = true;
             return false;
         }
         let (size, color) = (self.p.size[f], self.p.color[f]);
-        let n = self.packing.lines.len();
-        let Some(split) = self.split() else {
+        let n = self.packing.cells.len();
+        let around = self.neighbours(&split.colour);
+        if self.hopeless(i, &split, &around) {
             return false;
-        };
-        // Lines in the same state are tried once: the same room and colour,
-        // the same bytes of crossing members (a line covered by one is not
-        // an empty line), crossings on the same sides.
-        let mut tried: Vec<(u64, u64, u32, u64, bool, bool)> = Vec::new();
-        for k in 0..n {
-            let l = &self.packing.lines[k];
+        }
+        let from = self.first_position(i);
+        // Finding tries cells in the same state once: the same room and
+        // colour, the same bytes of crossing members (a cell covered by one
+        // is not an empty cell), crossings on the same sides, the same
+        // colours around.
+        type State = (u64, u64, u32, u64, bool, bool, (u32, u32));
+        let mut tried: Vec<State> = Vec::new();
+        for (k, &near) in around.iter().enumerate().skip(from.div_ceil(2)) {
+            let l = &self.packing.cells[k];
             let allowed = color == 0 || l.owner == 0 || l.owner == color;
-            let state = (
-                l.cap,
-                l.load,
-                split.colour[k],
-                split.crossing[k],
-                self.packing.cross[k].is_some(),
-                self.packing.cross.get(k + 1).is_some_and(Option::is_some),
-            );
-            if !allowed || l.load + size > l.cap || tried.contains(&state) {
+            if !allowed || l.load + size > l.cap {
                 continue;
             }
-            tried.push(state);
+            if self.mode == Mode::Find {
+                let state = (
+                    l.cap,
+                    l.load,
+                    split.colour[k],
+                    split.crossing[k],
+                    self.packing.cross[k].is_some(),
+                    self.packing.cross.get(k + 1).is_some_and(Option::is_some),
+                    near,
+                );
+                if tried.contains(&state) {
+                    continue;
+                }
+                tried.push(state);
+            }
             let owner = l.owner;
-            let l = &mut self.packing.lines[k];
+            let l = &mut self.packing.cells[k];
             l.load += size;
             if color != 0 {
                 l.owner = color;
             }
             l.members.push(f);
-            if self.fits() && self.place(i + 1) {
+            self.position[i] = 2 * k;
+            if self.place(i + 1) {
                 return true;
             }
-            let l = &mut self.packing.lines[k];
+            let l = &mut self.packing.cells[k];
             l.members.pop();
             l.load -= size;
             l.owner = owner;
-            if self.nodes > MAX_NODES || !self.work.left() {
+            if self.out_of_nodes() {
                 return false;
             }
         }
         // Or cross a boundary that none crosses yet.
         if size > 1 {
-            for b in 1..n {
-                if self.packing.cross[b].is_some() {
+            for b in (from / 2 + 1).max(1)..n {
+                if self.packing.cross[b].is_some() || 2 * b - 1 < from {
                     continue;
                 }
                 self.packing.cross[b] = Some(f);
-                if self.fits() && self.place(i + 1) {
+                self.position[i] = 2 * b - 1;
+                if self.place(i + 1) {
                     return true;
                 }
                 self.packing.cross[b] = None;
-                if self.nodes > MAX_NODES || !self.work.left() {
+                if self.out_of_nodes() {
                     return false;
                 }
             }
@@ -284,7 +539,7 @@ impl Search<'_, '_> {
     }
 }
 
-/// How the members of a line are ordered in a realisation.
+/// How the members of a cell are ordered in a realisation.
 #[derive(Clone, Copy)]
 enum Within {
     /// By decreasing alignment.
@@ -293,11 +548,11 @@ enum Within {
     AfterCrossing,
 }
 
-/// The order of a packing: line after line, each line's members and then
-/// the member crossing into the next line.
+/// The order of a packing: cell after cell, each cell's members and then
+/// the member crossing into the next cell.
 fn realise(p: &Problem, packing: &Packing, within: Within) -> Vec<usize> {
     let mut order = Vec::new();
-    for (k, l) in packing.lines.iter().enumerate() {
+    for (k, l) in packing.cells.iter().enumerate() {
         let mut m = l.members.clone();
         let increasing = matches!(within, Within::AfterCrossing) && packing.cross[k].is_some();
         if increasing {

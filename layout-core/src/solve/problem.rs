@@ -300,9 +300,4 @@ impl Problem {
             order.sort_by_key(|&f| self.segment[f]);
         }
     }
-
-    /// Bytes of colour-0 (free) fields.
-    pub fn free_bytes(&self) -> u64 {
-        self.color_bytes.first().copied().unwrap_or(0)
-    }
 }
