@@ -34,8 +34,9 @@
 //! optimal ([`place`]), so a layout is an order. The solver
 //!
 //! 1. bounds the size from below ([`bound`]): bytes, lines per colour, the
-//!    gap every colour change costs when the phase is unknown, the lines
-//!    the colours touch summed over every phase, and the last line;
+//!    gap every colour change costs when the phase is unknown (filled by
+//!    whole free fields or padding), the lines the colours touch summed over
+//!    every phase, and the last line;
 //! 2. tries the declaration order and a padding-free one — with no conflicts
 //!    at all that usually settles it;
 //! 3. searches all orders exactly for small structs ([`exact`]: branch and
@@ -44,9 +45,13 @@
 //!    gaps between runs filled by free fields ([`construct`], [`fill`]),
 //!    re-balances the gap fills with an integer program when the size is
 //!    above the bound ([`ilp`]), packs small structs (up to 40 unpinned
-//!    fields, one phase) line by line — each line owned by at most one
-//!    colour, free fields around, some across a boundary ([`lines`]) — and
-//!    polishes by local search ([`improve`]).
+//!    fields) cell by cell — lines at one phase, `a`-byte cells at every
+//!    phase, each colour on cells of its own, free fields around, some
+//!    across a boundary ([`lines`]) — and polishes by local search
+//!    ([`improve`]);
+//! 5. when the size is still above the bound, proves it with line packing:
+//!    the packing is a relaxation, so a complete search that finds none
+//!    below the best size raises each geometry's bound to it ([`lines`]).
 //!
 //! Members keep the author's order constraints ([`crate::model::Field::segment`]):
 //! the exact search branches only on the lowest segment with members left,
@@ -65,7 +70,7 @@
 //!
 //! [`Solution::proven_goals`] counts the leading goals proven: by a finished
 //! exact search (on all goals, or on those up to the size), or by meeting
-//! their bounds (size: [`bound`]; soft cost 0; hot-path lines
+//! their bounds (size: [`bound`] and line packing's proofs; soft cost 0; hot-path lines
 //! `sum ceil(path bytes / L)`; read lines `ceil(read bytes / L)`; churn and
 //! movement 0). `optimal` is claimed when every goal is proven, except that
 //! movement, when it is the last goal of the preset, is only minimised by
