@@ -60,8 +60,11 @@ pub(crate) const MAX_FIELDS: usize = 40;
 const FIND_NODES: u64 = 20_000;
 /// Most nodes of one proving search.
 const PROOF_NODES: u64 = 20_000;
-/// Work charged per node.
-const NODE_WORK: u64 = 4;
+/// Most cells searched (a struct of 1-byte alignment can have thousands).
+const MAX_CELLS: usize = 512;
+/// Work charged per node and per cell (a node splits, colours and bounds
+/// every cell: about 100 ns a cell, two units of the budget).
+const CELL_WORK: u64 = 2;
 
 /// How a geometry cuts the struct into cells.
 #[derive(Clone, Copy)]
@@ -208,6 +211,9 @@ fn pack(
     let bytes: u64 = items.iter().map(|&f| p.size[f]).sum();
     if bytes > target {
         return (Ended::Exhausted, None);
+    }
+    if (target + cells.phase) / cells.width >= MAX_CELLS as u64 {
+        return (Ended::Stopped, None);
     }
     let mut cut = Vec::new();
     let mut start = 0;
@@ -405,29 +411,39 @@ impl Search<'_, '_> {
     /// bytes may move when the cells fill, so they are not counted).
     fn hopeless(&self, i: usize, split: &Split, around: &[(u32, u32)]) -> bool {
         let remaining = &self.remaining[i];
+        if remaining.iter().skip(1).all(|&b| b == 0) {
+            return false;
+        }
         let Packing { cells, cross } = &self.packing;
-        for (c, &left) in remaining.iter().enumerate().skip(1) {
-            if left == 0 {
-                continue;
-            }
-            let c = c as u32;
-            let ok = |x: u32| x == 0 || x == c;
-            let mut room: u64 = cells
-                .iter()
-                .enumerate()
-                .filter(|&(k, _)| ok(split.colour[k]) && ok(around[k].0) && ok(around[k].1))
-                .map(|(_, l)| l.cap - l.load)
-                .sum();
-            for &f in cross.iter().flatten() {
-                if self.p.color[f] == c {
-                    room = room.saturating_sub(self.p.size[f]);
+        // Room of the cells every colour may take, and of those only one
+        // colour may take (its own, or free next to it); a cell between two
+        // colours takes none.
+        let mut shared = 0;
+        let mut own = vec![0; remaining.len()];
+        for (k, l) in cells.iter().enumerate() {
+            let mut owner = 0;
+            for c in [split.colour[k], around[k].0, around[k].1] {
+                if c != 0 && owner != 0 && c != owner {
+                    owner = u32::MAX;
+                } else if c != 0 && owner == 0 {
+                    owner = c;
                 }
             }
-            if left > room {
-                return true;
+            match owner {
+                0 => shared += l.cap - l.load,
+                u32::MAX => {}
+                c => own[c as usize] += l.cap - l.load,
             }
         }
-        false
+        let mut crossing = vec![0; remaining.len()];
+        for &f in cross.iter().flatten() {
+            crossing[self.p.color[f] as usize] += self.p.size[f];
+        }
+        remaining
+            .iter()
+            .enumerate()
+            .skip(1)
+            .any(|(c, &left)| left > 0 && left > (shared + own[c]).saturating_sub(crossing[c]))
     }
 
     /// Stop here? (node cap or work budget)
@@ -460,13 +476,13 @@ impl Search<'_, '_> {
         let Some(&f) = self.items.get(i) else {
             return true;
         };
+        let n = self.packing.cells.len();
         self.nodes += 1;
-        if self.nodes > self.max_nodes || !self.work.spend(NODE_WORK) {
+        if self.nodes > self.max_nodes || !self.work.spend(CELL_WORK * n as u64 + 4) {
             self.stopped = true;
             return false;
         }
         let (size, color) = (self.p.size[f], self.p.color[f]);
-        let n = self.packing.cells.len();
         let around = self.neighbours(&split.colour);
         if self.hopeless(i, &split, &around) {
             return false;
