@@ -106,9 +106,11 @@ impl Cells {
 }
 
 /// The members in search order: members of a colour first, then free ones;
-/// each by decreasing size, identical members next to each other.
+/// each by decreasing size, identical members next to each other. Members
+/// of no bytes fit anywhere (they are free) and are left out: each would
+/// multiply the search by the number of cells.
 fn search_order(p: &Problem) -> Vec<usize> {
-    let mut items: Vec<usize> = p.free.clone();
+    let mut items: Vec<usize> = p.free.iter().copied().filter(|&f| p.size[f] > 0).collect();
     items.sort_by_key(|&f| {
         (
             p.color[f] == 0,
@@ -565,7 +567,7 @@ enum Within {
 }
 
 /// The order of a packing: cell after cell, each cell's members and then
-/// the member crossing into the next cell.
+/// the member crossing into the next cell; the members of no bytes last.
 fn realise(p: &Problem, packing: &Packing, within: Within) -> Vec<usize> {
     let mut order = Vec::new();
     for (k, l) in packing.cells.iter().enumerate() {
@@ -581,6 +583,7 @@ fn realise(p: &Problem, packing: &Packing, within: Within) -> Vec<usize> {
             order.push(f);
         }
     }
+    order.extend(p.free.iter().copied().filter(|&f| p.size[f] == 0));
     order
 }
 
@@ -592,7 +595,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     /// 60 B read-mostly, 60 B lockless and 8 B cold on 64-byte lines: the
-    /// cold field fits only across the boundary between the two lines.
+    /// cold field fits only across the boundary between the two lines (a
+    /// member of no bytes rides along at the end of every order).
     #[test]
     fn a_free_member_across_a_boundary_closes_the_gap() {
         let f = |name: &str, size: u64, access: Access| {
@@ -604,6 +608,7 @@ mod tests {
                 f("r", 60, Access::ReadMostly),
                 f("a", 60, Access::Lockless { group: None }),
                 f("c", 8, Access::Cold),
+                f("z", 0, Access::Cold),
             ],
         );
         let p = Problem::new(&s, false).unwrap();
@@ -656,8 +661,8 @@ mod tests {
                     };
                     let align = [1, 2, 4, 8, 8, 8, 16][next(7) as usize];
                     let span = if next(5) == 0 { 24 } else { 3 };
-                    Field::new(format!("f{i}"), "t", align * (1 + next(span)), align)
-                        .with_access(access)
+                    let units = if next(12) == 0 { 0 } else { 1 + next(span) };
+                    Field::new(format!("f{i}"), "t", align * units, align).with_access(access)
                 })
                 .collect();
             let s = Struct::new("s", fields);
