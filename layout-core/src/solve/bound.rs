@@ -17,6 +17,7 @@
 //!    Those gaps hold whole free fields and padding: see [`gap_fill_bound`].
 //! 4. Last line: see [`last_line_bound`] (phase 0, less the phase).
 //! 5. Lines over all phases (alignment `a < L`): see [`phase_sum_bound`].
+//! 6. Cells (every geometry): see [`cell_bound`].
 //!
 //! Every bound is rounded up to `A`. The bound over all geometries is the
 //! smallest of theirs.
@@ -49,6 +50,7 @@ pub(crate) fn size_bound(p: &Problem, g: &Geometry) -> u64 {
         };
         lb = lb.max(((lines - 1) * line + 1).saturating_sub(worst_phase));
         lb = lb.max(last_line_bound(p, line).saturating_sub(worst_phase));
+        lb = lb.max(cell_bound(p, g));
         if let Phases::EveryMultipleOf(a) = g.phases {
             lb = lb.max(gap_fill_bound(p, line, a));
             lb = lb.max(phase_sum_bound(p, line, a));
@@ -101,6 +103,54 @@ fn gap_fill_bound(p: &Problem, line: u64, a: u64) -> u64 {
     let filled = gaps.min(large);
     let cover = gap * filled + small.min(gap * (gaps - filled));
     p.total + gap * gaps - cover
+}
+
+/// Bound 6: cut the struct into cells — the lines at one phase `p`
+/// (`w = L`, colours `m = 1` cell apart), or, at alignment `a < L` and
+/// every phase, the `a`-byte units (`w = a`; bytes of two colours must be
+/// `m = L / a` cells apart, see [`super::lines`]). Colour `c` touches at
+/// least `ceil(H_c / w)` cells of its own. A free field of `s >= w` bytes
+/// covers at least `floor((s + t - w) / w)` whole cells, which hold nothing
+/// else (`t`: its alignment when cells start at multiples of it, else 1;
+/// it starts at least `t` bytes into a cell or at its start). Between the
+/// runs of different colours lie `k - 1` stretches of at least `m - 1`
+/// cells with no colour. The cells a field covers are consecutive, so they
+/// lie in one stretch at most; as in [`gap_fill_bound`], a field covering
+/// `m - 1` cells or more fills a stretch, the others fill the rest cell for
+/// cell, and what none fills adds its cells. With `N` the sum of all that,
+/// the cells cut at `S`, `ceil((S + p) / w)`, are at least `N`:
+/// `S >= (N - 1) w - p + 1`. It counts what the lines-over-all-phases
+/// bound counts, plus the cells large free fields cover: a 192-byte free
+/// field covers 5 of the 32-byte cells, which no colour may use.
+fn cell_bound(p: &Problem, g: &Geometry) -> u64 {
+    let (w, phase, m) = match g.phases {
+        Phases::One(ph) => (g.line, ph, 1),
+        Phases::EveryMultipleOf(a) => (a, 0, g.line / a),
+    };
+    let colours = colour_bytes(p).count() as u64;
+    if colours == 0 || w == 0 {
+        return 0;
+    }
+    let colour_cells: u64 = colour_bytes(p).map(|h| h.div_ceil(w)).sum();
+    let stretch = m - 1;
+    let stretches = colours - 1;
+    // Cells covered; fields covering a whole stretch; cells the others cover.
+    let (mut covered, mut large, mut small) = (0, 0, 0);
+    for f in (0..p.n).filter(|&f| p.color[f] == 0) {
+        let a = p.align[f].max(1);
+        let t = if w % a == 0 && phase % a == 0 { a } else { 1 };
+        let cells = (p.size[f] + t).saturating_sub(w) / w;
+        covered += cells;
+        if cells >= stretch {
+            large += 1;
+        } else {
+            small += cells;
+        }
+    }
+    let filled = stretches.min(large);
+    let cover = stretch * filled + small.min(stretch * (stretches - filled));
+    let cells = colour_cells + covered + stretch * stretches - cover;
+    ((cells - 1) * w + 1).saturating_sub(phase)
 }
 
 /// Bound 5, struct at alignment `a < L` (the rule at every phase that is a

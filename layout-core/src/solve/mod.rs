@@ -36,7 +36,8 @@
 //! 1. bounds the size from below ([`bound`]): bytes, lines per colour, the
 //!    gap every colour change costs when the phase is unknown (filled by
 //!    whole free fields or padding), the lines the colours touch summed over
-//!    every phase, and the last line;
+//!    every phase, the last line, and the cells the colours, the gaps and
+//!    the large free fields need;
 //! 2. tries the declaration order and a padding-free one — with no conflicts
 //!    at all that usually settles it;
 //! 3. searches all orders exactly for small structs ([`exact`]: branch and

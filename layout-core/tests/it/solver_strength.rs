@@ -604,3 +604,45 @@ fn line_packing_proves_a_size_no_bound_reaches() {
     assert_eq!(sol.layout.layout().size, 344);
     assert_eq!(sol.lower_bound, 344);
 }
+
+/// Aligned mode on 64-byte lines, 338 bytes, three colours, and a 192-byte
+/// free field. At alignment 32 the field covers at least 5 of the 32-byte
+/// cells, which no colour may use; the colours need 6 cells and the gap
+/// without it one more: 12 cells, so no 32-aligned layout is below 384
+/// (CP-SAT: 384). With the other alignments' bounds (368 at 8 and 16) the
+/// 368 bytes the solver finds at alignment 8 are proven; counting bytes
+/// and lines alone stops at 352.
+#[test]
+fn a_large_free_field_covers_cells_no_colour_may_use() {
+    let s = coloured(&[
+        (8, 8, 1),
+        (1, 1, 1),
+        (8, 8, 0),
+        (8, 8, 3),
+        (192, 8, 0),
+        (8, 8, 1),
+        (8, 8, 1),
+        (16, 8, 0),
+        (8, 8, 1),
+        (2, 2, 2),
+        (8, 8, 1),
+        (1, 1, 2),
+        (1, 1, 0),
+        (32, 8, 1),
+        (8, 8, 0),
+        (8, 8, 1),
+        (1, 1, 1),
+        (8, 8, 1),
+        (8, 8, 1),
+        (4, 4, 1),
+    ]);
+    let opts = SolveOptions {
+        line: 64,
+        placement: Placement::Aligned,
+        ..SolveOptions::default()
+    };
+    let sol = solve(&s, &opts).unwrap();
+    assert!(verify(&s, sol.layout.layout()).is_ok());
+    assert_eq!(sol.layout.layout().size, 368);
+    assert_eq!(sol.lower_bound, 368);
+}
