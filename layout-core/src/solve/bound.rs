@@ -344,13 +344,7 @@ mod tests {
     /// optimum of 400 random small structs at every geometry.
     #[test]
     fn no_bound_exceeds_the_exhaustive_optimum() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = crate::solve::test_support::rng(0x2545_F491_4F6C_DD1Du64);
         let mut tight = 0;
         let mut proofs = 0;
         for case in 0..400 {

@@ -639,13 +639,7 @@ mod tests {
     fn no_proof_rules_out_a_verified_layout() {
         use crate::model::Placement;
         use crate::solve::{solve, SolveOptions};
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut next = crate::solve::test_support::rng(0x9E37_79B9_7F4A_7C15u64);
         let mut proofs = 0;
         for case in 0..60 {
             let n = 6 + next(11);

@@ -92,6 +92,21 @@ mod lines;
 mod place;
 mod problem;
 
+/// Helpers shared by the solver's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// A small deterministic generator (xorshift): `next(m)` is below `m`.
+    pub(crate) fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+        let mut x = seed;
+        move |m| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        }
+    }
+}
+
 use crate::cost::{Cost, SoftWeights};
 use crate::model::{Placement, Struct};
 pub use budget::time_limit_from_secs;

@@ -451,6 +451,22 @@ fn coloured(spec: &[(u64, u64, u32)]) -> Struct {
     with_offsets(Struct::new("s", fields))
 }
 
+/// Solves `s` on `line`-byte lines at `placement`, checks the layout with
+/// the verifier and that its size is proven minimal (it equals the lower
+/// bound); the size.
+fn proven_size(s: &Struct, line: u64, placement: Placement) -> u64 {
+    let opts = SolveOptions {
+        line,
+        placement,
+        ..SolveOptions::default()
+    };
+    let sol = solve(s, &opts).unwrap();
+    let layout = sol.layout.layout();
+    assert!(verify(s, layout).is_ok());
+    assert_eq!(sol.lower_bound, layout.size, "the size is not proven");
+    layout.size
+}
+
 /// Each colour on a line of its own with free members around it, one of
 /// them across a boundary: 430 bytes in 432 (the optimum, from an
 /// independent CP-SAT model), which needs the line-packing phase.
@@ -489,15 +505,7 @@ fn line_packing_reaches_the_optimum_with_two_bytes_to_spare() {
         (8, 8, 0),
         (2, 2, 0),
     ]);
-    let opts = SolveOptions {
-        line: 128,
-        placement: Placement::Offset(0),
-        ..SolveOptions::default()
-    };
-    let sol = solve(&s, &opts).unwrap();
-    assert!(verify(&s, sol.layout.layout()).is_ok());
-    assert_eq!(sol.layout.layout().size, 432);
-    assert_eq!(sol.lower_bound, 432);
+    assert_eq!(proven_size(&s, 128, Placement::Offset(0)), 432);
 }
 
 /// Aligned mode, 639 bytes in 640 (the optimum, from an independent CP-SAT
@@ -522,15 +530,7 @@ fn line_packing_tells_a_covered_line_from_an_empty_one() {
         (368, 16, 0),
         (16, 16, 2),
     ]);
-    let opts = SolveOptions {
-        line: 64,
-        placement: Placement::Aligned,
-        ..SolveOptions::default()
-    };
-    let sol = solve(&s, &opts).unwrap();
-    assert!(verify(&s, sol.layout.layout()).is_ok());
-    assert_eq!(sol.layout.layout().size, 640);
-    assert_eq!(sol.lower_bound, 640);
+    assert_eq!(proven_size(&s, 64, Placement::Aligned), 640);
 }
 
 /// Aligned mode, 195 bytes, three colours: at alignment 16 the two gaps
@@ -557,15 +557,7 @@ fn whole_free_fields_in_the_gaps_prove_an_aligned_size() {
         (8, 8, 0),
         (8, 8, 0),
     ]);
-    let opts = SolveOptions {
-        line: 64,
-        placement: Placement::Aligned,
-        ..SolveOptions::default()
-    };
-    let sol = solve(&s, &opts).unwrap();
-    assert!(verify(&s, sol.layout.layout()).is_ok());
-    assert_eq!(sol.layout.layout().size, 224);
-    assert_eq!(sol.lower_bound, 224);
+    assert_eq!(proven_size(&s, 64, Placement::Aligned), 224);
 }
 
 /// At offset 120 on 128-byte lines no bound reaches 344 (the optimum, from
@@ -594,15 +586,7 @@ fn line_packing_proves_a_size_no_bound_reaches() {
         (8, 8, 0),
         (8, 8, 1),
     ]);
-    let opts = SolveOptions {
-        line: 128,
-        placement: Placement::Offset(120),
-        ..SolveOptions::default()
-    };
-    let sol = solve(&s, &opts).unwrap();
-    assert!(verify(&s, sol.layout.layout()).is_ok());
-    assert_eq!(sol.layout.layout().size, 344);
-    assert_eq!(sol.lower_bound, 344);
+    assert_eq!(proven_size(&s, 128, Placement::Offset(120)), 344);
 }
 
 /// Aligned mode on 64-byte lines, 338 bytes, three colours, and a 192-byte
@@ -636,13 +620,5 @@ fn a_large_free_field_covers_cells_no_colour_may_use() {
         (8, 8, 1),
         (4, 4, 1),
     ]);
-    let opts = SolveOptions {
-        line: 64,
-        placement: Placement::Aligned,
-        ..SolveOptions::default()
-    };
-    let sol = solve(&s, &opts).unwrap();
-    assert!(verify(&s, sol.layout.layout()).is_ok());
-    assert_eq!(sol.layout.layout().size, 368);
-    assert_eq!(sol.lower_bound, 368);
+    assert_eq!(proven_size(&s, 64, Placement::Aligned), 368);
 }
