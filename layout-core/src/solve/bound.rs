@@ -100,9 +100,17 @@ fn gap_fill_bound(p: &Problem, line: u64, a: u64) -> u64 {
     let free = (0..p.n).filter(|&f| p.color[f] == 0 && p.size[f] > 0);
     let large = free.clone().filter(|&f| p.size[f] >= gap).count() as u64;
     let small: u64 = free.filter(|&f| p.size[f] < gap).map(|f| p.size[f]).sum();
+    p.total + unfilled(gaps, gap, large, small)
+}
+
+/// What `large` items of at least `width` units each and `small` units of
+/// smaller ones leave empty in `gaps` gaps of `width` units, at the least:
+/// a large item fills one gap on its own, the small units fill the rest one
+/// for one.
+fn unfilled(gaps: u64, width: u64, large: u64, small: u64) -> u64 {
     let filled = gaps.min(large);
-    let cover = gap * filled + small.min(gap * (gaps - filled));
-    p.total + gap * gaps - cover
+    let cover = width * filled + small.min(width * (gaps - filled));
+    width * gaps - cover
 }
 
 /// Bound 6: cut the struct into cells — the lines at one phase `p`
@@ -147,9 +155,7 @@ fn cell_bound(p: &Problem, g: &Geometry) -> u64 {
             small += cells;
         }
     }
-    let filled = stretches.min(large);
-    let cover = stretch * filled + small.min(stretch * (stretches - filled));
-    let cells = colour_cells + covered + stretch * stretches - cover;
+    let cells = colour_cells + covered + unfilled(stretches, stretch, large, small);
     ((cells - 1) * w + 1).saturating_sub(phase)
 }
 
