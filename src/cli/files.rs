@@ -8,8 +8,8 @@ use layout_core::c::{self, Defines, Header, TypeTable};
 use layout_core::source::bounded::{self, ReadError};
 use layout_core::typedb::TypeDb;
 use layout_core::Diagnostic;
-use std::path::Path;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// `--max-input-bytes`, when given: the limit for every input file.
 static LIMIT: OnceLock<u64> = OnceLock::new();
@@ -21,6 +21,24 @@ pub fn set_limit(limit: Option<u64>) {
     }
 }
 
+/// Every file this run has read, for `--output` to refuse (see
+/// [`inputs`]): the command line's inputs, the compiler front-end's (the
+/// compilation database, `.config`, response and dependency files) and the
+/// headers a probe included.
+static READ: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Records that this run read `path` (so that `--output` never replaces it).
+pub fn note_input(path: &Path) {
+    if let Ok(mut read) = READ.lock() {
+        read.push(path.to_path_buf());
+    }
+}
+
+/// The files this run read so far.
+pub fn inputs() -> Vec<PathBuf> {
+    READ.lock().map(|r| r.clone()).unwrap_or_default()
+}
+
 /// The kinds of input file, for limits and messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Input {
@@ -29,7 +47,11 @@ pub enum Input {
     Config,
     Btf,
     Dwarf,
+    CompileCommands,
 }
+
+/// Default limit for a compilation database (a whole kernel's is ~30 MiB).
+const COMPILE_COMMANDS_LIMIT: u64 = 256 << 20;
 
 impl Input {
     fn what(self) -> &'static str {
@@ -39,14 +61,20 @@ impl Input {
             Input::Config => "kernel config",
             Input::Btf => "BTF",
             Input::Dwarf => "DWARF",
+            Input::CompileCommands => "compilation database",
         }
     }
 
     fn limit(self) -> u64 {
-        LIMIT.get().copied().unwrap_or(match self {
-            Input::Header | Input::Access | Input::Config => bounded::TEXT_LIMIT,
+        LIMIT.get().copied().unwrap_or(self.default_limit())
+    }
+
+    fn default_limit(self) -> u64 {
+        match self {
             Input::Btf | Input::Dwarf => bounded::OBJECT_LIMIT,
-        })
+            Input::CompileCommands => COMPILE_COMMANDS_LIMIT,
+            _ => bounded::TEXT_LIMIT,
+        }
     }
 
     fn usual(self) -> &'static str {
@@ -56,6 +84,9 @@ impl Input {
             Input::Config => "give the .config of the kernel build to --config",
             Input::Btf => "give /sys/kernel/btf/vmlinux or an object built with -gbtf to --btf",
             Input::Dwarf => "give an object or executable built with -g to --dwarf",
+            Input::CompileCommands => {
+                "give the compile_commands.json your build wrote to --compile-commands"
+            }
         }
     }
 }
@@ -63,15 +94,13 @@ impl Input {
 /// The bytes of the input file at `path`.
 pub fn read(path: &Path, kind: Input) -> Result<Vec<u8>, Diagnostic> {
     let limit = kind.limit();
+    note_input(path);
     bounded::read(path, limit).map_err(|e| {
         let help = match &e {
             ReadError::TooLarge { .. } => format!(
                 "pass --max-input-bytes with a larger limit to read it anyway (the default for a {} is {})",
                 kind.what(),
-                bounded::bytes(match kind {
-                    Input::Btf | Input::Dwarf => bounded::OBJECT_LIMIT,
-                    _ => bounded::TEXT_LIMIT,
-                })
+                bounded::bytes(kind.default_limit())
             ),
             ReadError::NotRegular(_) => format!(
                 "{}: devices, FIFOs and directories are not read (copy the data to a file first)",

@@ -539,15 +539,24 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
     match &a.output {
         None => super::print_stdout(text),
         Some(path) => {
-            let inputs = [
+            // Every file the run read: the command line's, and those the
+            // compiler front-end read (the database, .config, the headers
+            // the probe included).
+            let read = super::files::inputs();
+            let named = [
                 &a.input.header,
                 &a.input.access,
                 &a.input.config,
                 &a.input.btf,
                 &a.input.dwarf,
+                &a.input.probe.compile_commands,
             ];
-            let inputs: Vec<&std::path::Path> =
-                inputs.into_iter().flatten().map(|p| p.as_path()).collect();
+            let inputs: Vec<&std::path::Path> = named
+                .into_iter()
+                .flatten()
+                .map(|p| p.as_path())
+                .chain(read.iter().map(|p| p.as_path()))
+                .collect();
             super::output::write_new(path, text.as_bytes(), &inputs, a.force)
         }
     }

@@ -19,6 +19,8 @@ pub const SOURCE: &str = "probe.c";
 pub const OBJECT: &str = "probe.o";
 pub const MACROS: &str = "probe.macros";
 pub const DEPS: &str = "probe.d";
+/// The compiler's `-v` account of the macro listing: its include search list.
+pub const SEARCH: &str = "probe.search";
 
 /// Flags after the tree's own: DWARF for every type (not only the used
 /// ones), uncompressed, not LTO bytecode; and no warnings.
@@ -32,11 +34,8 @@ const PROBE_FLAGS: [&str; 5] = [
 
 impl Toolchain {
     fn command(&self) -> Command {
-        let mut c = Command::new(&self.compiler[0]);
-        c.args(&self.compiler[1..])
-            .args(&self.flags)
-            .current_dir(&self.directory)
-            .stdin(Stdio::null());
+        let mut c = self.command_bare();
+        c.args(&self.flags);
         c
     }
 
@@ -50,10 +49,14 @@ impl Toolchain {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// The compiler alone. gcc writes a dependency file wherever these two
+    /// variables say: the probe's own (`-MD`) is the only one it writes.
     fn command_bare(&self) -> Command {
         let mut c = Command::new(&self.compiler[0]);
         c.args(&self.compiler[1..])
             .current_dir(&self.directory)
+            .env_remove("DEPENDENCIES_OUTPUT")
+            .env_remove("SUNPRO_DEPENDENCIES")
             .stdin(Stdio::null());
         c
     }
@@ -82,9 +85,17 @@ impl Toolchain {
     /// list and its macros. The two compiler runs go in parallel.
     pub fn compile(&self, headers: &[PathBuf], dir: &Path) -> Result<(), Failed> {
         let source = dir.join(SOURCE);
-        std::fs::write(&source, probe_source(headers)).map_err(|e| {
-            Failed::from(Diagnostic::new(format!("cannot write the probe: {e}")).in_file(&source))
-        })?;
+        let text = probe_source(headers)?;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&source)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .map_err(|e| {
+                Failed::from(
+                    Diagnostic::new(format!("cannot write the probe: {e}")).in_file(&source),
+                )
+            })?;
         let mut object = self.command();
         object
             .args(PROBE_FLAGS)
@@ -97,7 +108,7 @@ impl Toolchain {
             .arg(dir.join(DEPS));
         let mut macros = self.command();
         macros
-            .args(["-w", "-E", "-dM"])
+            .args(["-w", "-E", "-dM", "-v"])
             .arg(&source)
             .arg("-o")
             .arg(dir.join(MACROS));
@@ -111,6 +122,7 @@ impl Toolchain {
         let macros = run(macros)?;
         let object = object.wait_with_output().map_err(|e| self.cannot_run(e))?;
         let macros = macros.wait_with_output().map_err(|e| self.cannot_run(e))?;
+        let search = macros.stderr.clone();
         for out in [object, macros] {
             if !out.status.success() {
                 let text = String::from_utf8_lossy(&out.stderr);
@@ -120,6 +132,11 @@ impl Toolchain {
                 });
             }
         }
+        std::fs::write(dir.join(SEARCH), search).map_err(|e| {
+            Failed::from(Diagnostic::new(format!(
+                "cannot write the probe's search list: {e}"
+            )))
+        })?;
         Ok(())
     }
 }
@@ -166,18 +183,32 @@ fn failing_header(stderr: &str, probe: &Path, count: usize) -> Option<usize> {
     None
 }
 
-/// `#include "/abs/header.h"` for each header.
-fn probe_source(headers: &[PathBuf]) -> String {
+/// `#include "/abs/header.h"` for each header. A header name has no
+/// escapes in C: a path with a `"` is written `<...>` instead, and a path
+/// that neither form can hold (both `"` and `>`, or a newline) is refused.
+fn probe_source(headers: &[PathBuf]) -> Result<String, Diagnostic> {
     let mut s = String::from("/* cachelayout probe: the types of these headers */\n");
     for h in headers {
-        let escaped = h
-            .display()
-            .to_string()
-            .replace('\\', "\\\\")
-            .replace('"', "\\\"");
-        s.push_str(&format!("#include \"{escaped}\"\n"));
+        let Some(path) = h.to_str().filter(|p| !p.contains(['\n', '\r'])) else {
+            return Err(Diagnostic::new(
+                "the header's path cannot be written in an #include (it has a line break or is not UTF-8)",
+            )
+            .in_file(h)
+            .help("copy or link the header to a plain path"));
+        };
+        if !path.contains('"') {
+            s.push_str(&format!("#include \"{path}\"\n"));
+        } else if !path.contains('>') {
+            s.push_str(&format!("#include <{path}>\n"));
+        } else {
+            return Err(Diagnostic::new(
+                "the header's path has both `\"` and `>`: no #include can name it",
+            )
+            .in_file(h)
+            .help("copy or link the header to a path without them"));
+        }
     }
-    s
+    Ok(s)
 }
 
 /// The compiler's first error, at the place it names, with the line of the
@@ -352,29 +383,40 @@ fn parse_int_literal(s: &str) -> Option<i64> {
     i64::try_from(v).ok()
 }
 
-/// The files a `-MD` dependency list names (after the target).
+/// The files a `-MD` dependency list names (after the target), with make's
+/// escapes undone: `\ ` is a space, `\#` a `#`, `\:` a `:` and `$$` a `$`
+/// in a file's name.
 pub fn dependencies(text: &str) -> Vec<String> {
     let joined = text.replace("\\\n", " ");
-    let after_target = joined.split_once(": ").map_or("", |(_, deps)| deps);
     let mut out = Vec::new();
     let mut word = String::new();
-    let mut chars = after_target.chars().peekable();
+    let mut after_target = false;
+    let mut chars = joined.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\\' if chars.peek() == Some(&' ') => {
-                word.push(' ');
-                chars.next();
+            '\\' if matches!(chars.peek(), Some(' ' | '#' | ':' | '\\')) => {
+                word.extend(chars.next());
             }
-            '\n' => break,
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                word.push('$');
+            }
+            // The rule's colon: a colon followed by a space or the end.
+            ':' if !after_target && matches!(chars.peek(), None | Some(' ' | '\t' | '\n')) => {
+                after_target = true;
+                word.clear();
+            }
+            '\n' if after_target => break,
             c if c.is_whitespace() => {
-                if !word.is_empty() {
+                if after_target && !word.is_empty() {
                     out.push(std::mem::take(&mut word));
                 }
+                word.clear();
             }
             c => word.push(c),
         }
     }
-    if !word.is_empty() {
+    if after_target && !word.is_empty() {
         out.push(word);
     }
     out

@@ -5,26 +5,63 @@
 //! files, `-Werror`).
 //!
 //! Which entry: the translation units whose dependency file (`.d`, or
-//! Kbuild's `.NAME.o.cmd`) names the header, if any; otherwise the one
-//! whose source has the header's name (`foo.c` for `foo.h`), then the one
-//! in the directory closest to the header, then the first.
+//! Kbuild's `.NAME.o.cmd`) names the header (the same file, once both paths
+//! are resolved), if any; otherwise the one whose source has the header's
+//! name (`foo.c` for `foo.h`), then the one in the directory closest to the
+//! header, then the first.
+//!
+//! The database is untrusted input: it is read within `--max-input-bytes`
+//! (regular files only), and the chosen entry's command goes through
+//! [`trust`] before anything runs.
 
+use super::trust;
 use super::words;
+use crate::cli::files;
+use layout_core::source::bounded;
 use layout_core::Diagnostic;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// The compiler, its flags and the directory to run it in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryFlags {
+    /// The compiler's name, looked up on `PATH` (see [`trust::compiler`]).
     pub compiler: String,
+    /// What the database named (a path, perhaps), for messages.
+    pub named: String,
     pub flags: Vec<String>,
     pub directory: PathBuf,
     /// The translation unit the flags were taken from.
     pub file: PathBuf,
 }
 
-/// Most bytes read from a compile_commands.json (a full kernel's is ~30 MB).
-const MAX_BYTES: u64 = 512 << 20;
+/// One entry as the file holds it: the command stays raw JSON until the
+/// entry is chosen, so a large database costs little more than its bytes.
+#[derive(Deserialize)]
+struct RawEntry<'a> {
+    #[serde(borrow)]
+    directory: Cow<'a, str>,
+    #[serde(borrow)]
+    file: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    command: Option<&'a RawValue>,
+}
+
+impl RawEntry<'_> {
+    /// The source file, made absolute with the entry's directory.
+    fn unit(&self) -> PathBuf {
+        let file = Path::new(&*self.file);
+        if file.is_relative() {
+            Path::new(&*self.directory).join(file)
+        } else {
+            file.to_path_buf()
+        }
+    }
+}
 
 pub fn flags_for(db: &Path, header: &Path) -> Result<EntryFlags, Diagnostic> {
     let bad = |m: String| {
@@ -32,114 +69,107 @@ pub fn flags_for(db: &Path, header: &Path) -> Result<EntryFlags, Diagnostic> {
             "give a compile_commands.json: a JSON array of {directory, file, command or arguments}",
         )
     };
-    let meta = std::fs::metadata(db)
-        .map_err(|e| bad(format!("cannot read the compilation database: {e}")))?;
-    if meta.len() > MAX_BYTES {
-        return Err(bad(format!(
-            "the compilation database is larger than {} MiB",
-            MAX_BYTES >> 20
-        )));
-    }
-    let text = std::fs::read_to_string(db)
-        .map_err(|e| bad(format!("cannot read the compilation database: {e}")))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        Diagnostic::new(format!("not valid JSON: {e}"))
+    let bytes = files::read(db, files::Input::CompileCommands)?;
+    let entries: Vec<RawEntry> = serde_json::from_slice(&bytes).map_err(|e| {
+        Diagnostic::new(format!("not a compilation database: {e}"))
             .in_file(db)
             .at(e.line(), e.column())
-            .help("give the compile_commands.json your build wrote")
+            .help("give the compile_commands.json your build wrote: a JSON array of {directory, file, command or arguments}")
     })?;
-    let entries = value
-        .as_array()
-        .ok_or_else(|| bad("the compilation database is not a JSON array".into()))?;
-    let mut parsed = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        parsed.push(entry(e).map_err(|m| bad(format!("entry {i}: {m}")))?);
-    }
-    if parsed.is_empty() {
+    if entries.is_empty() {
         return Err(bad("the compilation database has no entries".into()));
     }
     let header = header
         .canonicalize()
         .unwrap_or_else(|_| header.to_path_buf());
-    let pick = choose(&parsed, &header);
-    Ok(parsed.swap_remove(pick))
-}
-
-fn entry(e: &serde_json::Value) -> Result<EntryFlags, String> {
-    let directory = PathBuf::from(
-        e.get("directory")
-            .and_then(|d| d.as_str())
-            .ok_or("no \"directory\"")?,
-    );
-    let file = PathBuf::from(
-        e.get("file")
-            .and_then(|d| d.as_str())
-            .ok_or("no \"file\"")?,
-    );
-    let file = if file.is_relative() {
-        directory.join(file)
-    } else {
-        file
-    };
-    let argv: Vec<String> = if let Some(args) = e.get("arguments").and_then(|a| a.as_array()) {
-        args.iter()
-            .map(|a| {
-                a.as_str()
-                    .map(String::from)
-                    .ok_or("an argument is not a string")
-            })
-            .collect::<Result<_, _>>()?
-    } else if let Some(cmd) = e.get("command").and_then(|c| c.as_str()) {
-        words::split(cmd).ok_or("a quote in \"command\" is not closed")?
-    } else {
-        return Err("no \"arguments\" or \"command\"".into());
-    };
-    let (compiler, rest) = argv.split_first().ok_or("an empty command")?;
-    Ok(EntryFlags {
-        compiler: compiler.clone(),
-        flags: unit_free_flags(rest, &file),
-        directory,
-        file,
+    let pick = choose(&entries, &header);
+    let project_root = db
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
+    entry(&entries[pick], project_root).map_err(|m| {
+        let d = Diagnostic::new(format!("entry {pick} (for {}): {}", entries[pick].file, m.0))
+            .in_file(db);
+        match m.1 {
+            Some(help) => d.help(help),
+            None => d.help("give a compile_commands.json: a JSON array of {directory, file, command or arguments}"),
+        }
     })
 }
 
-/// The flags without those that name this translation unit's input and outputs.
-pub fn unit_free_flags(args: &[String], file: &Path) -> Vec<String> {
-    let file_name = file.file_name();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        i += 1;
-        match a {
-            "-c" | "-S" | "-E" | "-MD" | "-MMD" | "-MP" | "-M" | "-MM" => {}
-            "-o" | "-MF" | "-MT" | "-MQ" => i += 1,
-            _ if a.starts_with("-Wp,-MD") || a.starts_with("-Wp,-MMD") => {}
-            _ if a.starts_with("-Werror") || a.starts_with("-o") && a.len() > 2 => {}
-            _ if a.starts_with("-MF") || a.starts_with("-MT") => {}
-            _ if !a.starts_with('-') && Path::new(a).file_name() == file_name => {}
-            _ => out.push(a.to_string()),
+/// What is wrong with an entry, and the help when it is about trust.
+type EntryError = (String, Option<&'static str>);
+
+const UNTRUSTED_COMPILER: &str = "choose the compiler yourself with --cc (e.g. --cc gcc): the entry's flags are then used with it";
+const UNTRUSTED_FLAG: &str = "remove the flag from the compilation database, or give the flags you trust with --cc 'gcc FLAGS ...' instead of --compile-commands";
+
+/// The command of the chosen entry, checked by [`trust`].
+fn entry(e: &RawEntry, project_root: Option<PathBuf>) -> Result<EntryFlags, EntryError> {
+    let plain = |m: &str| (m.to_string(), None);
+    let argv: Vec<String> = match (e.arguments, e.command) {
+        (Some(args), _) => serde_json::from_str(args.get())
+            .map_err(|_| plain("\"arguments\" is not an array of strings"))?,
+        (None, Some(cmd)) => {
+            let cmd: String = serde_json::from_str(cmd.get())
+                .map_err(|_| plain("\"command\" is not a string"))?;
+            words::split(&cmd).ok_or_else(|| plain("a quote in \"command\" is not closed"))?
         }
-    }
-    out
+        (None, None) => return Err(plain("no \"arguments\" or \"command\"")),
+    };
+    let (compiler, first_flag) =
+        trust::compiler(&argv).map_err(|m| (m, Some(UNTRUSTED_COMPILER)))?;
+    let directory = PathBuf::from(&*e.directory);
+    let mut roots = vec![directory.clone()];
+    roots.extend(project_root);
+    let project = trust::Project {
+        roots: &roots,
+        directory: &directory,
+    };
+    let flags =
+        trust::flags(&argv[first_flag..], &project).map_err(|m| (m, Some(UNTRUSTED_FLAG)))?;
+    Ok(EntryFlags {
+        compiler,
+        named: argv[first_flag - 1].clone(),
+        flags,
+        directory,
+        file: e.unit(),
+    })
 }
 
-fn choose(entries: &[EntryFlags], header: &Path) -> usize {
-    let includes = |e: &EntryFlags| {
-        dependency_files(e)
-            .iter()
-            .filter_map(|d| std::fs::read_to_string(d).ok())
-            .any(|t| t.contains(&*header.to_string_lossy()))
+/// The entry for `header` (canonical): a unit whose dependency list names
+/// the header (the same file, once both paths are resolved); otherwise the
+/// unit with the header's file stem; otherwise the unit in the directory
+/// closest to the header; otherwise the first.
+fn choose(entries: &[RawEntry], header: &Path) -> usize {
+    let name = header.file_name().map(|n| n.to_string_lossy().into_owned());
+    let includes = |e: &RawEntry| {
+        let unit = e.unit();
+        let directory = Path::new(&*e.directory);
+        dependency_files(&unit, directory).iter().any(|d| {
+            let Ok(bytes) = bounded::read(d, bounded::TEXT_LIMIT) else {
+                return false;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            // Most lists do not name a file of that name at all.
+            if name.as_deref().is_some_and(|n| !text.contains(n)) {
+                return false;
+            }
+            files::note_input(d);
+            listed_files(&text).iter().any(|dep| {
+                let p = directory.join(dep);
+                p.canonicalize().is_ok_and(|p| p == header)
+            })
+        })
     };
     if let Some(i) = entries.iter().position(includes) {
         return i;
     }
     let stem = header.file_stem();
-    if let Some(i) = entries.iter().position(|e| e.file.file_stem() == stem) {
+    if let Some(i) = entries.iter().position(|e| e.unit().file_stem() == stem) {
         return i;
     }
-    let shared = |e: &EntryFlags| {
-        e.file
+    let shared = |e: &RawEntry| {
+        e.unit()
             .components()
             .zip(header.components())
             .take_while(|(a, b)| a == b)
@@ -155,16 +185,47 @@ fn choose(entries: &[EntryFlags], header: &Path) -> usize {
 }
 
 /// Where make and Kbuild leave the list of headers a unit included.
-fn dependency_files(e: &EntryFlags) -> Vec<PathBuf> {
+fn dependency_files(unit: &Path, directory: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Some(name) = e.file.file_stem().and_then(|s| s.to_str()) {
-        let dir = e.file.parent().unwrap_or(Path::new("."));
+    if let Some(name) = unit.file_stem().and_then(|s| s.to_str()) {
+        let dir = unit.parent().unwrap_or(Path::new("."));
         out.push(dir.join(format!(".{name}.o.cmd")));
         out.push(dir.join(format!("{name}.d")));
         out.push(dir.join(format!("{name}.o.d")));
-        out.push(e.directory.join(format!(".{name}.o.cmd")));
+        out.push(directory.join(format!(".{name}.o.cmd")));
     }
     out
+}
+
+/// The files a dependency list names: a make rule (`.d`), or Kbuild's
+/// `.NAME.o.cmd` (its `deps_NAME.o := ...` variable; `$(wildcard ...)`
+/// entries are configuration options, not files).
+fn listed_files(text: &str) -> Vec<String> {
+    if let Some(at) = text
+        .find("\ndeps_")
+        .map(|i| i + 1)
+        .or_else(|| text.starts_with("deps_").then_some(0))
+    {
+        let rest = &text[at..];
+        let value = rest.split_once(":=").map_or("", |(_, v)| v);
+        let value = value.replace("\\\n", " ");
+        let value = value.lines().next().unwrap_or("");
+        let mut out = Vec::new();
+        let mut in_wildcard = false;
+        for w in value.split_whitespace() {
+            if w.starts_with("$(wildcard") {
+                in_wildcard = !w.ends_with(')');
+                continue;
+            }
+            if in_wildcard {
+                in_wildcard = !w.ends_with(')');
+                continue;
+            }
+            out.push(w.replace("$$", "$"));
+        }
+        return out;
+    }
+    super::compile::dependencies(text)
 }
 
 #[cfg(test)]
@@ -173,29 +234,6 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
-    }
-
-    #[test]
-    fn unit_flags_are_dropped() {
-        let args = s(&[
-            "-Wp,-MMD,fs/.x.o.d",
-            "-Iinc",
-            "-DX=1",
-            "-c",
-            "-o",
-            "fs/x.o",
-            "fs/x.c",
-            "-Werror",
-            "-include",
-            "k.h",
-            "-MF",
-            "x.d",
-            "-std=gnu11",
-        ]);
-        assert_eq!(
-            unit_free_flags(&args, Path::new("/t/fs/x.c")),
-            s(&["-Iinc", "-DX=1", "-include", "k.h", "-std=gnu11"])
-        );
     }
 
     #[test]

@@ -33,6 +33,9 @@ impl Fnv128 {
     }
 }
 
+/// The most bytes hashed of one file (a header is far smaller).
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// The hash of a file's bytes, or `None` when it cannot be read. A file is
 /// read once per run: the probes of a tree share most of their headers.
 pub fn file(path: &std::path::Path) -> Option<String> {
@@ -43,7 +46,8 @@ pub fn file(path: &std::path::Path) -> Option<String> {
     if let Some(h) = seen.lock().ok().and_then(|m| m.get(path).cloned()) {
         return h;
     }
-    let h = std::fs::read(path)
+    // Regular files only, within a bound: a listed file is never a device.
+    let h = layout_core::source::bounded::read(path, MAX_FILE_BYTES)
         .ok()
         .map(|bytes| Fnv128::default().field(&bytes).hex());
     if let Ok(mut m) = seen.lock() {

@@ -10,6 +10,8 @@
 //! Debian's packages write it), its `source` link, or a Debian `-common`
 //! sibling.
 
+use crate::cli::files;
+use layout_core::source::bounded;
 use layout_core::Diagnostic;
 use std::path::{Path, PathBuf};
 
@@ -35,11 +37,12 @@ impl KbuildTree {
                 .help("pass a configured kernel tree: a build directory or /usr/src/linux-headers-$(uname -r)")
         })?;
         let config = objtree.join(".config");
-        let config_text = std::fs::read_to_string(&config).map_err(|_| {
-            Diagnostic::new("not a configured kernel tree: it has no .config")
+        if std::fs::symlink_metadata(&config).is_err() {
+            return Err(Diagnostic::new("not a configured kernel tree: it has no .config")
                 .in_file(dir)
-                .help("run `make defconfig` (or pass the O= build directory, or /usr/src/linux-headers-$(uname -r))")
-        })?;
+                .help("run `make defconfig` (or pass the O= build directory, or /usr/src/linux-headers-$(uname -r))"));
+        }
+        let config_text = files::text(&config, files::Input::Config)?;
         let srctree = find_srctree(&objtree).ok_or_else(|| {
             Diagnostic::new("cannot find the kernel sources of this tree: no include/linux/kernel.h here, and no `include .../Makefile` in its Makefile")
                 .in_file(dir)
@@ -148,7 +151,7 @@ impl KbuildTree {
     }
 
     fn top_makefile_says(&self, flag: &str) -> bool {
-        std::fs::read_to_string(self.srctree.join("Makefile")).is_ok_and(|t| {
+        makefile(&self.srctree).is_some_and(|t| {
             t.lines()
                 .any(|l| !l.trim_start().starts_with('#') && l.contains(flag))
         })
@@ -212,20 +215,26 @@ fn srcarch(config: &str) -> Option<&'static str> {
         .map(|&(_, arch)| arch)
 }
 
+/// The text of `DIR/Makefile`: a regular file, within the text limit.
+fn makefile(dir: &Path) -> Option<String> {
+    let path = dir.join("Makefile");
+    let bytes = bounded::read(&path, bounded::TEXT_LIMIT).ok()?;
+    files::note_input(&path);
+    String::from_utf8(bytes).ok()
+}
+
 fn find_srctree(objtree: &Path) -> Option<PathBuf> {
     let is_src = |p: &Path| p.join("include/linux/kernel.h").is_file();
     if is_src(objtree) {
         return Some(objtree.to_path_buf());
     }
-    let from_makefile = std::fs::read_to_string(objtree.join("Makefile"))
-        .ok()
-        .and_then(|text| {
-            text.lines().find_map(|l| {
-                let target = l.trim().strip_prefix("include ")?.trim();
-                let dir = target.strip_suffix("/Makefile")?;
-                Some(PathBuf::from(dir))
-            })
-        });
+    let from_makefile = makefile(objtree).and_then(|text| {
+        text.lines().find_map(|l| {
+            let target = l.trim().strip_prefix("include ")?.trim();
+            let dir = target.strip_suffix("/Makefile")?;
+            Some(PathBuf::from(dir))
+        })
+    });
     let link = objtree.join("source");
     let sibling = objtree.file_name().and_then(|n| {
         let n = n.to_str()?;

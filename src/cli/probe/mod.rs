@@ -17,6 +17,7 @@ mod compile;
 mod compile_commands;
 mod hash;
 mod kbuild;
+mod trust;
 mod words;
 
 pub use batch::probe_tree;
@@ -74,7 +75,8 @@ impl Probe {
             Some(c) => layout_core::c::load_kernel_config(c)?,
             None => Defines::default(),
         };
-        let text = std::fs::read_to_string(header).unwrap_or_default();
+        let text =
+            crate::cli::files::text(header, crate::cli::files::Input::Header).unwrap_or_default();
         let own: std::collections::HashSet<&str> = text
             .lines()
             .filter_map(|l| {
@@ -125,6 +127,12 @@ pub fn toolchain(
     }
     if let Some(db) = &args.compile_commands {
         let e = compile_commands::flags_for(db, header)?;
+        if cc_words.is_none() && e.named != e.compiler {
+            eprintln!(
+                "note: running `{}` from PATH, not `{}` as the compilation database says (choose the compiler with --cc)",
+                e.compiler, e.named
+            );
+        }
         let compiler = cc_words.unwrap_or_else(|| vec![e.compiler.clone()]);
         return Ok((
             Toolchain {
@@ -181,7 +189,14 @@ pub fn probe_with(
 ) -> Result<Probe, Diagnostic> {
     let headers = canonical(headers)?;
     let dir = object_dir(tc, &headers, use_cache).map_err(|f| f.diagnostic)?;
-    read_probe(&dir.path, config)
+    match read_probe(&dir.path, config.clone()) {
+        // A cached entry that went away while it was read: compile afresh.
+        Err(_) if dir.cached => {
+            let dir = object_dir(tc, &headers, false).map_err(|f| f.diagnostic)?;
+            read_probe(&dir.path, config)
+        }
+        read => read,
+    }
 }
 
 /// Absolute paths of the headers (the probe includes them from elsewhere).
@@ -206,6 +221,29 @@ pub struct ProbeDir {
     _work: Option<cache::WorkDir>,
 }
 
+/// The probe cache's directory, when it is to be used and can be trusted
+/// (a warning says why not, once, when it cannot).
+fn cache_root(use_cache: bool) -> Option<PathBuf> {
+    let root = cache::default_root().filter(|_| use_cache)?;
+    match cache::open_root(&root) {
+        Ok(()) => {
+            static SWEPT: std::sync::Once = std::sync::Once::new();
+            SWEPT.call_once(|| cache::sweep(&root));
+            Some(root)
+        }
+        Err(why) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "warning: not using the probe cache {}: {why}; probes are compiled in a private temporary directory",
+                    root.display()
+                )
+            });
+            None
+        }
+    }
+}
+
 /// The compiled probe of `headers` (absolute paths): from the cache, or
 /// compiled now (and stored, with `use_cache`).
 pub fn object_dir(
@@ -213,12 +251,8 @@ pub fn object_dir(
     headers: &[PathBuf],
     use_cache: bool,
 ) -> Result<ProbeDir, compile::Failed> {
-    let root = if use_cache {
-        cache::default_root()
-    } else {
-        None
-    };
-    let root = root.filter(|r| std::fs::create_dir_all(r).is_ok());
+    cache::remove_work_dirs_on_signal();
+    let root = cache_root(use_cache);
     let key = match &root {
         Some(_) => Some(cache::key(tc, &tc.identity()?, headers)?),
         None => None,
@@ -239,28 +273,41 @@ pub fn object_dir(
     let work = cache::WorkDir::new(root.as_deref())?;
     if let Err(f) = tc.compile(headers, &work.path) {
         if let (Some(root), Some(key)) = (&root, &key) {
-            cache::store_failure(root, key, work, tc, &f);
+            cache::store_failure(root, key, work, tc, headers, &f);
         }
         return Err(f);
     }
-    match (&root, &key) {
-        (Some(root), Some(key)) => match cache::store(root, key, work, tc) {
-            Some(path) => Ok(ProbeDir {
+    if let (Some(root), Some(key)) = (&root, &key) {
+        match cache::store(root, key, work, tc, headers) {
+            Ok(path) => Ok(ProbeDir {
                 path,
                 cached: false,
                 _work: None,
             }),
-            None => Err(
-                Diagnostic::new("the probe cache lost an entry while it was written")
-                    .help("run again, or pass --no-probe-cache")
-                    .into(),
-            ),
-        },
-        _ => Ok(ProbeDir {
+            // Not stored (another run holds a stale entry, or a file name
+            // cannot be recorded): this run uses its own directory.
+            Err(work) => Ok(ProbeDir {
+                path: work.path.clone(),
+                cached: false,
+                _work: Some(work),
+            }),
+        }
+    } else {
+        note_dependencies(&work.path, tc);
+        Ok(ProbeDir {
             path: work.path.clone(),
             cached: false,
             _work: Some(work),
-        }),
+        })
+    }
+}
+
+/// Records the files a probe included as inputs of this run.
+fn note_dependencies(dir: &Path, tc: &Toolchain) {
+    if let Ok(deps) = std::fs::read_to_string(dir.join(compile::DEPS)) {
+        for d in compile::dependencies(&deps) {
+            crate::cli::files::note_input(&tc.directory.join(d));
+        }
     }
 }
 
