@@ -447,6 +447,9 @@ mod tests {
     fn dependencies_of_a_make_rule() {
         let d = "probe.o: /t/probe.c /a/x.h \\\n /a/my\\ dir/y.h\n";
         assert_eq!(dependencies(d), ["/t/probe.c", "/a/x.h", "/a/my dir/y.h"]);
+        // make's escapes: `$$` is a `$`, `\#` a `#`, `\:` a `:`.
+        let d = "/w/probe.o: /w/probe.c /a/x$$y\\#z/h.h \\\n /b/c\\:d.h\n";
+        assert_eq!(dependencies(d), ["/w/probe.c", "/a/x$y#z/h.h", "/b/c:d.h"]);
     }
 
     #[test]

@@ -237,6 +237,19 @@ mod tests {
     }
 
     #[test]
+    fn kbuild_cmd_files_list_their_dependencies_without_wildcards() {
+        let cmd = "savedcmd_fs/x.o := gcc -Wp,-MMD,fs/.x.o.d -c fs/x.c\n\
+source_fs/x.o := fs/x.c\n\
+deps_fs/x.o := \\\n  include/linux/compiler-version.h \\\n    $(wildcard include/config/CC_VERSION_TEXT) \\\n  include/linux/s.h \\\n\n\
+fs/x.o: $(deps_fs/x.o)\n";
+        assert_eq!(
+            listed_files(cmd),
+            ["include/linux/compiler-version.h", "include/linux/s.h"]
+        );
+        assert_eq!(listed_files("x.o: x.c ../inc/s.h\n"), ["x.c", "../inc/s.h"]);
+    }
+
+    #[test]
     fn entries_read_arguments_or_command_and_prefer_the_matching_unit() {
         let d = tempfile::tempdir().unwrap();
         let db = d.path().join("compile_commands.json");
@@ -254,6 +267,7 @@ mod tests {
         assert_eq!(e.flags, s(&["-DA"]));
         std::fs::write(&db, "[{\"file\": 1}]").unwrap();
         let err = flags_for(&db, Path::new("x.h")).unwrap_err();
-        assert!(err.message.contains("entry 0"), "{err}");
+        assert!(err.message.contains("not a compilation database"), "{err}");
+        assert_eq!((err.line, err.column), (1, 11), "{err}");
     }
 }

@@ -39,7 +39,9 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "DIR")]
     pub kbuild: Option<PathBuf>,
     /// Take the layout from the compiler with the flags of a compile_commands.json entry
-    /// (the translation unit that includes the header, or the closest one).
+    /// (the translation unit that includes the header, or the closest one). The database is
+    /// untrusted: only a compiler's name runs (from PATH), flags that run programs are
+    /// refused, and response files are read only inside the project.
     #[arg(long, value_name = "FILE", conflicts_with = "kbuild")]
     pub compile_commands: Option<PathBuf>,
     /// The compiler and its flags, e.g. --cc 'gcc -Iinclude -DNDEBUG' (any C project); with

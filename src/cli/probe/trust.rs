@@ -44,6 +44,7 @@ pub fn is_compiler_name(name: &str) -> bool {
         without_version.strip_suffix(d).is_some_and(|prefix| {
             prefix.is_empty()
                 || prefix.ends_with('-')
+                    && prefix.starts_with(|c: char| c.is_ascii_alphanumeric())
                     && prefix
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
