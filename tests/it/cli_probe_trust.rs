@@ -302,7 +302,7 @@ fn fake_kbuild_tree(k: &Path) {
     write(&k.join("include/generated/autoconf.h"), "\n");
     write(
         &k.join("include/linux/pair.h"),
-        "#include <linux/types2.h>\nstruct pair {\n\tu64a reads;\n\tchar pad[56];\n\tu64a hits;\n};\n",
+        "#include <linux/types2.h>\nstruct pair {\n\tu64a reads;\n\tu64a hits;\n\tchar pad[56];\n};\n",
     );
     write(
         &k.join("include/linux/types2.h"),
@@ -359,7 +359,7 @@ fn output_refuses_every_file_the_run_read() {
     // The compilation database is an input too.
     write(
         &p.join("pair.h"),
-        "struct pair {\n\tlong reads;\n\tchar pad[56];\n\tlong hits;\n};\n",
+        "struct pair {\n\tlong reads;\n\tlong hits;\n\tchar pad[56];\n};\n",
     );
     let db = serde_json::json!([{"directory": p, "file": "pair.c", "command": "gcc -c pair.c"}]);
     write(&p.join("cc.json"), &db.to_string());
