@@ -186,34 +186,37 @@ pub(crate) fn read_lines_bound(p: &Problem, line: u64) -> u64 {
 }
 
 /// Lines each hot path needs at any layout: `ceil(bytes / L)`, counting
-/// each member's bytes on the path once.
+/// each member's bytes on the path once. One pass over the uses, grouped by
+/// member and path.
 pub(crate) fn path_bounds(p: &Problem, line: u64) -> Vec<u64> {
-    (0..p.path_names)
-        .map(|path| {
-            let bytes: u64 = p
-                .uses
-                .iter()
-                .map(|uses| {
-                    let mut spans: Vec<(u64, u64)> = uses
-                        .iter()
-                        .filter(|u| u.path as usize == path && u.bytes.end > u.bytes.start)
-                        .map(|u| (u.bytes.start, u.bytes.end))
-                        .collect();
-                    spans.sort_unstable();
-                    let (mut covered, mut to) = (0, 0);
-                    for (s, e) in spans {
-                        let s = s.max(to);
-                        if e > s {
-                            covered += e - s;
-                            to = e;
-                        }
-                    }
-                    covered
-                })
-                .sum();
-            bytes.div_ceil(line)
-        })
-        .collect()
+    let mut bytes = vec![0u64; p.path_names];
+    let mut spans: Vec<(u32, u64, u64)> = Vec::new();
+    for uses in &p.uses {
+        spans.clear();
+        spans.extend(
+            uses.iter()
+                .filter(|u| u.bytes.end > u.bytes.start)
+                .map(|u| (u.path, u.bytes.start, u.bytes.end)),
+        );
+        spans.sort_unstable();
+        for run in spans.chunk_by(|a, b| a.0 == b.0) {
+            bytes[run[0].0 as usize] += covered(run.iter().map(|&(_, s, e)| (s, e)));
+        }
+    }
+    bytes.iter().map(|b| b.div_ceil(line)).collect()
+}
+
+/// Bytes the sorted half-open ranges cover, overlaps once.
+fn covered(sorted: impl Iterator<Item = (u64, u64)>) -> u64 {
+    let (mut total, mut to) = (0, 0);
+    for (s, e) in sorted {
+        let s = s.max(to);
+        if e > s {
+            total += e - s;
+            to = e;
+        }
+    }
+    total
 }
 
 /// The bounds every goal is measured against.
