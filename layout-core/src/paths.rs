@@ -278,4 +278,38 @@ mod tests {
         let p = &path_lines(&s, &l)[0];
         assert_eq!((p.lines, p.bound), (2, 2));
     }
+
+    #[test]
+    fn every_path_at_once_agrees_with_one_path_at_a_time() {
+        // 40 paths over 6 members of 24 bytes: path k names the bytes
+        // k..k+9 of member k % 6 and all of member (k * 5) % 6.
+        let fields: Vec<Field> = (0..6)
+            .map(|i| {
+                let uses: Vec<(u32, std::ops::Range<u64>)> = (0..40u32)
+                    .flat_map(|k| {
+                        let mut v = Vec::new();
+                        if k % 6 == i {
+                            v.push((k, u64::from(k % 20)..u64::from(k % 20) + 9));
+                        }
+                        if (k * 5) % 6 == i {
+                            v.push((k, 0..24));
+                        }
+                        v
+                    })
+                    .collect();
+                field(&format!("m{i}"), 24, &uses)
+            })
+            .collect();
+        let mut s = Struct::new("s", fields);
+        s.paths = (0..40).map(|k| format!("p{k}")).collect();
+        let offsets = [0, 24, 48, 72, 96, 120];
+        for placement in [Placement::Aligned, Placement::Offset(40)] {
+            let l = layout(&offsets, 144, 8, placement);
+            let all = path_lines(&s, &l);
+            for (k, p) in all.iter().enumerate() {
+                assert_eq!(p.lines, lines(&s, &l, k as u32), "path {k}");
+                assert_eq!(p.bytes, path_bytes(&s, k as u32), "path {k}");
+            }
+        }
+    }
 }

@@ -403,4 +403,40 @@ mod tests {
         assert!(tight > 1000, "only {tight} tight");
         assert!(proofs > 50, "only {proofs} proofs");
     }
+
+    #[test]
+    fn path_bounds_and_the_work_of_an_evaluation_count_each_name_once() {
+        use crate::model::PathUse;
+        let with = |mut f: Field, uses: &[(u32, std::ops::Range<u64>)]| {
+            f.paths = uses
+                .iter()
+                .map(|(path, bytes)| PathUse {
+                    path: *path,
+                    bytes: bytes.clone(),
+                })
+                .collect();
+            f
+        };
+        let mut s = Struct::new(
+            "s",
+            vec![
+                // Path 0: 8 bytes of `a` (two overlapping names), all of `b`.
+                with(Field::new("a", "u64", 8, 8), &[(0, 0..6), (0, 4..8)]),
+                with(Field::new("b", "char[60]", 60, 1), &[(0, 0..60)]),
+                // Path 1: `c`, and an empty range that touches nothing.
+                with(Field::new("c", "u64", 8, 8), &[(1, 0..8), (1, 3..3)]),
+            ],
+        );
+        s.paths = vec!["tx".into(), "rx".into()];
+        let p = Problem::new(&s, false).unwrap();
+        assert_eq!(path_bounds(&p, 64), vec![2, 1]);
+        assert_eq!(p.by_path.iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);
+        // One unit, one per member, one per non-empty name, one per path.
+        assert_eq!(p.eval_work(), 1 + 3 + 4 + 2);
+        s.paths.clear();
+        for f in &mut s.fields {
+            f.paths.clear();
+        }
+        assert_eq!(Problem::new(&s, false).unwrap().eval_work(), 1 + 3);
+    }
 }
