@@ -127,16 +127,23 @@ pub struct LineConflict {
 /// `phase` (numbered as if the container starts `base - phase` bytes... i.e.
 /// line numbers are `(base + byte) / line` when `phase == base % line`).
 ///
-/// Zero-size fields occupy no bytes and never conflict.
+/// Zero-size fields occupy no bytes and never conflict, except a trailing
+/// flexible array ([`Struct::flexible_tail`]): its elements start at its
+/// offset, so it holds the line of that offset (as for the verifier).
 pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> Vec<LineConflict> {
     let line = layout.line;
     // Container offset that has the requested phase and is closest to `base`.
     let start = base - base % line + phase;
+    let tail = s.flexible_tail();
     // Only a line where some field starts or ends can hold two fields: the
     // lines inside a big array are its alone. Visiting just those keeps the
     // work proportional to the fields, not to the bytes.
     let span = |sl: &Slot| {
-        let size = s.fields[sl.field].size;
+        let size = if Some(sl.field) == tail {
+            1
+        } else {
+            s.fields[sl.field].size
+        };
         (size > 0).then(|| {
             (
                 (start + sl.offset) / line,

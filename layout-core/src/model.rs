@@ -48,6 +48,11 @@ pub struct Field {
     /// groups, paddings, zero-size markers, the first member); 0 everywhere
     /// means the members may take any order.
     pub segment: u32,
+    /// The source aligns this member to a cache line itself
+    /// (`____cacheline_aligned_in_smp` on the member, not on its type): a
+    /// line break of the author's, a segment of its own
+    /// ([`crate::segments`]).
+    pub line_break: bool,
     /// The hot paths whose code touches this member, and which of its bytes.
     pub paths: Vec<PathUse>,
 }
@@ -75,6 +80,7 @@ impl Field {
             span: None,
             original_offset: None,
             segment: 0,
+            line_break: false,
             paths: Vec::new(),
         }
     }
@@ -82,6 +88,13 @@ impl Field {
     pub fn with_access(mut self, access: Access) -> Self {
         self.access = access;
         self
+    }
+
+    /// A flexible array member (`T x[]`, or the GNU zero-length `T x[0]`):
+    /// no bytes of its own, its elements follow the struct's fixed part.
+    pub fn is_flexible_array(&self) -> bool {
+        let ty = self.ty.trim_end();
+        self.size == 0 && (ty.ends_with("[]") || ty.ends_with("[0]"))
     }
 }
 
@@ -114,6 +127,15 @@ impl Struct {
             .iter()
             .map(|f| f.align)
             .fold(self.min_align.max(1), u64::max)
+    }
+
+    /// The last member when it is a flexible array
+    /// ([`Field::is_flexible_array`]): its elements start at its offset, so
+    /// the line holding that offset holds them too, and its class applies
+    /// there (the rule the solver and the verifier keep).
+    pub fn flexible_tail(&self) -> Option<usize> {
+        let last = self.fields.len().checked_sub(1)?;
+        self.fields[last].is_flexible_array().then_some(last)
     }
 
     pub fn field_index(&self, name: &str) -> Option<usize> {

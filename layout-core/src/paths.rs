@@ -36,17 +36,22 @@ pub struct PathLines {
     pub bytes: u64,
 }
 
-/// Every path of `s` in `l`, in the order of [`Struct::paths`].
+/// Every path of `s` in `l`, in the order of [`Struct::paths`]. One pass
+/// over the fields' uses sorts them by path: the work grows with the uses
+/// (times the bases in aligned mode), not with paths times members.
 pub fn path_lines(s: &Struct, l: &Layout) -> Vec<PathLines> {
-    (0..s.paths.len())
-        .map(|p| {
-            let bytes = path_bytes(s, p as u32);
-            PathLines {
-                name: s.paths[p].clone(),
-                lines: lines(s, l, p as u32),
-                bound: bytes.div_ceil(l.line.max(1)),
-                bytes,
-            }
+    let spans = spans_by_path(s, l);
+    let bytes = bytes_by_path(s);
+    let bases = bases(l);
+    let line = l.line.max(1);
+    s.paths
+        .iter()
+        .zip(spans.iter().zip(bytes))
+        .map(|(name, (spans, bytes))| PathLines {
+            name: name.clone(),
+            lines: worst_lines(spans, &bases, line),
+            bound: bytes.div_ceil(line),
+            bytes,
         })
         .collect()
 }
@@ -54,57 +59,113 @@ pub fn path_lines(s: &Struct, l: &Layout) -> Vec<PathLines> {
 /// Lines path `path` touches in `l`: at its offset, or the worst over every
 /// aligned base in aligned mode.
 pub fn lines(s: &Struct, l: &Layout, path: u32) -> u64 {
-    let line = l.line.max(1);
-    match l.placement {
-        Placement::Offset(o) => lines_at(s, l, path, o % line),
-        Placement::Aligned => {
-            let step = l.align.clamp(1, line);
-            (0..line)
-                .step_by(step as usize)
-                .map(|base| lines_at(s, l, path, base))
-                .max()
-                .unwrap_or(0)
-        }
-    }
+    worst_lines(&spans_of(s, l, path), &bases(l), l.line.max(1))
 }
 
 /// Lines path `path` touches when the struct starts `base` bytes into a line.
 pub fn lines_at(s: &Struct, l: &Layout, path: u32, base: u64) -> u64 {
-    let line = l.line.max(1);
-    let mut spans: Vec<(u64, u64)> = Vec::new();
-    for sl in &l.slots {
-        let Some(f) = s.fields.get(sl.field) else {
-            continue;
-        };
-        for u in f.paths.iter().filter(|u| u.path == path) {
-            let end = u.bytes.end.min(f.size);
-            if u.bytes.start >= end {
-                continue;
-            }
-            let first = base + sl.offset + u.bytes.start;
-            let last = base + sl.offset + end - 1;
-            spans.push((first / line, last / line));
-        }
-    }
-    count_union(spans)
+    lines_of_spans(&spans_of(s, l, path), base, l.line.max(1))
 }
 
 /// Distinct bytes path `path` touches (its members' ranges, overlaps counted once).
 pub fn path_bytes(s: &Struct, path: u32) -> u64 {
     s.fields
         .iter()
-        .map(|f| {
-            let spans = f
-                .paths
-                .iter()
-                .filter(|u| u.path == path)
-                .map(|u| (u.bytes.start, u.bytes.end.min(f.size)))
-                .filter(|(a, b)| a < b)
-                .map(|(a, b)| (a, b - 1))
-                .collect();
-            count_union(spans)
-        })
+        .map(|f| count_union(field_ranges(f, path).collect()))
         .sum()
+}
+
+/// The bases a path's lines are counted at: the `--offset`'s phase, or
+/// every multiple of the alignment below `L` in aligned mode.
+fn bases(l: &Layout) -> Vec<u64> {
+    let line = l.line.max(1);
+    match l.placement {
+        Placement::Offset(o) => vec![o % line],
+        Placement::Aligned => (0..line).step_by(l.align.clamp(1, line) as usize).collect(),
+    }
+}
+
+/// The most lines `spans` touch over `bases` (0 without a base).
+fn worst_lines(spans: &[(u64, u64)], bases: &[u64], line: u64) -> u64 {
+    bases
+        .iter()
+        .map(|&base| lines_of_spans(spans, base, line))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Distinct lines holding a byte of the closed byte ranges `spans` (from
+/// the struct's start) when the struct starts `base` bytes into a line.
+fn lines_of_spans(spans: &[(u64, u64)], base: u64, line: u64) -> u64 {
+    count_union(
+        spans
+            .iter()
+            .map(|&(first, last)| ((base + first) / line, (base + last) / line))
+            .collect(),
+    )
+}
+
+/// The non-empty ranges of `f` that path `path` uses, as closed ranges
+/// relative to the member.
+fn field_ranges(f: &crate::model::Field, path: u32) -> impl Iterator<Item = (u64, u64)> + '_ {
+    f.paths
+        .iter()
+        .filter(move |u| u.path == path)
+        .map(|u| (u.bytes.start, u.bytes.end.min(f.size)))
+        .filter(|(a, b)| a < b)
+        .map(|(a, b)| (a, b - 1))
+}
+
+/// The closed byte ranges path `path` touches in `l`, from the struct's start.
+fn spans_of(s: &Struct, l: &Layout, path: u32) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    for sl in &l.slots {
+        if let Some(f) = s.fields.get(sl.field) {
+            out.extend(field_ranges(f, path).map(|(a, b)| (sl.offset + a, sl.offset + b)));
+        }
+    }
+    out
+}
+
+/// [`spans_of`] for every path at once, in one pass over the uses.
+fn spans_by_path(s: &Struct, l: &Layout) -> Vec<Vec<(u64, u64)>> {
+    let mut out = vec![Vec::new(); s.paths.len()];
+    for sl in &l.slots {
+        let Some(f) = s.fields.get(sl.field) else {
+            continue;
+        };
+        for u in &f.paths {
+            let end = u.bytes.end.min(f.size);
+            if let Some(spans) = out.get_mut(u.path as usize) {
+                if u.bytes.start < end {
+                    spans.push((sl.offset + u.bytes.start, sl.offset + end - 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// [`path_bytes`] for every path at once: each member's ranges grouped by
+/// path, counted once per member.
+fn bytes_by_path(s: &Struct) -> Vec<u64> {
+    let mut out = vec![0; s.paths.len()];
+    let mut ranges: Vec<(u32, u64, u64)> = Vec::new();
+    for f in &s.fields {
+        ranges.clear();
+        ranges.extend(
+            f.paths
+                .iter()
+                .map(|u| (u.path, u.bytes.start, u.bytes.end.min(f.size)))
+                .filter(|&(p, a, b)| a < b && (p as usize) < out.len())
+                .map(|(p, a, b)| (p, a, b - 1)),
+        );
+        ranges.sort_unstable();
+        for run in ranges.chunk_by(|x, y| x.0 == y.0) {
+            out[run[0].0 as usize] += count_union(run.iter().map(|&(_, a, b)| (a, b)).collect());
+        }
+    }
+    out
 }
 
 /// The number of integers in the union of the closed intervals `spans`.
@@ -216,5 +277,39 @@ mod tests {
         let l = layout(&[0, 100], 104, 1, Placement::Offset(0));
         let p = &path_lines(&s, &l)[0];
         assert_eq!((p.lines, p.bound), (2, 2));
+    }
+
+    #[test]
+    fn every_path_at_once_agrees_with_one_path_at_a_time() {
+        // 40 paths over 6 members of 24 bytes: path k names the bytes
+        // k..k+9 of member k % 6 and all of member (k * 5) % 6.
+        let fields: Vec<Field> = (0..6)
+            .map(|i| {
+                let uses: Vec<(u32, std::ops::Range<u64>)> = (0..40u32)
+                    .flat_map(|k| {
+                        let mut v = Vec::new();
+                        if k % 6 == i {
+                            v.push((k, u64::from(k % 20)..u64::from(k % 20) + 9));
+                        }
+                        if (k * 5) % 6 == i {
+                            v.push((k, 0..24));
+                        }
+                        v
+                    })
+                    .collect();
+                field(&format!("m{i}"), 24, &uses)
+            })
+            .collect();
+        let mut s = Struct::new("s", fields);
+        s.paths = (0..40).map(|k| format!("p{k}")).collect();
+        let offsets = [0, 24, 48, 72, 96, 120];
+        for placement in [Placement::Aligned, Placement::Offset(40)] {
+            let l = layout(&offsets, 144, 8, placement);
+            let all = path_lines(&s, &l);
+            for (k, p) in all.iter().enumerate() {
+                assert_eq!(p.lines, lines(&s, &l, k as u32), "path {k}");
+                assert_eq!(p.bytes, path_bytes(&s, k as u32), "path {k}");
+            }
+        }
     }
 }

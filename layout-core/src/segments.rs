@@ -6,7 +6,8 @@
 //! A struct's members, in declaration order, are cut into segments:
 //!
 //! - the first member has segment 0 of its own, so it stays at offset 0
-//!   (code casts the struct to it: `tcp_sk()`), unless the caller lets it move;
+//!   (code casts the struct to it: `tcp_sk()`), unless the caller lets it
+//!   move among the members declared with it ([`release_first`]);
 //! - every zero-size member is a segment of its own: the kernel's
 //!   `__cacheline_group_begin__NAME` / `__cacheline_group_end__NAME` /
 //!   `__cacheline_group_pad__NAME` members, a `CACHELINE_PADDING()` member
@@ -80,25 +81,30 @@ pub fn is_marker(f: &Field) -> bool {
 pub struct Keep {
     /// The first member stays first, at offset 0 (`--move-first` turns it off).
     pub first: bool,
+    /// A member the source aligns to a line ([`Field::line_break`]) is a
+    /// segment of its own (`--regroup` dissolves it with the groups).
+    pub line_breaks: bool,
 }
 
 impl Default for Keep {
     fn default() -> Self {
-        Keep { first: true }
+        Keep {
+            first: true,
+            line_breaks: true,
+        }
     }
 }
 
 /// Sets every field's segment from the declaration order (see the module
-/// docs). `line_start[i]` says field `i` carries a line alignment of its own
-/// in the source (missing entries are false).
-pub fn assign(s: &mut Struct, line_start: &[bool], keep: Keep) {
+/// docs).
+pub fn assign(s: &mut Struct, keep: Keep) {
     let n = s.fields.len();
     let mut seg = 0u32;
     let mut open = false;
     for i in 0..n {
-        let own = (i == 0 && keep.first && n > 1)
-            || s.fields[i].size == 0
-            || line_start.get(i).copied().unwrap_or(false);
+        let f = &s.fields[i];
+        let own =
+            (i == 0 && keep.first && n > 1) || f.size == 0 || (keep.line_breaks && f.line_break);
         if own {
             if open {
                 seg += 1;
@@ -237,7 +243,13 @@ pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
     }
     s.fields
         .retain(|f| !Marker::of(f).is_some_and(|m| m.is_cacheline()));
-    assign(s, &[], keep);
+    assign(
+        s,
+        Keep {
+            line_breaks: false,
+            ..keep
+        },
+    );
     out
 }
 
@@ -253,7 +265,13 @@ pub fn remap_source(src: &mut crate::source::StructSource, d: &Dissolved) {
 /// model without the author's groups and paddings, every member free
 /// (segment 0 everywhere), its source remapped.
 pub fn free_all(s: &mut Struct, src: Option<&mut crate::source::StructSource>) -> Dissolved {
-    let d = dissolve_groups(s, Keep { first: false });
+    let d = dissolve_groups(
+        s,
+        Keep {
+            first: false,
+            ..Keep::default()
+        },
+    );
     for f in &mut s.fields {
         f.segment = 0;
     }
@@ -263,12 +281,27 @@ pub fn free_all(s: &mut Struct, src: Option<&mut crate::source::StructSource>) -
     d
 }
 
-/// For `--move-first`: the first member joins the segment after it, so it
-/// may move among the members it was declared with.
+/// For `--move-first`: the first member joins the members declared with it
+/// (the segment after it), so it may move among them. It frees the first
+/// member only: when a line break of the author's follows it (a marker, a
+/// padding, a line-aligned member), no member was declared with it, and it
+/// stays first.
 pub fn release_first(s: &mut Struct) {
-    if first_is_kept(s) {
+    if first_is_kept(s) && !second_is_a_break(s) {
         s.fields[0].segment = s.fields[1].segment;
     }
+}
+
+/// True when the member declared second is a segment of its own that
+/// [`assign`] cut: a zero-size marker, or a line-aligned member alone in its
+/// segment.
+fn second_is_a_break(s: &Struct) -> bool {
+    let second = &s.fields[1];
+    let alone = s
+        .fields
+        .get(2)
+        .is_none_or(|third| third.segment != second.segment);
+    second.size == 0 || (second.line_break && alone)
 }
 
 /// The group a field belongs to in the author's declaration (by field
@@ -312,11 +345,17 @@ mod tests {
     #[test]
     fn markers_and_the_first_member_cut_segments() {
         let mut s = sample();
-        assign(&mut s, &[], Keep::default());
+        assign(&mut s, Keep::default());
         let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
         assert_eq!(seg, vec![0, 1, 2, 3, 3, 4, 5]);
         assert!(first_is_kept(&s));
-        assign(&mut s, &[], Keep { first: false });
+        assign(
+            &mut s,
+            Keep {
+                first: false,
+                ..Keep::default()
+            },
+        );
         let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
         assert_eq!(seg, vec![0, 0, 1, 2, 2, 3, 4]);
         assert!(!first_is_kept(&s));
@@ -328,9 +367,29 @@ mod tests {
             "s",
             vec![field("a", 8), field("b", 8), field("c", 8), field("d", 8)],
         );
-        assign(&mut s, &[false, false, true, false], Keep::default());
+        s.fields[2].line_break = true;
+        assign(&mut s, Keep::default());
         let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
         assert_eq!(seg, vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_released_first_member_never_crosses_a_line_break() {
+        let shape = |second: Field| {
+            let mut s = Struct::new("s", vec![field("f0", 8), second, field("f2", 8)]);
+            assign(&mut s, Keep::default());
+            release_first(&mut s);
+            s.fields.iter().map(|f| f.segment).collect::<Vec<u32>>()
+        };
+        // Declared with the members after it: it joins them.
+        assert_eq!(shape(field("f1", 8)), vec![1, 1, 1]);
+        // A padding or a line-aligned member follows it: nothing to join.
+        let mut pad = field("_pad1_", 0);
+        pad.ty = "struct cacheline_padding".into();
+        assert_eq!(shape(pad), vec![0, 1, 2]);
+        let mut aligned = field("f1", 8);
+        aligned.line_break = true;
+        assert_eq!(shape(aligned), vec![0, 1, 2]);
     }
 
     #[test]

@@ -212,6 +212,7 @@ fn author_choices(
 ) -> Result<Option<segments::Dissolved>, Diagnostic> {
     let keep = segments::Keep {
         first: !a.move_first,
+        ..segments::Keep::default()
     };
     let dissolved = if a.regroup {
         let d = segments::dissolve_groups(&mut loaded.model, keep);

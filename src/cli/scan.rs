@@ -11,6 +11,7 @@ use layout_core::report::scan_json;
 use layout_core::scan::{self, PackScan, Ranked};
 use layout_core::typedb::TypeDb;
 use layout_core::{Diagnostic, Target};
+use std::collections::HashSet;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -185,22 +186,25 @@ fn scanned_headers(a: &ScanArgs) -> Result<Vec<PathBuf>, Diagnostic> {
         roots.push(tree.srctree.join("include/linux"));
         recursive = false;
     }
-    let mut out = Vec::new();
+    let mut walk = HeaderWalk {
+        recursive,
+        ..HeaderWalk::default()
+    };
     for r in &roots {
         if r.is_dir() {
-            collect_headers(r, recursive, &mut out).map_err(|e| {
+            walk.directory(r).map_err(|e| {
                 Diagnostic::new(format!("cannot list the directory: {e}")).in_file(r)
             })?;
         } else if r.is_file() {
-            out.push(r.clone());
+            walk.header(r.clone());
         } else {
             return Err(Diagnostic::new("no such header or directory")
                 .in_file(r)
                 .help("check the path"));
         }
     }
+    let mut out = walk.headers;
     out.sort();
-    out.dedup();
     if out.is_empty() {
         return Err(
             Diagnostic::new("no headers to scan: the directories hold no .h files")
@@ -210,18 +214,49 @@ fn scanned_headers(a: &ScanArgs) -> Result<Vec<PathBuf>, Diagnostic> {
     Ok(out)
 }
 
-fn collect_headers(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let p = entry?.path();
-        if p.is_dir() {
-            if recursive {
-                collect_headers(&p, recursive, out)?;
+/// The `*.h` files under the scanned directories, each directory walked and
+/// each file kept once however many paths (symbolic links, a link to `.`,
+/// directories linking to each other) lead to it: a directory or file is
+/// known by its canonical path.
+#[derive(Default)]
+struct HeaderWalk {
+    recursive: bool,
+    visited_dirs: HashSet<PathBuf>,
+    seen_files: HashSet<PathBuf>,
+    headers: Vec<PathBuf>,
+}
+
+impl HeaderWalk {
+    /// Walks `dir` unless an earlier path already led to it.
+    fn directory(&mut self, dir: &Path) -> io::Result<()> {
+        if !self.visited_dirs.insert(std::fs::canonicalize(dir)?) {
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<io::Result<_>>()?;
+        // Sorted, so the path kept for a file reached twice is always the same.
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                if self.recursive {
+                    self.directory(&p)?;
+                }
+            } else if p.extension().is_some_and(|e| e == "h") {
+                self.header(p);
             }
-        } else if p.extension().is_some_and(|e| e == "h") {
-            out.push(p);
+        }
+        Ok(())
+    }
+
+    /// Keeps `file` unless an earlier path led to the same file (a dangling
+    /// link is kept as named: the probe says what is wrong with it).
+    fn header(&mut self, file: PathBuf) {
+        let id = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone());
+        if self.seen_files.insert(id) {
+            self.headers.push(file);
         }
     }
-    Ok(())
 }
 
 fn write_packable(out: &mut impl Write, scan: &PackScan<'_>, format: ScanFormat) -> io::Result<()> {

@@ -357,3 +357,113 @@ fn zone_regroup_says_it_dissolves_the_paddings() {
     assert_eq!(pads.len(), 3);
     assert!(pads.iter().all(|o| o % 64 == 0), "{pads:?}");
 }
+
+/// A first member declared alone before a line break: `--move-first` has no
+/// member to let it move among, so the break holds.
+const LONE_FIRST_PADDING: &str = "\
+struct s {
+\tlong f0;
+\tCACHELINE_PADDING(_pad1_);
+\tlong f1;
+\tlong f2;
+\tlong f3;
+};
+";
+
+const LONE_FIRST_ALIGNED: &str = "\
+struct s {
+\tlong f0;
+\tlong f1 ____cacheline_aligned_in_smp;
+\tlong f2;
+\tlong f3;
+};
+";
+
+const LONE_FIRST_ACCESS: &str = "\
+[struct.s]
+read_mostly = [\"f0\", \"f2\"]
+lockless_atomic = [\"f1\"]
+";
+
+/// `propose ARGS` as JSON and as a diff in `dir` (both must succeed); the
+/// diff applied with `patch -p1`, and `show --format json` of the patched
+/// header. Returns the proposal's JSON, the patched layout's JSON and the
+/// patched header's text.
+fn propose_and_apply(
+    dir: &Path,
+    header: &str,
+    extra: &[&str],
+) -> (serde_json::Value, serde_json::Value, String) {
+    let base = ["--struct", "s", "--access", "s.toml"];
+    let mut json_args = vec!["propose", header];
+    json_args.extend(base);
+    json_args.extend(extra);
+    json_args.extend(["--format", "json"]);
+    let out = run_in(dir, &json_args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let proposal = json(&out);
+    let mut diff_args = vec!["propose", header];
+    diff_args.extend(base);
+    diff_args.extend(extra);
+    let diff = run_in(dir, &diff_args);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    if !diff.stdout.is_empty() {
+        write(dir, "fix.patch", &stdout(&diff));
+        let patch = std::process::Command::new("patch")
+            .current_dir(dir)
+            .args(["-p1", "-i", "fix.patch"])
+            .output()
+            .unwrap();
+        assert!(patch.status.success(), "patch failed:\n{}", stdout(&diff));
+    }
+    let mut show_args = vec!["show", header];
+    show_args.extend(base);
+    show_args.extend(["--format", "json"]);
+    let shown = run_in(dir, &show_args);
+    assert_eq!(shown.status.code(), Some(0), "{}", stdout(&shown));
+    let text = std::fs::read_to_string(dir.join(header)).unwrap();
+    (proposal, json(&shown), text)
+}
+
+#[test]
+fn issue22_7_move_first_keeps_a_padding_after_a_lone_first_member() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.h", LONE_FIRST_PADDING);
+    write(dir.path(), "s.toml", LONE_FIRST_ACCESS);
+    let (proposal, patched, _) = propose_and_apply(dir.path(), "s.h", &["--move-first"]);
+    let after = &proposal["after"];
+    assert_eq!(after["hard_conflicts"], serde_json::json!([]));
+    let offsets = support::field_offsets(after);
+    let at = |n: &str| offsets.iter().find(|(m, _)| m == n).unwrap().1;
+    assert_eq!(at("f0"), 0, "{offsets:?}");
+    for m in ["f1", "f2", "f3"] {
+        assert!(at(m) >= 64, "{m} crossed the padding: {offsets:?}");
+    }
+    let mut sorted = offsets.clone();
+    sorted.sort();
+    let mut got = support::field_offsets(&patched);
+    got.sort();
+    assert_eq!(got, sorted, "the diff and the JSON disagree");
+    assert_eq!(patched["size"], after["size"]);
+}
+
+#[test]
+fn issue22_7_move_first_keeps_a_line_aligned_member_and_its_attribute() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.h", LONE_FIRST_ALIGNED);
+    write(dir.path(), "s.toml", LONE_FIRST_ACCESS);
+    let (proposal, patched, text) = propose_and_apply(dir.path(), "s.h", &["--move-first"]);
+    let after = &proposal["after"];
+    assert_eq!(after["hard_conflicts"], serde_json::json!([]));
+    let offsets = support::field_offsets(after);
+    assert_eq!(offsets[0], ("f0".to_string(), 0), "{offsets:?}");
+    assert!(
+        text.contains("long f1 ____cacheline_aligned_in_smp;"),
+        "f1 lost its attribute:\n{text}"
+    );
+    let mut sorted = offsets.clone();
+    sorted.sort();
+    let mut got = support::field_offsets(&patched);
+    got.sort();
+    assert_eq!(got, sorted, "the diff and the JSON disagree");
+}

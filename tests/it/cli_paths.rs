@@ -422,3 +422,94 @@ fn tcp_sock_paths_from_the_kernels_own_groups() {
         assert!(after <= before, "{path}: {before} -> {after}");
     }
 }
+
+/// Runs `cachelayout ARGS` in `dir`; panics when it still runs after
+/// `deadline`. A backstop for work that grows with paths times paths, not a
+/// measure of speed: the linear count takes a small part of it.
+fn run_before(dir: &Path, args: &[&str], deadline: std::time::Duration) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(dir)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the pipes while it runs: the JSON of 20,000 paths fills them.
+    let mut out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut buf).unwrap();
+        buf
+    });
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`cachelayout {}` still runs after {deadline:?}",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut output = child.wait_with_output().unwrap();
+    output.stdout = reader.join().unwrap();
+    output
+}
+
+/// `n` hot paths on a struct of 16 longs: path `pK` names two of them,
+/// `f(K % 16)` and the one 1 + `(K / 16) % 15` after it.
+fn many_paths(n: usize) -> String {
+    let mut text = String::from(
+        "[struct.s]\nread_mostly = [\"f0\", \"f1\"]\nlockless_atomic = [\"f2\"]\n[struct.s.paths]\n",
+    );
+    for k in 0..n {
+        let (a, b) = (k % 16, (k + 1 + (k / 16) % 15) % 16);
+        text.push_str(&format!("p{k} = [\"f{a}\", \"f{b}\"]\n"));
+    }
+    text
+}
+
+#[test]
+fn issue22_14_twenty_thousand_paths_are_counted_in_linear_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let header: String = std::iter::once("struct s {\n".to_string())
+        .chain((0..16).map(|i| format!("\tlong f{i};\n")))
+        .chain(std::iter::once("};\n".to_string()))
+        .collect();
+    write(dir.path(), "s.h", &header);
+    write(dir.path(), "s.toml", &many_paths(20_000));
+    let deadline = std::time::Duration::from_secs(90);
+    let base = ["--struct", "s", "--access", "s.toml", "--format", "json"];
+    let show = run_before(
+        dir.path(),
+        &[&["show", "s.h"][..], &base].concat(),
+        deadline,
+    );
+    assert_eq!(show.status.code(), Some(1), "{}", stderr(&show));
+    let v = json(&show);
+    let paths = v["paths"].as_object().unwrap();
+    assert_eq!(paths.len(), 20_000);
+    // p0 names f0 (0-7) and f1 (8-15): two lines when the struct starts 56
+    // bytes into a line, 16 bytes for a bound of one; p15 names f15
+    // (120-127) and f0 (0-7): two lines at every start.
+    assert_eq!(
+        (&paths["p0"]["lines"], &paths["p0"]["bound"]),
+        (&2.into(), &1.into())
+    );
+    assert_eq!(
+        (&paths["p15"]["lines"], &paths["p15"]["bound"]),
+        (&2.into(), &1.into())
+    );
+
+    let propose = run_before(
+        dir.path(),
+        &[&["propose", "s.h", "--time-limit", "5"][..], &base].concat(),
+        deadline,
+    );
+    assert_eq!(propose.status.code(), Some(0), "{}", stderr(&propose));
+    let v = json(&propose);
+    assert_eq!(v["after"]["hard_conflicts"], serde_json::json!([]));
+    assert_eq!(v["after"]["paths"].as_object().unwrap().len(), 20_000);
+}

@@ -887,3 +887,53 @@ proptest! {
         }
     }
 }
+
+/// `show` on `header` with `access` (struct `ring`), as JSON.
+fn show_ring(header: &str, access: &str) -> (Option<i32>, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.h"), header).unwrap();
+    std::fs::write(dir.path().join("r.toml"), access).unwrap();
+    let args = ["show", "r.h", "--struct", "ring", "--access", "r.toml"];
+    let text = run_in(dir.path(), &args);
+    let mut with_json = args.to_vec();
+    with_json.extend(["--format", "json"]);
+    let out = run_in(dir.path(), &with_json);
+    assert_eq!(
+        out.status.code(),
+        text.status.code(),
+        "the text and the JSON of show disagree:\n{}",
+        stdout(&text)
+    );
+    (out.status.code(), json(&out))
+}
+
+/// The elements of a flexible array start at its offset: the line that
+/// holds that offset is shared with the fields before it, and `show`
+/// counts the conflict there as `propose` and the verifier do.
+#[test]
+fn issue22_08_show_counts_a_flexible_array_tail_in_either_direction() {
+    let read_mostly_tail =
+        "struct ring {\n\tatomic_long_t head;\n\tunsigned int mask;\n\tlong slots[];\n};\n";
+    let access = "[struct.ring]\nread_mostly = [\"slots\"]\nlockless_atomic = [\"head\"]\n";
+    let (code, v) = show_ring(read_mostly_tail, access);
+    assert_eq!(code, Some(1), "{v:#}");
+    let conflicts = v["hard_conflicts"].as_array().unwrap();
+    assert!(!conflicts.is_empty(), "{v:#}");
+    assert_eq!(conflicts[0]["lockless"], serde_json::json!(["head"]));
+    assert_eq!(conflicts[0]["read_mostly"], serde_json::json!(["slots"]));
+
+    let lockless_tail = "struct ring {\n\tunsigned long config;\n\tatomic_long_t counts[];\n};\n";
+    let access = "[struct.ring]\nread_mostly = [\"config\"]\nlockless_atomic = [\"counts\"]\n";
+    let (code, v) = show_ring(lockless_tail, access);
+    assert_eq!(code, Some(1), "{v:#}");
+    let conflicts = v["hard_conflicts"].as_array().unwrap();
+    assert_eq!(conflicts[0]["lockless"], serde_json::json!(["counts"]));
+    assert_eq!(conflicts[0]["read_mostly"], serde_json::json!(["config"]));
+
+    // A line apart, nothing is shared.
+    let apart =
+        "struct ring {\n\tunsigned long config;\n\tlong pad[7];\n\tatomic_long_t counts[];\n};\n";
+    let (code, v) = show_ring(apart, access);
+    assert_eq!(code, Some(0), "{v:#}");
+    assert_eq!(v["hard_conflicts"], serde_json::json!([]));
+}

@@ -32,9 +32,6 @@ struct Pending {
     /// A bit-field run (else an ordinary member).
     is_run: bool,
     named: bool,
-    /// A member with an `aligned` attribute of a line or more
-    /// (`____cacheline_aligned_in_smp`): a segment of its own.
-    line_start: bool,
     slots: Vec<(usize, Option<usize>)>,
 }
 
@@ -72,7 +69,6 @@ pub(crate) fn build(
                         end_bits: 0,
                         is_run: false,
                         named: true,
-                        line_start: false,
                         slots: Vec::new(),
                     });
                 }
@@ -95,7 +91,6 @@ pub(crate) fn build(
                         end_bits: 0,
                         is_run: true,
                         named: false,
-                        line_start: false,
                         slots: Vec::new(),
                     });
                 }
@@ -128,6 +123,7 @@ pub(crate) fn build(
                 // An `aligned` attribute of a line or more on the member
                 // (`____cacheline_aligned_in_smp`): a segment of its own.
                 let attr = d.and_then(|d| r.max_align(&d.attrs, d.range.start).ok().flatten());
+                field.line_break = attr.is_some_and(|a| a >= SMP_CACHE_BYTES);
                 field.span = Some(span(
                     h,
                     at,
@@ -142,7 +138,6 @@ pub(crate) fn build(
                     end_bits: 0,
                     is_run: false,
                     named: true,
-                    line_start: attr.is_some_and(|a| a >= SMP_CACHE_BYTES),
                     slots: vec![(member, declarator)],
                 });
             }
@@ -203,7 +198,6 @@ pub(crate) fn build(
     }
     let mut pending = merged;
     pending.retain(|p| p.named);
-    let line_start: Vec<bool> = pending.iter().map(|p| p.line_start).collect();
     let mut min_align = layout.attr_align;
     for p in &mut pending {
         if let Some(bits) = &p.bits {
@@ -222,7 +216,7 @@ pub(crate) fn build(
     let members = members(h, rec, &slot_field, &lines);
     let mut model = Struct::new(name, fields);
     model.min_align = min_align;
-    crate::segments::assign(&mut model, &line_start, crate::segments::Keep::default());
+    crate::segments::assign(&mut model, crate::segments::Keep::default());
     Ok(CStruct {
         model,
         size: layout.size,

@@ -146,11 +146,14 @@ fn render_line(v: &LayoutView, line: u64) -> String {
 }
 
 /// The cells of one line: fields (adjacent ones of the same class merged),
-/// padding, and bytes of the container outside the struct.
+/// padding, and bytes of the container outside the struct. A trailing
+/// flexible array's elements fill its line from its offset on (they go on
+/// past the struct's end).
 fn cells_of_line(v: &LayoutView, cs: u64, ce: u64) -> Vec<Cell> {
     let (s, l) = (v.strukt, v.layout);
     let base = l.base_offset();
     let struct_end = base + l.size;
+    let tail = s.flexible_tail();
     let mut cells: Vec<Cell> = Vec::new();
     let gap = |kind, start, end| Cell {
         kind,
@@ -166,8 +169,10 @@ fn cells_of_line(v: &LayoutView, cs: u64, ce: u64) -> Vec<Cell> {
     let mut cursor = cs.max(base);
     for sl in &v.rows {
         let f = &s.fields[sl.field];
-        let (fs, fe) = (base + sl.offset, base + sl.offset + f.size);
-        if f.size == 0 || fe <= cs || fs >= ce {
+        let fs = base + sl.offset;
+        let elements = Some(sl.field) == tail && (cs..ce).contains(&fs);
+        let fe = if elements { ce } else { fs + f.size };
+        if fe <= cs || fs >= ce || (f.size == 0 && !elements) {
             continue;
         }
         let (a, b) = (fs.max(cs), fe.min(ce));
@@ -175,7 +180,7 @@ fn cells_of_line(v: &LayoutView, cs: u64, ce: u64) -> Vec<Cell> {
             cells.push(gap(CellKind::Pad, cursor, a));
         }
         let from_before = fs < cs;
-        let goes_on = fe > ce;
+        let goes_on = fe > ce || elements;
         let merged = cells.last_mut().is_some_and(|prev| {
             let fits = prev.kind == CellKind::Fields
                 && prev.end == a
@@ -205,8 +210,8 @@ fn cells_of_line(v: &LayoutView, cs: u64, ce: u64) -> Vec<Cell> {
     if cursor < struct_part_end {
         cells.push(gap(CellKind::Pad, cursor, struct_part_end));
     }
-    if struct_end < ce {
-        cells.push(gap(CellKind::Outside, struct_end.max(cs), ce));
+    if struct_end.max(cursor) < ce {
+        cells.push(gap(CellKind::Outside, struct_end.max(cursor), ce));
     }
     cells
 }

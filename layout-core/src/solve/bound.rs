@@ -186,34 +186,37 @@ pub(crate) fn read_lines_bound(p: &Problem, line: u64) -> u64 {
 }
 
 /// Lines each hot path needs at any layout: `ceil(bytes / L)`, counting
-/// each member's bytes on the path once.
+/// each member's bytes on the path once. One pass over the uses, grouped by
+/// member and path.
 pub(crate) fn path_bounds(p: &Problem, line: u64) -> Vec<u64> {
-    (0..p.path_names)
-        .map(|path| {
-            let bytes: u64 = p
-                .uses
-                .iter()
-                .map(|uses| {
-                    let mut spans: Vec<(u64, u64)> = uses
-                        .iter()
-                        .filter(|u| u.path as usize == path && u.bytes.end > u.bytes.start)
-                        .map(|u| (u.bytes.start, u.bytes.end))
-                        .collect();
-                    spans.sort_unstable();
-                    let (mut covered, mut to) = (0, 0);
-                    for (s, e) in spans {
-                        let s = s.max(to);
-                        if e > s {
-                            covered += e - s;
-                            to = e;
-                        }
-                    }
-                    covered
-                })
-                .sum();
-            bytes.div_ceil(line)
-        })
-        .collect()
+    let mut bytes = vec![0u64; p.path_names];
+    let mut spans: Vec<(u32, u64, u64)> = Vec::new();
+    for uses in &p.uses {
+        spans.clear();
+        spans.extend(
+            uses.iter()
+                .filter(|u| u.bytes.end > u.bytes.start)
+                .map(|u| (u.path, u.bytes.start, u.bytes.end)),
+        );
+        spans.sort_unstable();
+        for run in spans.chunk_by(|a, b| a.0 == b.0) {
+            bytes[run[0].0 as usize] += covered(run.iter().map(|&(_, s, e)| (s, e)));
+        }
+    }
+    bytes.iter().map(|b| b.div_ceil(line)).collect()
+}
+
+/// Bytes the sorted half-open ranges cover, overlaps once.
+fn covered(sorted: impl Iterator<Item = (u64, u64)>) -> u64 {
+    let (mut total, mut to) = (0, 0);
+    for (s, e) in sorted {
+        let s = s.max(to);
+        if e > s {
+            total += e - s;
+            to = e;
+        }
+    }
+    total
 }
 
 /// The bounds every goal is measured against.
@@ -399,5 +402,41 @@ mod tests {
         // and packing proves the optimum where they are not.
         assert!(tight > 1000, "only {tight} tight");
         assert!(proofs > 50, "only {proofs} proofs");
+    }
+
+    #[test]
+    fn path_bounds_and_the_work_of_an_evaluation_count_each_name_once() {
+        use crate::model::PathUse;
+        let with = |mut f: Field, uses: &[(u32, std::ops::Range<u64>)]| {
+            f.paths = uses
+                .iter()
+                .map(|(path, bytes)| PathUse {
+                    path: *path,
+                    bytes: bytes.clone(),
+                })
+                .collect();
+            f
+        };
+        let mut s = Struct::new(
+            "s",
+            vec![
+                // Path 0: 8 bytes of `a` (two overlapping names), all of `b`.
+                with(Field::new("a", "u64", 8, 8), &[(0, 0..6), (0, 4..8)]),
+                with(Field::new("b", "char[60]", 60, 1), &[(0, 0..60)]),
+                // Path 1: `c`, and an empty range that touches nothing.
+                with(Field::new("c", "u64", 8, 8), &[(1, 0..8), (1, 3..3)]),
+            ],
+        );
+        s.paths = vec!["tx".into(), "rx".into()];
+        let p = Problem::new(&s, false).unwrap();
+        assert_eq!(path_bounds(&p, 64), vec![2, 1]);
+        assert_eq!(p.by_path.iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);
+        // One unit, one per member, one per non-empty name, one per path.
+        assert_eq!(p.eval_work(), 1 + 3 + 4 + 2);
+        s.paths.clear();
+        for f in &mut s.fields {
+            f.paths.clear();
+        }
+        assert_eq!(Problem::new(&s, false).unwrap().eval_work(), 1 + 3);
     }
 }

@@ -320,7 +320,7 @@ impl<'p, 'w> Driver<'p, 'w> {
     /// its size (`u64::MAX` when it is late: not a layout).
     fn consider(&mut self, g: Geometry, order: Vec<usize>, method: Method) -> u64 {
         let placed = Placer::new(self.p, g, false).place_all(&order);
-        self.work.spend(self.p.n as u64 + 1);
+        self.work.spend(self.p.eval_work());
         let key = self.ev.key(&placed, &g);
         self.offer(Incumbent {
             key,
@@ -407,7 +407,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             };
             for &family in families {
                 for order in build_all(p, g, family, self.work) {
-                    if !self.work.spend(p.n as u64 + 1) {
+                    if !self.work.spend(p.eval_work()) {
                         break;
                     }
                     let placed = Placer::new(p, g, false).place_all(&order);

@@ -79,6 +79,8 @@ pub(crate) struct Evaluator<'p> {
     fenwick: Vec<u32>,
     tails: Vec<usize>,
     spans: Vec<(u64, u64)>,
+    /// Scratch for [`Evaluator::path_lines`]: the fields it counts.
+    placed: Vec<bool>,
 }
 
 /// What is on the line being scanned.
@@ -129,6 +131,7 @@ impl<'p> Evaluator<'p> {
             fenwick: vec![0; p.n + 1],
             tails: Vec::with_capacity(p.n),
             spans: Vec::new(),
+            placed: Vec::new(),
         }
     }
 
@@ -191,7 +194,9 @@ impl<'p> Evaluator<'p> {
     /// Lines the hot paths touch, summed over the paths: at the report
     /// phase with a known offset, the worst phase of `g`'s alignment in
     /// aligned mode (see [`crate::cost::path_lines`]). Only fields in
-    /// `placed` (all of `fields`) count.
+    /// `placed` (all of `fields`) count. Each path reads only its own uses
+    /// ([`Problem::by_path`]): the work is [`Problem::path_work`] (times the
+    /// phases), not paths times fields.
     pub fn path_lines(&mut self, fields: &[usize], offset: &[u64], g: &Geometry) -> u64 {
         let p = self.p;
         if p.path_names == 0 {
@@ -202,15 +207,18 @@ impl<'p> Evaluator<'p> {
             (_, Phases::One(ph)) => vec![ph],
             (_, Phases::EveryMultipleOf(a)) => (0..g.line).step_by(a as usize).collect(),
         };
+        self.placed.clear();
+        self.placed.resize(p.n, false);
+        for &f in fields {
+            self.placed[f] = true;
+        }
         let mut total = 0;
-        for path in 0..p.path_names {
+        for uses in &p.by_path {
             self.spans.clear();
-            for &f in fields {
-                for u in &p.uses[f] {
-                    if u.path as usize == path && u.bytes.end > u.bytes.start {
-                        self.spans
-                            .push((offset[f] + u.bytes.start, offset[f] + u.bytes.end));
-                    }
+            for (f, bytes) in uses {
+                if self.placed[*f] {
+                    self.spans
+                        .push((offset[*f] + bytes.start, offset[*f] + bytes.end));
                 }
             }
             self.spans.sort_unstable();

@@ -162,7 +162,8 @@ pub(crate) fn branch_and_bound<'p>(
             nodes,
             limits,
             work: &mut *work,
-            unit: 1 + p.n as u64 / 8,
+            // A node places a field and bounds the hot paths' lines.
+            unit: 1 + p.n as u64 / 8 + p.path_work,
             stopped: false,
             churn,
             run_end: Vec::with_capacity(p.free.len()),

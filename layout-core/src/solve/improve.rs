@@ -76,7 +76,7 @@ pub(crate) fn local_search(
     }
     let p = placer.p;
     let size_slot = slot(ev.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
-    let unit = 1 + p.n as u64;
+    let unit = p.eval_work();
     let mut rng = Lcg::new(n as u64 * 7919 + key[0]);
     let mut scratch = Placed {
         offset: vec![0; p.n],

@@ -21,7 +21,7 @@
 
 use super::SolveError;
 use crate::class::{colouring, Class, Colouring, Role};
-use crate::model::{Field, PathUse, Struct};
+use crate::model::{PathUse, Struct};
 use std::collections::BTreeMap;
 
 /// Colour 0: conflicts with nothing.
@@ -80,15 +80,25 @@ pub(crate) struct Problem {
     pub path_names: usize,
     /// Each field's hot-path uses (bytes relative to the field).
     pub uses: Vec<Vec<PathUse>>,
+    /// The same uses by path: `(field, bytes)` of each non-empty one, so a
+    /// path's lines are counted without looking at the other paths.
+    pub by_path: Vec<Vec<(usize, std::ops::Range<u64>)>>,
+    /// The hot paths' share of [`Problem::eval_work`]: their uses and their
+    /// number (0 without paths).
+    pub path_work: u64,
     /// A trailing flexible array member: laid after every other field.
     pub tail: Option<usize>,
 }
 
-/// Is `f`, the last declared member, a flexible array (`T x[]`, or the GNU
-/// zero-length `T x[0]`) whose elements follow the struct?
-pub(crate) fn is_flexible_array(f: &Field) -> bool {
-    let ty = f.ty.trim_end();
-    f.size == 0 && (ty.ends_with("[]") || ty.ends_with("[0]"))
+/// Each path's non-empty uses, `(field, bytes)`, from every field's uses.
+fn uses_by_path(uses: &[Vec<PathUse>], paths: usize) -> Vec<Vec<(usize, std::ops::Range<u64>)>> {
+    let mut out = vec![Vec::new(); paths];
+    for (f, field_uses) in uses.iter().enumerate() {
+        for u in field_uses.iter().filter(|u| u.bytes.end > u.bytes.start) {
+            out[u.path as usize].push((f, u.bytes.clone()));
+        }
+    }
+    out
 }
 
 impl Problem {
@@ -175,11 +185,9 @@ impl Problem {
                         .collect()
                 })
                 .collect(),
-            tail: s
-                .fields
-                .last()
-                .filter(|f| !f.pinned && is_flexible_array(f))
-                .map(|_| n - 1),
+            by_path: Vec::new(),
+            path_work: 0,
+            tail: s.flexible_tail().filter(|&t| !s.fields[t].pinned),
         };
         for (i, f) in s.fields.iter().enumerate() {
             let color = match colouring(f.access.class(), separate_soft) {
@@ -267,7 +275,20 @@ impl Problem {
                 }
             }
         }
+        p.by_path = uses_by_path(&p.uses, p.path_names);
+        if p.path_names > 0 {
+            let uses: usize = p.by_path.iter().map(Vec::len).sum();
+            p.path_work = (uses + p.path_names) as u64;
+        }
         Ok(p)
+    }
+
+    /// Work units ([`super::budget`]) one evaluation of an order costs: one
+    /// per field placed, and one per hot-path use and per path counted, so
+    /// a struct with many paths spends its budget as fast as its
+    /// evaluations take time.
+    pub fn eval_work(&self) -> u64 {
+        1 + self.n as u64 + self.path_work
     }
 
     /// True when some pair of fields falls under the (effective) hard rule.

@@ -40,7 +40,6 @@ use crate::place::{align_up, DataLayout};
 pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     let members = &agg.members;
     let mut fields: Vec<Field> = Vec::with_capacity(members.len());
-    let mut line_start: Vec<bool> = Vec::with_capacity(members.len());
     // Per field: its type's alignment and its own `aligned` attribute.
     let mut declared: Vec<(u64, Option<u64>)> = Vec::with_capacity(members.len());
     let mut i = 0;
@@ -54,12 +53,12 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
             let field = bitfield_field(&members[i..end], prev_end);
             declared.push((field.align, None));
             fields.push(field);
-            line_start.push(false);
             i = end;
         } else {
-            fields.push(member_field(m));
+            let mut field = member_field(m);
+            field.line_break = m.attr_align.is_some_and(|a| a >= LINE_ATTRIBUTE);
+            fields.push(field);
             declared.push((m.align.max(1), m.attr_align));
-            line_start.push(m.attr_align.is_some_and(|a| a >= LINE_ATTRIBUTE));
             i += 1;
         }
     }
@@ -71,7 +70,7 @@ pub(crate) fn to_model(agg: &Aggregate) -> Struct {
     }
     let mut model = Struct::new(agg.name.clone(), fields);
     model.min_align = agg.attr_align.unwrap_or(1);
-    crate::segments::assign(&mut model, &line_start, crate::segments::Keep::default());
+    crate::segments::assign(&mut model, crate::segments::Keep::default());
     model
 }
 
