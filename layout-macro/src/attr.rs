@@ -100,6 +100,13 @@ pub struct FieldInput {
     pub span: Span,
 }
 
+/// The largest alignment rustc accepts (`repr(align(N))`, 2^29).
+pub const MAX_ALIGN: u64 = 1 << 29;
+
+/// The largest size of any Rust type: `isize::MAX` bytes (of the machine the
+/// macro runs on; rustc checks the target's).
+pub const MAX_SIZE: u64 = isize::MAX as u64;
+
 /// `#[layout(size = N, align = M)]`.
 #[derive(Clone, Copy, Debug)]
 pub struct SizeHint {
@@ -281,7 +288,16 @@ fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
                     let content;
                     syn::parenthesized!(content in meta.input);
                     let n: LitInt = content.parse()?;
-                    repr.align = Some(n.base10_parse()?);
+                    let align: u64 = n.base10_parse()?;
+                    if align.is_power_of_two() && align <= MAX_ALIGN {
+                        repr.align = Some(align);
+                    } else if mode == Mode::Optimize {
+                        errors.at(
+                            n.span(),
+                            format!("`align({align})` must be a power of two no larger than {MAX_ALIGN} (2^29)"),
+                        );
+                    }
+                    // The derive keeps the attribute as written: rustc reports it.
                 }
                 "transparent" if mode == Mode::Optimize => errors.at(
                     meta.path.span(),
@@ -715,6 +731,18 @@ impl FieldAttrs {
                     errors.at(
                         align_span,
                         format!("`align = {align}` is not a power of two"),
+                    );
+                    None
+                } else if align > MAX_ALIGN {
+                    errors.at(
+                        align_span,
+                        format!("`align = {align}` is larger than any Rust type's alignment: rustc accepts at most {MAX_ALIGN} (2^29)"),
+                    );
+                    None
+                } else if size > MAX_SIZE {
+                    errors.at(
+                        span,
+                        format!("`size = {size}` is larger than any Rust type can be: at most isize::MAX = {MAX_SIZE} bytes"),
                     );
                     None
                 } else if size % align != 0 {

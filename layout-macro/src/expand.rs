@@ -154,3 +154,42 @@ fn strip_layout_attrs(item: &mut DeriveInput) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(src: &str) -> (String, String) {
+        let item: TokenStream = src.parse().unwrap();
+        (
+            derive(item.clone()).to_string(),
+            optimize(TokenStream::new(), item).to_string(),
+        )
+    }
+
+    #[test]
+    fn huge_hints_are_errors_not_panics() {
+        for src in [
+            "struct S { #[layout(size = 18446744073709551615, align = 1)] a: Foo, b: u8 }",
+            "struct S { a: u64, #[layout(size = 18446744073709551615, align = 1)] b: Foo }",
+            "struct S { a: [u8; 18446744073709551615], b: std::sync::atomic::AtomicU64 }",
+            "struct S { #[layout(size = 0, align = 9223372036854775808)] a: Foo, b: u8 }",
+            "struct S { #[layout(size = 4611686018427387904, align = 8)] a: Foo, \
+             #[layout(size = 4611686018427387904, align = 8)] b: Foo, c: u8 }",
+        ] {
+            let (derived, optimized) = both(src);
+            for out in [derived, optimized] {
+                assert!(out.contains("compile_error"), "{src}: {out}");
+            }
+        }
+        // Huge but possible: laid out, no error.
+        let (derived, optimized) = both(
+            "struct S { #[layout(size = 1152921504606846976, align = 8)] a: Foo, \
+             #[layout(size = 1152921504606846976, align = 8)] b: Foo, c: u8, \
+             d: std::sync::atomic::AtomicU64 }",
+        );
+        for out in [derived, optimized] {
+            assert!(!out.contains("compile_error"), "{out}");
+        }
+    }
+}

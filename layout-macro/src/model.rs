@@ -2,7 +2,7 @@
 //! alignment (from its hint, else the size model, else a stand-in block of
 //! one full cache line) and its access class (explicit, else from its type).
 
-use crate::attr::{Errors, Input, Mode};
+use crate::attr::{Errors, Input, Mode, MAX_SIZE};
 use crate::defaults::default_access;
 use crate::size_model::{self, SizeAlign};
 use crate::types::{display, mentions};
@@ -44,6 +44,7 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
             None => size_model::size_of(&f.ty),
         })
         .collect();
+    check_total_size(input, &known, line)?;
     let mut path_names: Vec<String> = Vec::new();
     for f in &input.fields {
         for p in &f.paths {
@@ -101,6 +102,42 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
         known,
         line,
     })
+}
+
+/// Every layout of the fields (their sizes, the padding their alignments
+/// and cache lines may call for) must fit in the largest size a Rust type can
+/// have, `isize::MAX` bytes: a struct that does not cannot exist, and every
+/// sum the solver and the rewrite form stays within `u64`. The error points
+/// at the field that crosses the limit (its hint, if it has one).
+fn check_total_size(input: &Input, known: &[Option<SizeAlign>], line: u64) -> syn::Result<()> {
+    let mut total: u64 = 0;
+    for (f, sa) in input.fields.iter().zip(known) {
+        let sa = sa.unwrap_or(SizeAlign {
+            size: line,
+            align: line,
+        });
+        let room = sa
+            .size
+            .checked_add(sa.align)
+            .and_then(|r| r.checked_add(line))
+            .and_then(|r| total.checked_add(r))
+            .filter(|&t| t <= MAX_SIZE);
+        match room {
+            Some(t) => total = t,
+            None => {
+                let span = f.hint.map_or(f.span, |h| h.span);
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "`{}` cannot be laid out: with field `{}` its fields need more than isize::MAX \
+                         ({MAX_SIZE}) bytes, larger than any Rust type can be",
+                        input.ident, f.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Type parameters declared `?Sized` (in the parameter list or the where
