@@ -192,4 +192,27 @@ mod tests {
             assert!(!out.contains("compile_error"), "{out}");
         }
     }
+
+    #[test]
+    fn every_repr_align_rustc_accepts() {
+        for align in [512u64, 4096, 1 << 29] {
+            let src = format!(
+                "#[repr(align({align}))] struct S {{ a: u64, b: std::sync::atomic::AtomicU64, c: Mutex<u8> }}"
+            );
+            let out = optimize(TokenStream::new(), src.parse().unwrap()).to_string();
+            assert!(!out.contains("compile_error"), "{out}");
+            assert!(
+                out.contains(&format!("Align{align}")) || out.contains("Align64"),
+                "{out}"
+            );
+        }
+        let out = optimize(
+            TokenStream::new(),
+            "#[repr(align(1073741824))] struct S { a: u64 }"
+                .parse()
+                .unwrap(),
+        )
+        .to_string();
+        assert!(out.contains("no larger than 536870912"), "{out}");
+    }
 }
