@@ -20,6 +20,7 @@ mod cli_solver;
 mod macro_check_oracle;
 mod macro_derive;
 mod macro_generics;
+mod macro_hygiene;
 mod macro_large;
 mod macro_optimize;
 mod macro_oracle;

@@ -6,7 +6,7 @@
 //! `CacheLayout::__CHECK` (generic structs: checked per instantiation).
 
 use crate::attr::Input;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 /// The checks of `input`, naming the struct as `ty` (`Self` inside the
@@ -128,10 +128,15 @@ fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
 
 /// `if let Some(message) = CALL { panic!("{}", message) }` with the panic at
 /// `span`, so rustc points at what the check is about.
+///
+/// The binding and its use are one identifier: `span` may come from another
+/// hygiene context than the macro's call site (a struct declared by a
+/// `macro_rules!` macro), where a `message` of its own would not resolve.
 fn assertion(call: TokenStream, span: Span) -> TokenStream {
-    let panic = quote_spanned!(span=> ::core::panic!("{}", message.as_str()));
+    let message = Ident::new("message", Span::mixed_site());
+    let panic = quote_spanned!(span=> ::core::panic!("{}", #message.as_str()));
     quote! {
-        if let ::core::option::Option::Some(message) = #call {
+        if let ::core::option::Option::Some(#message) = #call {
             #panic
         }
     }
