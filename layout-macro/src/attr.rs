@@ -34,6 +34,9 @@ pub struct Input {
     pub repr: Repr,
     /// The item derives serde's `Serialize` or `Deserialize`.
     pub derives_serde: bool,
+    /// How generated code names the cachelayout crate (`::cachelayout`,
+    /// its name in `Cargo.toml`, or `#[layout(crate = "..")]`).
+    pub krate: TokenStream,
 }
 
 /// Struct-level options (`#[layout(line = 64, objective = "min-diff")]`).
@@ -54,6 +57,8 @@ pub struct Options {
     /// Name of the constructor `optimize` generates; `None` under
     /// `#[layout(constructor = false)]`.
     pub constructor: Option<String>,
+    /// `#[layout(crate = "path")]`: how generated code names cachelayout.
+    pub krate: Option<TokenStream>,
 }
 
 impl Default for Options {
@@ -66,6 +71,7 @@ impl Default for Options {
             work_limit: None,
             contains: None,
             constructor: Some("new".to_string()),
+            krate: None,
         }
     }
 }
@@ -133,6 +139,7 @@ const STRUCT_KEYS: &[&str] = &[
     "work_limit",
     "contains",
     "constructor",
+    "crate",
 ];
 /// `expected one of `read_mostly`, `locked_write = "lock"`, ...`: each
 /// class as the attribute declares it, then the other keys.
@@ -154,7 +161,8 @@ fn field_help() -> String {
 }
 const STRUCT_HELP: &str =
     "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
-`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`";
+`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
+`crate = \"path\"`";
 
 /// Collects errors so that one expansion reports all of them.
 #[derive(Default)]
@@ -248,7 +256,12 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
     };
     check_lock_names(&fields, &mut errors);
     errors.finish()?;
+    let krate = options
+        .krate
+        .clone()
+        .unwrap_or_else(|| quote::ToTokens::into_token_stream(crate::krate::default_path()));
     Ok(Input {
+        krate,
         ident: item.ident,
         vis: item.vis,
         generics: item.generics,
@@ -445,6 +458,13 @@ fn struct_key(
                 }
             } else {
                 options.constructor = Some("new".to_string());
+            }
+        }
+        "crate" => {
+            let lit: LitStr = meta.value()?.parse()?;
+            match crate::krate::parse_value(&lit) {
+                Ok(path) => options.krate = Some(quote::ToTokens::into_token_stream(path)),
+                Err(e) => errors.push(e),
             }
         }
         "time_limit_ms" => {

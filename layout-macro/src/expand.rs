@@ -15,7 +15,8 @@ pub fn derive(item: TokenStream) -> TokenStream {
     try_derive(item.clone()).unwrap_or_else(|e| {
         let mut out = e.to_compile_error();
         if let Ok(item) = syn::parse2::<DeriveInput>(item) {
-            out.extend(placeholder_impls(&item));
+            let krate = crate::krate::lenient(&item.attrs, &TokenStream::new()).into_token_stream();
+            out.extend(placeholder_impls(&item, &krate));
         }
         out
     })
@@ -23,7 +24,7 @@ pub fn derive(item: TokenStream) -> TokenStream {
 
 /// `CacheLayout` and `AccessClass` for a struct the macro rejected: no
 /// fields, not checked; only there to keep the error the only one.
-fn placeholder_impls(item: &DeriveInput) -> TokenStream {
+fn placeholder_impls(item: &DeriveInput, krate: &TokenStream) -> TokenStream {
     let derives_it = item.attrs.iter().any(|a| {
         a.path().is_ident("derive") && a.meta.to_token_stream().to_string().contains("CacheLayout")
     });
@@ -38,10 +39,10 @@ fn placeholder_impls(item: &DeriveInput) -> TokenStream {
     let name_str = name.to_string();
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
     quote::quote! {
-        impl #impl_generics ::cachelayout::CacheLayout for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::CacheLayout for #name #ty_generics #where_clause {
             const LINE_SIZE: usize = 64;
             #[doc(hidden)]
-            const __INFO: ::cachelayout::__private::Info = ::cachelayout::__private::Info {
+            const __INFO: #krate::__private::Info = #krate::__private::Info {
                 name: #name_str,
                 line: 64,
                 fields: &[],
@@ -50,8 +51,8 @@ fn placeholder_impls(item: &DeriveInput) -> TokenStream {
                 plan: ::core::option::Option::None,
             };
         }
-        impl #impl_generics ::cachelayout::AccessClass for #name #ty_generics #where_clause {
-            const ACCESS: ::cachelayout::Access = ::cachelayout::Access::ReadMostly;
+        impl #impl_generics #krate::AccessClass for #name #ty_generics #where_clause {
+            const ACCESS: #krate::Access = #krate::Access::ReadMostly;
         }
     }
 }
@@ -60,14 +61,15 @@ fn placeholder_impls(item: &DeriveInput) -> TokenStream {
 /// as written (without its `#[layout]` attributes) next to the error, so the
 /// error is the only one the user sees.
 pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
-    match try_optimize(args, item.clone()) {
+    match try_optimize(args.clone(), item.clone()) {
         Ok(out) => out,
         Err(e) => {
             let mut out = e.to_compile_error();
             if let Ok(mut item) = syn::parse2::<DeriveInput>(item) {
+                let krate = crate::krate::lenient(&item.attrs, &args).into_token_stream();
                 strip_layout_attrs(&mut item);
                 item.to_tokens(&mut out);
-                out.extend(placeholder_impls(&item));
+                out.extend(placeholder_impls(&item, &krate));
             }
             out
         }
@@ -214,5 +216,33 @@ mod tests {
         )
         .to_string();
         assert!(out.contains("no larger than 536870912"), "{out}");
+    }
+
+    #[test]
+    fn generated_code_names_the_crate_as_told() {
+        let src = "#[layout(crate = \"my::facade::cl\")] struct S { #[layout(pinned)] a: u8, \
+                   #[layout(size = 8, align = 8)] b: Foo, c: std::sync::atomic::AtomicU64, d: Mutex<u8> }";
+        let (derived, optimized) = both(src);
+        for out in [derived, optimized] {
+            assert!(!out.contains("compile_error"), "{out}");
+            assert!(!out.contains(":: cachelayout"), "{out}");
+            assert!(out.contains("my :: facade :: cl :: __private"), "{out}");
+        }
+        let optimized = optimize(
+            quote::quote!(crate = "my::cl"),
+            "struct S { a: u8, c: std::sync::atomic::AtomicU64 }"
+                .parse()
+                .unwrap(),
+        )
+        .to_string();
+        assert!(!optimized.contains(":: cachelayout"), "{optimized}");
+        // The placeholder impls of a rejected struct too.
+        let (derived, _) =
+            both("#[layout(crate = \"my::cl\")] struct S { #[layout(bogus)] a: u8 }");
+        assert!(
+            derived.contains("compile_error") && !derived.contains(":: cachelayout"),
+            "{derived}"
+        );
+        assert!(derived.contains("my :: cl :: CacheLayout"), "{derived}");
     }
 }

@@ -13,6 +13,7 @@ mod defaults;
 #[cfg(test)]
 mod determinism;
 mod expand;
+mod krate;
 mod model;
 mod plan;
 mod size_model;

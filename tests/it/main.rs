@@ -18,6 +18,7 @@ mod cli_scan;
 mod cli_seed;
 mod cli_solver;
 mod macro_check_oracle;
+mod macro_crate_path;
 mod macro_derive;
 mod macro_generics;
 mod macro_hygiene;

@@ -26,10 +26,11 @@ pub fn statements(input: &Input, ty: &TokenStream, pins_too: bool) -> Vec<TokenS
 /// takes O(n log n) const-evaluation steps, so large structs stay within
 /// rustc's limit.
 fn rule(input: &Input, ty: &TokenStream) -> TokenStream {
+    let krate = &input.krate;
     let fields = input.fields.len();
     let call = quote! {
-        ::cachelayout::__private::rule_check::<#fields>(
-            &<#ty as ::cachelayout::CacheLayout>::__INFO,
+        #krate::__private::rule_check::<#fields>(
+            &<#ty as #krate::CacheLayout>::__INFO,
             ::core::mem::align_of::<#ty>(),
         )
     };
@@ -39,6 +40,7 @@ fn rule(input: &Input, ty: &TokenStream) -> TokenStream {
 /// One check per `#[layout(size = N, align = M)]`: the hint must be the
 /// type's real size and alignment.
 fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
+    let krate = &input.krate;
     input
         .fields
         .iter()
@@ -47,8 +49,8 @@ fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
             let hint = f.hint?;
             let (size, align) = (hint.size as usize, hint.align as usize);
             let call = quote! {
-                ::cachelayout::__private::hint_message(
-                    &<#ty as ::cachelayout::CacheLayout>::__INFO, #i, #size, #align,
+                #krate::__private::hint_message(
+                    &<#ty as #krate::CacheLayout>::__INFO, #i, #size, #align,
                 )
             };
             Some(assertion(call, hint.span))
@@ -90,6 +92,7 @@ pub fn declared_struct(input: &Input) -> TokenStream {
 
 /// Every pinned field sits where the struct as declared has it.
 fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
+    let krate = &input.krate;
     let name = declared_ident(input);
     // The declared struct with the same arguments as `ty`.
     let args = if ty.to_string() == "Self" {
@@ -115,8 +118,8 @@ fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
         .map(|(i, f)| {
             let member = &f.member;
             let call = quote! {
-                ::cachelayout::__private::pinned_message(
-                    &<#ty as ::cachelayout::CacheLayout>::__INFO,
+                #krate::__private::pinned_message(
+                    &<#ty as #krate::CacheLayout>::__INFO,
                     #i,
                     ::core::mem::offset_of!(#name #args, #member),
                 )
