@@ -67,7 +67,10 @@
 //! deterministic budget: the same layout on every machine),
 //! `#[layout(time_limit_ms = N)]` (a safety stop that can only turn into a
 //! compile error), `#[layout(contains = "lockless")]` (what the type carries
-//! into structs that hold it, see [`AccessClass`]), for `optimize`
+//! into structs that hold it, see [`AccessClass`]),
+//! `#[layout(crate = "my_facade::cachelayout")]` (the path the generated
+//! code names this crate by, when it comes through a re-export; a
+//! dependency renamed in `Cargo.toml` is found without it), for `optimize`
 //! `#[layout(constructor = "name")]`, and for the derive only
 //! `#[layout(report_only)]` (report the layout, do not fail the build). With
 //! `optimize` the options can also go in its arguments:

@@ -67,7 +67,10 @@ use proc_macro::TokenStream;
 /// (the solver's deterministic budget, for the suggestion),
 /// `#[layout(time_limit_ms = N)]` (its safety stop), `#[layout(contains =
 /// "lockless")]` (the class the type carries into other structs),
-/// `#[layout(report_only)]` (report, do not assert).
+/// `#[layout(report_only)]` (report, do not assert), `#[layout(crate =
+/// "my_facade::cachelayout")]` (the path generated code names cachelayout
+/// by, when it comes through a re-export; a dependency renamed in
+/// `Cargo.toml` is found without it).
 ///
 /// Accepts named and tuple structs, lifetime, type and const parameters,
 /// where clauses and `repr(packed)`; rejects enums and unions with an error
