@@ -236,11 +236,21 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
             if attr.path().is_ident("derive") {
                 derives_serde |= check_derives(attr, mode, &mut errors);
             }
+            if mode == Mode::Derive && is_optimize(attr) {
+                errors.at(
+                    attr.span(),
+                    "#[derive(CacheLayout)] runs before #[cachelayout::optimize] here, on the struct as \
+                     written, and optimize implements `CacheLayout` itself for the struct it rewrites: \
+                     remove `CacheLayout` from the derive, and put the derive below the attribute (derives \
+                     above it cannot see the fields the rewrite adds)",
+                );
+            }
             attrs.push(attr.clone());
         }
     }
+    let maybe_unsized = crate::types::maybe_unsized_params(&item.generics);
     let fields = match fields {
-        Fields::Named(f) => parse_fields(f.named.iter(), mode, &mut errors),
+        Fields::Named(f) => parse_fields(f.named.iter(), mode, &maybe_unsized, &mut errors),
         Fields::Unnamed(f) => {
             if mode == Mode::Optimize {
                 errors.at(
@@ -250,7 +260,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
                      to check the struct as it is",
                 );
             }
-            parse_fields(f.unnamed.iter(), mode, &mut errors)
+            parse_fields(f.unnamed.iter(), mode, &maybe_unsized, &mut errors)
         }
         Fields::Unit => Vec::new(),
     };
@@ -334,6 +344,35 @@ fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
         }
     }
     repr
+}
+
+/// `#[cachelayout::optimize]` (or `#[optimize]`, or through a renamed or
+/// re-exported cachelayout): an attribute the derive sees when it is
+/// listed above it.
+pub fn is_optimize(attr: &Attribute) -> bool {
+    let segments = &attr.path().segments;
+    match segments.last() {
+        Some(last) if last.ident == "optimize" => {
+            segments.len() == 1
+                || segments
+                    .iter()
+                    .any(|s| s.ident.to_string().contains("cachelayout"))
+                || {
+                    let krate = crate::krate::default_path();
+                    let prefix: Vec<String> = segments
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    krate
+                        .segments
+                        .last()
+                        .is_some_and(|k| prefix.last().is_some_and(|p| k.ident == p))
+                }
+        }
+        _ => false,
+    }
 }
 
 /// Checks a `#[derive(..)]` list; returns true if it derives serde traits.
@@ -480,9 +519,11 @@ fn struct_key(
     Ok(())
 }
 
+/// `maybe_unsized`: the type parameters declared `?Sized`.
 fn parse_fields<'a>(
     fields: impl Iterator<Item = &'a syn::Field>,
     mode: Mode,
+    maybe_unsized: &[String],
     errors: &mut Errors,
 ) -> Vec<FieldInput> {
     fields
@@ -496,6 +537,25 @@ fn parse_fields<'a>(
                 errors.at(
                     field.ty.span(),
                     format!("field `{name}` is unsized: cachelayout needs every field's size; store it behind a pointer (`Box<..>`, `&..`)"),
+                );
+            }
+            if let Some(param) = maybe_unsized
+                .iter()
+                .find(|p| crate::types::holds_maybe_unsized(&field.ty, std::slice::from_ref(*p)))
+            {
+                let ty = crate::types::display(&field.ty);
+                let holds = if ty == *param {
+                    format!("its type `{param}` is declared `?Sized`")
+                } else {
+                    format!("its type `{ty}` holds `{param}`, which is declared `?Sized`")
+                };
+                errors.at(
+                    field.ty.span(),
+                    format!(
+                        "field `{name}` may be unsized: {holds}; cachelayout needs every field's size (its \
+                         checks use `size_of` and `offset_of!`): remove `?Sized` from `{param}`, or store \
+                         the field behind a pointer (`Box<{ty}>`, `&'a {ty}`)"
+                    ),
                 );
             }
             if mode == Mode::Optimize {

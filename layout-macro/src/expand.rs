@@ -25,14 +25,23 @@ pub fn derive(item: TokenStream) -> TokenStream {
 /// `CacheLayout` and `AccessClass` for a struct the macro rejected: no
 /// fields, not checked; only there to keep the error the only one.
 fn placeholder_impls(item: &DeriveInput, krate: &TokenStream) -> TokenStream {
+    // `optimize` below the derive implements the traits itself.
     let derives_it = item.attrs.iter().any(|a| {
-        a.path().is_ident("derive") && a.meta.to_token_stream().to_string().contains("CacheLayout")
+        (a.path().is_ident("derive")
+            && a.meta.to_token_stream().to_string().contains("CacheLayout"))
+            || attr::is_optimize(a)
     });
     let syn::Data::Struct(data) = &item.data else {
         return TokenStream::new();
     };
     // `CacheLayout: Sized`: an impl for an unsized struct would be an error too.
-    if derives_it || data.fields.iter().any(|f| crate::types::is_unsized(&f.ty)) {
+    let maybe_unsized = crate::types::maybe_unsized_params(&item.generics);
+    if derives_it
+        || data.fields.iter().any(|f| {
+            crate::types::is_unsized(&f.ty)
+                || crate::types::holds_maybe_unsized(&f.ty, &maybe_unsized)
+        })
+    {
         return TokenStream::new();
     }
     let name = &item.ident;

@@ -5,7 +5,7 @@
 use crate::attr::{Errors, Input, Mode, MAX_SIZE};
 use crate::defaults::default_access;
 use crate::size_model::{self, SizeAlign};
-use crate::types::{display, mentions};
+use crate::types::{display, maybe_unsized_params, mentions};
 use layout_core::model::PathUse;
 use layout_core::place::{Cursor, Kind, Member};
 use layout_core::{Field, Struct};
@@ -138,32 +138,6 @@ fn check_total_size(input: &Input, known: &[Option<SizeAlign>], line: u64) -> sy
         }
     }
     Ok(())
-}
-
-/// Type parameters declared `?Sized` (in the parameter list or the where
-/// clause): a pointer to one may be thin or fat, so its size is unknown.
-fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
-    let is_maybe = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds
-            .iter()
-            .any(|b| matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some()))
-    };
-    let mut out: Vec<String> = generics
-        .type_params()
-        .filter(|t| is_maybe(&t.bounds))
-        .map(|t| t.ident.to_string())
-        .collect();
-    if let Some(w) = &generics.where_clause {
-        for p in &w.predicates {
-            if let syn::WherePredicate::Type(t) = p {
-                if is_maybe(&t.bounds) {
-                    let ty = &t.bounded_ty;
-                    out.push(quote::quote!(#ty).to_string());
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Offsets under `#[repr(C)]` in declaration order, while every size so far
