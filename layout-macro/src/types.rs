@@ -145,7 +145,7 @@ pub fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
 pub fn holds_maybe_unsized(ty: &Type, params: &[String]) -> bool {
     match shape(ty) {
         Shape::Named { name, args } if args.is_empty() => {
-            params.iter().any(|p| *p == name) && is_bare_ident(ty)
+            params.contains(&name) && is_bare_ident(ty)
         }
         Shape::Named { name, args } => {
             matches!(
