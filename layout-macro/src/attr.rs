@@ -350,29 +350,26 @@ fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
 /// re-exported cachelayout): an attribute the derive sees when it is
 /// listed above it.
 pub fn is_optimize(attr: &Attribute) -> bool {
-    let segments = &attr.path().segments;
-    match segments.last() {
-        Some(last) if last.ident == "optimize" => {
-            segments.len() == 1
-                || segments
-                    .iter()
-                    .any(|s| s.ident.to_string().contains("cachelayout"))
-                || {
-                    let krate = crate::krate::default_path();
-                    let prefix: Vec<String> = segments
-                        .iter()
-                        .rev()
-                        .skip(1)
-                        .map(|s| s.ident.to_string())
-                        .collect();
-                    krate
-                        .segments
-                        .last()
-                        .is_some_and(|k| prefix.last().is_some_and(|p| k.ident == p))
-                }
-        }
-        _ => false,
+    let names: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let Some((last, prefix)) = names.split_last() else {
+        return false;
+    };
+    if last != "optimize" {
+        return false;
     }
+    let own_name = crate::krate::default_path()
+        .segments
+        .last()
+        .map(|s| s.ident.to_string());
+    prefix.is_empty()
+        || prefix
+            .iter()
+            .any(|s| s.contains("cachelayout") || own_name.as_ref() == Some(s))
 }
 
 /// Checks a `#[derive(..)]` list; returns true if it derives serde traits.
