@@ -1,6 +1,6 @@
 //! Writes tests/it/gen/large_structs.rs: structs of 1000 fields for
 //! tests/it/macro_large.rs; with `ui`, tests/ui/large_broken.rs: a struct
-//! of 300 fields that breaks the rule. Std only:
+//! of 1000 fields that breaks the rule. Std only:
 //!
 //!     rustc -O tests/it/gen/gen_large.rs -o /tmp/gen_large
 //!     /tmp/gen_large > tests/it/gen/large_structs.rs
@@ -57,7 +57,7 @@ fn broken() {
     println!("#[derive(cachelayout::CacheLayout)]");
     println!("#[repr(C, align(64))]");
     println!("pub struct Broken {{");
-    for i in 0..300 {
+    for i in 0..1000 {
         if i % 2 == 0 {
             println!("    f{i}: u64,");
         } else {
