@@ -21,5 +21,6 @@ fn a_thousand_fields_build_and_keep_the_rule() {
     assert_eq!(large::Optimized1000::__INFO.fields.len(), 1000);
     assert_eq!(large::Derived1000::__INFO.fields.len(), 1000);
     verified::<large::Optimized1000>();
+    verified::<large::Plain1000>();
     verified::<large::Derived1000>();
 }

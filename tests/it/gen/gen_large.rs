@@ -32,6 +32,15 @@ fn main() {
     }
     println!("}}");
     println!();
+    // Plain data only: nothing to separate, every phase of its 8-byte
+    // alignment checked.
+    println!("#[cachelayout::optimize]");
+    println!("pub struct Plain{FIELDS} {{");
+    for i in 0..FIELDS {
+        println!("    f{i}: u64,");
+    }
+    println!("}}");
+    println!();
     // As written: the read-mostly half, cold room of two lines, the
     // lockless half. 8-byte aligned, so every phase is checked.
     let half = FIELDS / 2;
