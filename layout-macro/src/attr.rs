@@ -1047,6 +1047,21 @@ mod tests {
     }
 
     #[test]
+    fn sees_optimize_below_the_derive() {
+        let is = |src: &str| {
+            let item: DeriveInput = syn::parse_str(&format!("{src} struct S {{ a: u8 }}")).unwrap();
+            is_optimize(&item.attrs[0])
+        };
+        assert!(is("#[cachelayout::optimize]"));
+        assert!(is("#[optimize(line = 128)]"));
+        assert!(is("#[facade::cachelayout::optimize]"));
+        assert!(!is("#[other::optimize]"));
+        assert!(!is("#[cachelayout::other]"));
+        let e = err("#[cachelayout::optimize] struct S { a: u8 }", Mode::Derive);
+        assert!(e.contains("remove `CacheLayout` from the derive"), "{e}");
+    }
+
+    #[test]
     fn suggests_close_names() {
         assert_eq!(edit_distance("lockles", "lockless"), 1);
         assert!(unknown_key("colde", &field_keys(), &field_help()).contains("`cold`"));

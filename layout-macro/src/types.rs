@@ -215,6 +215,33 @@ mod tests {
     }
 
     #[test]
+    fn maybe_unsized_fields() {
+        let params = vec!["T".to_string()];
+        for held in [
+            "T",
+            "UnsafeCell<T>",
+            "std::cell::Cell<T>",
+            "Mutex<ManuallyDrop<T>>",
+        ] {
+            assert!(holds_maybe_unsized(&ty(held), &params), "{held}");
+        }
+        for sized in [
+            "Box<T>",
+            "&'a T",
+            "*const T",
+            "Arc<T>",
+            "PhantomData<T>",
+            "U",
+            "Wrapper<T>",
+            "u8",
+        ] {
+            assert!(!holds_maybe_unsized(&ty(sized), &params), "{sized}");
+        }
+        let generics: syn::Generics = syn::parse_str("<T: ?Sized, U, V: Send + ?Sized>").unwrap();
+        assert_eq!(maybe_unsized_params(&generics), vec!["T", "V"]);
+    }
+
+    #[test]
     fn shapes() {
         assert!(matches!(
             shape(&ty("[u8; 3]")),
