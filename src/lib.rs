@@ -67,7 +67,10 @@
 //! deterministic budget: the same layout on every machine),
 //! `#[layout(time_limit_ms = N)]` (a safety stop that can only turn into a
 //! compile error), `#[layout(contains = "lockless")]` (what the type carries
-//! into structs that hold it, see [`AccessClass`]), for `optimize`
+//! into structs that hold it, see [`AccessClass`]),
+//! `#[layout(crate = "my_facade::cachelayout")]` (the path the generated
+//! code names this crate by, when it comes through a re-export; a
+//! dependency renamed in `Cargo.toml` is found without it), for `optimize`
 //! `#[layout(constructor = "name")]`, and for the derive only
 //! `#[layout(report_only)]` (report the layout, do not fail the build). With
 //! `optimize` the options can also go in its arguments:
@@ -82,13 +85,17 @@ pub use layout_macro::{optimize, CacheLayout};
 mod access;
 pub use access::{Access, AccessClass};
 
-/// Zero-sized types of a given alignment: a `[Align64; 0]` field starts the
-/// next `#[repr(C)]` field on a 64-byte boundary. The suggestions of
+/// Zero-sized types of every alignment rustc accepts (2 to 2^29): a
+/// `[Align64; 0]` field starts the next `#[repr(C)]` field on a 64-byte
+/// boundary. The suggestions of
 /// `#[derive(CacheLayout)]` use them where a field of unknown size comes
 /// before the boundary.
 pub mod align {
     pub use crate::__private::{
-        Align128, Align16, Align2, Align256, Align32, Align4, Align64, Align8,
+        Align1024, Align1048576, Align128, Align131072, Align134217728, Align16, Align16384,
+        Align16777216, Align2, Align2048, Align2097152, Align256, Align262144, Align268435456,
+        Align32, Align32768, Align33554432, Align4, Align4096, Align4194304, Align512, Align524288,
+        Align536870912, Align64, Align65536, Align67108864, Align8, Align8192, Align8388608,
     };
 }
 

@@ -34,6 +34,9 @@ pub struct Input {
     pub repr: Repr,
     /// The item derives serde's `Serialize` or `Deserialize`.
     pub derives_serde: bool,
+    /// How generated code names the cachelayout crate (`::cachelayout`,
+    /// its name in `Cargo.toml`, or `#[layout(crate = "..")]`).
+    pub krate: TokenStream,
 }
 
 /// Struct-level options (`#[layout(line = 64, objective = "min-diff")]`).
@@ -54,6 +57,8 @@ pub struct Options {
     /// Name of the constructor `optimize` generates; `None` under
     /// `#[layout(constructor = false)]`.
     pub constructor: Option<String>,
+    /// `#[layout(crate = "path")]`: how generated code names cachelayout.
+    pub krate: Option<TokenStream>,
 }
 
 impl Default for Options {
@@ -66,6 +71,7 @@ impl Default for Options {
             work_limit: None,
             contains: None,
             constructor: Some("new".to_string()),
+            krate: None,
         }
     }
 }
@@ -100,6 +106,13 @@ pub struct FieldInput {
     pub span: Span,
 }
 
+/// The largest alignment rustc accepts (`repr(align(N))`, 2^29).
+pub const MAX_ALIGN: u64 = 1 << 29;
+
+/// The largest size of any Rust type: `isize::MAX` bytes (of the machine the
+/// macro runs on; rustc checks the target's).
+pub const MAX_SIZE: u64 = isize::MAX as u64;
+
 /// `#[layout(size = N, align = M)]`.
 #[derive(Clone, Copy, Debug)]
 pub struct SizeHint {
@@ -126,6 +139,7 @@ const STRUCT_KEYS: &[&str] = &[
     "work_limit",
     "contains",
     "constructor",
+    "crate",
 ];
 /// `expected one of `read_mostly`, `locked_write = "lock"`, ...`: each
 /// class as the attribute declares it, then the other keys.
@@ -147,7 +161,8 @@ fn field_help() -> String {
 }
 const STRUCT_HELP: &str =
     "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
-`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`";
+`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
+`crate = \"path\"`";
 
 /// Collects errors so that one expansion reports all of them.
 #[derive(Default)]
@@ -221,11 +236,21 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
             if attr.path().is_ident("derive") {
                 derives_serde |= check_derives(attr, mode, &mut errors);
             }
+            if mode == Mode::Derive && is_optimize(attr) {
+                errors.at(
+                    attr.span(),
+                    "#[derive(CacheLayout)] runs before #[cachelayout::optimize] here, on the struct as \
+                     written, and optimize implements `CacheLayout` itself for the struct it rewrites: \
+                     remove `CacheLayout` from the derive, and put the derive below the attribute (derives \
+                     above it cannot see the fields the rewrite adds)",
+                );
+            }
             attrs.push(attr.clone());
         }
     }
+    let maybe_unsized = crate::types::maybe_unsized_params(&item.generics);
     let fields = match fields {
-        Fields::Named(f) => parse_fields(f.named.iter(), mode, &mut errors),
+        Fields::Named(f) => parse_fields(f.named.iter(), mode, &maybe_unsized, &mut errors),
         Fields::Unnamed(f) => {
             if mode == Mode::Optimize {
                 errors.at(
@@ -235,13 +260,18 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
                      to check the struct as it is",
                 );
             }
-            parse_fields(f.unnamed.iter(), mode, &mut errors)
+            parse_fields(f.unnamed.iter(), mode, &maybe_unsized, &mut errors)
         }
         Fields::Unit => Vec::new(),
     };
     check_lock_names(&fields, &mut errors);
     errors.finish()?;
+    let krate = options
+        .krate
+        .clone()
+        .unwrap_or_else(|| quote::ToTokens::into_token_stream(crate::krate::default_path()));
     Ok(Input {
+        krate,
         ident: item.ident,
         vis: item.vis,
         generics: item.generics,
@@ -281,7 +311,16 @@ fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
                     let content;
                     syn::parenthesized!(content in meta.input);
                     let n: LitInt = content.parse()?;
-                    repr.align = Some(n.base10_parse()?);
+                    let align: u64 = n.base10_parse()?;
+                    if align.is_power_of_two() && align <= MAX_ALIGN {
+                        repr.align = Some(align);
+                    } else if mode == Mode::Optimize {
+                        errors.at(
+                            n.span(),
+                            format!("`align({align})` must be a power of two no larger than {MAX_ALIGN} (2^29)"),
+                        );
+                    }
+                    // The derive keeps the attribute as written: rustc reports it.
                 }
                 "transparent" if mode == Mode::Optimize => errors.at(
                     meta.path.span(),
@@ -305,6 +344,32 @@ fn parse_repr(attrs: &[Attribute], mode: Mode, errors: &mut Errors) -> Repr {
         }
     }
     repr
+}
+
+/// `#[cachelayout::optimize]` (or `#[optimize]`, or through a renamed or
+/// re-exported cachelayout): an attribute the derive sees when it is
+/// listed above it.
+pub fn is_optimize(attr: &Attribute) -> bool {
+    let names: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let Some((last, prefix)) = names.split_last() else {
+        return false;
+    };
+    if last != "optimize" {
+        return false;
+    }
+    let own_name = crate::krate::default_path()
+        .segments
+        .last()
+        .map(|s| s.ident.to_string());
+    prefix.is_empty()
+        || prefix
+            .iter()
+            .any(|s| s.contains("cachelayout") || own_name.as_ref() == Some(s))
 }
 
 /// Checks a `#[derive(..)]` list; returns true if it derives serde traits.
@@ -431,6 +496,13 @@ fn struct_key(
                 options.constructor = Some("new".to_string());
             }
         }
+        "crate" => {
+            let lit: LitStr = meta.value()?.parse()?;
+            match crate::krate::parse_value(&lit) {
+                Ok(path) => options.krate = Some(quote::ToTokens::into_token_stream(path)),
+                Err(e) => errors.push(e),
+            }
+        }
         "time_limit_ms" => {
             let lit: LitInt = meta.value()?.parse()?;
             let ms: u64 = lit.base10_parse()?;
@@ -444,9 +516,11 @@ fn struct_key(
     Ok(())
 }
 
+/// `maybe_unsized`: the type parameters declared `?Sized`.
 fn parse_fields<'a>(
     fields: impl Iterator<Item = &'a syn::Field>,
     mode: Mode,
+    maybe_unsized: &[String],
     errors: &mut Errors,
 ) -> Vec<FieldInput> {
     fields
@@ -460,6 +534,25 @@ fn parse_fields<'a>(
                 errors.at(
                     field.ty.span(),
                     format!("field `{name}` is unsized: cachelayout needs every field's size; store it behind a pointer (`Box<..>`, `&..`)"),
+                );
+            }
+            if let Some(param) = maybe_unsized
+                .iter()
+                .find(|p| crate::types::holds_maybe_unsized(&field.ty, std::slice::from_ref(*p)))
+            {
+                let ty = crate::types::display(&field.ty);
+                let holds = if ty == *param {
+                    format!("its type `{param}` is declared `?Sized`")
+                } else {
+                    format!("its type `{ty}` holds `{param}`, which is declared `?Sized`")
+                };
+                errors.at(
+                    field.ty.span(),
+                    format!(
+                        "field `{name}` may be unsized: {holds}; cachelayout needs every field's size (its \
+                         checks use `size_of` and `offset_of!`): remove `?Sized` from `{param}`, or store \
+                         the field behind a pointer (`Box<{ty}>`, `&'a {ty}`)"
+                    ),
                 );
             }
             if mode == Mode::Optimize {
@@ -717,6 +810,18 @@ impl FieldAttrs {
                         format!("`align = {align}` is not a power of two"),
                     );
                     None
+                } else if align > MAX_ALIGN {
+                    errors.at(
+                        align_span,
+                        format!("`align = {align}` is larger than any Rust type's alignment: rustc accepts at most {MAX_ALIGN} (2^29)"),
+                    );
+                    None
+                } else if size > MAX_SIZE {
+                    errors.at(
+                        span,
+                        format!("`size = {size}` is larger than any Rust type can be: at most isize::MAX = {MAX_SIZE} bytes"),
+                    );
+                    None
                 } else if size % align != 0 {
                     errors.at(
                         span,
@@ -939,6 +1044,21 @@ mod tests {
             input.options.contains,
             Some(Access::Lockless { group: None })
         );
+    }
+
+    #[test]
+    fn sees_optimize_below_the_derive() {
+        let is = |src: &str| {
+            let item: DeriveInput = syn::parse_str(&format!("{src} struct S {{ a: u8 }}")).unwrap();
+            is_optimize(&item.attrs[0])
+        };
+        assert!(is("#[cachelayout::optimize]"));
+        assert!(is("#[optimize(line = 128)]"));
+        assert!(is("#[facade::cachelayout::optimize]"));
+        assert!(!is("#[other::optimize]"));
+        assert!(!is("#[cachelayout::other]"));
+        let e = err("#[cachelayout::optimize] struct S { a: u8 }", Mode::Derive);
+        assert!(e.contains("remove `CacheLayout` from the derive"), "{e}");
     }
 
     #[test]

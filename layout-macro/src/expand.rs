@@ -15,7 +15,8 @@ pub fn derive(item: TokenStream) -> TokenStream {
     try_derive(item.clone()).unwrap_or_else(|e| {
         let mut out = e.to_compile_error();
         if let Ok(item) = syn::parse2::<DeriveInput>(item) {
-            out.extend(placeholder_impls(&item));
+            let krate = crate::krate::lenient(&item.attrs, &TokenStream::new()).into_token_stream();
+            out.extend(placeholder_impls(&item, &krate));
         }
         out
     })
@@ -23,25 +24,34 @@ pub fn derive(item: TokenStream) -> TokenStream {
 
 /// `CacheLayout` and `AccessClass` for a struct the macro rejected: no
 /// fields, not checked; only there to keep the error the only one.
-fn placeholder_impls(item: &DeriveInput) -> TokenStream {
+fn placeholder_impls(item: &DeriveInput, krate: &TokenStream) -> TokenStream {
+    // `optimize` below the derive implements the traits itself.
     let derives_it = item.attrs.iter().any(|a| {
-        a.path().is_ident("derive") && a.meta.to_token_stream().to_string().contains("CacheLayout")
+        (a.path().is_ident("derive")
+            && a.meta.to_token_stream().to_string().contains("CacheLayout"))
+            || attr::is_optimize(a)
     });
     let syn::Data::Struct(data) = &item.data else {
         return TokenStream::new();
     };
     // `CacheLayout: Sized`: an impl for an unsized struct would be an error too.
-    if derives_it || data.fields.iter().any(|f| crate::types::is_unsized(&f.ty)) {
+    let maybe_unsized = crate::types::maybe_unsized_params(&item.generics);
+    if derives_it
+        || data.fields.iter().any(|f| {
+            crate::types::is_unsized(&f.ty)
+                || crate::types::holds_maybe_unsized(&f.ty, &maybe_unsized)
+        })
+    {
         return TokenStream::new();
     }
     let name = &item.ident;
     let name_str = name.to_string();
     let (impl_generics, ty_generics, where_clause) = item.generics.split_for_impl();
     quote::quote! {
-        impl #impl_generics ::cachelayout::CacheLayout for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::CacheLayout for #name #ty_generics #where_clause {
             const LINE_SIZE: usize = 64;
             #[doc(hidden)]
-            const __INFO: ::cachelayout::__private::Info = ::cachelayout::__private::Info {
+            const __INFO: #krate::__private::Info = #krate::__private::Info {
                 name: #name_str,
                 line: 64,
                 fields: &[],
@@ -50,8 +60,8 @@ fn placeholder_impls(item: &DeriveInput) -> TokenStream {
                 plan: ::core::option::Option::None,
             };
         }
-        impl #impl_generics ::cachelayout::AccessClass for #name #ty_generics #where_clause {
-            const ACCESS: ::cachelayout::Access = ::cachelayout::Access::ReadMostly;
+        impl #impl_generics #krate::AccessClass for #name #ty_generics #where_clause {
+            const ACCESS: #krate::Access = #krate::Access::ReadMostly;
         }
     }
 }
@@ -60,14 +70,15 @@ fn placeholder_impls(item: &DeriveInput) -> TokenStream {
 /// as written (without its `#[layout]` attributes) next to the error, so the
 /// error is the only one the user sees.
 pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
-    match try_optimize(args, item.clone()) {
+    match try_optimize(args.clone(), item.clone()) {
         Ok(out) => out,
         Err(e) => {
             let mut out = e.to_compile_error();
             if let Ok(mut item) = syn::parse2::<DeriveInput>(item) {
+                let krate = crate::krate::lenient(&item.attrs, &args).into_token_stream();
                 strip_layout_attrs(&mut item);
                 item.to_tokens(&mut out);
-                out.extend(placeholder_impls(&item));
+                out.extend(placeholder_impls(&item, &krate));
             }
             out
         }
@@ -152,5 +163,95 @@ fn strip_layout_attrs(item: &mut DeriveInput) {
         for f in s.fields.iter_mut() {
             f.attrs.retain(|a| !is_layout(a));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn both(src: &str) -> (String, String) {
+        let item: TokenStream = src.parse().unwrap();
+        (
+            derive(item.clone()).to_string(),
+            optimize(TokenStream::new(), item).to_string(),
+        )
+    }
+
+    #[test]
+    fn huge_hints_are_errors_not_panics() {
+        for src in [
+            "struct S { #[layout(size = 18446744073709551615, align = 1)] a: Foo, b: u8 }",
+            "struct S { a: u64, #[layout(size = 18446744073709551615, align = 1)] b: Foo }",
+            "struct S { a: [u8; 18446744073709551615], b: std::sync::atomic::AtomicU64 }",
+            "struct S { #[layout(size = 0, align = 9223372036854775808)] a: Foo, b: u8 }",
+            "struct S { #[layout(size = 4611686018427387904, align = 8)] a: Foo, \
+             #[layout(size = 4611686018427387904, align = 8)] b: Foo, c: u8 }",
+        ] {
+            let (derived, optimized) = both(src);
+            for out in [derived, optimized] {
+                assert!(out.contains("compile_error"), "{src}: {out}");
+            }
+        }
+        // Huge but possible: laid out, no error.
+        let (derived, optimized) = both(
+            "struct S { #[layout(size = 1152921504606846976, align = 8)] a: Foo, \
+             #[layout(size = 1152921504606846976, align = 8)] b: Foo, c: u8, \
+             d: std::sync::atomic::AtomicU64 }",
+        );
+        for out in [derived, optimized] {
+            assert!(!out.contains("compile_error"), "{out}");
+        }
+    }
+
+    #[test]
+    fn every_repr_align_rustc_accepts() {
+        for align in [512u64, 4096, 1 << 29] {
+            let src = format!(
+                "#[repr(align({align}))] struct S {{ a: u64, b: std::sync::atomic::AtomicU64, c: Mutex<u8> }}"
+            );
+            let out = optimize(TokenStream::new(), src.parse().unwrap()).to_string();
+            assert!(!out.contains("compile_error"), "{out}");
+            assert!(
+                out.contains(&format!("Align{align}")) || out.contains("Align64"),
+                "{out}"
+            );
+        }
+        let out = optimize(
+            TokenStream::new(),
+            "#[repr(align(1073741824))] struct S { a: u64 }"
+                .parse()
+                .unwrap(),
+        )
+        .to_string();
+        assert!(out.contains("no larger than 536870912"), "{out}");
+    }
+
+    #[test]
+    fn generated_code_names_the_crate_as_told() {
+        let src = "#[layout(crate = \"my::facade::cl\")] struct S { #[layout(pinned)] a: u8, \
+                   #[layout(size = 8, align = 8)] b: Foo, c: std::sync::atomic::AtomicU64, d: Mutex<u8> }";
+        let (derived, optimized) = both(src);
+        for out in [derived, optimized] {
+            assert!(!out.contains("compile_error"), "{out}");
+            assert!(!out.contains(":: cachelayout"), "{out}");
+            assert!(out.contains("my :: facade :: cl :: __private"), "{out}");
+        }
+        let optimized = optimize(
+            quote::quote!(crate = "my::cl"),
+            "struct S { a: u8, c: std::sync::atomic::AtomicU64 }"
+                .parse()
+                .unwrap(),
+        )
+        .to_string();
+        assert!(!optimized.contains(":: cachelayout"), "{optimized}");
+        // The placeholder impls of a rejected struct too.
+        let (derived, _) =
+            both("#[layout(crate = \"my::cl\")] struct S { #[layout(bogus)] a: u8 }");
+        assert!(
+            derived.contains("compile_error") && !derived.contains(":: cachelayout"),
+            "{derived}"
+        );
+        assert!(derived.contains("my :: cl :: CacheLayout"), "{derived}");
     }
 }

@@ -13,6 +13,7 @@ mod defaults;
 #[cfg(test)]
 mod determinism;
 mod expand;
+mod krate;
 mod model;
 mod plan;
 mod size_model;
@@ -66,11 +67,14 @@ use proc_macro::TokenStream;
 /// (the solver's deterministic budget, for the suggestion),
 /// `#[layout(time_limit_ms = N)]` (its safety stop), `#[layout(contains =
 /// "lockless")]` (the class the type carries into other structs),
-/// `#[layout(report_only)]` (report, do not assert).
+/// `#[layout(report_only)]` (report, do not assert), `#[layout(crate =
+/// "my_facade::cachelayout")]` (the path generated code names cachelayout
+/// by, when it comes through a re-export; a dependency renamed in
+/// `Cargo.toml` is found without it).
 ///
 /// Accepts named and tuple structs, lifetime, type and const parameters,
-/// where clauses and `repr(packed)`; rejects enums and unions with an error
-/// that says why.
+/// where clauses and `repr(packed)`; rejects enums, unions and fields that
+/// hold a `?Sized` type parameter in place with an error that says why.
 #[proc_macro_derive(CacheLayout, attributes(layout))]
 pub fn derive_cache_layout(item: TokenStream) -> TokenStream {
     expand::derive(item.into()).into()
@@ -103,7 +107,11 @@ pub fn derive_cache_layout(item: TokenStream) -> TokenStream {
 /// Rejects enums, unions, tuple structs, `repr(packed)`,
 /// `repr(transparent)`, and `#[cfg]` fields or `#[cfg_attr(..,
 /// layout(..))]` (it runs before `cfg` is evaluated), each with an error
-/// that says why.
+/// that says why. Derives go below the attribute: above it they run on the
+/// struct before the rewrite (`Default` or `Clone` there fail with rustc's
+/// "missing field `__cachelayout_..`"). A `new` of your own collides with
+/// the generated constructor (rustc's "duplicate definitions"): rename
+/// that with `constructor = "from_fields"`.
 #[proc_macro_attribute]
 pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::optimize(args.into(), item.into()).into()

@@ -2,10 +2,10 @@
 //! alignment (from its hint, else the size model, else a stand-in block of
 //! one full cache line) and its access class (explicit, else from its type).
 
-use crate::attr::{Errors, Input, Mode};
+use crate::attr::{Errors, Input, Mode, MAX_SIZE};
 use crate::defaults::default_access;
 use crate::size_model::{self, SizeAlign};
-use crate::types::{display, mentions};
+use crate::types::{display, maybe_unsized_params, mentions};
 use layout_core::model::PathUse;
 use layout_core::place::{Cursor, Kind, Member};
 use layout_core::{Field, Struct};
@@ -44,6 +44,7 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
             None => size_model::size_of(&f.ty),
         })
         .collect();
+    check_total_size(input, &known, line)?;
     let mut path_names: Vec<String> = Vec::new();
     for f in &input.fields {
         for p in &f.paths {
@@ -103,30 +104,40 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
     })
 }
 
-/// Type parameters declared `?Sized` (in the parameter list or the where
-/// clause): a pointer to one may be thin or fat, so its size is unknown.
-fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
-    let is_maybe = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds
-            .iter()
-            .any(|b| matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some()))
-    };
-    let mut out: Vec<String> = generics
-        .type_params()
-        .filter(|t| is_maybe(&t.bounds))
-        .map(|t| t.ident.to_string())
-        .collect();
-    if let Some(w) = &generics.where_clause {
-        for p in &w.predicates {
-            if let syn::WherePredicate::Type(t) = p {
-                if is_maybe(&t.bounds) {
-                    let ty = &t.bounded_ty;
-                    out.push(quote::quote!(#ty).to_string());
-                }
+/// Every layout of the fields (their sizes, the padding their alignments
+/// and cache lines may call for) must fit in the largest size a Rust type can
+/// have, `isize::MAX` bytes: a struct that does not cannot exist, and every
+/// sum the solver and the rewrite form stays within `u64`. The error points
+/// at the field that crosses the limit (its hint, if it has one).
+fn check_total_size(input: &Input, known: &[Option<SizeAlign>], line: u64) -> syn::Result<()> {
+    let mut total: u64 = 0;
+    for (f, sa) in input.fields.iter().zip(known) {
+        let sa = sa.unwrap_or(SizeAlign {
+            size: line,
+            align: line,
+        });
+        let room = sa
+            .size
+            .checked_add(sa.align)
+            .and_then(|r| r.checked_add(line))
+            .and_then(|r| total.checked_add(r))
+            .filter(|&t| t <= MAX_SIZE);
+        match room {
+            Some(t) => total = t,
+            None => {
+                let span = f.hint.map_or(f.span, |h| h.span);
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "`{}` cannot be laid out: with field `{}` its fields need more than isize::MAX \
+                         ({MAX_SIZE}) bytes, larger than any Rust type can be",
+                        input.ident, f.name
+                    ),
+                ));
             }
         }
     }
-    out
+    Ok(())
 }
 
 /// Offsets under `#[repr(C)]` in declaration order, while every size so far

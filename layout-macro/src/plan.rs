@@ -20,8 +20,9 @@ pub const DEFAULT_WORK_LIMIT: u64 = 50_000;
 /// never a different layout.
 pub const DEFAULT_TIME_LIMIT_MS: u64 = 10_000;
 
-/// Largest alignment of a marker type (`Align256`).
-const MAX_MARKER: u64 = 256;
+/// Largest alignment of a marker type (`Align536870912`): the largest
+/// rustc accepts, so a marker exists for every `repr(align(N))`.
+const MAX_MARKER: u64 = crate::attr::MAX_ALIGN;
 
 /// One item of the rewritten struct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -110,6 +110,63 @@ pub fn mentions(ty: &Type, idents: &[String]) -> bool {
     !idents.is_empty() && walk(quote::quote!(#ty), idents)
 }
 
+/// Type parameters declared `?Sized` (in the parameter list or the where
+/// clause): a pointer to one may be thin or fat, so its size is unknown.
+pub fn maybe_unsized_params(generics: &syn::Generics) -> Vec<String> {
+    let is_maybe = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+        bounds
+            .iter()
+            .any(|b| matches!(b, syn::TypeParamBound::Trait(t) if t.maybe.is_some()))
+    };
+    let mut out: Vec<String> = generics
+        .type_params()
+        .filter(|t| is_maybe(&t.bounds))
+        .map(|t| t.ident.to_string())
+        .collect();
+    if let Some(w) = &generics.where_clause {
+        for p in &w.predicates {
+            if let syn::WherePredicate::Type(t) = p {
+                if is_maybe(&t.bounds) {
+                    let ty = &t.bounded_ty;
+                    out.push(quote::quote!(#ty).to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// True when `ty` holds a value of one of `params` (type parameters that
+/// may be unsized) in place, so that it may be unsized itself: the
+/// parameter, or a std wrapper that stores its argument inline (`Cell<T>`,
+/// `UnsafeCell<T>`, `ManuallyDrop<T>`, `Mutex<T>`, `RwLock<T>`, ..). Behind a
+/// pointer (`&T`, `Box<T>`, `Arc<T>`, ..) it is sized; other types are
+/// left to rustc.
+pub fn holds_maybe_unsized(ty: &Type, params: &[String]) -> bool {
+    match shape(ty) {
+        Shape::Named { name, args } if args.is_empty() => {
+            params.contains(&name) && is_bare_ident(ty)
+        }
+        Shape::Named { name, args } => {
+            matches!(
+                name.as_str(),
+                "Cell" | "UnsafeCell" | "SyncUnsafeCell" | "ManuallyDrop" | "Mutex" | "RwLock"
+            ) && args.iter().any(|a| holds_maybe_unsized(a, params))
+        }
+        _ => false,
+    }
+}
+
+/// `T`: a path of one segment, no arguments.
+fn is_bare_ident(ty: &Type) -> bool {
+    match ty {
+        Type::Group(g) => is_bare_ident(&g.elem),
+        Type::Paren(p) => is_bare_ident(&p.elem),
+        Type::Path(p) => p.qself.is_none() && p.path.get_ident().is_some(),
+        _ => false,
+    }
+}
+
 fn type_args(args: &PathArguments) -> Vec<&Type> {
     match args {
         PathArguments::AngleBracketed(a) => a
@@ -155,6 +212,33 @@ mod tests {
         assert_eq!(display(&ty("*mut u8")), "*mut u8");
         assert_eq!(display(&ty("&mut [u8]")), "&mut [u8]");
         assert_eq!(display(&ty("(u8, u16)")), "(u8, u16)");
+    }
+
+    #[test]
+    fn maybe_unsized_fields() {
+        let params = vec!["T".to_string()];
+        for held in [
+            "T",
+            "UnsafeCell<T>",
+            "std::cell::Cell<T>",
+            "Mutex<ManuallyDrop<T>>",
+        ] {
+            assert!(holds_maybe_unsized(&ty(held), &params), "{held}");
+        }
+        for sized in [
+            "Box<T>",
+            "&'a T",
+            "*const T",
+            "Arc<T>",
+            "PhantomData<T>",
+            "U",
+            "Wrapper<T>",
+            "u8",
+        ] {
+            assert!(!holds_maybe_unsized(&ty(sized), &params), "{sized}");
+        }
+        let generics: syn::Generics = syn::parse_str("<T: ?Sized, U, V: Send + ?Sized>").unwrap();
+        assert_eq!(maybe_unsized_params(&generics), vec!["T", "V"]);
     }
 
     #[test]

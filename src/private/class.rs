@@ -103,7 +103,7 @@ pub(crate) const fn must_not_share(a: &FieldFacts, i: usize, b: &FieldFacts, j: 
     }
 }
 
-const fn same_group(a: Option<&str>, b: Option<&str>) -> bool {
+pub(crate) const fn same_group(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => {

@@ -83,6 +83,11 @@ impl Message {
         self.str("`").str(s).str("`")
     }
 
+    /// Whether text was cut: nothing appended since shows.
+    pub const fn is_full(&self) -> bool {
+        self.truncated
+    }
+
     /// The text.
     pub const fn as_str(&self) -> &str {
         match ::core::str::from_utf8(self.buf.split_at(self.len).0) {

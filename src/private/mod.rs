@@ -7,16 +7,18 @@
 //! - `check`: `const fn`s the generated compile-time assertions call; they
 //!   return the error message when the rule is broken.
 //! - `report`: the runtime report behind `CacheLayout::layout_report`.
-//! - `Align2` .. `Align256`: zero-sized types of that alignment; a
-//!   `[Align64; 0]` field starts the next field on a 64-byte boundary;
-//!   [`Padding`] where no marker lands on the planned offset.
+//! - `Align2` .. `Align536870912`: zero-sized types of every alignment
+//!   rustc accepts; a `[Align64; 0]` field starts the next field on a
+//!   64-byte boundary; [`Padding`] where no marker lands on the planned
+//!   offset.
 
 mod check;
 mod class;
 mod message;
 mod report;
+mod sweep;
 
-pub use check::{first_shared_line, hint_message, pinned_message, rule_message};
+pub use check::{first_shared_line, hint_message, pinned_message, rule_check, rule_message};
 pub use class::Class;
 pub use message::Message;
 #[cfg(feature = "model")]
@@ -192,6 +194,8 @@ impl<const N: usize> ::core::hash::Hash for Padding<N> {
     fn hash<H: ::core::hash::Hasher>(&self, _: &mut H) {}
 }
 
+// Every alignment rustc accepts (`repr(align(N))` up to 2^29): `optimize`
+// may need a marker of the struct's own `repr(align(N))`.
 align_markers!(
     Align2 = 2,
     Align4 = 4,
@@ -201,4 +205,25 @@ align_markers!(
     Align64 = 64,
     Align128 = 128,
     Align256 = 256,
+    Align512 = 512,
+    Align1024 = 1024,
+    Align2048 = 2048,
+    Align4096 = 4096,
+    Align8192 = 8192,
+    Align16384 = 16384,
+    Align32768 = 32768,
+    Align65536 = 65536,
+    Align131072 = 131072,
+    Align262144 = 262144,
+    Align524288 = 524288,
+    Align1048576 = 1048576,
+    Align2097152 = 2097152,
+    Align4194304 = 4194304,
+    Align8388608 = 8388608,
+    Align16777216 = 16777216,
+    Align33554432 = 33554432,
+    Align67108864 = 67108864,
+    Align134217728 = 134217728,
+    Align268435456 = 268435456,
+    Align536870912 = 536870912,
 );

@@ -5,7 +5,7 @@
 //! vocabulary, the verifier, the solver, the macros' code generation and
 //! the runtime's rule agree.
 
-use cachelayout::__private::{rule_message, Class, FieldFacts, Info};
+use cachelayout::__private::{rule_check, rule_message, Class, FieldFacts, Info};
 use cachelayout::core::{verify, Access, Field, Layout, Placement, Slot, Struct, VerifyError};
 use proptest::prelude::*;
 
@@ -81,6 +81,78 @@ proptest! {
         let verdict = verify(&s, &l);
         prop_assert!(matches!(verdict, Ok(_) | Err(VerifyError::HardRule { .. })), "{verdict:?}");
         prop_assert_eq!(broken, verdict.is_err());
+    }
+}
+
+/// `rule_check::<N>`, the generated checks' sweep, for `info`'s length.
+fn fast_check(info: &Info, align: usize) -> Option<String> {
+    macro_rules! by_len {
+        ($($n:literal)*) => {
+            match info.fields.len() {
+                $($n => rule_check::<$n>(info, align),)*
+                n => panic!("no case for {n} fields"),
+            }
+        };
+    }
+    by_len!(0 1 2 3 4 5 6 7 8 9 10 11 12).map(|m| m.as_str().to_string())
+}
+
+/// Fields laid out in order, the declaration order as a rotation and a
+/// reversal of it, the struct's alignment exponent, the line size.
+type SweepCase = (Vec<FieldSpec>, usize, bool, u32, usize);
+
+fn sweep_strategy() -> impl Strategy<Value = SweepCase> {
+    (
+        prop::collection::vec((0usize..80, 0u32..4, any::<u8>(), 0usize..70), 0..12),
+        0usize..12,
+        any::<bool>(),
+        0u32..9,
+        prop::sample::select(vec![32usize, 64, 128, 256]),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+    /// The sweep the generated checks run decides exactly what the reference
+    /// (every pair at every phase) decides, in any declaration order, and
+    /// gives the same message.
+    #[test]
+    fn sweep_agrees_with_every_pair((fields, rotate, reverse, align, line) in sweep_strategy()) {
+        let mut facts = Vec::new();
+        let mut end = 0usize;
+        for (i, &(size, a, k, gap)) in fields.iter().enumerate() {
+            let a = 1usize << a;
+            let size = size.next_multiple_of(a);
+            let offset = (end + gap).next_multiple_of(a);
+            end = offset + size;
+            let class = match k % 8 {
+                6 => Class::Lockless(Some("h")),
+                _ => class_of(k),
+            };
+            facts.push(FieldFacts {
+                name: Box::leak(format!("f{i}").into_boxed_str()),
+                ty: "T",
+                offset,
+                size,
+                align: a,
+                class,
+                guess: class,
+                explicit: true,
+                pinned: false,
+            });
+        }
+        if !facts.is_empty() {
+            let r = rotate % facts.len();
+            facts.rotate_left(r);
+        }
+        if reverse {
+            facts.reverse();
+        }
+        let facts: &'static [FieldFacts] = Box::leak(facts.into_boxed_slice());
+        let info = Info { name: "S", line, fields: facts, checked: true, advice: "advice", plan: None };
+        let align = 1usize << align;
+        let reference = rule_message(&info, align).map(|m| m.as_str().to_string());
+        prop_assert_eq!(fast_check(&info, align), reference);
     }
 }
 
@@ -292,6 +364,8 @@ fn every_pair_of_classes_agrees_across_vocabulary_verifier_solver_and_macros() {
             };
             let message = rule_message(&pair, 8).map(|m| m.as_str().to_string());
             let runtime = message.is_some();
+            // The sweep the generated checks run states the rule once more.
+            assert_eq!(fast_check(&pair, 8), message, "{a} vs {b}: the sweep");
 
             assert_eq!(
                 (verifier, solver, runtime),

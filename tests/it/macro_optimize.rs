@@ -162,3 +162,34 @@ fn empty_struct() {
     assert_eq!(std::mem::size_of::<Empty>(), 0);
     assert!(Empty::layout_report().contains("size 0 B"));
 }
+
+/// Any `repr(align(N))` rustc accepts: the trailing marker is `AlignN`.
+#[cachelayout::optimize]
+#[repr(align(512))]
+pub struct Page {
+    pub hits: AtomicU64,
+    pub config: u64,
+    pub lock: Mutex<u64>,
+}
+
+#[cachelayout::optimize(constructor = false)]
+#[repr(align(536870912))]
+pub struct Huge {
+    pub hits: AtomicU64,
+    pub config: u64,
+}
+
+#[test]
+fn repr_align_up_to_rustcs_largest() {
+    assert_eq!(std::mem::align_of::<Page>(), 512);
+    assert_eq!(std::mem::size_of::<Page>(), 512);
+    assert_ne!(
+        std::mem::offset_of!(Page, hits) / 64,
+        std::mem::offset_of!(Page, config) / 64
+    );
+    let page = Page::new(AtomicU64::new(1), 2, Mutex::new(3));
+    assert_eq!(page.config, 2);
+    assert_eq!(std::mem::align_of::<Huge>(), 1 << 29);
+    let (s, l) = Huge::layout_model();
+    assert!(cachelayout::core::verify(&s, &l).is_ok());
+}

@@ -6,7 +6,7 @@
 //! `CacheLayout::__CHECK` (generic structs: checked per instantiation).
 
 use crate::attr::Input;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 /// The checks of `input`, naming the struct as `ty` (`Self` inside the
@@ -22,11 +22,15 @@ pub fn statements(input: &Input, ty: &TokenStream, pins_too: bool) -> Vec<TokenS
 }
 
 /// The rule, for the whole struct: one message listing every lockless field
-/// that shares a line with a field it must not share with.
+/// that shares a line with a field it must not share with. `rule_check`
+/// takes O(n log n) const-evaluation steps, so large structs stay within
+/// rustc's limit.
 fn rule(input: &Input, ty: &TokenStream) -> TokenStream {
+    let krate = &input.krate;
+    let fields = input.fields.len();
     let call = quote! {
-        ::cachelayout::__private::rule_message(
-            &<#ty as ::cachelayout::CacheLayout>::__INFO,
+        #krate::__private::rule_check::<#fields>(
+            &<#ty as #krate::CacheLayout>::__INFO,
             ::core::mem::align_of::<#ty>(),
         )
     };
@@ -36,6 +40,7 @@ fn rule(input: &Input, ty: &TokenStream) -> TokenStream {
 /// One check per `#[layout(size = N, align = M)]`: the hint must be the
 /// type's real size and alignment.
 fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
+    let krate = &input.krate;
     input
         .fields
         .iter()
@@ -44,8 +49,8 @@ fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
             let hint = f.hint?;
             let (size, align) = (hint.size as usize, hint.align as usize);
             let call = quote! {
-                ::cachelayout::__private::hint_message(
-                    &<#ty as ::cachelayout::CacheLayout>::__INFO, #i, #size, #align,
+                #krate::__private::hint_message(
+                    &<#ty as #krate::CacheLayout>::__INFO, #i, #size, #align,
                 )
             };
             Some(assertion(call, hint.span))
@@ -87,6 +92,7 @@ pub fn declared_struct(input: &Input) -> TokenStream {
 
 /// Every pinned field sits where the struct as declared has it.
 fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
+    let krate = &input.krate;
     let name = declared_ident(input);
     // The declared struct with the same arguments as `ty`.
     let args = if ty.to_string() == "Self" {
@@ -112,8 +118,8 @@ fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
         .map(|(i, f)| {
             let member = &f.member;
             let call = quote! {
-                ::cachelayout::__private::pinned_message(
-                    &<#ty as ::cachelayout::CacheLayout>::__INFO,
+                #krate::__private::pinned_message(
+                    &<#ty as #krate::CacheLayout>::__INFO,
                     #i,
                     ::core::mem::offset_of!(#name #args, #member),
                 )
@@ -125,10 +131,15 @@ fn pins(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
 
 /// `if let Some(message) = CALL { panic!("{}", message) }` with the panic at
 /// `span`, so rustc points at what the check is about.
+///
+/// The binding and its use are one identifier: `span` may come from another
+/// hygiene context than the macro's call site (a struct declared by a
+/// `macro_rules!` macro), where a `message` of its own would not resolve.
 fn assertion(call: TokenStream, span: Span) -> TokenStream {
-    let panic = quote_spanned!(span=> ::core::panic!("{}", message.as_str()));
+    let message = Ident::new("message", Span::mixed_site());
+    let panic = quote_spanned!(span=> ::core::panic!("{}", #message.as_str()));
     quote! {
-        if let ::core::option::Option::Some(message) = #call {
+        if let ::core::option::Option::Some(#message) = #call {
             #panic
         }
     }

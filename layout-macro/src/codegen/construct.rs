@@ -53,10 +53,10 @@ pub fn split_derives(attrs: &[Attribute]) -> (Vec<Attribute>, bool, bool) {
 /// The constructor (unless `#[layout(constructor = false)]`) and the
 /// intercepted `Default` and `Debug` impls.
 pub fn constructors(input: &Input, items: &[Item]) -> TokenStream {
-    let name = &input.ident;
+    let (name, krate) = (&input.ident, &input.krate);
     let (_, wants_default, wants_debug) = split_derives(&input.attrs);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
-    let hidden = rewrite::hidden_fields(items);
+    let hidden = rewrite::hidden_fields(items, krate);
     let hidden_inits: Vec<TokenStream> = hidden
         .iter()
         .map(|(ident, init)| quote!(#ident: #init))
@@ -79,7 +79,7 @@ pub fn constructors(input: &Input, items: &[Item]) -> TokenStream {
                 #[doc = #doc]
                 #[allow(clippy::too_many_arguments, clippy::let_unit_value, dead_code)]
                 #vis const fn #ctor(#(#args),*) -> Self {
-                    let () = <Self as ::cachelayout::CacheLayout>::__CHECK;
+                    let () = <Self as #krate::CacheLayout>::__CHECK;
                     Self { #(#members,)* #(#hidden_inits,)* }
                 }
             }
@@ -93,7 +93,7 @@ pub fn constructors(input: &Input, items: &[Item]) -> TokenStream {
             impl #impl_generics ::core::default::Default for #name #ty_generics #where_clause {
                 #[allow(clippy::let_unit_value)]
                 fn default() -> Self {
-                    let () = <Self as ::cachelayout::CacheLayout>::__CHECK;
+                    let () = <Self as #krate::CacheLayout>::__CHECK;
                     Self {
                         #(#members: ::core::default::Default::default(),)*
                         #(#hidden_inits,)*

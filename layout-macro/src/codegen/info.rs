@@ -18,7 +18,7 @@ pub fn impl_cache_layout(
     advice: &str,
     check: Option<TokenStream>,
 ) -> TokenStream {
-    let name = &input.ident;
+    let (name, krate) = (&input.ident, &input.krate);
     let name_str = name.to_string();
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let line = model.line as usize;
@@ -26,20 +26,20 @@ pub fn impl_cache_layout(
     let facts = input.fields.iter().zip(&model.strukt.fields).map(|(f, m)| {
         let (field_name, member, ty) = (&f.name, &f.member, &f.ty);
         let ty_str = &m.ty;
-        let class = class(&m.access);
+        let class = class(&m.access, krate);
         let explicit = f.access.is_some();
         let pinned = m.pinned;
         quote! {
-            ::cachelayout::__private::FieldFacts {
+            #krate::__private::FieldFacts {
                 name: #field_name,
                 ty: #ty_str,
                 offset: ::core::mem::offset_of!(Self, #member),
                 size: ::core::mem::size_of::<#ty>(),
                 align: ::core::mem::align_of::<#ty>(),
-                class: ::cachelayout::__private::effective(#class, #explicit, {
+                class: #krate::__private::effective(#class, #explicit, {
                     #[allow(unused_imports)]
-                    use ::cachelayout::__private::NoAccessClass as _;
-                    ::cachelayout::__private::Probe::<#ty>::ACCESS
+                    use #krate::__private::NoAccessClass as _;
+                    #krate::__private::Probe::<#ty>::ACCESS
                 }, #field_name),
                 guess: #class,
                 explicit: #explicit,
@@ -49,14 +49,14 @@ pub fn impl_cache_layout(
     });
     let check = check.map(|body| quote!(#[doc(hidden)] const __CHECK: () = #body;));
     let plan = match planned {
-        Some(p) => plan(model, p),
+        Some(p) => plan(model, p, krate),
         None => quote!(::core::option::Option::None),
     };
     quote! {
-        impl #impl_generics ::cachelayout::CacheLayout for #name #ty_generics #where_clause {
+        impl #impl_generics #krate::CacheLayout for #name #ty_generics #where_clause {
             const LINE_SIZE: usize = #line;
             #[doc(hidden)]
-            const __INFO: ::cachelayout::__private::Info = ::cachelayout::__private::Info {
+            const __INFO: #krate::__private::Info = #krate::__private::Info {
                 name: #name_str,
                 line: #line,
                 fields: &[#(#facts),*],
@@ -73,7 +73,7 @@ pub fn impl_cache_layout(
 /// `#[layout(contains = "..")]`, else its fields' strongest class. For a
 /// generic struct, asking evaluates the instantiation's checks.
 pub fn impl_access_class(input: &Input) -> TokenStream {
-    let name = &input.ident;
+    let (name, krate) = (&input.ident, &input.krate);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let value = match input
         .options
@@ -83,26 +83,26 @@ pub fn impl_access_class(input: &Input) -> TokenStream {
     {
         Some(variant) => {
             let variant = Ident::new(variant, Span::call_site());
-            quote!(::cachelayout::Access::#variant)
+            quote!(#krate::Access::#variant)
         }
         None => quote! {
-            ::cachelayout::__private::strongest(
-                <Self as ::cachelayout::CacheLayout>::__INFO.fields,
+            #krate::__private::strongest(
+                <Self as #krate::CacheLayout>::__INFO.fields,
             )
         },
     };
     quote! {
-        impl #impl_generics ::cachelayout::AccessClass for #name #ty_generics #where_clause {
-            const ACCESS: ::cachelayout::Access = {
+        impl #impl_generics #krate::AccessClass for #name #ty_generics #where_clause {
+            const ACCESS: #krate::Access = {
                 #[allow(clippy::let_unit_value)]
-                let () = <Self as ::cachelayout::CacheLayout>::__CHECK;
+                let () = <Self as #krate::CacheLayout>::__CHECK;
                 #value
             };
         }
     }
 }
 
-fn plan(model: &Model, planned: &Planned<'_>) -> TokenStream {
+fn plan(model: &Model, planned: &Planned<'_>, krate: &TokenStream) -> TokenStream {
     let offsets = planned.layout.offsets_by_field(model.strukt.fields.len());
     let fields = model.strukt.fields.iter().enumerate().map(|(i, f)| {
         let offset = offsets[i].unwrap_or(0) as usize;
@@ -114,13 +114,13 @@ fn plan(model: &Model, planned: &Planned<'_>) -> TokenStream {
             }
             None => quote!(::core::option::Option::None),
         };
-        quote!(::cachelayout::__private::PlannedField { offset: #offset, size: #size, align: #align })
+        quote!(#krate::__private::PlannedField { offset: #offset, size: #size, align: #align })
     });
     let size = planned.layout.size as usize;
     let align = planned.layout.align as usize;
     let note = planned.note;
     quote! {
-        ::core::option::Option::Some(::cachelayout::__private::Plan {
+        ::core::option::Option::Some(#krate::__private::Plan {
             fields: &[#(#fields),*],
             size: #size,
             align: #align,
@@ -131,10 +131,10 @@ fn plan(model: &Model, planned: &Planned<'_>) -> TokenStream {
 
 /// The runtime `__private::Class` of `access`: the vocabulary's variant
 /// name, with the lock, or the optional writer group, as its argument.
-fn class(access: &Access) -> TokenStream {
+fn class(access: &Access, krate: &TokenStream) -> TokenStream {
     let info = access.info();
     let variant = Ident::new(info.runtime, Span::call_site());
-    let path = quote!(::cachelayout::__private::Class::#variant);
+    let path = quote!(#krate::__private::Class::#variant);
     match (info.param, access.param()) {
         (Param::None, _) => path,
         (Param::Lock, lock) => {

@@ -1,7 +1,7 @@
 //! The code the macros emit: the `CacheLayout` impl ([`info`]), the
 //! compile-time assertions ([`checks`]) and, for `optimize`, the rewritten
-//! struct ([`rewrite`]). Generated code names the facade crate as
-//! `::cachelayout` and the standard library as `::core`.
+//! struct ([`rewrite`]). Generated code names the facade crate by
+//! `Input::krate` (see `krate`) and the standard library as `::core`.
 
 mod checks;
 mod construct;

@@ -12,7 +12,7 @@ use quote::{format_ident, quote};
 
 /// The hidden fields of `items` in order, with the expression that builds
 /// each.
-pub fn hidden_fields(items: &[Item]) -> Vec<(syn::Ident, TokenStream)> {
+pub fn hidden_fields(items: &[Item], krate: &TokenStream) -> Vec<(syn::Ident, TokenStream)> {
     let (mut markers, mut pads) = (0usize, 0usize);
     items
         .iter()
@@ -27,14 +27,14 @@ pub fn hidden_fields(items: &[Item]) -> Vec<(syn::Ident, TokenStream)> {
             Item::Pad(_) => {
                 let field = format_ident!("__cachelayout_pad_{}", pads, span = Span::call_site());
                 pads += 1;
-                Some((field, quote!(::cachelayout::__private::Padding::new())))
+                Some((field, quote!(#krate::__private::Padding::new())))
             }
         })
         .collect()
 }
 
 pub fn rewrite(input: &Input, items: &[Item]) -> TokenStream {
-    let (name, vis, generics) = (&input.ident, &input.vis, &input.generics);
+    let (name, vis, generics, krate) = (&input.ident, &input.vis, &input.generics, &input.krate);
     let (attrs, _, _) = split_derives(&input.attrs);
     let where_clause = &generics.where_clause;
     let serde_skip = if input.derives_serde {
@@ -42,7 +42,7 @@ pub fn rewrite(input: &Input, items: &[Item]) -> TokenStream {
     } else {
         TokenStream::new()
     };
-    let mut hidden = hidden_fields(items).into_iter();
+    let mut hidden = hidden_fields(items, krate).into_iter();
     let body = items.iter().map(|item| match *item {
         Item::Field(i) => {
             let f = &input.fields[i];
@@ -56,7 +56,7 @@ pub fn rewrite(input: &Input, items: &[Item]) -> TokenStream {
                 #[doc(hidden)]
                 #[allow(dead_code)]
                 #serde_skip
-                #field: [::cachelayout::__private::#marker; 0],
+                #field: [#krate::__private::#marker; 0],
             }
         }
         Item::Pad(bytes) => {
@@ -66,7 +66,7 @@ pub fn rewrite(input: &Input, items: &[Item]) -> TokenStream {
                 #[doc(hidden)]
                 #[allow(dead_code)]
                 #serde_skip
-                #field: ::cachelayout::__private::Padding<#bytes>,
+                #field: #krate::__private::Padding<#bytes>,
             }
         }
     });

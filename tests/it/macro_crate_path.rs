@@ -1,0 +1,79 @@
+//! `#[layout(crate = "..")]`: the macros used through a re-export (a facade
+//! crate's `pub use cachelayout;`) or a `use .. as` name, with every kind
+//! of generated item (checks, hints, pins, markers, padding, constructor,
+//! `Default`, `Debug`, a generic struct's per-instantiation check).
+
+/// What a facade crate re-exports.
+pub mod facade {
+    pub use cachelayout;
+}
+
+mod renamed_use {
+    use cachelayout as renamed;
+    use renamed::CacheLayout;
+    use std::sync::atomic::AtomicU64;
+
+    #[allow(dead_code)]
+    pub struct Histogram([u64; 3]);
+
+    #[derive(renamed::CacheLayout)]
+    #[layout(crate = "renamed")]
+    pub struct Checked {
+        pub config: u64,
+        #[layout(size = 24, align = 8)]
+        pub latency: Histogram,
+    }
+
+    #[renamed::optimize(crate = "renamed")]
+    #[derive(Default, Debug)]
+    pub struct Optimized {
+        #[layout(pinned)]
+        pub magic: u8,
+        pub config: u64,
+        pub hits: AtomicU64,
+    }
+
+    #[test]
+    fn through_a_use_as_name() {
+        assert_eq!(Checked::__INFO.fields.len(), 2);
+        let o = Optimized::new(1, 2, AtomicU64::new(3));
+        assert_eq!((o.magic, o.config), (1, 2));
+        assert!(format!("{:?}", Optimized::default()).contains("hits"));
+        assert!(Optimized::layout_report().contains("asserted at compile time"));
+    }
+}
+
+mod through_facade {
+    use crate::macro_crate_path::facade::cachelayout::CacheLayout;
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Mutex;
+
+    #[crate::macro_crate_path::facade::cachelayout::optimize]
+    #[layout(crate = "crate::macro_crate_path::facade::cachelayout")]
+    pub struct Optimized {
+        pub config: u64,
+        pub hits: AtomicU64,
+        pub lock: Mutex<u8>,
+    }
+
+    #[derive(crate::macro_crate_path::facade::cachelayout::CacheLayout)]
+    #[layout(crate = "crate::macro_crate_path::facade::cachelayout")]
+    #[repr(C, align(64))]
+    pub struct Generic<T> {
+        pub a: T,
+        pub hits: AtomicU64,
+    }
+
+    #[test]
+    fn through_a_facade_path() {
+        let o = Optimized::new(2, AtomicU64::new(0), Mutex::new(0));
+        assert_eq!(o.config, 2);
+        assert_ne!(
+            std::mem::offset_of!(Optimized, hits) / 64,
+            std::mem::offset_of!(Optimized, config) / 64
+        );
+        const _: () =
+            crate::macro_crate_path::facade::cachelayout::assert_layout::<Generic<[u8; 128]>>();
+        assert!(<Generic<[u8; 128]>>::layout_report().contains("hits"));
+    }
+}
