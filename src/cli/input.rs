@@ -58,6 +58,14 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         .map(|f| f.types.clone())
         .unwrap_or_default();
     let from_probe = probe.is_some();
+    // A struct the probe lacks: say which #if of the header left it out.
+    if let (Some(p), Some(h)) = (&probe, &a.header) {
+        if p.db.find(&a.struct_name).is_none() {
+            if let Some(d) = p.missing_struct(h, &a.struct_name) {
+                return Err(d);
+            }
+        }
+    }
     let db = match probe {
         Some(p) => Some(p.db),
         None => load_typedb(a)?,

@@ -1,0 +1,120 @@
+//! Kernel headers that do not compile alone: many are only ever included
+//! after others (`<linux/types.h>`, `<linux/kernel.h>`, the header that
+//! defines a type they use). When such a header's probe fails with an error
+//! the header itself causes (an unknown type name, an incomplete type, an
+//! `#error` naming the header to include instead), it is probed again after
+//! a **prelude**: the two base headers, the headers the `#error` names, and
+//! the headers of the include path that define the names the compiler did
+//! not know ([`definitions`]). Each further failure adds the definers of its
+//! names, before the prelude header that failed when one did, up to
+//! [`MAX_TRIES`] compiles. The same `.config` and flags apply; only
+//! declarations are added, so the layout is the one the kernel's own
+//! includers see. The caller says which prelude was used.
+
+use super::compile::{Failed, Toolchain};
+use super::definitions::{Definitions, Wanted};
+use super::{object_dir, ProbeDir};
+use std::path::{Path, PathBuf};
+
+/// What every prelude starts with.
+const BASE: [&str; 2] = ["linux/types.h", "linux/kernel.h"];
+/// Compiles of one header with a prelude, at most.
+pub const MAX_TRIES: usize = 6;
+/// Headers in a prelude, at most.
+const MAX_HEADERS: usize = 16;
+
+/// The headers included before the probed one: as written in an
+/// `#include <...>`, and the files the include path finds.
+#[derive(Debug, Clone, Default)]
+pub struct Prelude {
+    pub names: Vec<String>,
+    pub files: Vec<PathBuf>,
+}
+
+impl Prelude {
+    /// `<linux/types.h>, <linux/kernel.h>`.
+    pub fn list(&self) -> String {
+        self.names
+            .iter()
+            .map(|n| format!("<{n}>"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Whether a failed probe of `header` alone is worth a prelude: the compiler
+/// ran and its first error came from the header or a header it includes.
+pub fn worth_a_prelude(failed: &Failed, header: &Path) -> bool {
+    failed.header == Some(0) || failed.diagnostic.file.as_deref() == Some(header)
+}
+
+/// The probe of `header` (absolute) after a prelude, and the prelude; `None`
+/// when no prelude the include path offers makes it compile.
+pub fn retry(
+    tc: &Toolchain,
+    header: &Path,
+    first: &Failed,
+    use_cache: bool,
+) -> Option<(ProbeDir, Prelude)> {
+    let mut defs = Definitions::new(tc);
+    let mut names: Vec<String> = Vec::new();
+    for n in defs.headers_for(&Wanted::from_error(&first.diagnostic), header) {
+        push_unique(&mut names, n, None);
+    }
+    for (i, b) in BASE.iter().enumerate() {
+        push_unique(&mut names, b.to_string(), Some(i));
+    }
+    for _ in 0..MAX_TRIES {
+        let files: Vec<PathBuf> = names.iter().filter_map(|n| defs.resolve(n)).collect();
+        if files.len() != names.len() || files.iter().any(|f| f == header) {
+            return None;
+        }
+        let mut probed = files.clone();
+        probed.push(header.to_path_buf());
+        let failed = match object_dir(tc, &probed, use_cache) {
+            Ok(dir) => return Some((dir, Prelude { names, files })),
+            Err(f) => f,
+        };
+        // Add the definers of what this error lacks, before the prelude
+        // header it came from (that one needs them first).
+        let before = failed.header.filter(|&i| i < names.len());
+        let found = defs.headers_for(&Wanted::from_error(&failed.diagnostic), header);
+        let mut added = false;
+        for n in found {
+            if names.len() >= MAX_HEADERS {
+                break;
+            }
+            added |= push_unique(&mut names, n, before);
+        }
+        if !added {
+            return None;
+        }
+    }
+    None
+}
+
+/// Inserts `name` at `at` (or at the end) unless it is there already.
+fn push_unique(names: &mut Vec<String>, name: String, at: Option<usize>) -> bool {
+    if names.contains(&name) {
+        return false;
+    }
+    match at {
+        Some(i) if i <= names.len() => names.insert(i, name),
+        _ => names.push(name),
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_their_first_place_and_dependencies_go_first() {
+        let mut v = vec!["linux/types.h".to_string(), "linux/fs.h".to_string()];
+        assert!(!push_unique(&mut v, "linux/types.h".into(), None));
+        assert!(push_unique(&mut v, "linux/uidgid.h".into(), Some(1)));
+        assert!(push_unique(&mut v, "linux/x.h".into(), None));
+        assert_eq!(v, ["linux/types.h", "linux/uidgid.h", "linux/fs.h", "linux/x.h"]);
+    }
+}
