@@ -181,6 +181,35 @@ impl Definitions {
         out
     }
 
+    /// The include name of `header` (`linux/slub_def.h`), if the include path finds it.
+    pub fn name_of(&self, header: &Path) -> Option<String> {
+        self.dirs.iter().find_map(|d| {
+            let rel = header.strip_prefix(d).ok()?;
+            let name = rel.to_string_lossy().replace('\\', "/");
+            (self.resolve(&name).as_deref() == Some(header)).then_some(name)
+        })
+    }
+
+    /// Headers that `#include <name>`, in search order, at most `max`.
+    pub fn includers(&mut self, name: &str, max: usize) -> Vec<String> {
+        let dirs = self.dirs.clone();
+        let files = self.files.get_or_insert_with(|| read_all(&dirs));
+        let wanted = format!("<{name}>");
+        files
+            .iter()
+            .filter(|(n, text)| {
+                n != name
+                    && text.match_indices(&wanted).any(|(i, _)| {
+                        let line = line_of(text, i).trim_start();
+                        line.strip_prefix('#')
+                            .is_some_and(|r| r.trim_start().starts_with("include"))
+                    })
+            })
+            .map(|(n, _)| n.clone())
+            .take(max)
+            .collect()
+    }
+
     fn find(&mut self, pred: impl Fn(&str) -> bool, header: &Path) -> Option<String> {
         let dirs = self.dirs.clone();
         let files = self.files.get_or_insert_with(|| read_all(&dirs));
@@ -298,21 +327,63 @@ fn defines_tag(text: &str, tag: &str) -> bool {
     })
 }
 
-/// `#define NAME`, or a typedef that names NAME.
+/// `#define NAME`, or a one-line typedef that names NAME (`typedef u64 NAME;`,
+/// `} NAME;`, `typedef int (*NAME)(void);`, `typedef u32 __bitwise NAME;`).
 fn defines_name(text: &str, name: &str) -> bool {
     word_at(text, name).any(|i| {
-        let line = line_of(text, i);
-        let t = line.trim_start();
-        let after = text[i + name.len()..].trim_start_matches([' ', '\t']);
-        if let Some(rest) = t.strip_prefix('#') {
+        let line = line_of(text, i).trim_start();
+        if let Some(rest) = line.strip_prefix('#') {
             let rest = rest.trim_start();
-            return rest
-                .strip_prefix("define")
-                .is_some_and(|r| r.trim_start().starts_with(name) && line.contains(name));
+            return rest.strip_prefix("define").is_some_and(|r| {
+                let r = r.trim_start();
+                r.starts_with(name)
+                    && !r[name.len()..]
+                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            });
         }
-        let ends = after.starts_with(';') || after.starts_with('[') || after.starts_with(')');
-        (t.starts_with("typedef") || t.starts_with('}')) && ends
+        let body = if let Some(r) = line.strip_prefix("typedef") {
+            r
+        } else if let Some(r) = line.strip_prefix('}') {
+            r
+        } else {
+            return false;
+        };
+        typedef_name(body).as_deref() == Some(name)
     })
+}
+
+/// The name a one-line typedef declares: after `(*` for a function
+/// pointer, else the last identifier before `;`, an array bound or an
+/// attribute.
+fn typedef_name(body: &str) -> Option<String> {
+    let stmt = &body[..body.find(';')?];
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    if let Some(p) = stmt.find("(*") {
+        let n = ident(stmt[p + 2..].trim_start());
+        return (!n.is_empty()).then_some(n);
+    }
+    let mut s = stmt;
+    for cut in ["__attribute__", "__aligned", "__packed", "["] {
+        if let Some(p) = s.find(cut) {
+            if !s[..p].trim().is_empty() {
+                s = &s[..p];
+            }
+        }
+    }
+    let n: String = s
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    (!n.is_empty()).then_some(n)
 }
 
 /// `NAME,` / `NAME =` / `NAME` alone at a line start (an enumerator).
@@ -376,6 +447,12 @@ mod tests {
         assert!(defines_name("typedef int (*cb_t)(int);\n", "cb_t"));
         assert!(defines_name("#define NR_CPUS 64\n", "NR_CPUS"));
         assert!(!defines_name("extern pgoff_t x;\n", "pgoff_t"));
+        assert!(!defines_name("typedef u64 (*cb_t)(u64, u64);\n", "u64"));
+        assert!(!defines_name("typedef guid_t g_t __aligned(__alignof__(u32));\n", "u32"));
+        assert!(defines_name("typedef guid_t g_t __aligned(__alignof__(u32));\n", "g_t"));
+        assert!(!defines_name("typedef u32 __bitwise blk_opf_t;\n", "u32"));
+        assert!(defines_name("typedef u32 __bitwise blk_opf_t;\n", "blk_opf_t"));
+        assert!(defines_name("typedef unsigned long bits_t[4];\n", "bits_t"));
         assert!(enumerates("enum e {\n\tMAX_NR_ZONES = 3,\n};\n", "MAX_NR_ZONES"));
         assert!(!enumerates("\tfoo(MAX_NR_ZONES);\n", "MAX_NR_ZONES"));
     }

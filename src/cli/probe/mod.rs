@@ -202,7 +202,7 @@ pub fn run(args: &ProbeArgs, headers: &[PathBuf]) -> Result<Probe, Diagnostic> {
         Err(f) => {
             // A kernel header the kernel only includes after others.
             let single = match canon.as_slice() {
-                [h] if args.kbuild.is_some() && prelude::worth_a_prelude(&f, h) => h,
+                [h] if args.kbuild.is_some() && prelude::worth_a_prelude(&f) => h,
                 _ => return Err(name_as_given(f.diagnostic)),
             };
             match prelude::retry(&tc, single, &f, use_cache) {

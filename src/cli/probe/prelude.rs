@@ -3,11 +3,11 @@
 //! defines a type they use). When such a header's probe fails with an error
 //! the header itself causes (an unknown type name, an incomplete type, an
 //! `#error` naming the header to include instead), it is probed again after
-//! a **prelude**: the two base headers, the headers the `#error` names, and
-//! the headers of the include path that define the names the compiler did
-//! not know ([`definitions`]). Each further failure adds the definers of its
-//! names, before the prelude header that failed when one did, up to
-//! [`MAX_TRIES`] compiles. The same `.config` and flags apply; only
+//! a **prelude**: the two base headers and the headers the `#error` names;
+//! each further failure adds the headers of the include path that define the
+//! names the compiler did not know ([`super::definitions`]), before the
+//! prelude header that failed when one did, up to [`MAX_TRIES`] compiles;
+//! failing that, a header that includes this one is the prelude. The same `.config` and flags apply; only
 //! declarations are added, so the layout is the one the kernel's own
 //! includers see. The caller says which prelude was used.
 
@@ -42,14 +42,18 @@ impl Prelude {
     }
 }
 
-/// Whether a failed probe of `header` alone is worth a prelude: the compiler
-/// ran and its first error came from the header or a header it includes.
-pub fn worth_a_prelude(failed: &Failed, header: &Path) -> bool {
-    failed.header == Some(0) || failed.diagnostic.file.as_deref() == Some(header)
+/// Whether a failed probe of a header alone is worth a prelude: the compiler
+/// ran and stopped at a line of the header or of a header it includes (not
+/// at the probe's own line: the header is missing).
+pub fn worth_a_prelude(failed: &Failed) -> bool {
+    let d = &failed.diagnostic;
+    d.file.is_some() && d.line > 0 && !d.message.contains("No such file")
 }
 
 /// The probe of `header` (absolute) after a prelude, and the prelude; `None`
-/// when no prelude the include path offers makes it compile.
+/// when no prelude the include path offers makes it compile. First the base
+/// headers and the definers of what the errors lack; failing that, a header
+/// that includes this one ([`MAX_INCLUDERS`] at most), as the kernel does.
 pub fn retry(
     tc: &Toolchain,
     header: &Path,
@@ -57,22 +61,48 @@ pub fn retry(
     use_cache: bool,
 ) -> Option<(ProbeDir, Prelude)> {
     let mut defs = Definitions::new(tc);
-    let mut names: Vec<String> = Vec::new();
-    for n in defs.headers_for(&Wanted::from_error(&first.diagnostic), header) {
+    if let Some(found) = by_definitions(&mut defs, tc, header, first, use_cache) {
+        return Some(found);
+    }
+    let name = defs.name_of(header)?;
+    for includer in defs.includers(&name, MAX_INCLUDERS) {
+        let names: Vec<String> = BASE
+            .iter()
+            .map(|b| b.to_string())
+            .chain([includer])
+            .collect();
+        if let Ok(Some(found)) = attempt(&defs, tc, header, names, use_cache) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Headers that include the probed one, tried as a prelude at most.
+const MAX_INCLUDERS: usize = 2;
+
+fn by_definitions(
+    defs: &mut Definitions,
+    tc: &Toolchain,
+    header: &Path,
+    first: &Failed,
+    use_cache: bool,
+) -> Option<(ProbeDir, Prelude)> {
+    // The base first, and the headers an `#error` names; the definers of
+    // missing names only for what the base leaves missing (most of the
+    // header's first errors are types the base defines).
+    let mut names: Vec<String> = BASE.iter().map(|b| b.to_string()).collect();
+    let asked = Wanted::from_error(&first.diagnostic);
+    let headers: Vec<Wanted> = asked
+        .into_iter()
+        .filter(|w| matches!(w, Wanted::Header(_)))
+        .collect();
+    for n in defs.headers_for(&headers, header) {
         push_unique(&mut names, n, None);
     }
-    for (i, b) in BASE.iter().enumerate() {
-        push_unique(&mut names, b.to_string(), Some(i));
-    }
     for _ in 0..MAX_TRIES {
-        let files: Vec<PathBuf> = names.iter().filter_map(|n| defs.resolve(n)).collect();
-        if files.len() != names.len() || files.iter().any(|f| f == header) {
-            return None;
-        }
-        let mut probed = files.clone();
-        probed.push(header.to_path_buf());
-        let failed = match object_dir(tc, &probed, use_cache) {
-            Ok(dir) => return Some((dir, Prelude { names, files })),
+        let failed = match attempt(defs, tc, header, names.clone(), use_cache) {
+            Ok(found) => return found,
             Err(f) => f,
         };
         // Add the definers of what this error lacks, before the prelude
@@ -91,6 +121,25 @@ pub fn retry(
         }
     }
     None
+}
+
+/// One compile of `header` after the headers `names`: the probe, `Ok(None)`
+/// when a name does not resolve, or the failure.
+fn attempt(
+    defs: &Definitions,
+    tc: &Toolchain,
+    header: &Path,
+    names: Vec<String>,
+    use_cache: bool,
+) -> Result<Option<(ProbeDir, Prelude)>, Failed> {
+    let files: Vec<PathBuf> = names.iter().filter_map(|n| defs.resolve(n)).collect();
+    if files.len() != names.len() || files.iter().any(|f| f == header) {
+        return Ok(None);
+    }
+    let mut probed = files.clone();
+    probed.push(header.to_path_buf());
+    let dir = object_dir(tc, &probed, use_cache)?;
+    Ok(Some((dir, Prelude { names, files })))
 }
 
 /// Inserts `name` at `at` (or at the end) unless it is there already.
