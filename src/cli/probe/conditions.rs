@@ -208,9 +208,9 @@ pub fn explain_missing(
         branch.line
     };
     let options = options_in(group);
+    let set = config.map(set_options).unwrap_or_default();
     let why = match config {
-        Some(c) if !options.is_empty() => {
-            let set = set_options(c);
+        Some(_) if !options.is_empty() => {
             let said: Vec<String> = options
                 .iter()
                 .map(|o| {
@@ -225,7 +225,8 @@ pub fn explain_missing(
     };
     let help = match (config, options.first()) {
         (Some(_), Some(o)) => format!(
-            "this build has no struct {name}: configure the tree with {o} changed (and `make modules_prepare`) to lay it out"
+            "this build has no struct {name}: {} {o} in the tree's .config (and `make modules_prepare`) to lay it out",
+            if set.contains(o.as_str()) { "unset" } else { "set" }
         ),
         _ => format!(
             "this build has no struct {name}: lay out a struct the configuration compiles"

@@ -266,6 +266,10 @@ fn read_all(dirs: &[PathBuf]) -> Vec<(String, String)> {
                 } else if t.is_file() && p.extension().is_some_and(|x| x == "h") {
                     if let Ok(rel) = p.strip_prefix(d) {
                         let name = rel.to_string_lossy().replace('\\', "/");
+                        // Those directories are on the include path themselves.
+                        if name.starts_with("uapi/") || name.starts_with("generated/") {
+                            continue;
+                        }
                         names.push((group(&name), k, name, p));
                     }
                 }
