@@ -79,7 +79,11 @@ printf(\"%zu %zu %zu\\n\", offsetof(struct bf, pm_cap), offsetof(struct bf, d3ho
     // The run spans bytes 6..9 and moves only by what byte 6 shows.
     let run = field(&v, "pme_support");
     assert_eq!(
-        (run["offset"].as_u64(), run["size"].as_u64(), run["align"].as_u64()),
+        (
+            run["offset"].as_u64(),
+            run["size"].as_u64(),
+            run["align"].as_u64()
+        ),
         (Some(6), Some(3), Some(2)),
         "{run}"
     );
@@ -225,7 +229,10 @@ fn kbuild_lays_out_pci_dev_whose_pm_bits_share_a_unit() {
         let unit = pahole_offset(&probe, "pci_dev", "pme_support").unwrap();
         let last = pahole_offset(&probe, "pci_dev", "clear_retrain_link").unwrap();
         assert_eq!(unit, pm_cap - 1);
-        assert!(off + size > last && last >= off, "{run}: last bits at {last}");
+        assert!(
+            off + size > last && last >= off,
+            "{run}: last bits at {last}"
+        );
     }
 }
 
@@ -304,10 +311,11 @@ fn kbuild_says_which_config_option_leaves_a_struct_out() {
         .iter()
         .position(|l| l.starts_with("struct crypto_istat_aead {"))
         .unwrap();
-    let ifdef = 1 + (0..def)
-        .rev()
-        .find(|&i| lines[i].starts_with("#ifdef CONFIG_CRYPTO_STATS"))
-        .unwrap();
+    let ifdef = 1
+        + (0..def)
+            .rev()
+            .find(|&i| lines[i].starts_with("#ifdef CONFIG_CRYPTO_STATS"))
+            .unwrap();
     let cache = tempfile::tempdir().unwrap();
     let out = run_cached(
         &src,

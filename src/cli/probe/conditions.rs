@@ -50,8 +50,8 @@ fn enclosing(text: &str, name: &str) -> Option<Vec<Group>> {
                 guard_name = Some(rest.clone());
             }
             if directives == 2 {
-                guarded = word == "define"
-                    && guard_name.as_deref() == rest.split_whitespace().next();
+                guarded =
+                    word == "define" && guard_name.as_deref() == rest.split_whitespace().next();
             }
             let branch = |expr: String| Branch {
                 directive: word.clone(),
@@ -319,7 +319,8 @@ fn evaluate(
     for w in text.split_whitespace() {
         if let Some(rest) = w.strip_prefix("cachelayout_condition_") {
             let mut it = rest.split('_').map(|n| n.parse::<usize>().ok());
-            if let (Some(Some(g)), Some(Some(b)), Some(Some(v))) = (it.next(), it.next(), it.next()) {
+            if let (Some(Some(g)), Some(Some(b)), Some(Some(v))) = (it.next(), it.next(), it.next())
+            {
                 values.insert((g, b), v == 1);
             }
         }

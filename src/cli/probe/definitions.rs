@@ -81,7 +81,12 @@ impl Wanted {
                 out.push(Wanted::Name(q.clone()));
             }
         }
-        let incomplete = ["incomplete type", "isn't known", "isn’t known", "undefined type"];
+        let incomplete = [
+            "incomplete type",
+            "isn't known",
+            "isn’t known",
+            "undefined type",
+        ];
         if out.is_empty() && incomplete.iter().any(|p| m.contains(p)) {
             out.extend(source_line_tags(d));
         }
@@ -341,8 +346,7 @@ fn defines_name(text: &str, name: &str) -> bool {
             return rest.strip_prefix("define").is_some_and(|r| {
                 let r = r.trim_start();
                 r.starts_with(name)
-                    && !r[name.len()..]
-                        .starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                    && !r[name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
             });
         }
         let body = if let Some(r) = line.strip_prefix("typedef") {
@@ -447,17 +451,32 @@ mod tests {
         assert!(defines_tag(text, "page"));
         assert!(!defines_tag("struct page;\nstruct page *p;\n", "page"));
         assert!(defines_name("typedef unsigned long pgoff_t;\n", "pgoff_t"));
-        assert!(defines_name("typedef struct {\n int x;\n} rwlock_t;\n", "rwlock_t"));
+        assert!(defines_name(
+            "typedef struct {\n int x;\n} rwlock_t;\n",
+            "rwlock_t"
+        ));
         assert!(defines_name("typedef int (*cb_t)(int);\n", "cb_t"));
         assert!(defines_name("#define NR_CPUS 64\n", "NR_CPUS"));
         assert!(!defines_name("extern pgoff_t x;\n", "pgoff_t"));
         assert!(!defines_name("typedef u64 (*cb_t)(u64, u64);\n", "u64"));
-        assert!(!defines_name("typedef guid_t g_t __aligned(__alignof__(u32));\n", "u32"));
-        assert!(defines_name("typedef guid_t g_t __aligned(__alignof__(u32));\n", "g_t"));
+        assert!(!defines_name(
+            "typedef guid_t g_t __aligned(__alignof__(u32));\n",
+            "u32"
+        ));
+        assert!(defines_name(
+            "typedef guid_t g_t __aligned(__alignof__(u32));\n",
+            "g_t"
+        ));
         assert!(!defines_name("typedef u32 __bitwise blk_opf_t;\n", "u32"));
-        assert!(defines_name("typedef u32 __bitwise blk_opf_t;\n", "blk_opf_t"));
+        assert!(defines_name(
+            "typedef u32 __bitwise blk_opf_t;\n",
+            "blk_opf_t"
+        ));
         assert!(defines_name("typedef unsigned long bits_t[4];\n", "bits_t"));
-        assert!(enumerates("enum e {\n\tMAX_NR_ZONES = 3,\n};\n", "MAX_NR_ZONES"));
+        assert!(enumerates(
+            "enum e {\n\tMAX_NR_ZONES = 3,\n};\n",
+            "MAX_NR_ZONES"
+        ));
         assert!(!enumerates("\tfoo(MAX_NR_ZONES);\n", "MAX_NR_ZONES"));
     }
 }

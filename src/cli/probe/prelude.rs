@@ -164,6 +164,9 @@ mod tests {
         assert!(!push_unique(&mut v, "linux/types.h".into(), None));
         assert!(push_unique(&mut v, "linux/uidgid.h".into(), Some(1)));
         assert!(push_unique(&mut v, "linux/x.h".into(), None));
-        assert_eq!(v, ["linux/types.h", "linux/uidgid.h", "linux/fs.h", "linux/x.h"]);
+        assert_eq!(
+            v,
+            ["linux/types.h", "linux/uidgid.h", "linux/fs.h", "linux/x.h"]
+        );
     }
 }
