@@ -59,6 +59,9 @@ impl Wanted {
         }
         let quoted = quoted(m);
         for q in &quoted {
+            let q = q
+                .trim_start_matches("const ")
+                .trim_start_matches("volatile ");
             for kw in ["struct ", "union ", "enum "] {
                 if let Some(rest) = q.strip_prefix(kw).filter(|r| is_ident(r)) {
                     out.push(Wanted::Tag(rest.to_string()));
@@ -427,6 +430,10 @@ mod tests {
         assert_eq!(
             Wanted::from_error(&err("array type has incomplete element type ‘struct page’")),
             [Wanted::Tag("page".into())]
+        );
+        assert_eq!(
+            Wanted::from_error(&err("invalid use of undefined type ‘const struct slab’")),
+            [Wanted::Tag("slab".into())]
         );
         assert_eq!(
             Wanted::from_error(&err(

@@ -71,8 +71,16 @@ pub fn retry(
             .map(|b| b.to_string())
             .chain([includer])
             .collect();
-        if let Ok(Some(found)) = attempt(&defs, tc, header, names, use_cache) {
-            return Some(found);
+        match attempt(&defs, tc, Some(header), names.clone(), use_cache) {
+            Ok(Some(found)) => return Some(found),
+            // A header without an include guard, defined twice: the
+            // includer's own include of it is the one to read.
+            Err(f) if f.diagnostic.message.contains("redefinition") => {
+                if let Ok(Some(found)) = attempt(&defs, tc, None, names, use_cache) {
+                    return Some(found);
+                }
+            }
+            _ => {}
         }
     }
     None
@@ -101,7 +109,7 @@ fn by_definitions(
         push_unique(&mut names, n, None);
     }
     for _ in 0..MAX_TRIES {
-        let failed = match attempt(defs, tc, header, names.clone(), use_cache) {
+        let failed = match attempt(defs, tc, Some(header), names.clone(), use_cache) {
             Ok(found) => return found,
             Err(f) => f,
         };
@@ -123,21 +131,22 @@ fn by_definitions(
     None
 }
 
-/// One compile of `header` after the headers `names`: the probe, `Ok(None)`
-/// when a name does not resolve, or the failure.
+/// One compile of `header` after the headers `names` (or of those alone,
+/// when one of them includes the header): the probe, `Ok(None)` when a name
+/// does not resolve, or the failure.
 fn attempt(
     defs: &Definitions,
     tc: &Toolchain,
-    header: &Path,
+    header: Option<&Path>,
     names: Vec<String>,
     use_cache: bool,
 ) -> Result<Option<(ProbeDir, Prelude)>, Failed> {
     let files: Vec<PathBuf> = names.iter().filter_map(|n| defs.resolve(n)).collect();
-    if files.len() != names.len() || files.iter().any(|f| f == header) {
+    if files.len() != names.len() || files.iter().any(|f| Some(f.as_path()) == header) {
         return Ok(None);
     }
     let mut probed = files.clone();
-    probed.push(header.to_path_buf());
+    probed.extend(header.map(Path::to_path_buf));
     let dir = object_dir(tc, &probed, use_cache)?;
     Ok(Some((dir, Prelude { names, files })))
 }
