@@ -122,26 +122,35 @@ fn is_ident(s: &str) -> bool {
         && !s.starts_with(|c: char| c.is_ascii_digit())
 }
 
-/// `struct X` / `union X` / `enum X` on the error's source line.
+/// `struct X` / `union X` / `enum X` on the error's source line, or on one
+/// of the two before it (a declaration split over lines).
 fn source_line_tags(d: &Diagnostic) -> Vec<Wanted> {
     let Some(file) = &d.file else {
         return Vec::new();
     };
-    let Some(line) = std::fs::read_to_string(file)
-        .ok()
-        .and_then(|t| t.lines().nth(d.line.saturating_sub(1)).map(String::from))
-    else {
+    let Ok(text) = std::fs::read_to_string(file) else {
         return Vec::new();
     };
-    let words: Vec<&str> = line
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words
-        .windows(2)
-        .filter(|w| matches!(w[0], "struct" | "union" | "enum") && is_ident(w[1]))
-        .map(|w| Wanted::Tag(w[1].to_string()))
-        .collect()
+    let lines: Vec<&str> = text.lines().collect();
+    let at = d.line.saturating_sub(1);
+    for back in 0..3 {
+        let Some(line) = at.checked_sub(back).and_then(|i| lines.get(i)) else {
+            break;
+        };
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let tags: Vec<Wanted> = words
+            .windows(2)
+            .filter(|w| matches!(w[0], "struct" | "union" | "enum") && is_ident(w[1]))
+            .map(|w| Wanted::Tag(w[1].to_string()))
+            .collect();
+        if !tags.is_empty() {
+            return tags;
+        }
+    }
+    Vec::new()
 }
 
 /// The headers of the include path, read on first use.
