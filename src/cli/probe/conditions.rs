@@ -185,13 +185,12 @@ pub fn explain_missing(
     }
     let values = evaluate(tc, probed, &groups)?;
     // The outermost group whose branch is not taken.
-    let (g, group) = groups.iter().enumerate().find(|(g, group)| {
+    let (_, group) = groups.iter().enumerate().find(|(g, group)| {
         let last = group.len() - 1;
         let earlier_false = (0..last).all(|b| values.get(&(*g, b)) == Some(&false));
         let this_true = group[last].expr.is_empty() || values.get(&(*g, last)) == Some(&true);
         !(earlier_false && this_true)
     })?;
-    let _ = g;
     let branch = group.last()?;
     let opening = &group[0];
     let under = if branch.directive == "else" {

@@ -31,10 +31,11 @@ pub enum Wanted {
     Name(String),
 }
 
-const KEYWORDS: [&str; 28] = [
+/// Words a quoted name in an error may be that no header defines.
+const KEYWORDS: [&str; 27] = [
     "struct", "union", "enum", "int", "char", "short", "long", "unsigned", "signed", "void",
     "const", "volatile", "static", "inline", "extern", "typedef", "float", "double", "_Bool",
-    "token", "sizeof", "return", "if", "else", "while", "for", "do", "asm",
+    "sizeof", "return", "if", "else", "while", "for", "do", "asm",
 ];
 
 impl Wanted {
