@@ -85,6 +85,19 @@ fn enclosing(text: &str, name: &str) -> Option<Vec<Group>> {
     None
 }
 
+/// The macro whose body defines `struct NAME {`, and its line.
+fn in_a_macro(text: &str, name: &str) -> Option<(String, usize)> {
+    logical_lines(text).into_iter().find_map(|(line, l)| {
+        let d = l.trim_start().strip_prefix('#')?.trim_start();
+        let rest = d.strip_prefix("define")?.trim_start();
+        let macro_name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        (!macro_name.is_empty() && defines(rest, name)).then_some((macro_name, line))
+    })
+}
+
 /// Whether a line defines `struct NAME {` or `union NAME {`.
 fn defines(line: &str, name: &str) -> bool {
     let mut tokens: Vec<&str> = Vec::new();
@@ -179,7 +192,18 @@ pub fn explain_missing(
     config: Option<&Path>,
 ) -> Option<Diagnostic> {
     let text = std::fs::read_to_string(header).ok()?;
-    let groups = enclosing(&text, name)?;
+    let Some(groups) = enclosing(&text, name) else {
+        return in_a_macro(&text, name).map(|(m, line)| {
+            Diagnostic::new(format!(
+                "struct {name} is written by the macro `{m}`, not defined by the header itself"
+            ))
+            .in_file(shown)
+            .at(line, 1)
+            .help(format!(
+                "the files that expand `{m}` define the struct: lay out one of theirs"
+            ))
+        });
+    };
     if groups.is_empty() {
         return None;
     }
@@ -352,6 +376,14 @@ mod tests {
         assert_eq!(b[1][0].expr, "!defined(CONFIG_D)");
         assert_eq!(options_in(&b[0]), ["CONFIG_B", "CONFIG_C"]);
         assert!(enclosing(text, "c").is_none());
+    }
+
+    #[test]
+    fn a_struct_a_macro_writes_is_found_in_the_macro() {
+        let text = "#define MAKE(s_name, f) \\\n\tstruct s_name { f };\n#define X 1\n";
+        assert!(enclosing(text, "s_name").is_none());
+        assert_eq!(in_a_macro(text, "s_name"), Some(("MAKE".to_string(), 1)));
+        assert_eq!(in_a_macro(text, "other"), None);
     }
 
     #[test]
