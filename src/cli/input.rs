@@ -58,6 +58,14 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         .map(|f| f.types.clone())
         .unwrap_or_default();
     let from_probe = probe.is_some();
+    // A struct the probe lacks: say which #if of the header left it out.
+    if let (Some(p), Some(h)) = (&probe, &a.header) {
+        if p.db.find(&a.struct_name).is_none() {
+            if let Some(d) = p.missing_struct(h, &a.struct_name) {
+                return Err(d);
+            }
+        }
+    }
     let db = match probe {
         Some(p) => Some(p.db),
         None => load_typedb(a)?,
@@ -311,7 +319,7 @@ fn with_header_source(
             .max()
             .unwrap_or(start);
         f.size = stop - start;
-        f.align = span.iter().map(|x| x.align).max().unwrap_or(1);
+        f.align = span_align(span, start);
         f.original_offset = e.original_offset;
         k = end;
     }
@@ -335,6 +343,23 @@ fn with_header_source(
         source: from_header.source,
         names: exact.names,
     })
+}
+
+/// The alignment of one header field that spans several of the compiler's
+/// fields (a run of bit-fields the compiler splits by storage unit), starting
+/// at `start`: the widest of theirs, but no more than `start` shows. A run
+/// whose first bits share a unit with the fields before it (`unsigned a:1;
+/// u8 b; unsigned c:5, ...` puts `c` at byte 2 of `a`'s unit) starts at a
+/// byte its type's alignment does not divide, although a later unit of the
+/// run is aligned; the run keeps its bits' phase only when it moves by what
+/// its start shows.
+fn span_align(span: &[&layout_core::Field], start: u64) -> u64 {
+    let widest = span.iter().map(|x| x.align).max().unwrap_or(1).max(1);
+    let shown = match start {
+        0 => widest,
+        s => 1 << s.trailing_zeros(),
+    };
+    widest.min(shown)
 }
 
 /// The largest container offset `--offset` (or `offset` in the access file)

@@ -155,7 +155,8 @@ fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
     let headers = scanned_headers(a)?;
     let first = headers[0].clone();
     let (tc, _config) = probe::toolchain(&a.probe, &first)?;
-    let tree = probe::probe_tree(&tc, &headers, !a.probe.no_probe_cache)?;
+    let kernel = a.probe.kbuild.is_some();
+    let tree = probe::probe_tree(&tc, &headers, !a.probe.no_probe_cache, kernel)?;
     eprintln!(
         "scanned {} headers in {} probes ({} compiled now, {} from the cache)",
         headers.len(),
@@ -163,6 +164,12 @@ fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
         tree.compiled,
         tree.probes - tree.compiled
     );
+    for (h, p) in &tree.preluded {
+        eprintln!(
+            "note: {} needs other headers first: scanned after the prelude {p}",
+            h.display()
+        );
+    }
     for (h, e) in &tree.failed {
         eprintln!(
             "warning: {} does not compile alone, left out: {e}",

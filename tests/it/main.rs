@@ -11,6 +11,7 @@ mod cli_errors;
 mod cli_groups;
 mod cli_growth;
 mod cli_kbuild;
+mod cli_kbuild_headers;
 mod cli_kernel;
 mod cli_paths;
 mod cli_probe_trust;

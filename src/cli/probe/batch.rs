@@ -2,7 +2,9 @@
 //! batches of [`BATCH`], in the order given; when a batch fails, the header
 //! the compiler's first error came from is set aside and the rest compiled
 //! again; each header set aside is then compiled alone, and reported when it
-//! fails alone too. The batches' objects are linked (`cc -r`) into one
+//! fails alone too; with `prelude` (a kernel tree), such a header is
+//! compiled after a prelude ([`super::prelude`]) before it is reported. The
+//! batches' objects are linked (`cc -r`) into one
 //! object whose DWARF holds every type.
 
 use super::compile::{Failed, Toolchain, OBJECT};
@@ -20,6 +22,8 @@ pub struct TreeProbe {
     pub db: TypeDb,
     /// Headers that do not compile alone, with the compiler's first error.
     pub failed: Vec<(PathBuf, Diagnostic)>,
+    /// Headers compiled after a prelude, with the prelude (`<a.h>, <b.h>`).
+    pub preluded: Vec<(PathBuf, String)>,
     /// Probes used, and how many of them were compiled now (not cached).
     pub probes: usize,
     pub compiled: usize,
@@ -30,10 +34,25 @@ pub fn probe_tree(
     tc: &Toolchain,
     headers: &[PathBuf],
     use_cache: bool,
+    prelude: bool,
 ) -> Result<TreeProbe, Diagnostic> {
     let headers = canonical(headers)?;
     let mut dirs: Vec<ProbeDir> = Vec::new();
     let mut failed = Vec::new();
+    let mut preluded = Vec::new();
+    // A header that fails alone: after a prelude, or reported.
+    let mut alone_failed = |h: PathBuf, f: Failed, dirs: &mut Vec<ProbeDir>| {
+        let retried = (prelude && super::prelude::worth_a_prelude(&f))
+            .then(|| super::prelude::retry(tc, &h, &f, use_cache))
+            .flatten();
+        match retried {
+            Some((d, p)) => {
+                dirs.push(d);
+                preluded.push((h, p.list()));
+            }
+            None => failed.push((h, f.diagnostic)),
+        }
+    };
     for chunk in headers.chunks(BATCH) {
         let mut set = chunk.to_vec();
         let mut aside = Vec::new();
@@ -46,9 +65,7 @@ pub fn probe_tree(
                 Err(Failed {
                     header: Some(i), ..
                 }) if set.len() > 1 => aside.push(set.remove(i)),
-                Err(f) if set.len() == 1 => {
-                    failed.push((set.remove(0), f.diagnostic));
-                }
+                Err(f) if set.len() == 1 => alone_failed(set.remove(0), f, &mut dirs),
                 // The compiler did not say which header: each one alone.
                 Err(_) => aside.append(&mut set),
             }
@@ -56,7 +73,7 @@ pub fn probe_tree(
         for h in aside {
             match object_dir(tc, std::slice::from_ref(&h), use_cache) {
                 Ok(d) => dirs.push(d),
-                Err(f) => failed.push((h, f.diagnostic)),
+                Err(f) => alone_failed(h, f, &mut dirs),
             }
         }
     }
@@ -97,6 +114,7 @@ pub fn probe_tree(
     Ok(TreeProbe {
         db,
         failed,
+        preluded,
         probes: dirs.len(),
         compiled: dirs.iter().filter(|d| !d.cached).count(),
         _linked: linked,

@@ -183,32 +183,38 @@ fn failing_header(stderr: &str, probe: &Path, count: usize) -> Option<usize> {
     None
 }
 
-/// `#include "/abs/header.h"` for each header. A header name has no
-/// escapes in C: a path with a `"` is written `<...>` instead, and a path
-/// that neither form can hold (both `"` and `>`, or a newline) is refused.
+/// `#include "/abs/header.h"` for each header.
 fn probe_source(headers: &[PathBuf]) -> Result<String, Diagnostic> {
     let mut s = String::from("/* cachelayout probe: the types of these headers */\n");
     for h in headers {
-        let Some(path) = h.to_str().filter(|p| !p.contains(['\n', '\r'])) else {
-            return Err(Diagnostic::new(
-                "the header's path cannot be written in an #include (it has a line break or is not UTF-8)",
-            )
-            .in_file(h)
-            .help("copy or link the header to a plain path"));
-        };
-        if !path.contains('"') {
-            s.push_str(&format!("#include \"{path}\"\n"));
-        } else if !path.contains('>') {
-            s.push_str(&format!("#include <{path}>\n"));
-        } else {
-            return Err(Diagnostic::new(
-                "the header's path has both `\"` and `>`: no #include can name it",
-            )
-            .in_file(h)
-            .help("copy or link the header to a path without them"));
-        }
+        s.push_str(&include_line(h)?);
     }
     Ok(s)
+}
+
+/// The line `#include "PATH"` for the header at `h` (absolute). A header
+/// name has no escapes in C: a path with a `"` is written `<...>` instead,
+/// and a path that neither form can hold (both `"` and `>`, or a line
+/// break) is refused.
+pub fn include_line(h: &Path) -> Result<String, Diagnostic> {
+    let Some(path) = h.to_str().filter(|p| !p.contains(['\n', '\r'])) else {
+        return Err(Diagnostic::new(
+            "the header's path cannot be written in an #include (it has a line break or is not UTF-8)",
+        )
+        .in_file(h)
+        .help("copy or link the header to a plain path"));
+    };
+    if !path.contains('"') {
+        Ok(format!("#include \"{path}\"\n"))
+    } else if !path.contains('>') {
+        Ok(format!("#include <{path}>\n"))
+    } else {
+        Err(
+            Diagnostic::new("the header's path has both `\"` and `>`: no #include can name it")
+                .in_file(h)
+                .help("copy or link the header to a path without them"),
+        )
+    }
 }
 
 /// The compiler's first error, at the place it names, with the line of the

@@ -15,8 +15,11 @@ mod batch;
 mod cache;
 mod compile;
 mod compile_commands;
+mod conditions;
+mod definitions;
 mod hash;
 mod kbuild;
+mod prelude;
 mod trust;
 mod words;
 
@@ -66,6 +69,12 @@ pub struct Probe {
     pub db: TypeDb,
     pub macros: Vec<(String, i64)>,
     pub config: Option<PathBuf>,
+    /// How it was compiled: the toolchain and the probed headers (absolute,
+    /// the prelude's first).
+    toolchain: Option<Toolchain>,
+    probed: Vec<PathBuf>,
+    /// The headers included before the header, when it does not compile alone.
+    pub prelude: prelude::Prelude,
 }
 
 impl Probe {
@@ -94,6 +103,22 @@ impl Probe {
             }
         }
         Ok(d)
+    }
+
+    /// Why struct `name` of `header` (as the user named it) is not in the
+    /// probe, when its definition is in an `#if` this configuration leaves
+    /// out; `None` otherwise.
+    pub fn missing_struct(&self, header: &Path, name: &str) -> Option<Diagnostic> {
+        let tc = self.toolchain.as_ref()?;
+        let absolute = header.canonicalize().ok()?;
+        conditions::explain_missing(
+            tc,
+            &self.probed,
+            &absolute,
+            header,
+            name,
+            self.config.as_deref(),
+        )
     }
 }
 
@@ -168,7 +193,7 @@ pub fn run(args: &ProbeArgs, headers: &[PathBuf]) -> Result<Probe, Diagnostic> {
             .help("give the header that defines the struct")
     })?;
     let (tc, config) = toolchain(args, first)?;
-    probe_with(&tc, config, headers, !args.no_probe_cache).map_err(|mut d| {
+    let name_as_given = |mut d: Diagnostic| {
         // Name a probed header as the user did.
         if let Some(file) = &d.file {
             if let Some(h) = headers
@@ -179,26 +204,46 @@ pub fn run(args: &ProbeArgs, headers: &[PathBuf]) -> Result<Probe, Diagnostic> {
             }
         }
         d
-    })
-}
-
-/// [`run`] with a toolchain already resolved.
-pub fn probe_with(
-    tc: &Toolchain,
-    config: Option<PathBuf>,
-    headers: &[PathBuf],
-    use_cache: bool,
-) -> Result<Probe, Diagnostic> {
-    let headers = canonical(headers)?;
-    let dir = object_dir(tc, &headers, use_cache).map_err(|f| f.diagnostic)?;
-    match read_probe(&dir.path, config.clone()) {
-        // A cached entry that went away while it was read: compile afresh.
-        Err(_) if dir.cached => {
-            let dir = object_dir(tc, &headers, false).map_err(|f| f.diagnostic)?;
-            read_probe(&dir.path, config)
+    };
+    let canon = canonical(headers)?;
+    let use_cache = !args.no_probe_cache;
+    let (dir, prelude) = match object_dir(&tc, &canon, use_cache) {
+        Ok(dir) => (dir, prelude::Prelude::default()),
+        Err(f) => {
+            // A kernel header the kernel only includes after others.
+            let single = match canon.as_slice() {
+                [h] if args.kbuild.is_some() && prelude::worth_a_prelude(&f) => h,
+                _ => return Err(name_as_given(f.diagnostic)),
+            };
+            match prelude::retry(&tc, single, &f, use_cache) {
+                Some((dir, p)) => {
+                    let m = &f.diagnostic.message;
+                    let why = m.split_once("failed: ").map_or(m.as_str(), |(_, w)| w);
+                    eprintln!(
+                        "note: {} does not compile alone ({why}); laid out after the prelude {}, as the kernel includes it after other headers",
+                        first.display(),
+                        p.list()
+                    );
+                    (dir, p)
+                }
+                None => return Err(name_as_given(f.diagnostic)),
+            }
         }
-        read => read,
-    }
+    };
+    let mut probe = match read_probe(&dir.path, config.clone()) {
+        // A cached entry that went away while it was read: compile afresh.
+        Err(_) if dir.cached && prelude.files.is_empty() => {
+            let dir = object_dir(&tc, &canon, false).map_err(|f| name_as_given(f.diagnostic))?;
+            read_probe(&dir.path, config)?
+        }
+        read => read?,
+    };
+    let mut probed = prelude.files.clone();
+    probed.extend(canon);
+    probe.toolchain = Some(tc);
+    probe.probed = probed;
+    probe.prelude = prelude;
+    Ok(probe)
 }
 
 /// Absolute paths of the headers (the probe includes them from elsewhere).
@@ -313,6 +358,15 @@ fn note_dependencies(dir: &Path, tc: &Toolchain) {
     }
 }
 
+/// The text of a file the front-end reads on its own (a header, `.config`):
+/// a regular file, within the text limit, recorded as an input of the run.
+fn read_text(path: &Path) -> Option<String> {
+    let bytes =
+        layout_core::source::bounded::read(path, layout_core::source::bounded::TEXT_LIMIT).ok()?;
+    crate::cli::files::note_input(path);
+    String::from_utf8(bytes).ok()
+}
+
 fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> {
     let db = layout_core::dwarf::load_dwarf(&dir.join(compile::OBJECT))?;
     let macros = std::fs::read_to_string(dir.join(compile::MACROS))
@@ -321,5 +375,8 @@ fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> 
         db,
         macros: compile::integer_macros(&macros),
         config,
+        toolchain: None,
+        probed: Vec::new(),
+        prelude: prelude::Prelude::default(),
     })
 }
