@@ -355,28 +355,6 @@ s.hits.fetch_add(1, Ordering::Relaxed); println!(\"{} {}\", s.name, s.limit); }\
 
 // ---- A configured kernel tree: Debian's linux-headers-amd64 ----
 
-/// `/usr/src/linux-headers-*-amd64` with its `-common` sibling (newest).
-fn kbuild_tree() -> Option<PathBuf> {
-    let mut trees: Vec<PathBuf> = std::fs::read_dir("/usr/src")
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("linux-headers-") && !n.ends_with("-common"))
-        })
-        .filter(|p| p.join(".config").is_file())
-        .collect();
-    trees.sort();
-    trees.pop()
-}
-
-fn srctree(tree: &Path) -> PathBuf {
-    let name = tree.file_name().unwrap().to_str().unwrap();
-    let (stem, _) = name.rsplit_once('-').unwrap();
-    tree.with_file_name(format!("{stem}-common"))
-}
-
 macro_rules! require_kernel_tree {
     () => {{
         match kbuild_tree() {

@@ -13,7 +13,7 @@
 
 use crate::support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use support::*;
 
@@ -130,27 +130,6 @@ printf(\"%zu %zu %zu\\n\", offsetof(struct bf, pm_cap), offsetof(struct bf, d3ho
 }
 
 // ---- A configured kernel tree: Debian's linux-headers-amd64 ----
-
-fn kbuild_tree() -> Option<PathBuf> {
-    let mut trees: Vec<PathBuf> = std::fs::read_dir("/usr/src")
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("linux-headers-") && !n.ends_with("-common"))
-        })
-        .filter(|p| p.join(".config").is_file())
-        .collect();
-    trees.sort();
-    trees.pop()
-}
-
-fn srctree(tree: &Path) -> PathBuf {
-    let name = tree.file_name().unwrap().to_str().unwrap();
-    let (stem, _) = name.rsplit_once('-').unwrap();
-    tree.with_file_name(format!("{stem}-common"))
-}
 
 macro_rules! require_kernel_tree {
     () => {{

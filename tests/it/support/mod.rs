@@ -79,3 +79,27 @@ pub fn gcc_run(dir: &Path, source: &str) -> String {
     assert!(run.status.success());
     String::from_utf8_lossy(&run.stdout).into_owned()
 }
+
+/// `/usr/src/linux-headers-*-amd64` (the newest), the configured build tree
+/// of Debian's `linux-headers-amd64`, which `.ci/run` installs.
+pub fn kbuild_tree() -> Option<PathBuf> {
+    let mut trees: Vec<PathBuf> = std::fs::read_dir("/usr/src")
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("linux-headers-") && !n.ends_with("-common"))
+        })
+        .filter(|p| p.join(".config").is_file())
+        .collect();
+    trees.sort();
+    trees.pop()
+}
+
+/// The `-common` sibling of a Debian build tree: its sources.
+pub fn srctree(tree: &Path) -> PathBuf {
+    let name = tree.file_name().unwrap().to_str().unwrap();
+    let (stem, _) = name.rsplit_once('-').unwrap();
+    tree.with_file_name(format!("{stem}-common"))
+}
