@@ -101,7 +101,7 @@ pub fn flags_for(db: &Path, header: &Path) -> Result<EntryFlags, Diagnostic> {
 type EntryError = (String, Option<&'static str>);
 
 const UNTRUSTED_COMPILER: &str = "choose the compiler yourself with --cc (e.g. --cc gcc): the entry's flags are then used with it";
-const UNTRUSTED_FLAG: &str = "remove the flag from the compilation database, or give the flags you trust with --cc 'gcc FLAGS ...' instead of --compile-commands";
+const UNTRUSTED_FLAG: &str = "remove the flag from the compilation database, or give the flags you trust with --cc 'gcc FLAGS ...' instead of --compile-commands (for a kernel tree, --kbuild DIR puts the flags together itself)";
 
 /// The command of the chosen entry, checked by [`trust`].
 fn entry(e: &RawEntry, project_root: Option<PathBuf>) -> Result<EntryFlags, EntryError> {
