@@ -652,6 +652,11 @@ fn a_signal_during_a_compile_removes_the_probe_directory() {
     // A work directory a killed run left behind is swept.
     let planted = "tmp-4000000000-abc";
     std::fs::create_dir_all(root.join(planted)).unwrap();
+    let a_day_ago = std::time::SystemTime::now() - Duration::from_secs(86_400);
+    std::fs::File::open(root.join(planted))
+        .unwrap()
+        .set_modified(a_day_ago)
+        .unwrap();
     let work_dirs = |d: &Path| -> Vec<String> {
         std::fs::read_dir(d)
             .map(|r| {

@@ -364,8 +364,10 @@ fn interrupted() {
 }
 
 /// Removes the work directories that runs killed before they could clean
-/// up left in `root` (`tmp-PID-*` of a process that no longer exists).
-/// Where processes cannot be seen (no `/proc`), nothing is removed.
+/// up left in `root`: `tmp-PID-*` of a process that no longer exists, last
+/// changed over [`STALE_AFTER`] ago (a run in another PID namespace sharing
+/// the cache is not seen in `/proc`, but it is not that old). Where
+/// processes cannot be seen (no `/proc`), nothing is removed.
 pub fn sweep(root: &Path) {
     if !Path::new("/proc/self").exists() {
         return;
@@ -383,11 +385,20 @@ pub fn sweep(root: &Path) {
         else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if old && !Path::new(&format!("/proc/{pid}")).exists() {
             let _ = std::fs::remove_dir_all(e.path());
         }
     }
 }
+
+/// How old a dead run's work directory must be before it is swept.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Where the compiler looked for headers, in order: the `-v` search list it
 /// printed while listing the macros (see [`compile::SEARCH`]), relative
