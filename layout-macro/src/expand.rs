@@ -104,6 +104,7 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
     let items = plan::items(&model, &solution.layout);
     check_items(&model, &solution.layout, &items)
         .map_err(|e| syn::Error::new(input.ident.span(), e))?;
+    check_order_sensitive(&input, &items)?;
     let note = plan::note(&solution, &input.options);
     let planned = Planned {
         layout: &solution.layout,
@@ -111,6 +112,36 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
         note: &note,
     };
     Ok(codegen::optimize(&input, &model, &planned))
+}
+
+/// A derive whose meaning follows the field order (serde, `Ord`, ..) is an
+/// error when the layout moves fields, unless the author opted in.
+fn check_order_sensitive(input: &Input, items: &[plan::Item]) -> syn::Result<()> {
+    let order: Vec<usize> = items
+        .iter()
+        .filter_map(|item| match *item {
+            plan::Item::Field(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    let Some(w) = order.windows(2).find(|w| w[0] > w[1]) else {
+        return Ok(());
+    };
+    let moved = format!(
+        "`{}` before `{}`",
+        input.fields[w[0]].name, input.fields[w[1]].name
+    );
+    let mut errors = attr::Errors::default();
+    for d in &input.order_sensitive {
+        let accepted = match d.why {
+            crate::derives::Sensitivity::Serialized => input.options.reorder_serialized,
+            crate::derives::Sensitivity::Ordering => input.options.reorder_ord,
+        };
+        if !accepted {
+            errors.push(crate::derives::refusal(d, &input.ident.to_string(), &moved));
+        }
+    }
+    errors.finish()
 }
 
 /// The end of a derive's conflict message: the order the solver suggests.

@@ -10,6 +10,7 @@
 mod attr;
 mod codegen;
 mod defaults;
+mod derives;
 #[cfg(test)]
 mod determinism;
 mod expand;
