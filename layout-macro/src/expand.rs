@@ -5,6 +5,7 @@ use crate::attr::{self, Input, Mode};
 use crate::codegen::{self, Planned};
 use crate::model::{self, Model};
 use crate::plan;
+use crate::prove;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::DeriveInput;
@@ -86,13 +87,24 @@ pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
-    let input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
+    let mut input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
     let model = model::build(&input, Mode::Derive)?;
     let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
         String::new()
     } else {
         suggestion(&input, &model)
     };
+    // A generic struct is proven for every instantiation here, where
+    // `cargo check` sees it, not only per instantiation.
+    if codegen::is_generic(&input) && !input.options.report_only {
+        if let Err(e) = prove::check(&input, &model, &advice) {
+            // The impls stay, unchecked: the error is the only one.
+            input.options.report_only = true;
+            let mut out = e.to_compile_error();
+            out.extend(codegen::derive(&input, &model, &advice));
+            return Ok(out);
+        }
+    }
     Ok(codegen::derive(&input, &model, &advice))
 }
 
@@ -284,5 +296,36 @@ mod tests {
             "{derived}"
         );
         assert!(derived.contains("my :: cl :: CacheLayout"), "{derived}");
+    }
+}
+
+#[cfg(test)]
+mod generic_tests {
+    use super::*;
+
+    fn derived(src: &str) -> String {
+        derive(src.parse().unwrap()).to_string()
+    }
+
+    #[test]
+    fn a_generic_struct_is_proven_at_its_definition() {
+        let out = derived("struct Pair<T> { val: T, hot: std::sync::atomic::AtomicU64 }");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("read-mostly `val` and lockless `hot` may share"),
+            "{out}"
+        );
+        // The suggested layout is proven.
+        let start = out.find("#[repr(C)] struct Pair").unwrap();
+        let end = start + out[start..].find('}').unwrap() + 1;
+        let suggested = out[start..end].replace("\\\"", "\"");
+        let again = derived(&suggested);
+        assert!(!again.contains("compile_error"), "{suggested}\n{again}");
+        // A marker between, under repr(C): proven.
+        let fine = derived(
+            "#[repr(C)] struct Pair<T> { val: T, _a: [cachelayout::align::Align64; 0], \
+             hot: std::sync::atomic::AtomicU64 }",
+        );
+        assert!(!fine.contains("compile_error"), "{fine}");
     }
 }

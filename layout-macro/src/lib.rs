@@ -17,6 +17,7 @@ mod expand;
 mod krate;
 mod model;
 mod plan;
+mod prove;
 mod size_model;
 #[cfg(test)]
 mod timing;
