@@ -246,8 +246,8 @@ pub fn check(input: &Input, model: &Model, advice: &str) -> syn::Result<()> {
         .map(|(f, _)| format!("`{}` ({})", f.name, crate::types::display(&f.ty)))
         .collect();
     let why = if !repr.c {
-        "rustc may put any two fields of a struct without #[repr(C)] next to each other, so only a \
-         field that fills whole lines by itself (aligned to the line, a multiple of it in size) is \
+        "rustc may put any two fields of a struct without #[repr(C)] next to each other; only a \
+         field that fills whole lines by itself, aligned to the line and a multiple of it in size, is \
          apart from the others for sure"
             .to_string()
     } else if unsized_fields.is_empty() {
@@ -260,15 +260,16 @@ pub fn check(input: &Input, model: &Model, advice: &str) -> syn::Result<()> {
         )
     };
     let line = model.line;
+    let repr_c = if repr.c { "" } else { "write #[repr(C)] and " };
     let mut msg = format!(
         "cachelayout: `{}` is generic, so #[derive(CacheLayout)] proves the rule at the definition for \
          every instantiation, and cannot here: {} may share a {line}-byte cache line in some \
-         instantiation ({why}); fix: write #[repr(C)] and put a `[cachelayout::align::Align{line}; 0]` \
-         field (or {line} bytes of padding) between them, let #[cachelayout::optimize] lay the struct \
-         out, or give the fields classes that may share a line (#[layout(cold)], \
+         instantiation ({why}); fix: {repr_c}put a `[cachelayout::align::Align{line}; 0]` field (or \
+         {line} bytes of padding) between them, let #[cachelayout::optimize] lay the struct out, or \
+         give the fields classes that may share a line (#[layout(cold)], \
          #[layout(locked_write = \"lock\")])",
         input.ident,
-        pairs.join(", "),
+        pairs.join("; "),
     );
     if !advice.is_empty() {
         msg.push_str("; ");

@@ -409,3 +409,37 @@ fn nested_types_carry_their_class() {
         "{report}"
     );
 }
+
+// ---- proven at the definition for every instantiation (issue 21, item 3) ----
+
+/// `val` and `hot` are apart whatever `T` is: the marker starts `hot` on a
+/// line of its own and the trailing one ends the line. The derive proves it
+/// at the definition, so a struct literal needs no check of its own.
+#[derive(CacheLayout)]
+#[repr(C)]
+pub struct Isolated<T> {
+    pub val: T,
+    pub _line: [Align64; 0],
+    pub hot: AtomicU64,
+}
+
+#[test]
+fn a_generic_struct_proven_at_its_definition_keeps_the_rule_for_any_t() {
+    // Built with a struct literal: no per-instantiation check runs.
+    let small = Isolated {
+        val: 1u8,
+        _line: [],
+        hot: AtomicU64::new(0),
+    };
+    assert_eq!(small.val, 1);
+    assert_eq!(offset_of!(Isolated<u8>, hot), 64);
+    assert_eq!(offset_of!(Isolated<[u8; 100]>, hot), 128);
+    assert_eq!(size_of::<Isolated<u8>>(), 128);
+    for (val_end, hot) in [
+        (size_of::<u8>(), offset_of!(Isolated<u8>, hot)),
+        (size_of::<[u64; 9]>(), offset_of!(Isolated<[u64; 9]>, hot)),
+        (size_of::<u128>(), offset_of!(Isolated<u128>, hot)),
+    ] {
+        assert!((val_end - 1) / 64 < hot / 64, "{val_end} {hot}");
+    }
+}
