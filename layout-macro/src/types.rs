@@ -157,6 +157,36 @@ pub fn holds_maybe_unsized(ty: &Type, params: &[String]) -> bool {
     }
 }
 
+/// True when rustc can give `ty` no class of its own through
+/// `cachelayout::AccessClass`, whatever the instantiation: a type parameter
+/// `params` names (in the generic impl its bound cannot be proven), a plain
+/// scalar, a pointer or reference, or an array, `Option`, `ManuallyDrop`,
+/// `UnsafeCell`, `Cell`, `MaybeUninit` or `PhantomData` of those. A field
+/// without an attribute of any other type may count as lockless or locked
+/// in the checks (its type's `AccessClass`).
+pub fn carries_no_class(ty: &Type, params: &[String]) -> bool {
+    match shape(ty) {
+        Shape::Named { name, args } if args.is_empty() => {
+            (params.contains(&name) && is_bare_ident(ty))
+                || matches!(
+                    name.as_str(),
+                    "bool" | "char" | "f32" | "f64" | "u8" | "u16" | "u32" | "u64" | "u128"
+                        | "usize" | "i8" | "i16" | "i32" | "i64" | "i128" | "isize"
+                )
+        }
+        Shape::Named { name, args } => {
+            matches!(
+                name.as_str(),
+                "Option" | "ManuallyDrop" | "UnsafeCell" | "Cell" | "MaybeUninit" | "PhantomData"
+            ) && args.iter().all(|a| carries_no_class(a, params))
+        }
+        Shape::Array { elem, .. } => carries_no_class(elem, params),
+        Shape::Reference { .. } | Shape::Pointer { .. } | Shape::FnPointer => true,
+        Shape::Tuple(elems) => elems.is_empty(),
+        _ => false,
+    }
+}
+
 /// `T`: a path of one segment, no arguments.
 fn is_bare_ident(ty: &Type) -> bool {
     match ty {
@@ -238,6 +268,12 @@ mod tests {
             assert!(!holds_maybe_unsized(&ty(sized), &params), "{sized}");
         }
         let generics: syn::Generics = syn::parse_str("<T: ?Sized, U, V: Send + ?Sized>").unwrap();
+        for fixed in ["T", "UnsafeCell<T>", "[Option<T>; 4]", "u8", "&'a Config", "PhantomData<T>"] {
+            assert!(carries_no_class(&ty(fixed), &params), "{fixed}");
+        }
+        for carried in ["Counters", "Slot<T>", "UnsafeCell<AtomicU64>", "Mutex<T>", "U"] {
+            assert!(!carries_no_class(&ty(carried), &params), "{carried}");
+        }
         assert_eq!(maybe_unsized_params(&generics), vec!["T", "V"]);
     }
 

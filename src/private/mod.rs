@@ -48,10 +48,13 @@ pub struct FieldFacts {
 #[derive(Clone, Copy, Debug)]
 pub struct PlannedField {
     pub offset: usize,
-    /// The size the plan assumed; `None` for a field of unknown size, planned
-    /// as a block of whole lines of its own.
+    /// The size the plan assumed; `None` for a field of unknown size.
     pub size: Option<usize>,
     pub align: usize,
+    /// A field of unknown size planned as a block of whole lines of its
+    /// own; false for one no field must keep off its lines, planned after
+    /// every other field.
+    pub alone: bool,
 }
 
 /// The layout `#[cachelayout::optimize]` planned with its size model.

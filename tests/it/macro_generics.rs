@@ -443,3 +443,33 @@ fn a_generic_struct_proven_at_its_definition_keeps_the_rule_for_any_t() {
         assert!((val_end - 1) / 64 < hot / 64, "{val_end} {hot}");
     }
 }
+
+// ---- padding only where an instantiation could break the rule (item 10) ----
+
+/// A sequence lock: `data` is written under `seq`, so no field must stay off
+/// its lines; it needs no lines of its own, whatever `T` is.
+#[cachelayout::optimize]
+pub struct SeqLock<T> {
+    pub seq: AtomicUsize,
+    #[layout(locked_write = "seq")]
+    pub data: UnsafeCell<T>,
+}
+
+#[test]
+fn a_field_of_unknown_size_that_nothing_conflicts_with_gets_no_padding() {
+    // As small as the plain struct (it was 128 B: `data` on a line of its own).
+    assert_eq!(size_of::<SeqLock<u8>>(), 16);
+    assert_eq!(offset_of!(SeqLock<u8>, seq), 0);
+    assert_eq!(offset_of!(SeqLock<u8>, data), 8);
+    assert_eq!(size_of::<SeqLock<[u8; 100]>>(), 112);
+    assert_eq!(offset_of!(SeqLock<u128>, data), 16);
+    let lock = SeqLock::new(AtomicUsize::new(0), UnsafeCell::new(7u32));
+    assert_eq!(unsafe { *lock.data.get() }, 7);
+    const _: () = cachelayout::assert_layout::<SeqLock<[u64; 9]>>();
+    let report = <SeqLock<u8>>::layout_report();
+    assert!(
+        report.contains("no field must stay off its lines, so it goes after every other field"),
+        "{report}"
+    );
+    assert!(!report.contains("whole lines of their own"), "{report}");
+}
