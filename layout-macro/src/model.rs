@@ -23,6 +23,9 @@ pub struct Model {
     /// follow them all, where their real size moves no other field. In
     /// `strukt` a free field has size 0 and alignment 1.
     pub free: Vec<bool>,
+    /// Per field: every class the compile-time checks may give it (see
+    /// `possible_classes`); the first is the model's.
+    pub classes: Vec<Vec<Access>>,
     /// The cache line size the model is laid out for.
     pub line: u64,
 }
@@ -100,7 +103,8 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
         fields.push(field);
     }
     errors.finish()?;
-    let free = free_fields(input, &known, &fields);
+    let classes = possible_classes(input, &fields);
+    let free = free_fields(&known, &fields, &classes);
     for (f, _) in fields.iter_mut().zip(&free).filter(|(_, free)| **free) {
         f.size = 0;
         f.align = 1;
@@ -113,21 +117,22 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
         strukt,
         known,
         free,
+        classes,
         line,
     })
 }
 
-/// The fields of unknown size that need no lines of their own: no other
-/// field may have a class that must not share a line with theirs. Without
-/// an attribute, a field whose type may carry a class (`AccessClass`) may
-/// also count as lockless or locked in the checks: both are considered.
-fn free_fields(input: &Input, known: &[Option<SizeAlign>], fields: &[Field]) -> Vec<bool> {
+/// The classes the compile-time checks may give each field: its class
+/// when an attribute gives it or its type can carry none (a type
+/// parameter, a scalar, ..: `types::carries_no_class`); else also lockless
+/// and locked, which its type may carry through `AccessClass`.
+fn possible_classes(input: &Input, fields: &[Field]) -> Vec<Vec<Access>> {
     let params: Vec<String> = input
         .generics
         .type_params()
         .map(|t| t.ident.to_string())
         .collect();
-    let classes: Vec<Vec<Access>> = input
+    input
         .fields
         .iter()
         .zip(fields)
@@ -135,26 +140,38 @@ fn free_fields(input: &Input, known: &[Option<SizeAlign>], fields: &[Field]) -> 
             if f.access.is_some() || crate::types::carries_no_class(&f.ty, &params) {
                 vec![m.access.clone()]
             } else {
-                vec![
-                    m.access.clone(),
+                let mut classes = vec![m.access.clone()];
+                for raised in [
                     Access::Lockless { group: None },
                     Access::LockedWrite {
                         lock: f.name.clone(),
                     },
-                ]
+                ] {
+                    if !classes.contains(&raised) {
+                        classes.push(raised);
+                    }
+                }
+                classes
             }
         })
-        .collect();
-    let may_conflict = |i: usize, j: usize| {
-        classes[i]
-            .iter()
-            .any(|a| classes[j].iter().any(|b| a.hard_conflict(b)))
-    };
+        .collect()
+}
+
+/// Whether some class `a` may have must not share a line with some class
+/// `b` may have.
+pub fn may_conflict(a: &[Access], b: &[Access]) -> bool {
+    a.iter().any(|x| b.iter().any(|y| x.hard_conflict(y)))
+}
+
+/// The fields of unknown size that need no lines of their own: no other
+/// field may have a class that must not share a line with one theirs may
+/// have.
+fn free_fields(known: &[Option<SizeAlign>], fields: &[Field], classes: &[Vec<Access>]) -> Vec<bool> {
     (0..fields.len())
         .map(|i| {
             known[i].is_none()
                 && !fields[i].pinned
-                && !(0..fields.len()).any(|j| j != i && may_conflict(i, j))
+                && !(0..fields.len()).any(|j| j != i && may_conflict(&classes[i], &classes[j]))
         })
         .collect()
 }

@@ -327,6 +327,7 @@ mod tests {
         );
         Model {
             free: vec![false; strukt.fields.len()],
+            classes: strukt.fields.iter().map(|f| vec![f.access.clone()]).collect(),
             strukt,
             known,
             line,

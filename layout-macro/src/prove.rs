@@ -39,7 +39,8 @@ pub struct Piece {
     pub size: Option<u64>,
     /// `None`: any power of two.
     pub align: Option<u64>,
-    pub access: Access,
+    /// Every class the checks may give the field.
+    pub classes: Vec<Access>,
 }
 
 /// The struct's representation as the proof needs it.
@@ -147,7 +148,7 @@ pub fn doubts(pieces: &[Piece], repr: Repr) -> Vec<(usize, usize)> {
         .flat_map(|i| (i + 1..pieces.len()).map(move |j| (i, j)))
         .filter(|&(i, j)| {
             let (a, b) = (&pieces[i], &pieces[j]);
-            a.access.hard_conflict(&b.access) && !empty(a) && !empty(b)
+            crate::model::may_conflict(&a.classes, &b.classes) && !empty(a) && !empty(b)
         })
         .collect();
     if hard.is_empty() {
@@ -211,11 +212,11 @@ pub fn check(input: &Input, model: &Model, advice: &str) -> syn::Result<()> {
     let pieces: Vec<Piece> = model
         .known
         .iter()
-        .zip(&model.strukt.fields)
-        .map(|(known, f)| Piece {
+        .zip(&model.classes)
+        .map(|(known, classes)| Piece {
             size: known.map(|k| k.size),
             align: known.map(|k| k.align),
-            access: f.access.clone(),
+            classes: classes.clone(),
         })
         .collect();
     let repr = Repr {
@@ -228,12 +229,26 @@ pub fn check(input: &Input, model: &Model, advice: &str) -> syn::Result<()> {
     if doubts.is_empty() {
         return Ok(());
     }
-    let name = |i: usize| format!("{} `{}`", class_words(&pieces[i].access), input.fields[i].name);
+    // A field's class in the message; the note says when only a class its
+    // type may carry (not the one the macro gave it) conflicts with `other`.
+    let name = |i: usize, other: usize| {
+        let f = &input.fields[i];
+        let guess = &pieces[i].classes[0];
+        let mut text = format!("{} `{}`", class_words(guess), f.name);
+        if !crate::model::may_conflict(std::slice::from_ref(guess), &pieces[other].classes) {
+            text.push_str(&format!(
+                " (its type `{}` may count as lockless through its `cachelayout::AccessClass`: a \
+                 class attribute on the field, such as #[layout(lockless)], fixes its class)",
+                crate::types::display(&f.ty)
+            ));
+        }
+        text
+    };
     const SHOWN: usize = 6;
     let mut pairs: Vec<String> = doubts
         .iter()
         .take(SHOWN)
-        .map(|&(i, j)| format!("{} and {}", name(i), name(j)))
+        .map(|&(i, j)| format!("{} and {}", name(i, j), name(j, i)))
         .collect();
     if doubts.len() > SHOWN {
         pairs.push(format!("{} more pairs", doubts.len() - SHOWN));
@@ -301,7 +316,7 @@ mod tests {
         Piece {
             size: Some(size),
             align: Some(align),
-            access,
+            classes: vec![access],
         }
     }
 
@@ -309,7 +324,7 @@ mod tests {
         Piece {
             size: None,
             align: None,
-            access,
+            classes: vec![access],
         }
     }
 
@@ -391,5 +406,14 @@ mod tests {
             known(8, 8, Access::Lockless { group: Some("rx".into()) }),
         ];
         assert_eq!(doubts(&groups, c(1)), vec![(0, 1), (0, 2), (1, 2)]);
+        // A type that may carry lockless data next to a read-mostly field.
+        let carried = [
+            known(8, 8, R),
+            Piece {
+                classes: vec![R, a()],
+                ..known(8, 8, R)
+            },
+        ];
+        assert_eq!(doubts(&carried, c(1)), vec![(0, 1)]);
     }
 }

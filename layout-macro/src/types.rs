@@ -160,7 +160,8 @@ pub fn holds_maybe_unsized(ty: &Type, params: &[String]) -> bool {
 /// True when rustc can give `ty` no class of its own through
 /// `cachelayout::AccessClass`, whatever the instantiation: a type parameter
 /// `params` names (in the generic impl its bound cannot be proven), a plain
-/// scalar, a pointer or reference, or an array, `Option`, `ManuallyDrop`,
+/// scalar, a pointer, reference, `Box`, `Arc`, `Rc`, `Weak`, `NonNull`,
+/// `Vec` or `String` (what they point to is not in the struct), or an array, `Option`, `ManuallyDrop`,
 /// `UnsafeCell`, `Cell`, `MaybeUninit` or `PhantomData` of those. A field
 /// without an attribute of any other type may count as lockless or locked
 /// in the checks (its type's `AccessClass`).
@@ -173,6 +174,15 @@ pub fn carries_no_class(ty: &Type, params: &[String]) -> bool {
                     "bool" | "char" | "f32" | "f64" | "u8" | "u16" | "u32" | "u64" | "u128"
                         | "usize" | "i8" | "i16" | "i32" | "i64" | "i128" | "isize"
                 )
+        }
+        // Pointers: what they point to is not in the struct's lines.
+        Shape::Named { name, .. }
+            if matches!(
+                name.as_str(),
+                "Box" | "Arc" | "Rc" | "Weak" | "NonNull" | "Vec" | "String"
+            ) =>
+        {
+            true
         }
         Shape::Named { name, args } => {
             matches!(
@@ -268,7 +278,7 @@ mod tests {
             assert!(!holds_maybe_unsized(&ty(sized), &params), "{sized}");
         }
         let generics: syn::Generics = syn::parse_str("<T: ?Sized, U, V: Send + ?Sized>").unwrap();
-        for fixed in ["T", "UnsafeCell<T>", "[Option<T>; 4]", "u8", "&'a Config", "PhantomData<T>"] {
+        for fixed in ["T", "Box<[AtomicU64]>", "UnsafeCell<T>", "[Option<T>; 4]", "u8", "&'a Config", "PhantomData<T>"] {
             assert!(carries_no_class(&ty(fixed), &params), "{fixed}");
         }
         for carried in ["Counters", "Slot<T>", "UnsafeCell<AtomicU64>", "Mutex<T>", "U"] {

@@ -1,24 +1,20 @@
-// What the definition cannot see is still checked per instantiation: the
-// macro guesses read-mostly for `counters` from its type's name, and the
-// proof at the definition holds with that class; rustc says `Counters`
-// carries lockless data (its `AccessClass`), and the instantiation's check
-// finds it on the line of `limit`.
-use std::marker::PhantomData;
+// What the definition takes on trust is checked per instantiation: the
+// proof at the definition uses the size hint on `val`, and each
+// instantiation's check compares it with rustc's size: `Hinted<u64>` keeps
+// it, `Hinted<u8>` does not.
 use std::sync::atomic::AtomicU64;
 
 #[derive(cachelayout::CacheLayout)]
-pub struct Counters {
-    pub served: AtomicU64,
-}
-
-#[derive(cachelayout::CacheLayout)]
 #[repr(C)]
-pub struct Holder<T> {
-    pub limit: u64,
-    pub counters: Counters,
-    pub _marker: PhantomData<T>,
+pub struct Hinted<T> {
+    #[layout(size = 8, align = 8)]
+    pub val: T,
+    #[layout(cold)]
+    pub pad: [u8; 56],
+    pub hits: AtomicU64,
 }
 
-const _: () = cachelayout::assert_layout::<Holder<u8>>();
+const _: () = cachelayout::assert_layout::<Hinted<u64>>();
+const _: () = cachelayout::assert_layout::<Hinted<u8>>();
 
 fn main() {}
