@@ -45,8 +45,16 @@ const TABLE: &[(&str, &str, Sensitivity)] = &[
     ("Deserialize", "serde", Sensitivity::Serialized),
     ("BorshSerialize", "borsh", Sensitivity::Serialized),
     ("BorshDeserialize", "borsh", Sensitivity::Serialized),
-    ("Encode", "bincode or parity-scale-codec", Sensitivity::Serialized),
-    ("Decode", "bincode or parity-scale-codec", Sensitivity::Serialized),
+    (
+        "Encode",
+        "bincode or parity-scale-codec",
+        Sensitivity::Serialized,
+    ),
+    (
+        "Decode",
+        "bincode or parity-scale-codec",
+        Sensitivity::Serialized,
+    ),
     ("BorrowDecode", "bincode", Sensitivity::Serialized),
     ("Archive", "rkyv", Sensitivity::Serialized),
     ("IntoBytes", "zerocopy", Sensitivity::Serialized),
@@ -128,7 +136,10 @@ mod tests {
         assert_eq!(of("bincode::Encode").unwrap().1, "bincode");
         assert_eq!(of("borsh::BorshSerialize").unwrap().1, "borsh");
         assert_eq!(of("Ord").unwrap().2, Sensitivity::Ordering);
-        assert_eq!(of("core::cmp::PartialOrd").unwrap().2, Sensitivity::Ordering);
+        assert_eq!(
+            of("core::cmp::PartialOrd").unwrap().2,
+            Sensitivity::Ordering
+        );
         for fine in ["Debug", "Hash", "PartialEq", "Eq", "Clone", "Default"] {
             assert_eq!(of(fine), None, "{fine}");
         }

@@ -166,7 +166,11 @@ pub fn may_conflict(a: &[Access], b: &[Access]) -> bool {
 /// The fields of unknown size that need no lines of their own: no other
 /// field may have a class that must not share a line with one theirs may
 /// have.
-fn free_fields(known: &[Option<SizeAlign>], fields: &[Field], classes: &[Vec<Access>]) -> Vec<bool> {
+fn free_fields(
+    known: &[Option<SizeAlign>],
+    fields: &[Field],
+    classes: &[Vec<Access>],
+) -> Vec<bool> {
     (0..fields.len())
         .map(|i| {
             known[i].is_none()
@@ -265,12 +269,11 @@ mod tests {
         assert_eq!(f[1].original_offset, Some(8));
         assert_eq!(f[3].original_offset, None);
         // A read-mostly field of unknown size next to an atomic: a block.
-        let m = model(
-            "struct S { hits: AtomicU64, cfg: Config }",
-            Mode::Optimize,
-        )
-        .unwrap();
-        assert_eq!((m.strukt.fields[1].size, m.strukt.fields[1].align), (64, 64));
+        let m = model("struct S { hits: AtomicU64, cfg: Config }", Mode::Optimize).unwrap();
+        assert_eq!(
+            (m.strukt.fields[1].size, m.strukt.fields[1].align),
+            (64, 64)
+        );
         assert_eq!(m.free, vec![false, false]);
         // A SeqLock's data, written under the sequence counter: free.
         let m = model(

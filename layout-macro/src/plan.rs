@@ -52,7 +52,10 @@ pub fn solve_model(model: &Model, options: &Options) -> Result<Solution, String>
     // The free fields stay out of the solve and follow every other field.
     let kept: Vec<usize> = (0..model.free.len()).filter(|&i| !model.free[i]).collect();
     let mut sub = model.strukt.clone();
-    sub.fields = kept.iter().map(|&i| model.strukt.fields[i].clone()).collect();
+    sub.fields = kept
+        .iter()
+        .map(|&i| model.strukt.fields[i].clone())
+        .collect();
     let mut solution = solve(&sub, &opts).map_err(|e| e.to_string())?;
     let planned = solution.layout.layout();
     let end = planned
@@ -327,7 +330,11 @@ mod tests {
         );
         Model {
             free: vec![false; strukt.fields.len()],
-            classes: strukt.fields.iter().map(|f| vec![f.access.clone()]).collect(),
+            classes: strukt
+                .fields
+                .iter()
+                .map(|f| vec![f.access.clone()])
+                .collect(),
             strukt,
             known,
             line,

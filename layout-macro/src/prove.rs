@@ -60,7 +60,10 @@ pub struct Repr {
 enum Pos {
     Exact(u64),
     /// At least `min`, and a multiple of `multiple` (a power of two).
-    AtLeast { min: u64, multiple: u64 },
+    AtLeast {
+        min: u64,
+        multiple: u64,
+    },
 }
 
 /// The largest power of two dividing `n` (`n = 0` is divided by all).
@@ -140,9 +143,7 @@ pub fn doubts(pieces: &[Piece], repr: Repr) -> Vec<(usize, usize)> {
             .filter_map(|p| p.align)
             .fold(repr.min_align.max(1), u64::max)
     };
-    let fills_lines = |p: &Piece| {
-        matches!((p.size, known_align(p)), (Some(s), Some(a)) if a >= line && s % line == 0)
-    };
+    let fills_lines = |p: &Piece| matches!((p.size, known_align(p)), (Some(s), Some(a)) if a >= line && s % line == 0);
     let empty = |p: &Piece| p.size == Some(0);
     let hard: Vec<(usize, usize)> = (0..pieces.len())
         .flat_map(|i| (i + 1..pieces.len()).map(move |j| (i, j)))
@@ -401,9 +402,21 @@ mod tests {
         let empty = [known(0, 1, R), known(8, 8, a())];
         assert!(doubts(&empty, RUST).is_empty());
         let groups = [
-            known(8, 8, Access::Lockless { group: Some("tx".into()) }),
+            known(
+                8,
+                8,
+                Access::Lockless {
+                    group: Some("tx".into()),
+                },
+            ),
             unknown(R),
-            known(8, 8, Access::Lockless { group: Some("rx".into()) }),
+            known(
+                8,
+                8,
+                Access::Lockless {
+                    group: Some("rx".into()),
+                },
+            ),
         ];
         assert_eq!(doubts(&groups, c(1)), vec![(0, 1), (0, 2), (1, 2)]);
         // A type that may carry lockless data next to a read-mostly field.

@@ -68,9 +68,7 @@ fn named(name: &str, args: &[&Type]) -> Option<SizeAlign> {
         "AtomicPtr" => sa(PTR, PTR),
         "Vec" | "String" => sa(3 * PTR, PTR),
         // cachelayout's own markers: `cachelayout::align::Align64`.
-        marker if marker_align(marker).is_some() && args.is_empty() => {
-            sa(0, marker_align(marker)?)
-        }
+        marker if marker_align(marker).is_some() && args.is_empty() => sa(0, marker_align(marker)?),
         "PhantomData" | "PhantomPinned" => sa(0, 1),
         "Cell" | "UnsafeCell" | "SyncUnsafeCell" | "ManuallyDrop" | "MaybeUninit" | "Wrapping"
         | "Saturating" => size_of(first_arg(args)?),
@@ -83,7 +81,7 @@ fn named(name: &str, args: &[&Type]) -> Option<SizeAlign> {
 /// The alignment of cachelayout's zero-sized marker `AlignN`.
 fn marker_align(name: &str) -> Option<u64> {
     let n: u64 = name.strip_prefix("Align")?.parse().ok()?;
-    (n.is_power_of_two() && n >= 2 && n <= crate::attr::MAX_ALIGN).then_some(n)
+    (n.is_power_of_two() && (2..=crate::attr::MAX_ALIGN).contains(&n)).then_some(n)
 }
 
 /// `Option<T>` has the size of `T` when `T` has a null niche the compiler is

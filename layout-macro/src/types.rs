@@ -171,8 +171,22 @@ pub fn carries_no_class(ty: &Type, params: &[String]) -> bool {
             (params.contains(&name) && is_bare_ident(ty))
                 || matches!(
                     name.as_str(),
-                    "bool" | "char" | "f32" | "f64" | "u8" | "u16" | "u32" | "u64" | "u128"
-                        | "usize" | "i8" | "i16" | "i32" | "i64" | "i128" | "isize"
+                    "bool"
+                        | "char"
+                        | "f32"
+                        | "f64"
+                        | "u8"
+                        | "u16"
+                        | "u32"
+                        | "u64"
+                        | "u128"
+                        | "usize"
+                        | "i8"
+                        | "i16"
+                        | "i32"
+                        | "i64"
+                        | "i128"
+                        | "isize"
                 )
         }
         // Pointers: what they point to is not in the struct's lines.
@@ -278,10 +292,24 @@ mod tests {
             assert!(!holds_maybe_unsized(&ty(sized), &params), "{sized}");
         }
         let generics: syn::Generics = syn::parse_str("<T: ?Sized, U, V: Send + ?Sized>").unwrap();
-        for fixed in ["T", "Box<[AtomicU64]>", "UnsafeCell<T>", "[Option<T>; 4]", "u8", "&'a Config", "PhantomData<T>"] {
+        for fixed in [
+            "T",
+            "Box<[AtomicU64]>",
+            "UnsafeCell<T>",
+            "[Option<T>; 4]",
+            "u8",
+            "&'a Config",
+            "PhantomData<T>",
+        ] {
             assert!(carries_no_class(&ty(fixed), &params), "{fixed}");
         }
-        for carried in ["Counters", "Slot<T>", "UnsafeCell<AtomicU64>", "Mutex<T>", "U"] {
+        for carried in [
+            "Counters",
+            "Slot<T>",
+            "UnsafeCell<AtomicU64>",
+            "Mutex<T>",
+            "U",
+        ] {
             assert!(!carries_no_class(&ty(carried), &params), "{carried}");
         }
         assert_eq!(maybe_unsized_params(&generics), vec!["T", "V"]);

@@ -71,7 +71,11 @@ fn check<T: CacheLayout>() {
     }
     if any_free {
         assert!(std::mem::size_of::<T>() >= plan.size, "{}: size", info.name);
-        assert!(std::mem::align_of::<T>() >= plan.align, "{}: align", info.name);
+        assert!(
+            std::mem::align_of::<T>() >= plan.align,
+            "{}: align",
+            info.name
+        );
     } else {
         assert_eq!(std::mem::size_of::<T>(), plan.size, "{}: size", info.name);
         assert_eq!(
