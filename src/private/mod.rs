@@ -18,7 +18,9 @@ mod message;
 mod report;
 mod sweep;
 
-pub use check::{first_shared_line, hint_message, pinned_message, rule_check, rule_message};
+pub use check::{
+    first_shared_line, hint_message, hint_mismatch, pinned_message, rule_check, rule_message,
+};
 pub use class::Class;
 pub use message::Message;
 #[cfg(feature = "model")]
