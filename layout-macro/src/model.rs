@@ -127,11 +127,7 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
 /// parameter, a scalar, ..: `types::carries_no_class`); else also lockless
 /// and locked, which its type may carry through `AccessClass`.
 fn possible_classes(input: &Input, fields: &[Field]) -> Vec<Vec<Access>> {
-    let params: Vec<String> = input
-        .generics
-        .type_params()
-        .map(|t| t.ident.to_string())
-        .collect();
+    let params = crate::types::params_without_access_class(&input.generics);
     input
         .fields
         .iter()

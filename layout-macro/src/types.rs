@@ -211,6 +211,51 @@ pub fn carries_no_class(ty: &Type, params: &[String]) -> bool {
     }
 }
 
+/// The type parameters not bound by `AccessClass` (in the parameter list
+/// or the where clause): in the generic impls the checks live in, a
+/// parameter without that bound carries no class. With it, the checks ask
+/// the instantiation's type.
+pub fn params_without_access_class(generics: &syn::Generics) -> Vec<String> {
+    let names_it = |tokens: proc_macro2::TokenStream| mentions_ident(tokens, "AccessClass");
+    generics
+        .type_params()
+        .filter(|t| {
+            let bounds = &t.bounds;
+            let inline = names_it(quote::quote!(#bounds));
+            let in_where = generics
+                .where_clause
+                .iter()
+                .flat_map(|w| &w.predicates)
+                .any(|p| {
+                    matches!(p, syn::WherePredicate::Type(pt)
+                    if is_ident(&pt.bounded_ty, &t.ident) && {
+                        let b = &pt.bounds;
+                        names_it(quote::quote!(#b))
+                    })
+                });
+            !inline && !in_where
+        })
+        .map(|t| t.ident.to_string())
+        .collect()
+}
+
+fn mentions_ident(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions_ident(g.stream(), name),
+        _ => false,
+    })
+}
+
+fn is_ident(ty: &Type, ident: &syn::Ident) -> bool {
+    match ty {
+        Type::Path(p) => p.qself.is_none() && p.path.is_ident(ident),
+        Type::Group(g) => is_ident(&g.elem, ident),
+        Type::Paren(p) => is_ident(&p.elem, ident),
+        _ => false,
+    }
+}
+
 /// `T`: a path of one segment, no arguments.
 fn is_bare_ident(ty: &Type) -> bool {
     match ty {
