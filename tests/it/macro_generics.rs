@@ -423,8 +423,35 @@ pub struct Isolated<T> {
     pub hot: AtomicU64,
 }
 
+/// Apart by padding: `hot` ends at 8 and `val` starts at 64 or later, so a
+/// line boundary falls between them at every offset an 8-byte-aligned
+/// instance can start at.
+#[derive(CacheLayout)]
+#[repr(C)]
+pub struct PaddedAfter<T> {
+    pub hot: AtomicU64,
+    #[layout(cold)]
+    pub _pad: [u8; 56],
+    pub val: T,
+}
+
 #[test]
 fn a_generic_struct_proven_at_its_definition_keeps_the_rule_for_any_t() {
+    let padded = PaddedAfter {
+        hot: AtomicU64::new(0),
+        _pad: [0; 56],
+        val: 3u16,
+    };
+    assert_eq!(padded.val, 3);
+    for phase in (0..64).step_by(8) {
+        let hot_line = (phase + 7) / 64;
+        for val in [
+            offset_of!(PaddedAfter<u8>, val),
+            offset_of!(PaddedAfter<u128>, val),
+        ] {
+            assert!((phase + val) / 64 > hot_line, "{phase} {val}");
+        }
+    }
     // Built with a struct literal: no per-instantiation check runs.
     let small = Isolated {
         val: 1u8,
