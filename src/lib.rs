@@ -102,9 +102,11 @@ pub mod align {
 /// Evaluates the compile-time checks of `T` (for a generic struct, of this
 /// instantiation): `const _: () = cachelayout::assert_layout::<Ring<u64>>();`
 /// fails the build if `Ring<u64>` breaks the rule. Non-generic structs are
-/// checked where they are declared; generic ones when an instantiation is
-/// built with the generated constructor or `Default`, asked for its report,
-/// held in a checked struct, or named here.
+/// checked where they are declared. A generic struct under the derive is
+/// proven at its definition for every instantiation; the checks of one
+/// instantiation, with its real offsets (and its size hints), run when it
+/// is built with the generated constructor or `Default`, asked for its
+/// report, held in a checked struct, or named here.
 pub const fn assert_layout<T: CacheLayout>() {
     #[allow(clippy::let_unit_value)]
     let () = T::__CHECK;

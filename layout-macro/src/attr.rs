@@ -34,6 +34,8 @@ pub struct Input {
     pub repr: Repr,
     /// The item derives serde's `Serialize` or `Deserialize`.
     pub derives_serde: bool,
+    /// Derives (below `optimize`) whose meaning follows the field order.
+    pub order_sensitive: Vec<crate::derives::OrderSensitive>,
     /// How generated code names the cachelayout crate (`::cachelayout`,
     /// its name in `Cargo.toml`, or `#[layout(crate = "..")]`).
     pub krate: TokenStream,
@@ -59,6 +61,12 @@ pub struct Options {
     pub constructor: Option<String>,
     /// `#[layout(crate = "path")]`: how generated code names cachelayout.
     pub krate: Option<TokenStream>,
+    /// `optimize` only: reorder although a derive serializes the fields in
+    /// order (`reorder_serialized`).
+    pub reorder_serialized: bool,
+    /// `optimize` only: reorder although `PartialOrd`/`Ord` are derived
+    /// (`reorder_ord`).
+    pub reorder_ord: bool,
 }
 
 impl Default for Options {
@@ -72,6 +80,8 @@ impl Default for Options {
             contains: None,
             constructor: Some("new".to_string()),
             krate: None,
+            reorder_serialized: false,
+            reorder_ord: false,
         }
     }
 }
@@ -140,6 +150,8 @@ const STRUCT_KEYS: &[&str] = &[
     "contains",
     "constructor",
     "crate",
+    "reorder_serialized",
+    "reorder_ord",
 ];
 /// `expected one of `read_mostly`, `locked_write = "lock"`, ...`: each
 /// class as the attribute declares it, then the other keys.
@@ -162,7 +174,7 @@ fn field_help() -> String {
 const STRUCT_HELP: &str =
     "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
 `time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
-`crate = \"path\"`";
+`crate = \"path\"`, `reorder_serialized`, `reorder_ord`";
 
 /// Collects errors so that one expansion reports all of them.
 #[derive(Default)]
@@ -219,6 +231,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
     }
     let mut attrs = Vec::new();
     let mut derives_serde = false;
+    let mut order_sensitive = Vec::new();
     for attr in &item.attrs {
         if attr.path().is_ident("layout") {
             let res = attr.parse_nested_meta(|meta| {
@@ -234,7 +247,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
             }
         } else {
             if attr.path().is_ident("derive") {
-                derives_serde |= check_derives(attr, mode, &mut errors);
+                derives_serde |= check_derives(attr, mode, &mut errors, &mut order_sensitive);
             }
             if mode == Mode::Derive && is_optimize(attr) {
                 errors.at(
@@ -280,6 +293,7 @@ pub fn parse(item: DeriveInput, mode: Mode, args: TokenStream) -> syn::Result<In
         options,
         repr,
         derives_serde,
+        order_sensitive,
     })
 }
 
@@ -373,7 +387,13 @@ pub fn is_optimize(attr: &Attribute) -> bool {
 }
 
 /// Checks a `#[derive(..)]` list; returns true if it derives serde traits.
-fn check_derives(attr: &Attribute, mode: Mode, errors: &mut Errors) -> bool {
+/// Collects the derives whose meaning follows the field order.
+fn check_derives(
+    attr: &Attribute,
+    mode: Mode,
+    errors: &mut Errors,
+    order_sensitive: &mut Vec<crate::derives::OrderSensitive>,
+) -> bool {
     let Ok(paths) = attr.parse_args_with(Punctuated::<syn::Path, syn::Token![,]>::parse_terminated)
     else {
         return false;
@@ -391,6 +411,7 @@ fn check_derives(attr: &Attribute, mode: Mode, errors: &mut Errors) -> bool {
             );
         }
         serde |= last.ident == "Serialize" || last.ident == "Deserialize";
+        order_sensitive.extend(crate::derives::classify(&path));
     }
     serde
 }
@@ -434,6 +455,22 @@ fn struct_key(
             match lit.value().parse::<Preset>() {
                 Ok(p) => options.preset = p,
                 Err(msg) => errors.at(lit.span(), msg),
+            }
+        }
+        "reorder_serialized" | "reorder_ord" => {
+            if mode == Mode::Derive {
+                errors.at(
+                    meta.path.span(),
+                    format!(
+                        "`{key}` applies to #[cachelayout::optimize]; #[derive(CacheLayout)] never \
+                         reorders fields"
+                    ),
+                );
+            }
+            if key == "reorder_ord" {
+                options.reorder_ord = true;
+            } else {
+                options.reorder_serialized = true;
             }
         }
         "report_only" => {

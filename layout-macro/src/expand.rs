@@ -5,6 +5,7 @@ use crate::attr::{self, Input, Mode};
 use crate::codegen::{self, Planned};
 use crate::model::{self, Model};
 use crate::plan;
+use crate::prove;
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::DeriveInput;
@@ -86,13 +87,24 @@ pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
-    let input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
+    let mut input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
     let model = model::build(&input, Mode::Derive)?;
     let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
         String::new()
     } else {
         suggestion(&input, &model)
     };
+    // A generic struct is proven for every instantiation here, where
+    // `cargo check` sees it, not only per instantiation.
+    if codegen::is_generic(&input) && !input.options.report_only {
+        if let Err(e) = prove::check(&input, &model, &advice) {
+            // The impls stay, unchecked: the error is the only one.
+            input.options.report_only = true;
+            let mut out = e.to_compile_error();
+            out.extend(codegen::derive(&input, &model, &advice));
+            return Ok(out);
+        }
+    }
     Ok(codegen::derive(&input, &model, &advice))
 }
 
@@ -104,6 +116,7 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
     let items = plan::items(&model, &solution.layout);
     check_items(&model, &solution.layout, &items)
         .map_err(|e| syn::Error::new(input.ident.span(), e))?;
+    check_order_sensitive(&input, &items)?;
     let note = plan::note(&solution, &input.options);
     let planned = Planned {
         layout: &solution.layout,
@@ -111,6 +124,36 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
         note: &note,
     };
     Ok(codegen::optimize(&input, &model, &planned))
+}
+
+/// A derive whose meaning follows the field order (serde, `Ord`, ..) is an
+/// error when the layout moves fields, unless the author opted in.
+fn check_order_sensitive(input: &Input, items: &[plan::Item]) -> syn::Result<()> {
+    let order: Vec<usize> = items
+        .iter()
+        .filter_map(|item| match *item {
+            plan::Item::Field(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    let Some(w) = order.windows(2).find(|w| w[0] > w[1]) else {
+        return Ok(());
+    };
+    let moved = format!(
+        "`{}` before `{}`",
+        input.fields[w[0]].name, input.fields[w[1]].name
+    );
+    let mut errors = attr::Errors::default();
+    for d in &input.order_sensitive {
+        let accepted = match d.why {
+            crate::derives::Sensitivity::Serialized => input.options.reorder_serialized,
+            crate::derives::Sensitivity::Ordering => input.options.reorder_ord,
+        };
+        if !accepted {
+            errors.push(crate::derives::refusal(d, &input.ident.to_string(), &moved));
+        }
+    }
+    errors.finish()
 }
 
 /// The end of a derive's conflict message: the order the solver suggests.
@@ -253,5 +296,36 @@ mod tests {
             "{derived}"
         );
         assert!(derived.contains("my :: cl :: CacheLayout"), "{derived}");
+    }
+}
+
+#[cfg(test)]
+mod generic_tests {
+    use super::*;
+
+    fn derived(src: &str) -> String {
+        derive(src.parse().unwrap()).to_string()
+    }
+
+    #[test]
+    fn a_generic_struct_is_proven_at_its_definition() {
+        let out = derived("struct Pair<T> { val: T, hot: std::sync::atomic::AtomicU64 }");
+        assert!(out.contains("compile_error"), "{out}");
+        assert!(
+            out.contains("read-mostly `val` and lockless `hot` may share"),
+            "{out}"
+        );
+        // The suggested layout is proven.
+        let start = out.find("#[repr(C)] struct Pair").unwrap();
+        let end = start + out[start..].find('}').unwrap() + 1;
+        let suggested = out[start..end].replace("\\\"", "\"");
+        let again = derived(&suggested);
+        assert!(!again.contains("compile_error"), "{suggested}\n{again}");
+        // A marker between, under repr(C): proven.
+        let fine = derived(
+            "#[repr(C)] struct Pair<T> { val: T, _a: [cachelayout::align::Align64; 0], \
+             hot: std::sync::atomic::AtomicU64 }",
+        );
+        assert!(!fine.contains("compile_error"), "{fine}");
     }
 }

@@ -2,20 +2,25 @@
 //! through the `cachelayout` crate, which documents them and provides the
 //! `CacheLayout` trait and the runtime support the generated code needs.
 //!
-//! The crate is a thin shell over layout-core: `attr` parses the item,
+//! The crate is a thin shell over layout-core: `attr` parses the item
+//! (`derives` names the derives whose meaning follows the field order),
 //! `model` builds layout-core's model with `size_model` and `defaults`,
-//! `plan` runs the solver within its budget, `codegen` writes the
-//! assertions, the trait impl and the rewritten struct; `expand` ties them.
+//! `plan` runs the solver within its budget, `prove` proves a generic
+//! struct's rule for every instantiation at its definition, `codegen`
+//! writes the assertions, the trait impl and the rewritten struct; `expand`
+//! ties them.
 
 mod attr;
 mod codegen;
 mod defaults;
+mod derives;
 #[cfg(test)]
 mod determinism;
 mod expand;
 mod krate;
 mod model;
 mod plan;
+mod prove;
 mod size_model;
 #[cfg(test)]
 mod timing;
@@ -31,7 +36,12 @@ use proc_macro::TokenStream;
 /// The check is one `const` item per struct, evaluated by rustc with
 /// `offset_of!` and `size_of`, so it judges the struct as rustc really lays
 /// it out (for a generic struct: `CacheLayout::__CHECK`, per instantiation).
-/// The one error names every lockless field that shares a line, the fields
+/// A generic struct is also proven at its definition for every
+/// instantiation, with any size and alignment for the fields whose size
+/// depends on the parameters: if the macro cannot prove the rule (without
+/// `#[repr(C)]` rustc may put any two fields side by side), the error is at
+/// the struct, under `cargo check` too, and names the fields that may share
+/// a line and the fixes. The one error names every lockless field that shares a line, the fields
 /// it shares with, the line and the phase, and the layout the solver
 /// suggests as Rust:
 ///
@@ -94,8 +104,15 @@ pub fn derive_cache_layout(item: TokenStream) -> TokenStream {
 /// fills them (`#[derive(Debug)]` likewise prints only the user's fields).
 /// A field whose size the macro does not know (a `Mutex`, a type from
 /// another crate, a type parameter) gets cache lines of its own unless it
-/// has a `#[layout(size = N, align = M)]` hint; a wrong hint is a compile
-/// error that gives the real size.
+/// has a `#[layout(size = N, align = M)]` hint (a wrong hint is a compile
+/// error that gives the real size), or no field must keep off its lines:
+/// then it goes after every other field, with no padding.
+///
+/// Derives below the attribute whose meaning follows the field order
+/// (serde's `Serialize`/`Deserialize`, borsh, bincode's `Encode`/`Decode`,
+/// rkyv, zerocopy, bytemuck, `PartialOrd`/`Ord`) are an error when the
+/// layout moves fields, unless the author opts in with
+/// `#[cachelayout::optimize(reorder_serialized)]` or `reorder_ord`.
 ///
 /// Takes the same `#[layout(..)]` attributes and defaults as the derive
 /// (except `report_only`); the struct options may also be its arguments:

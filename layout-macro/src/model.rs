@@ -8,7 +8,7 @@ use crate::size_model::{self, SizeAlign};
 use crate::types::{display, maybe_unsized_params, mentions};
 use layout_core::model::PathUse;
 use layout_core::place::{Cursor, Kind, Member};
-use layout_core::{Field, Struct};
+use layout_core::{Access, Field, Struct};
 
 /// The model and what the macro knows about each field's size.
 pub struct Model {
@@ -17,6 +17,15 @@ pub struct Model {
     /// or `None` when the size is unknown and the field stands in the model
     /// as a block of one line, aligned to the line.
     pub known: Vec<Option<SizeAlign>>,
+    /// Per field: of unknown size, and no field must keep off its lines (its
+    /// class has no hard conflict with any other field's): it needs no
+    /// lines of its own. The solver lays out the other fields; free fields
+    /// follow them all, where their real size moves no other field. In
+    /// `strukt` a free field has size 0 and alignment 1.
+    pub free: Vec<bool>,
+    /// Per field: every class the compile-time checks may give it (see
+    /// `possible_classes`); the first is the model's.
+    pub classes: Vec<Vec<Access>>,
     /// The cache line size the model is laid out for.
     pub line: u64,
 }
@@ -94,14 +103,77 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
         fields.push(field);
     }
     errors.finish()?;
+    let classes = possible_classes(input, &fields);
+    let free = free_fields(&known, &fields, &classes);
+    for (f, _) in fields.iter_mut().zip(&free).filter(|(_, free)| **free) {
+        f.size = 0;
+        f.align = 1;
+        f.paths.clear();
+    }
     let mut strukt = Struct::new(input.ident.to_string(), fields);
     strukt.min_align = input.repr.align.unwrap_or(1);
     strukt.paths = path_names;
     Ok(Model {
         strukt,
         known,
+        free,
+        classes,
         line,
     })
+}
+
+/// The classes the compile-time checks may give each field: its class
+/// when an attribute gives it or its type can carry none (a type
+/// parameter, a scalar, ..: `types::carries_no_class`); else also lockless
+/// and locked, which its type may carry through `AccessClass`.
+fn possible_classes(input: &Input, fields: &[Field]) -> Vec<Vec<Access>> {
+    let params = crate::types::params_without_access_class(&input.generics);
+    input
+        .fields
+        .iter()
+        .zip(fields)
+        .map(|(f, m)| {
+            if f.access.is_some() || crate::types::carries_no_class(&f.ty, &params) {
+                vec![m.access.clone()]
+            } else {
+                let mut classes = vec![m.access.clone()];
+                for raised in [
+                    Access::Lockless { group: None },
+                    Access::LockedWrite {
+                        lock: f.name.clone(),
+                    },
+                ] {
+                    if !classes.contains(&raised) {
+                        classes.push(raised);
+                    }
+                }
+                classes
+            }
+        })
+        .collect()
+}
+
+/// Whether some class `a` may have must not share a line with some class
+/// `b` may have.
+pub fn may_conflict(a: &[Access], b: &[Access]) -> bool {
+    a.iter().any(|x| b.iter().any(|y| x.hard_conflict(y)))
+}
+
+/// The fields of unknown size that need no lines of their own: no other
+/// field may have a class that must not share a line with one theirs may
+/// have.
+fn free_fields(
+    known: &[Option<SizeAlign>],
+    fields: &[Field],
+    classes: &[Vec<Access>],
+) -> Vec<bool> {
+    (0..fields.len())
+        .map(|i| {
+            known[i].is_none()
+                && !fields[i].pinned
+                && !(0..fields.len()).any(|j| j != i && may_conflict(&classes[i], &classes[j]))
+        })
+        .collect()
 }
 
 /// Every layout of the fields (their sizes, the padding their alignments
@@ -160,7 +232,6 @@ fn declared_offsets(known: &[Option<SizeAlign>]) -> Vec<Option<u64>> {
 mod tests {
     use super::*;
     use crate::attr::parse;
-    use layout_core::Access;
 
     fn model(src: &str, mode: Mode) -> syn::Result<Model> {
         let input = parse(syn::parse_str(src).unwrap(), mode, Default::default()).unwrap();
@@ -180,7 +251,9 @@ mod tests {
             (1, 1, Access::ReadMostly)
         );
         assert_eq!(f[1].access, Access::Lockless { group: None });
+        // `Mutex<u64>` may carry another class (its `AccessClass`): a block.
         assert_eq!((f[2].size, f[2].align), (64, 64));
+        assert_eq!(m.free, vec![false; 4]);
         assert_eq!(
             f[2].access,
             Access::LockedWrite {
@@ -191,6 +264,21 @@ mod tests {
         assert_eq!(m.known[2], None);
         assert_eq!(f[1].original_offset, Some(8));
         assert_eq!(f[3].original_offset, None);
+        // A read-mostly field of unknown size next to an atomic: a block.
+        let m = model("struct S { hits: AtomicU64, cfg: Config }", Mode::Optimize).unwrap();
+        assert_eq!(
+            (m.strukt.fields[1].size, m.strukt.fields[1].align),
+            (64, 64)
+        );
+        assert_eq!(m.free, vec![false, false]);
+        // A SeqLock's data, written under the sequence counter: free.
+        let m = model(
+            "struct SeqLock<T> { seq: AtomicUsize, #[layout(locked_write = \"seq\")] data: UnsafeCell<T> }",
+            Mode::Optimize,
+        )
+        .unwrap();
+        assert_eq!(m.free, vec![false, true]);
+        assert_eq!((m.strukt.fields[1].size, m.strukt.fields[1].align), (0, 1));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::attr::{Input, Options};
 use crate::model::Model;
 use layout_core::place::{align_up, Cursor, Extent, Kind, Member};
-use layout_core::{solve, Layout, Placement, Solution, SolveOptions};
+use layout_core::{solve, Layout, Placement, Slot, Solution, SolveOptions};
 use std::time::Duration;
 
 /// The solver's deterministic work budget when the struct sets no
@@ -45,7 +45,45 @@ pub fn solve_model(model: &Model, options: &Options) -> Result<Solution, String>
         preset: options.preset,
         ..SolveOptions::default()
     };
-    let solution = solve(&model.strukt, &opts).map_err(|e| e.to_string())?;
+    if !model.free.contains(&true) {
+        let solution = solve(&model.strukt, &opts).map_err(|e| e.to_string())?;
+        return reject_timed_out(solution, &opts);
+    }
+    // The free fields stay out of the solve and follow every other field.
+    let kept: Vec<usize> = (0..model.free.len()).filter(|&i| !model.free[i]).collect();
+    let mut sub = model.strukt.clone();
+    sub.fields = kept
+        .iter()
+        .map(|&i| model.strukt.fields[i].clone())
+        .collect();
+    let mut solution = solve(&sub, &opts).map_err(|e| e.to_string())?;
+    let planned = solution.layout.layout();
+    let end = planned
+        .slots
+        .iter()
+        .map(|s| s.offset + sub.fields[s.field].size)
+        .max()
+        .unwrap_or(0);
+    let mut slots: Vec<Slot> = planned
+        .slots
+        .iter()
+        .map(|s| Slot {
+            field: kept[s.field],
+            offset: s.offset,
+        })
+        .collect();
+    slots.extend(
+        (0..model.free.len())
+            .filter(|&i| model.free[i])
+            .map(|field| Slot { field, offset: end }),
+    );
+    let full = Layout {
+        slots,
+        ..planned.clone()
+    };
+    solution.layout = layout_core::verify(&model.strukt, &full).map_err(|e| {
+        format!("cachelayout internal error: the layout with the free fields after the others does not verify ({e}); please report this")
+    })?;
     reject_timed_out(solution, &opts)
 }
 
@@ -117,6 +155,11 @@ pub fn items(model: &Model, layout: &Layout) -> Vec<Item> {
     for slot in &layout.slots {
         let field = &model.strukt.fields[slot.field];
         let target = slot.offset;
+        if model.free[slot.field] {
+            // After every other field: its real size moves none of them.
+            push(&mut out, Item::Field(slot.field));
+            continue;
+        }
         if model.known[slot.field].is_none() {
             // A block of whole lines of its own, whatever its real size.
             if align_up(end, line) != target {
@@ -286,6 +329,12 @@ mod tests {
                 .collect(),
         );
         Model {
+            free: vec![false; strukt.fields.len()],
+            classes: strukt
+                .fields
+                .iter()
+                .map(|f| vec![f.access.clone()])
+                .collect(),
             strukt,
             known,
             line,

@@ -67,6 +67,8 @@ fn named(name: &str, args: &[&Type]) -> Option<SizeAlign> {
         "Box" | "Arc" | "Rc" | "Weak" | "NonNull" => pointer_to(first_arg(args)?),
         "AtomicPtr" => sa(PTR, PTR),
         "Vec" | "String" => sa(3 * PTR, PTR),
+        // cachelayout's own markers: `cachelayout::align::Align64`.
+        marker if marker_align(marker).is_some() && args.is_empty() => sa(0, marker_align(marker)?),
         "PhantomData" | "PhantomPinned" => sa(0, 1),
         "Cell" | "UnsafeCell" | "SyncUnsafeCell" | "ManuallyDrop" | "MaybeUninit" | "Wrapping"
         | "Saturating" => size_of(first_arg(args)?),
@@ -74,6 +76,12 @@ fn named(name: &str, args: &[&Type]) -> Option<SizeAlign> {
         "Option" => option_of(first_arg(args)?),
         _ => None,
     }
+}
+
+/// The alignment of cachelayout's zero-sized marker `AlignN`.
+fn marker_align(name: &str) -> Option<u64> {
+    let n: u64 = name.strip_prefix("Align")?.parse().ok()?;
+    (n.is_power_of_two() && (2..=crate::attr::MAX_ALIGN).contains(&n)).then_some(n)
 }
 
 /// `Option<T>` has the size of `T` when `T` has a null niche the compiler is
@@ -149,6 +157,8 @@ mod tests {
         assert_eq!(of("[u8; N]"), None);
         assert_eq!(of("UnsafeCell<u32>"), Some((4, 4)));
         assert_eq!(of("PhantomData<T>"), Some((0, 1)));
+        assert_eq!(of("[cachelayout::align::Align64; 0]"), Some((0, 64)));
+        assert_eq!(of("Align48"), None);
     }
 
     #[test]

@@ -157,6 +157,105 @@ pub fn holds_maybe_unsized(ty: &Type, params: &[String]) -> bool {
     }
 }
 
+/// True when rustc can give `ty` no class of its own through
+/// `cachelayout::AccessClass`, whatever the instantiation: a type parameter
+/// `params` names (in the generic impl its bound cannot be proven), a plain
+/// scalar, a pointer, reference, `Box`, `Arc`, `Rc`, `Weak`, `NonNull`,
+/// `Vec` or `String` (what they point to is not in the struct), or an array, `Option`, `ManuallyDrop`,
+/// `UnsafeCell`, `Cell`, `MaybeUninit` or `PhantomData` of those. A field
+/// without an attribute of any other type may count as lockless or locked
+/// in the checks (its type's `AccessClass`).
+pub fn carries_no_class(ty: &Type, params: &[String]) -> bool {
+    match shape(ty) {
+        Shape::Named { name, args } if args.is_empty() => {
+            (params.contains(&name) && is_bare_ident(ty))
+                || matches!(
+                    name.as_str(),
+                    "bool"
+                        | "char"
+                        | "f32"
+                        | "f64"
+                        | "u8"
+                        | "u16"
+                        | "u32"
+                        | "u64"
+                        | "u128"
+                        | "usize"
+                        | "i8"
+                        | "i16"
+                        | "i32"
+                        | "i64"
+                        | "i128"
+                        | "isize"
+                )
+        }
+        // Pointers: what they point to is not in the struct's lines.
+        Shape::Named { name, .. }
+            if matches!(
+                name.as_str(),
+                "Box" | "Arc" | "Rc" | "Weak" | "NonNull" | "Vec" | "String"
+            ) =>
+        {
+            true
+        }
+        Shape::Named { name, args } => {
+            matches!(
+                name.as_str(),
+                "Option" | "ManuallyDrop" | "UnsafeCell" | "Cell" | "MaybeUninit" | "PhantomData"
+            ) && args.iter().all(|a| carries_no_class(a, params))
+        }
+        Shape::Array { elem, .. } => carries_no_class(elem, params),
+        Shape::Reference { .. } | Shape::Pointer { .. } | Shape::FnPointer => true,
+        Shape::Tuple(elems) => elems.is_empty(),
+        _ => false,
+    }
+}
+
+/// The type parameters not bound by `AccessClass` (in the parameter list
+/// or the where clause): in the generic impls the checks live in, a
+/// parameter without that bound carries no class. With it, the checks ask
+/// the instantiation's type.
+pub fn params_without_access_class(generics: &syn::Generics) -> Vec<String> {
+    let names_it = |tokens: proc_macro2::TokenStream| mentions_ident(tokens, "AccessClass");
+    generics
+        .type_params()
+        .filter(|t| {
+            let bounds = &t.bounds;
+            let inline = names_it(quote::quote!(#bounds));
+            let in_where = generics
+                .where_clause
+                .iter()
+                .flat_map(|w| &w.predicates)
+                .any(|p| {
+                    matches!(p, syn::WherePredicate::Type(pt)
+                    if is_ident(&pt.bounded_ty, &t.ident) && {
+                        let b = &pt.bounds;
+                        names_it(quote::quote!(#b))
+                    })
+                });
+            !inline && !in_where
+        })
+        .map(|t| t.ident.to_string())
+        .collect()
+}
+
+fn mentions_ident(tokens: proc_macro2::TokenStream, name: &str) -> bool {
+    tokens.into_iter().any(|t| match t {
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => mentions_ident(g.stream(), name),
+        _ => false,
+    })
+}
+
+fn is_ident(ty: &Type, ident: &syn::Ident) -> bool {
+    match ty {
+        Type::Path(p) => p.qself.is_none() && p.path.is_ident(ident),
+        Type::Group(g) => is_ident(&g.elem, ident),
+        Type::Paren(p) => is_ident(&p.elem, ident),
+        _ => false,
+    }
+}
+
 /// `T`: a path of one segment, no arguments.
 fn is_bare_ident(ty: &Type) -> bool {
     match ty {
@@ -238,6 +337,26 @@ mod tests {
             assert!(!holds_maybe_unsized(&ty(sized), &params), "{sized}");
         }
         let generics: syn::Generics = syn::parse_str("<T: ?Sized, U, V: Send + ?Sized>").unwrap();
+        for fixed in [
+            "T",
+            "Box<[AtomicU64]>",
+            "UnsafeCell<T>",
+            "[Option<T>; 4]",
+            "u8",
+            "&'a Config",
+            "PhantomData<T>",
+        ] {
+            assert!(carries_no_class(&ty(fixed), &params), "{fixed}");
+        }
+        for carried in [
+            "Counters",
+            "Slot<T>",
+            "UnsafeCell<AtomicU64>",
+            "Mutex<T>",
+            "U",
+        ] {
+            assert!(!carries_no_class(&ty(carried), &params), "{carried}");
+        }
         assert_eq!(maybe_unsized_params(&generics), vec!["T", "V"]);
     }
 

@@ -249,26 +249,40 @@ const fn class_notes(mut m: Message, info: &Info) -> Message {
 /// size and alignment.
 pub const fn hint_message(info: &Info, field: usize, size: usize, align: usize) -> Option<Message> {
     let f = &info.fields[field];
-    if f.size == size && f.align == align {
+    hint_mismatch(f.name, f.ty, f.size, f.align, size, align)
+}
+
+/// [`hint_message`] from the field's name and type and rustc's size and
+/// alignment of the type: what a generic struct's definition checks for a
+/// hint on a field whose type does not depend on the parameters.
+pub const fn hint_mismatch(
+    name: &str,
+    ty: &str,
+    real_size: usize,
+    real_align: usize,
+    size: usize,
+    align: usize,
+) -> Option<Message> {
+    if real_size == size && real_align == align {
         return None;
     }
     let m = Message::new()
         .str("cachelayout: wrong size hint on ")
-        .code(f.name)
+        .code(name)
         .str(": ")
-        .code(f.ty)
+        .code(ty)
         .str(" has size ")
-        .num(f.size)
+        .num(real_size)
         .str(" and alignment ")
-        .num(f.align)
+        .num(real_align)
         .str(", the hint says size = ")
         .num(size)
         .str(", align = ")
         .num(align)
         .str("; write #[layout(size = ")
-        .num(f.size)
+        .num(real_size)
         .str(", align = ")
-        .num(f.align)
+        .num(real_align)
         .str(")]");
     Some(m)
 }

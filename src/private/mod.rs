@@ -18,7 +18,9 @@ mod message;
 mod report;
 mod sweep;
 
-pub use check::{first_shared_line, hint_message, pinned_message, rule_check, rule_message};
+pub use check::{
+    first_shared_line, hint_message, hint_mismatch, pinned_message, rule_check, rule_message,
+};
 pub use class::Class;
 pub use message::Message;
 #[cfg(feature = "model")]
@@ -48,10 +50,13 @@ pub struct FieldFacts {
 #[derive(Clone, Copy, Debug)]
 pub struct PlannedField {
     pub offset: usize,
-    /// The size the plan assumed; `None` for a field of unknown size, planned
-    /// as a block of whole lines of its own.
+    /// The size the plan assumed; `None` for a field of unknown size.
     pub size: Option<usize>,
     pub align: usize,
+    /// A field of unknown size planned as a block of whole lines of its
+    /// own; false for one no field must keep off its lines, planned after
+    /// every other field.
+    pub alone: bool,
 }
 
 /// The layout `#[cachelayout::optimize]` planned with its size model.

@@ -185,7 +185,7 @@ fn unknown_sizes(out: &mut String, info: &Info, plan: &super::Plan, line: usize)
         .fields
         .iter()
         .zip(plan.fields)
-        .filter(|(_, planned)| planned.size.is_none())
+        .filter(|(_, planned)| planned.size.is_none() && planned.alone)
         .map(|(real, _)| {
             let cost = if real.size == 0 {
                 line
@@ -195,6 +195,24 @@ fn unknown_sizes(out: &mut String, info: &Info, plan: &super::Plan, line: usize)
             (real, cost)
         })
         .collect();
+    let after: Vec<String> = info
+        .fields
+        .iter()
+        .zip(plan.fields)
+        .filter(|(_, planned)| planned.size.is_none() && !planned.alone)
+        .map(|(real, _)| format!("`{}` ({})", real.name, real.ty))
+        .collect();
+    if !after.is_empty() {
+        let _ = writeln!(
+            out,
+            "cachelayout: the macro could not size {}; no field must stay off {} lines, so {} after every \
+             other field, where {} size moves none of them (no padding)",
+            after.join(", "),
+            if after.len() == 1 { "its" } else { "their" },
+            if after.len() == 1 { "it goes" } else { "they go" },
+            if after.len() == 1 { "its" } else { "their" },
+        );
+    }
     if unknown.is_empty() {
         return;
     }

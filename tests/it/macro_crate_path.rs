@@ -61,6 +61,8 @@ mod through_facade {
     #[repr(C, align(64))]
     pub struct Generic<T> {
         pub a: T,
+        // Proven for every `T` at the definition: `hits` starts a line.
+        pub _line: [crate::macro_crate_path::facade::cachelayout::align::Align64; 0],
         pub hits: AtomicU64,
     }
 

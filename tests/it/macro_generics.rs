@@ -409,3 +409,94 @@ fn nested_types_carry_their_class() {
         "{report}"
     );
 }
+
+// ---- proven at the definition for every instantiation (issue 21, item 3) ----
+
+/// `val` and `hot` are apart whatever `T` is: the marker starts `hot` on a
+/// line of its own and the trailing one ends the line. The derive proves it
+/// at the definition, so a struct literal needs no check of its own.
+#[derive(CacheLayout)]
+#[repr(C)]
+pub struct Isolated<T> {
+    pub val: T,
+    pub _line: [Align64; 0],
+    pub hot: AtomicU64,
+}
+
+/// Apart by padding: `hot` ends at 8 and `val` starts at 64 or later, so a
+/// line boundary falls between them at every offset an 8-byte-aligned
+/// instance can start at.
+#[derive(CacheLayout)]
+#[repr(C)]
+pub struct PaddedAfter<T> {
+    pub hot: AtomicU64,
+    #[layout(cold)]
+    pub _pad: [u8; 56],
+    pub val: T,
+}
+
+#[test]
+fn a_generic_struct_proven_at_its_definition_keeps_the_rule_for_any_t() {
+    let padded = PaddedAfter {
+        hot: AtomicU64::new(0),
+        _pad: [0; 56],
+        val: 3u16,
+    };
+    assert_eq!(padded.val, 3);
+    for phase in (0..64).step_by(8) {
+        let hot_line = (phase + 7) / 64;
+        for val in [
+            offset_of!(PaddedAfter<u8>, val),
+            offset_of!(PaddedAfter<u128>, val),
+        ] {
+            assert!((phase + val) / 64 > hot_line, "{phase} {val}");
+        }
+    }
+    // Built with a struct literal: no per-instantiation check runs.
+    let small = Isolated {
+        val: 1u8,
+        _line: [],
+        hot: AtomicU64::new(0),
+    };
+    assert_eq!(small.val, 1);
+    assert_eq!(offset_of!(Isolated<u8>, hot), 64);
+    assert_eq!(offset_of!(Isolated<[u8; 100]>, hot), 128);
+    assert_eq!(size_of::<Isolated<u8>>(), 128);
+    for (val_end, hot) in [
+        (size_of::<u8>(), offset_of!(Isolated<u8>, hot)),
+        (size_of::<[u64; 9]>(), offset_of!(Isolated<[u64; 9]>, hot)),
+        (size_of::<u128>(), offset_of!(Isolated<u128>, hot)),
+    ] {
+        assert!((val_end - 1) / 64 < hot / 64, "{val_end} {hot}");
+    }
+}
+
+// ---- padding only where an instantiation could break the rule (item 10) ----
+
+/// A sequence lock: `data` is written under `seq`, so no field must stay off
+/// its lines; it needs no lines of its own, whatever `T` is.
+#[cachelayout::optimize]
+pub struct SeqLock<T> {
+    pub seq: AtomicUsize,
+    #[layout(locked_write = "seq")]
+    pub data: UnsafeCell<T>,
+}
+
+#[test]
+fn a_field_of_unknown_size_that_nothing_conflicts_with_gets_no_padding() {
+    // As small as the plain struct (it was 128 B: `data` on a line of its own).
+    assert_eq!(size_of::<SeqLock<u8>>(), 16);
+    assert_eq!(offset_of!(SeqLock<u8>, seq), 0);
+    assert_eq!(offset_of!(SeqLock<u8>, data), 8);
+    assert_eq!(size_of::<SeqLock<[u8; 100]>>(), 112);
+    assert_eq!(offset_of!(SeqLock<u128>, data), 16);
+    let lock = SeqLock::new(AtomicUsize::new(0), UnsafeCell::new(7u32));
+    assert_eq!(unsafe { *lock.data.get() }, 7);
+    const _: () = cachelayout::assert_layout::<SeqLock<[u64; 9]>>();
+    let report = <SeqLock<u8>>::layout_report();
+    assert!(
+        report.contains("no field must stay off its lines, so it goes after every other field"),
+        "{report}"
+    );
+    assert!(!report.contains("whole lines of their own"), "{report}");
+}

@@ -9,7 +9,8 @@ use std::sync::Mutex;
 
 mod stats {
     /// Counters and the configuration they count.
-    #[cachelayout::optimize(constructor = "from_fields")]
+    // `reorder_ord`: the derived comparisons follow the solver's order.
+    #[cachelayout::optimize(constructor = "from_fields", reorder_ord)]
     #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub struct Stats {
         /// Requests served.
@@ -192,4 +193,36 @@ fn repr_align_up_to_rustcs_largest() {
     assert_eq!(std::mem::align_of::<Huge>(), 1 << 29);
     let (s, l) = Huge::layout_model();
     assert!(cachelayout::core::verify(&s, &l).is_ok());
+}
+
+// ---- derives whose meaning follows the field order (issue 21, item 4) ----
+
+mod serialized {
+    use serde::{Deserialize, Serialize};
+
+    /// The author opted in: no data written with the declared order is read.
+    #[cachelayout::optimize(reorder_serialized)]
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    pub struct Record {
+        pub name: u64,
+        #[layout(lockless)]
+        pub hits: u64,
+        pub limit: u64,
+    }
+}
+
+#[test]
+fn reorder_serialized_opts_in_and_serde_skips_the_markers() {
+    let r = serialized::Record::new(1, 2, 3);
+    let fields: Vec<&str> = <serialized::Record as CacheLayout>::__INFO
+        .fields
+        .iter()
+        .map(|f| f.name)
+        .collect();
+    assert_eq!(fields, ["name", "hits", "limit"]);
+    // Reordered: `limit` now comes before `hits` in memory and in serde's order.
+    let json = serde_json::to_string(&r).unwrap();
+    assert_eq!(json, r#"{"name":1,"limit":3,"hits":2}"#);
+    let back: serialized::Record = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, r);
 }

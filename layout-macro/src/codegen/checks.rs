@@ -38,13 +38,17 @@ fn rule(input: &Input, ty: &TokenStream) -> TokenStream {
 }
 
 /// One check per `#[layout(size = N, align = M)]`: the hint must be the
-/// type's real size and alignment.
+/// type's real size and alignment. In a generic struct, a hint on a type
+/// that does not depend on the parameters is checked at the definition
+/// instead ([`definition_hints`]).
 fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
     let krate = &input.krate;
+    let generic = super::is_generic(input);
     input
         .fields
         .iter()
         .enumerate()
+        .filter(|(_, f)| !(generic && is_concrete(input, &f.ty)))
         .filter_map(|(i, f)| {
             let hint = f.hint?;
             let (size, align) = (hint.size as usize, hint.align as usize);
@@ -56,6 +60,50 @@ fn hints(input: &Input, ty: &TokenStream) -> Vec<TokenStream> {
             Some(assertion(call, hint.span))
         })
         .collect()
+}
+
+/// For a generic struct: the hints on fields whose type does not depend
+/// on the parameters, checked where the struct is defined (its proof at
+/// the definition relies on them), as free `const` items.
+pub fn definition_hints(input: &Input) -> Vec<TokenStream> {
+    let krate = &input.krate;
+    input
+        .fields
+        .iter()
+        .filter(|f| is_concrete(input, &f.ty))
+        .filter_map(|f| {
+            let hint = f.hint?;
+            let (size, align) = (hint.size as usize, hint.align as usize);
+            let (name, ty) = (&f.name, &f.ty);
+            let ty_str = crate::types::display(ty);
+            let call = quote! {
+                #krate::__private::hint_mismatch(
+                    #name, #ty_str,
+                    ::core::mem::size_of::<#ty>(), ::core::mem::align_of::<#ty>(),
+                    #size, #align,
+                )
+            };
+            let check = assertion(call, hint.span);
+            Some(quote!(const _: () = { #check };))
+        })
+        .collect()
+}
+
+/// `ty` names none of the struct's parameters (nor `Self`): it can be
+/// named outside the struct's impls.
+fn is_concrete(input: &Input, ty: &syn::Type) -> bool {
+    let names: Vec<String> = input
+        .generics
+        .params
+        .iter()
+        .map(|p| match p {
+            syn::GenericParam::Type(t) => t.ident.to_string(),
+            syn::GenericParam::Const(c) => c.ident.to_string(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.ident.to_string(),
+        })
+        .chain(std::iter::once("Self".to_string()))
+        .collect();
+    !crate::types::mentions(ty, &names)
 }
 
 /// The name of the struct as declared (before `optimize` reorders it), whose

@@ -114,7 +114,8 @@ fn plan(model: &Model, planned: &Planned<'_>, krate: &TokenStream) -> TokenStrea
             }
             None => quote!(::core::option::Option::None),
         };
-        quote!(#krate::__private::PlannedField { offset: #offset, size: #size, align: #align })
+        let alone = model.known[i].is_none() && !model.free[i];
+        quote!(#krate::__private::PlannedField { offset: #offset, size: #size, align: #align, alone: #alone })
     });
     let size = planned.layout.size as usize;
     let align = planned.layout.align as usize;

@@ -60,7 +60,8 @@ fn checks_for(input: &Input, pins: bool) -> (Option<TokenStream>, TokenStream) {
     }
     if is_generic(input) {
         let stmts = checks::statements(input, &quote!(Self), pins);
-        (Some(quote!({ #(#stmts)* })), TokenStream::new())
+        let at_definition = checks::definition_hints(input);
+        (Some(quote!({ #(#stmts)* })), quote!(#(#at_definition)*))
     } else {
         let ty = static_type(input);
         let stmts = checks::statements(input, &ty, pins);
