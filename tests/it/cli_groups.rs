@@ -426,7 +426,7 @@ fn propose_and_apply(
 }
 
 #[test]
-fn issue22_7_move_first_keeps_a_padding_after_a_lone_first_member() {
+fn move_first_keeps_a_padding_after_a_lone_first_member() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "s.h", LONE_FIRST_PADDING);
     write(dir.path(), "s.toml", LONE_FIRST_ACCESS);
@@ -448,7 +448,7 @@ fn issue22_7_move_first_keeps_a_padding_after_a_lone_first_member() {
 }
 
 #[test]
-fn issue22_7_move_first_keeps_a_line_aligned_member_and_its_attribute() {
+fn move_first_keeps_a_line_aligned_member_and_its_attribute() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "s.h", LONE_FIRST_ALIGNED);
     write(dir.path(), "s.toml", LONE_FIRST_ACCESS);

@@ -472,7 +472,7 @@ fn many_paths(n: usize) -> String {
 }
 
 #[test]
-fn issue22_14_twenty_thousand_paths_are_counted_in_linear_work() {
+fn twenty_thousand_paths_are_counted_in_linear_work() {
     let dir = tempfile::tempdir().unwrap();
     let header: String = std::iter::once("struct s {\n".to_string())
         .chain((0..16).map(|i| format!("\tlong f{i};\n")))

@@ -911,7 +911,7 @@ fn show_ring(header: &str, access: &str) -> (Option<i32>, serde_json::Value) {
 /// holds that offset is shared with the fields before it, and `show`
 /// counts the conflict there as `propose` and the verifier do.
 #[test]
-fn issue22_08_show_counts_a_flexible_array_tail_in_either_direction() {
+fn show_counts_a_flexible_array_tail_in_either_direction() {
     let read_mostly_tail =
         "struct ring {\n\tatomic_long_t head;\n\tunsigned int mask;\n\tlong slots[];\n};\n";
     let access = "[struct.ring]\nread_mostly = [\"slots\"]\nlockless_atomic = [\"head\"]\n";

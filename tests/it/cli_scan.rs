@@ -343,7 +343,7 @@ fn run_cached_with_deadline(
 /// scanned once.
 #[cfg(unix)]
 #[test]
-fn issue22_13_scan_walks_a_directory_once_through_symlink_loops() {
+fn scan_walks_a_directory_once_through_symlink_loops() {
     use std::os::unix::fs::symlink;
     let dir = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
