@@ -1,8 +1,9 @@
 //! The independent verifier. It recomputes everything from the model and the
 //! offsets alone: every field placed once, aligned, without overlap, pinned
 //! fields where they were, the author's order kept (fields in nondecreasing
-//! [`segment`](crate::model::Field::segment) order, a first member kept
-//! first at offset 0), size and alignment consistent, and the hard rule at
+//! [`segment`](crate::model::Field::segment) order, the author's line
+//! breaks in their order, every `#if` block in one piece, a first member
+//! kept first at offset 0), size and alignment consistent, and the hard rule at
 //! every phase the placement allows (a trailing flexible array member's
 //! class covers the bytes from its offset on: its elements). It shares no
 //! code with the solver, and states the hard rule itself ([`must_not_share`])
@@ -67,6 +68,18 @@ pub enum VerifyError {
         before: String,
         after: String,
     },
+    /// Two of the author's line breaks ([`Struct::breaks`]) swapped:
+    /// `later` (declared after `earlier`) is placed before it.
+    LineBreakOrder {
+        earlier: String,
+        later: String,
+    },
+    /// `outside` sits between fields of one conditional block
+    /// ([`Struct::blocks`]), of which `inside` is one.
+    SplitBlock {
+        inside: String,
+        outside: String,
+    },
     /// The first member, kept first, is not at offset 0.
     FirstMember {
         field: String,
@@ -111,6 +124,16 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{after}` is placed before `{before}`, which the author's groups and markers \
                  put first (a member left its cache-line group, or a marker moved)"
+            ),
+            LineBreakOrder { earlier, later } => write!(
+                f,
+                "`{later}` is placed before `{earlier}`: the author's line breaks (paddings, \
+                 line-aligned members) keep their order"
+            ),
+            SplitBlock { inside, outside } => write!(
+                f,
+                "`{outside}` is placed between the members of the `#if` block of `{inside}`: a \
+                 conditional block moves only as a whole"
             ),
             FirstMember { field, offset } => write!(
                 f,
@@ -233,6 +256,7 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
         }
     }
     check_segments(s, &placed)?;
+    check_tree(s, &placed)?;
     if let Placement::Offset(o) = l.placement {
         if o % l.align != 0 && !(o % l.line).is_multiple_of(l.align) {
             return Err(VerifyError::PlacementMisaligned {
@@ -287,6 +311,48 @@ fn check_segments(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), Verify
                     offset: off,
                 });
             }
+        }
+    }
+    Ok(())
+}
+
+/// The author's line breaks keep their order and every conditional block
+/// stays in one piece, in the order of the offsets (at one offset, zero-size
+/// members first, then by segment and declaration). `placed` is `(offset,
+/// size, field)` for every field.
+fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyError> {
+    let mut order: Vec<(u64, bool, u32, usize)> = placed
+        .iter()
+        .map(|&(off, size, i)| (off, size != 0, s.fields[i].segment, i))
+        .collect();
+    order.sort_unstable();
+    let mut position = vec![usize::MAX; s.fields.len()];
+    for (k, &(_, _, _, i)) in order.iter().enumerate() {
+        position[i] = k;
+    }
+    let at = |i: usize| position.get(i).copied().unwrap_or(usize::MAX);
+    for w in s.breaks.windows(2) {
+        if at(w[0]) >= at(w[1]) {
+            return Err(VerifyError::LineBreakOrder {
+                earlier: s.fields[w[0]].name.clone(),
+                later: s.fields[w[1]].name.clone(),
+            });
+        }
+    }
+    for block in s.blocks.iter().filter(|b| !b.is_empty()) {
+        let lo = block.iter().map(|&f| at(f)).min().unwrap_or(0);
+        let hi = block.iter().map(|&f| at(f)).max().unwrap_or(0);
+        if hi == usize::MAX {
+            continue;
+        }
+        if let Some(&(_, _, _, outside)) = order[lo..=hi]
+            .iter()
+            .find(|&&(_, _, _, i)| !block.contains(&i))
+        {
+            return Err(VerifyError::SplitBlock {
+                inside: s.fields[block[0]].name.clone(),
+                outside: s.fields[outside].name.clone(),
+            });
         }
     }
     Ok(())

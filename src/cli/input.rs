@@ -116,6 +116,9 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         source,
         names,
     } = read;
+    if let Some(source) = &source {
+        super::blocks::keep_conditional_blocks(&mut model, source);
+    }
     if let Some(f) = &access_file {
         f.apply_with(&mut model, &names)?;
     }
@@ -325,9 +328,6 @@ fn with_header_source(
         .help(help));
     }
     model.min_align = model.min_align.max(exact.model.min_align);
-    if let Some(source) = &from_header.source {
-        super::blocks::keep_conditional_blocks(&mut model, source);
-    }
     Ok(Read {
         model,
         size: exact.size,

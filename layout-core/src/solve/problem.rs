@@ -18,6 +18,10 @@
 //!
 //! - **segment**: the author's order constraints ([`crate::model::Field::segment`]):
 //!   every layout keeps the members in nondecreasing segment order.
+//! - **tree**: inside the segments, the author's line breaks
+//!   ([`Struct::breaks`]) keep their order and each conditional block
+//!   ([`Struct::blocks`]) stays in one piece of the order; the members
+//!   outside move across both.
 
 use super::SolveError;
 use crate::class::{colouring, Class, Colouring, Role};
@@ -66,8 +70,11 @@ pub(crate) struct Problem {
     pub names: Vec<String>,
     /// Ordering constraint of each field (nondecreasing along a layout).
     pub segment: Vec<u32>,
-    /// True when some segment differs from another: orders must be checked.
+    /// True when some segment differs from another, or the struct has
+    /// line breaks or blocks ([`Problem::tree`]): orders must be checked.
     pub segmented: bool,
+    /// The line breaks and blocks of the unpinned fields.
+    pub tree: Tree,
     /// The author's order against the pinned fields, per field: the
     /// smallest offset it may take (the largest end of a pinned field of a
     /// lower segment; 0 when none) ...
@@ -171,6 +178,7 @@ impl Problem {
             names: s.fields.iter().map(|f| f.name.clone()).collect(),
             segment: s.fields.iter().map(|f| f.segment).collect(),
             segmented: s.fields.windows(2).any(|w| w[0].segment != w[1].segment),
+            tree: Tree::default(),
             floor: vec![0; n],
             ceil: vec![u64::MAX; n],
             path_names: s.paths.len(),
@@ -235,6 +243,8 @@ impl Problem {
             // segments allow.
             p.free.sort_by_key(|&f| p.segment[f]);
         }
+        p.tree = Tree::new(s, |f| p.pin[f].is_none() && p.tail != Some(f));
+        p.segmented |= p.tree.constrains();
         p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
         p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
         if p.segmented && !p.pinned.is_empty() {
@@ -307,18 +317,195 @@ impl Problem {
         self.color_bytes.iter().skip(1).filter(|&&b| b > 0).count()
     }
 
-    /// Does `order` keep the segments nondecreasing?
+    /// Does `order` keep the segments nondecreasing, the line breaks in
+    /// their order and every block in one piece?
     pub fn in_segment_order(&self, order: &[usize]) -> bool {
         !self.segmented
-            || order
+            || (order
                 .windows(2)
                 .all(|w| self.segment[w[0]] <= self.segment[w[1]])
+                && self.tree.keeps(order, self.n))
     }
 
-    /// Repair `order` to segment order (stable: the order inside a segment stays).
+    /// Repair `order` to segment order (stable: the order inside a segment
+    /// stays), then to the tree's: the line breaks take their places in
+    /// their order, and each block gathers where its first field is. An
+    /// order that still breaks a constraint becomes the reference order
+    /// ([`Problem::free`]), which keeps them all.
     pub fn to_segment_order(&self, order: &mut [usize]) {
-        if self.segmented {
-            order.sort_by_key(|&f| self.segment[f]);
+        if !self.segmented {
+            return;
         }
+        order.sort_by_key(|&f| self.segment[f]);
+        if !self.tree.constrains() {
+            return;
+        }
+        self.tree.repair(order, self.n);
+        if !self.in_segment_order(order) && order.len() == self.free.len() {
+            order.copy_from_slice(&self.free);
+        }
+    }
+
+    /// May field `f` follow the partial order `prefix` (of unpinned fields)
+    /// in some order that keeps the tree? Segments are the caller's.
+    pub fn may_follow(&self, prefix: &[usize], placed: &[bool], f: usize) -> bool {
+        self.tree.may_follow(prefix, placed, f)
+    }
+}
+
+/// The tree's constraints on the order of the unpinned fields (see
+/// [`crate::segments`]).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tree {
+    /// Line breaks, in the order they keep.
+    pub breaks: Vec<usize>,
+    /// Blocks of two fields or more, each in declaration order.
+    pub blocks: Vec<Vec<usize>>,
+    /// Per field: the blocks holding it (indices into `blocks`).
+    pub blocks_of: Vec<Vec<u32>>,
+    /// Per field: its place in `breaks`.
+    pub break_rank: Vec<Option<usize>>,
+}
+
+impl Tree {
+    fn new(s: &Struct, unpinned: impl Fn(usize) -> bool) -> Tree {
+        let n = s.fields.len();
+        let breaks: Vec<usize> = s
+            .breaks
+            .iter()
+            .copied()
+            .filter(|&f| f < n && unpinned(f))
+            .collect();
+        let mut blocks: Vec<Vec<usize>> = s
+            .blocks
+            .iter()
+            .map(|b| {
+                let mut b: Vec<usize> = b.iter().copied().filter(|&f| f < n && unpinned(f)).collect();
+                b.sort_unstable();
+                b.dedup();
+                b
+            })
+            .filter(|b| b.len() >= 2)
+            .collect();
+        blocks.sort();
+        blocks.dedup();
+        let mut blocks_of = vec![Vec::new(); n];
+        for (k, b) in blocks.iter().enumerate() {
+            for &f in b {
+                blocks_of[f].push(k as u32);
+            }
+        }
+        let mut break_rank = vec![None; n];
+        for (k, &f) in breaks.iter().enumerate() {
+            break_rank[f] = Some(k);
+        }
+        Tree {
+            breaks,
+            blocks,
+            blocks_of,
+            break_rank,
+        }
+    }
+
+    /// True when the tree constrains any order.
+    pub fn constrains(&self) -> bool {
+        self.breaks.len() > 1 || !self.blocks.is_empty()
+    }
+
+    /// Can fields `a` and `b` trade places without the tree noticing?
+    pub fn interchangeable(&self, a: usize, b: usize) -> bool {
+        self.break_rank[a].is_none()
+            && self.break_rank[b].is_none()
+            && self.blocks_of[a] == self.blocks_of[b]
+    }
+
+    fn positions(order: &[usize], n: usize) -> Vec<usize> {
+        let mut at = vec![usize::MAX; n];
+        for (k, &f) in order.iter().enumerate() {
+            at[f] = k;
+        }
+        at
+    }
+
+    /// Does `order` keep the line breaks in order and the blocks whole?
+    pub fn keeps(&self, order: &[usize], n: usize) -> bool {
+        if !self.constrains() {
+            return true;
+        }
+        let at = Self::positions(order, n);
+        let breaks_kept = self
+            .breaks
+            .windows(2)
+            .all(|w| at[w[0]] == usize::MAX || at[w[1]] == usize::MAX || at[w[0]] < at[w[1]]);
+        breaks_kept
+            && self.blocks.iter().all(|b| {
+                let ks: Vec<usize> = b.iter().map(|&f| at[f]).filter(|&k| k != usize::MAX).collect();
+                match (ks.iter().min(), ks.iter().max()) {
+                    (Some(lo), Some(hi)) => hi - lo + 1 == ks.len(),
+                    _ => true,
+                }
+            })
+    }
+
+    /// Puts the line breaks of `order` in their order (on the places they
+    /// hold), then gathers each block where its first field is, outer
+    /// blocks first.
+    fn repair(&self, order: &mut [usize], n: usize) {
+        let at = Self::positions(order, n);
+        let mut places: Vec<usize> = self
+            .breaks
+            .iter()
+            .map(|&f| at[f])
+            .filter(|&k| k != usize::MAX)
+            .collect();
+        places.sort_unstable();
+        let present = self.breaks.iter().filter(|&&f| at[f] != usize::MAX);
+        for (&k, &f) in places.iter().zip(present) {
+            order[k] = f;
+        }
+        let mut by_size: Vec<&Vec<usize>> = self.blocks.iter().collect();
+        by_size.sort_by_key(|b| std::cmp::Reverse(b.len()));
+        for b in by_size {
+            gather(order, b);
+        }
+    }
+
+    /// May `f` follow `prefix` (`placed[g]`: `g` is in it)? Every block
+    /// begun and not finished must hold `f`, a break must follow the breaks
+    /// before it, and a block `f` belongs to must not be finished yet.
+    pub fn may_follow(&self, prefix: &[usize], placed: &[bool], f: usize) -> bool {
+        if !self.constrains() {
+            return true;
+        }
+        if let Some(k) = self.break_rank[f] {
+            if k > 0 && !placed[self.breaks[k - 1]] {
+                return false;
+            }
+        }
+        let last = prefix.last().copied();
+        self.blocks.iter().enumerate().all(|(k, b)| {
+            let done = b.iter().filter(|&&g| placed[g]).count();
+            let holds_f = self.blocks_of[f].contains(&(k as u32));
+            if done == 0 {
+                true
+            } else if done == b.len() {
+                !holds_f
+            } else {
+                holds_f && last.is_some_and(|l| b.contains(&l))
+            }
+        })
+    }
+}
+
+/// Moves the fields of `block` next to the first of them in `order`,
+/// keeping their order and everyone else's.
+fn gather(order: &mut [usize], block: &[usize]) {
+    let Some(first) = order.iter().position(|f| block.contains(f)) else {
+        return;
+    };
+    let (inside, outside): (Vec<usize>, Vec<usize>) =
+        order[first..].iter().partition(|f| block.contains(f));
+    for (slot, f) in order[first..].iter_mut().zip(inside.into_iter().chain(outside)) {
+        *slot = f;
     }
 }
