@@ -68,8 +68,9 @@ pub enum VerifyError {
         before: String,
         after: String,
     },
-    /// Two of the author's line breaks ([`Struct::breaks`]) swapped:
-    /// `later` (declared after `earlier`) is placed before it.
+    /// Two nodes of the struct's tree (line breaks, [`Struct::breaks`], and
+    /// `#if` blocks, [`Struct::blocks`]) swapped: `later` (declared after
+    /// `earlier`) is placed before it.
     LineBreakOrder {
         earlier: String,
         later: String,
@@ -128,7 +129,7 @@ impl fmt::Display for VerifyError {
             LineBreakOrder { earlier, later } => write!(
                 f,
                 "`{later}` is placed before `{earlier}`: the author's line breaks (paddings, \
-                 line-aligned members) keep their order"
+                 line-aligned members) and `#if` blocks keep their order"
             ),
             SplitBlock { inside, outside } => write!(
                 f,
@@ -316,8 +317,9 @@ fn check_segments(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), Verify
     Ok(())
 }
 
-/// The author's line breaks keep their order and every conditional block
-/// stays in one piece, in the order of the offsets (at one offset, zero-size
+/// The struct's tree: every conditional block stays in one piece, and its
+/// nodes (the author's line breaks and the outermost blocks) keep their
+/// declared order, in the order of the offsets (at one offset, zero-size
 /// members first, then by segment and declaration). `placed` is `(offset,
 /// size, field)` for every field.
 fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyError> {
@@ -331,14 +333,6 @@ fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyErro
         position[i] = k;
     }
     let at = |i: usize| position.get(i).copied().unwrap_or(usize::MAX);
-    for w in s.breaks.windows(2) {
-        if at(w[0]) >= at(w[1]) {
-            return Err(VerifyError::LineBreakOrder {
-                earlier: s.fields[w[0]].name.clone(),
-                later: s.fields[w[1]].name.clone(),
-            });
-        }
-    }
     for block in s.blocks.iter().filter(|b| !b.is_empty()) {
         let lo = block.iter().map(|&f| at(f)).min().unwrap_or(0);
         let hi = block.iter().map(|&f| at(f)).max().unwrap_or(0);
@@ -352,6 +346,31 @@ fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyErro
             return Err(VerifyError::SplitBlock {
                 inside: s.fields[block[0]].name.clone(),
                 outside: s.fields[outside].name.clone(),
+            });
+        }
+    }
+    // The nodes: each line break, each block; one inside another goes with it.
+    let mut nodes: Vec<Vec<usize>> = s.breaks.iter().map(|&f| vec![f]).collect();
+    nodes.extend(s.blocks.iter().filter(|b| !b.is_empty()).cloned());
+    let within = |u: &Vec<usize>, v: &Vec<usize>| {
+        u.len() < v.len() && u.iter().all(|f| v.contains(f))
+    };
+    let mut outer: Vec<(usize, usize)> = nodes
+        .iter()
+        .filter(|u| !nodes.iter().any(|v| within(u, v)))
+        .map(|u| {
+            let first = *u.iter().min().unwrap_or(&0);
+            let start = u.iter().map(|&f| at(f)).min().unwrap_or(usize::MAX);
+            (first, start)
+        })
+        .collect();
+    outer.sort_unstable();
+    outer.dedup();
+    for w in outer.windows(2) {
+        if w[0].1 >= w[1].1 {
+            return Err(VerifyError::LineBreakOrder {
+                earlier: s.fields[w[0].0].name.clone(),
+                later: s.fields[w[1].0].name.clone(),
             });
         }
     }

@@ -354,68 +354,93 @@ impl Problem {
 }
 
 /// The tree's constraints on the order of the unpinned fields (see
-/// [`crate::segments`]).
+/// [`crate::segments`]): the nodes of the struct's tree (its line breaks and
+/// its outermost blocks) keep their declared order, every block stays in one
+/// piece, and the members outside blocks move across them.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tree {
-    /// Line breaks, in the order they keep.
-    pub breaks: Vec<usize>,
-    /// Blocks of two fields or more, each in declaration order.
+    /// The nodes, in the order they keep: a line break (one field) or a
+    /// block (its fields, in declaration order).
+    pub units: Vec<Vec<usize>>,
+    /// Blocks of two fields or more (nested ones too), each in declaration
+    /// order.
     pub blocks: Vec<Vec<usize>>,
     /// Per field: the blocks holding it (indices into `blocks`).
     pub blocks_of: Vec<Vec<u32>>,
-    /// Per field: its place in `breaks`.
-    pub break_rank: Vec<Option<usize>>,
+    /// Per field: the node it belongs to (index into `units`).
+    pub unit_of: Vec<Option<usize>>,
+    /// Per field: it is a line break.
+    pub is_break: Vec<bool>,
 }
 
 impl Tree {
     fn new(s: &Struct, unpinned: impl Fn(usize) -> bool) -> Tree {
         let n = s.fields.len();
-        let breaks: Vec<usize> = s
-            .breaks
-            .iter()
-            .copied()
-            .filter(|&f| f < n && unpinned(f))
-            .collect();
+        let keep = |f: &usize| *f < n && unpinned(*f);
         let mut blocks: Vec<Vec<usize>> = s
             .blocks
             .iter()
             .map(|b| {
-                let mut b: Vec<usize> = b.iter().copied().filter(|&f| f < n && unpinned(f)).collect();
+                let mut b: Vec<usize> = b.iter().copied().filter(keep).collect();
                 b.sort_unstable();
                 b.dedup();
                 b
             })
-            .filter(|b| b.len() >= 2)
+            .filter(|b| !b.is_empty())
             .collect();
         blocks.sort();
         blocks.dedup();
+        let breaks: Vec<usize> = s.breaks.iter().copied().filter(keep).collect();
+        let mut units: Vec<Vec<usize>> = breaks.iter().map(|&f| vec![f]).collect();
+        units.extend(blocks.iter().cloned());
+        // Only the outermost nodes: one inside another moves with it.
+        let inside = |u: &Vec<usize>, v: &Vec<usize>| {
+            u.len() < v.len() && u.iter().all(|f| v.contains(f))
+        };
+        let outer: Vec<Vec<usize>> = units
+            .iter()
+            .filter(|u| !units.iter().any(|v| inside(u, v)))
+            .cloned()
+            .collect();
+        let mut units = outer;
+        units.sort_by_key(|u| u[0]);
+        units.dedup();
+        blocks.retain(|b| b.len() >= 2);
         let mut blocks_of = vec![Vec::new(); n];
         for (k, b) in blocks.iter().enumerate() {
             for &f in b {
                 blocks_of[f].push(k as u32);
             }
         }
-        let mut break_rank = vec![None; n];
-        for (k, &f) in breaks.iter().enumerate() {
-            break_rank[f] = Some(k);
+        let mut unit_of = vec![None; n];
+        for (k, u) in units.iter().enumerate() {
+            for &f in u {
+                unit_of[f] = Some(k);
+            }
+        }
+        let mut is_break = vec![false; n];
+        for &f in &breaks {
+            is_break[f] = true;
         }
         Tree {
-            breaks,
+            units,
             blocks,
             blocks_of,
-            break_rank,
+            unit_of,
+            is_break,
         }
     }
 
     /// True when the tree constrains any order.
     pub fn constrains(&self) -> bool {
-        self.breaks.len() > 1 || !self.blocks.is_empty()
+        self.units.len() > 1 || !self.blocks.is_empty()
     }
 
     /// Can fields `a` and `b` trade places without the tree noticing?
     pub fn interchangeable(&self, a: usize, b: usize) -> bool {
-        self.break_rank[a].is_none()
-            && self.break_rank[b].is_none()
+        !self.is_break[a]
+            && !self.is_break[b]
+            && self.unit_of[a] == self.unit_of[b]
             && self.blocks_of[a] == self.blocks_of[b]
     }
 
@@ -427,17 +452,18 @@ impl Tree {
         at
     }
 
-    /// Does `order` keep the line breaks in order and the blocks whole?
+    /// Does `order` keep the nodes in order and the blocks whole?
     pub fn keeps(&self, order: &[usize], n: usize) -> bool {
         if !self.constrains() {
             return true;
         }
         let at = Self::positions(order, n);
-        let breaks_kept = self
-            .breaks
-            .windows(2)
-            .all(|w| at[w[0]] == usize::MAX || at[w[1]] == usize::MAX || at[w[0]] < at[w[1]]);
-        breaks_kept
+        let starts: Vec<usize> = self
+            .units
+            .iter()
+            .filter_map(|u| u.iter().map(|&f| at[f]).filter(|&k| k != usize::MAX).min())
+            .collect();
+        starts.windows(2).all(|w| w[0] < w[1])
             && self.blocks.iter().all(|b| {
                 let ks: Vec<usize> = b.iter().map(|&f| at[f]).filter(|&k| k != usize::MAX).collect();
                 match (ks.iter().min(), ks.iter().max()) {
@@ -447,38 +473,71 @@ impl Tree {
             })
     }
 
-    /// Puts the line breaks of `order` in their order (on the places they
-    /// hold), then gathers each block where its first field is, outer
-    /// blocks first.
+    /// Gathers each block where its first field is (outer blocks first),
+    /// then puts the nodes on the places nodes hold, in their order.
     fn repair(&self, order: &mut [usize], n: usize) {
-        let at = Self::positions(order, n);
-        let mut places: Vec<usize> = self
-            .breaks
-            .iter()
-            .map(|&f| at[f])
-            .filter(|&k| k != usize::MAX)
-            .collect();
-        places.sort_unstable();
-        let present = self.breaks.iter().filter(|&&f| at[f] != usize::MAX);
-        for (&k, &f) in places.iter().zip(present) {
-            order[k] = f;
-        }
         let mut by_size: Vec<&Vec<usize>> = self.blocks.iter().collect();
         by_size.sort_by_key(|b| std::cmp::Reverse(b.len()));
         for b in by_size {
             gather(order, b);
         }
+        // The order as tokens: a node's fields (contiguous now), or one
+        // field outside every node.
+        let mut tokens: Vec<Vec<usize>> = Vec::new();
+        let mut units_seen: Vec<usize> = Vec::new();
+        for &f in order.iter() {
+            match self.unit_of[f] {
+                Some(u) if units_seen.last() == Some(&u) => {
+                    tokens.last_mut().expect("a token per unit seen").push(f);
+                }
+                Some(u) => {
+                    units_seen.push(u);
+                    tokens.push(vec![f]);
+                }
+                None => {
+                    units_seen.push(usize::MAX);
+                    tokens.push(vec![f]);
+                }
+            }
+        }
+        let mut in_order: Vec<usize> = units_seen
+            .iter()
+            .copied()
+            .filter(|&u| u != usize::MAX)
+            .collect();
+        in_order.sort_unstable();
+        let mut next_unit = in_order.into_iter();
+        let mut by_unit: Vec<Option<Vec<usize>>> = vec![None; self.units.len()];
+        for (t, &u) in tokens.iter().zip(&units_seen) {
+            if u != usize::MAX && by_unit[u].is_none() {
+                by_unit[u] = Some(t.clone());
+            }
+        }
+        let mut out = Vec::with_capacity(order.len());
+        for (t, &u) in tokens.iter().zip(&units_seen) {
+            if u == usize::MAX {
+                out.extend_from_slice(t);
+            } else if let Some(k) = next_unit.next() {
+                out.extend(by_unit[k].take().unwrap_or_default());
+            }
+        }
+        if out.len() == order.len() {
+            order.copy_from_slice(&out);
+        }
+        let _ = n;
     }
 
     /// May `f` follow `prefix` (`placed[g]`: `g` is in it)? Every block
-    /// begun and not finished must hold `f`, a break must follow the breaks
-    /// before it, and a block `f` belongs to must not be finished yet.
+    /// begun and not finished must hold `f`, a block `f` belongs to must
+    /// not be finished yet, and a node `f` begins must come after the node
+    /// before it has begun.
     pub fn may_follow(&self, prefix: &[usize], placed: &[bool], f: usize) -> bool {
         if !self.constrains() {
             return true;
         }
-        if let Some(k) = self.break_rank[f] {
-            if k > 0 && !placed[self.breaks[k - 1]] {
+        if let Some(u) = self.unit_of[f] {
+            let begun = |k: usize| self.units[k].iter().any(|&g| placed[g]);
+            if u > 0 && !begun(u) && !begun(u - 1) {
                 return false;
             }
         }
