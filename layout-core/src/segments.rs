@@ -105,9 +105,14 @@ impl Default for Keep {
 }
 
 /// True when the field is one of the author's line breaks: a padding
-/// (`CACHELINE_PADDING()`) or a member the source aligns to a line.
+/// (`CACHELINE_PADDING()`) or a member with bytes the source aligns to a
+/// line. Other zero-size members stay walls, aligned or not (a group's
+/// aligned begin marker, a line-aligned flexible array).
 pub fn is_line_break(f: &Field) -> bool {
-    f.line_break || Marker::of(f) == Some(Marker::Padding)
+    match Marker::of(f) {
+        Some(m) => m == Marker::Padding,
+        None => f.line_break,
+    }
 }
 
 /// Sets every field's segment and the struct's line breaks from the
@@ -342,7 +347,7 @@ fn keep_first_before_breaks(s: &mut Struct) {
 /// [`assign`] cut (a zero-size marker) or one of the author's line breaks.
 fn second_is_a_break(s: &Struct) -> bool {
     let second = &s.fields[1];
-    second.size == 0 || s.breaks.contains(&1) || second.line_break
+    second.size == 0 || s.breaks.contains(&1) || is_line_break(second)
 }
 
 /// The group a field belongs to in the author's declaration (by field
@@ -403,15 +408,34 @@ mod tests {
     }
 
     #[test]
-    fn a_line_aligned_member_is_a_segment_of_its_own() {
+    fn paddings_and_line_aligned_members_are_line_breaks_not_walls() {
+        let mut pad = field("_pad1_", 0);
+        pad.ty = "struct cacheline_padding".into();
         let mut s = Struct::new(
             "s",
-            vec![field("a", 8), field("b", 8), field("c", 8), field("d", 8)],
+            vec![
+                field("a", 8),
+                field("b", 8),
+                pad,
+                field("c", 8),
+                field("d", 8),
+            ],
         );
-        s.fields[2].line_break = true;
+        s.fields[4].line_break = true;
         assign(&mut s, Keep::default());
         let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
-        assert_eq!(seg, vec![0, 1, 2, 3]);
+        // Only the first member is a wall; the padding and `d` keep their order.
+        assert_eq!(seg, vec![0, 1, 1, 1, 1]);
+        assert_eq!(s.breaks, vec![2, 4]);
+        // --regroup: no line breaks.
+        assign(
+            &mut s,
+            Keep {
+                line_breaks: false,
+                ..Keep::default()
+            },
+        );
+        assert!(s.breaks.is_empty());
     }
 
     #[test]
@@ -427,10 +451,17 @@ mod tests {
         // A padding or a line-aligned member follows it: nothing to join.
         let mut pad = field("_pad1_", 0);
         pad.ty = "struct cacheline_padding".into();
-        assert_eq!(shape(pad), vec![0, 1, 2]);
+        assert_eq!(shape(pad), vec![0, 1, 1]);
         let mut aligned = field("f1", 8);
         aligned.line_break = true;
-        assert_eq!(shape(aligned), vec![0, 1, 2]);
+        assert_eq!(shape(aligned), vec![0, 1, 1]);
+        // Released before a later line break, it heads the breaks' order.
+        let mut pad = field("_pad1_", 0);
+        pad.ty = "struct cacheline_padding".into();
+        let mut s = Struct::new("s", vec![field("f0", 8), field("f1", 8), pad]);
+        assign(&mut s, Keep::default());
+        release_first(&mut s);
+        assert_eq!(s.breaks, vec![0, 2]);
     }
 
     #[test]

@@ -352,9 +352,8 @@ fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyErro
     // The nodes: each line break, each block; one inside another goes with it.
     let mut nodes: Vec<Vec<usize>> = s.breaks.iter().map(|&f| vec![f]).collect();
     nodes.extend(s.blocks.iter().filter(|b| !b.is_empty()).cloned());
-    let within = |u: &Vec<usize>, v: &Vec<usize>| {
-        u.len() < v.len() && u.iter().all(|f| v.contains(f))
-    };
+    let within =
+        |u: &Vec<usize>, v: &Vec<usize>| u.len() < v.len() && u.iter().all(|f| v.contains(f));
     let mut outer: Vec<(usize, usize)> = nodes
         .iter()
         .filter(|u| !nodes.iter().any(|v| within(u, v)))

@@ -212,7 +212,13 @@ fn without_markers(
     src: &StructSource,
     s: &Struct,
     l: &Layout,
-) -> (Struct, Layout, StructSource, Vec<String>, Vec<Option<usize>>) {
+) -> (
+    Struct,
+    Layout,
+    StructSource,
+    Vec<String>,
+    Vec<Option<usize>>,
+) {
     let mut declared = vec![false; s.fields.len()];
     for m in &src.members {
         if let Some(d) = m.field.and_then(|f| declared.get_mut(f)) {

@@ -371,6 +371,55 @@ pub(crate) struct Tree {
     pub unit_of: Vec<Option<usize>>,
     /// Per field: it is a line break.
     pub is_break: Vec<bool>,
+    /// Per field: the sections (the parts between two line breaks) it may
+    /// lie in; `None`: any ([`sections_allowed`]).
+    pub allowed: Vec<Option<Vec<bool>>>,
+    /// Per field: it starts a section (a line break; a released first
+    /// member heads the breaks' order but starts none).
+    pub starts_section: Vec<bool>,
+}
+
+/// Where each field may lie among the author's line breaks. The struct's
+/// parts between two breaks hold what their author put there; a member
+/// outside every block may cross a break into another part only if that
+/// part holds a member of its own access class (the read-mostly head for a
+/// read-mostly member), or when it is cold (cold fills any line). A block
+/// and a break stay in their part: the nodes keep their order.
+pub(crate) fn sections_allowed(
+    s: &Struct,
+    starts_section: &[bool],
+    in_node: &[bool],
+) -> Vec<Option<Vec<bool>>> {
+    let mut declared = Vec::with_capacity(s.fields.len());
+    let mut k = 0;
+    for &starts in starts_section {
+        if starts {
+            k += 1;
+        }
+        declared.push(k);
+    }
+    let count = k + 1;
+    let mut classes: Vec<Vec<&crate::model::Access>> = vec![Vec::new(); count];
+    for (f, field) in s.fields.iter().enumerate() {
+        if field.size > 0 && !classes[declared[f]].contains(&&field.access) {
+            classes[declared[f]].push(&field.access);
+        }
+    }
+    s.fields
+        .iter()
+        .enumerate()
+        .map(|(f, field)| {
+            let free = count == 1
+                || in_node[f]
+                || field.size == 0
+                || field.access == crate::model::Access::Cold;
+            (!free).then(|| {
+                (0..count)
+                    .map(|k| k == declared[f] || classes[k].contains(&&field.access))
+                    .collect()
+            })
+        })
+        .collect()
 }
 
 impl Tree {
@@ -394,9 +443,8 @@ impl Tree {
         let mut units: Vec<Vec<usize>> = breaks.iter().map(|&f| vec![f]).collect();
         units.extend(blocks.iter().cloned());
         // Only the outermost nodes: one inside another moves with it.
-        let inside = |u: &Vec<usize>, v: &Vec<usize>| {
-            u.len() < v.len() && u.iter().all(|f| v.contains(f))
-        };
+        let inside =
+            |u: &Vec<usize>, v: &Vec<usize>| u.len() < v.len() && u.iter().all(|f| v.contains(f));
         let outer: Vec<Vec<usize>> = units
             .iter()
             .filter(|u| !units.iter().any(|v| inside(u, v)))
@@ -422,18 +470,77 @@ impl Tree {
         for &f in &breaks {
             is_break[f] = true;
         }
+        let starts_section: Vec<bool> = (0..n).map(|f| is_break[f] && f != 0).collect();
+        let in_node: Vec<bool> = (0..n).map(|f| unit_of[f].is_some()).collect();
+        let allowed = sections_allowed(s, &starts_section, &in_node);
         Tree {
             units,
             blocks,
             blocks_of,
             unit_of,
             is_break,
+            allowed,
+            starts_section,
+        }
+    }
+
+    /// Is every field of `order` in a section it may lie in?
+    fn sections_kept(&self, order: &[usize]) -> bool {
+        let mut k = 0;
+        order.iter().all(|&f| {
+            if self.starts_section[f] {
+                k += 1;
+            }
+            self.allowed[f]
+                .as_ref()
+                .is_none_or(|a| a.get(k).copied().unwrap_or(false))
+        })
+    }
+
+    /// Moves every field that lies in a section it may not back to the end
+    /// of the section it was declared in (before the break after it).
+    fn to_sections(&self, order: &mut [usize]) {
+        if self.sections_kept(order) {
+            return;
+        }
+        let declared = |f: usize| self.starts_section[..f].iter().filter(|&&b| b).count();
+        let mut k = 0;
+        let mut strays = Vec::new();
+        let mut kept = Vec::with_capacity(order.len());
+        for &f in order.iter() {
+            if self.starts_section[f] {
+                k += 1;
+            }
+            match &self.allowed[f] {
+                Some(a) if !a.get(k).copied().unwrap_or(false) => strays.push(f),
+                _ => kept.push(f),
+            }
+        }
+        let mut out = Vec::with_capacity(order.len());
+        let mut k = 0;
+        let place = |out: &mut Vec<usize>, k: usize| {
+            for &f in &strays {
+                if declared(f) == k {
+                    out.push(f);
+                }
+            }
+        };
+        for &f in &kept {
+            if self.starts_section[f] {
+                place(&mut out, k);
+                k += 1;
+            }
+            out.push(f);
+        }
+        place(&mut out, k);
+        if out.len() == order.len() {
+            order.copy_from_slice(&out);
         }
     }
 
     /// True when the tree constrains any order.
     pub fn constrains(&self) -> bool {
-        self.units.len() > 1 || !self.blocks.is_empty()
+        self.units.len() > 1 || !self.blocks.is_empty() || self.allowed.iter().any(Option::is_some)
     }
 
     /// Can fields `a` and `b` trade places without the tree noticing?
@@ -442,6 +549,7 @@ impl Tree {
             && !self.is_break[b]
             && self.unit_of[a] == self.unit_of[b]
             && self.blocks_of[a] == self.blocks_of[b]
+            && self.allowed[a] == self.allowed[b]
     }
 
     fn positions(order: &[usize], n: usize) -> Vec<usize> {
@@ -464,8 +572,13 @@ impl Tree {
             .filter_map(|u| u.iter().map(|&f| at[f]).filter(|&k| k != usize::MAX).min())
             .collect();
         starts.windows(2).all(|w| w[0] < w[1])
+            && self.sections_kept(order)
             && self.blocks.iter().all(|b| {
-                let ks: Vec<usize> = b.iter().map(|&f| at[f]).filter(|&k| k != usize::MAX).collect();
+                let ks: Vec<usize> = b
+                    .iter()
+                    .map(|&f| at[f])
+                    .filter(|&k| k != usize::MAX)
+                    .collect();
                 match (ks.iter().min(), ks.iter().max()) {
                     (Some(lo), Some(hi)) => hi - lo + 1 == ks.len(),
                     _ => true,
@@ -524,6 +637,7 @@ impl Tree {
         if out.len() == order.len() {
             order.copy_from_slice(&out);
         }
+        self.to_sections(order);
         let _ = n;
     }
 
@@ -534,6 +648,12 @@ impl Tree {
     pub fn may_follow(&self, prefix: &[usize], placed: &[bool], f: usize) -> bool {
         if !self.constrains() {
             return true;
+        }
+        if let Some(a) = &self.allowed[f] {
+            let k = prefix.iter().filter(|&&g| self.starts_section[g]).count();
+            if !a.get(k).copied().unwrap_or(false) {
+                return false;
+            }
         }
         if let Some(u) = self.unit_of[f] {
             let begun = |k: usize| self.units[k].iter().any(|&g| placed[g]);
@@ -564,7 +684,10 @@ fn gather(order: &mut [usize], block: &[usize]) {
     };
     let (inside, outside): (Vec<usize>, Vec<usize>) =
         order[first..].iter().partition(|f| block.contains(f));
-    for (slot, f) in order[first..].iter_mut().zip(inside.into_iter().chain(outside)) {
+    for (slot, f) in order[first..]
+        .iter_mut()
+        .zip(inside.into_iter().chain(outside))
+    {
         *slot = f;
     }
 }
