@@ -81,6 +81,11 @@ pub enum VerifyError {
         inside: String,
         outside: String,
     },
+    /// `field` crossed a line break into a part of the struct that holds
+    /// no member of its class.
+    LeftItsPart {
+        field: String,
+    },
     /// The first member, kept first, is not at offset 0.
     FirstMember {
         field: String,
@@ -135,6 +140,11 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{outside}` is placed between the members of the `#if` block of `{inside}`: a \
                  conditional block moves only as a whole"
+            ),
+            LeftItsPart { field } => write!(
+                f,
+                "`{field}` crossed a line break (a padding, a line-aligned member) into a part \
+                 of the struct that holds no member of its class"
             ),
             FirstMember { field, offset } => write!(
                 f,
@@ -370,6 +380,48 @@ fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyErro
             return Err(VerifyError::LineBreakOrder {
                 earlier: s.fields[w[0].0].name.clone(),
                 later: s.fields[w[1].0].name.clone(),
+            });
+        }
+    }
+    check_parts(s, &order)
+}
+
+/// A member outside every block and every line break lies in the part of
+/// the struct (between two line breaks) it was declared in, or in one that
+/// the author gave a member of its class, or anywhere when it is cold.
+/// `order` is the layout's order, as in [`check_tree`].
+fn check_parts(s: &Struct, order: &[(u64, bool, u32, usize)]) -> Result<(), VerifyError> {
+    let starts = |i: usize| i != 0 && s.breaks.contains(&i);
+    let mut declared = Vec::with_capacity(s.fields.len());
+    let mut k = 0;
+    for i in 0..s.fields.len() {
+        if starts(i) {
+            k += 1;
+        }
+        declared.push(k);
+    }
+    if k == 0 {
+        return Ok(());
+    }
+    let held = |part: usize, access: &Access| {
+        s.fields
+            .iter()
+            .enumerate()
+            .any(|(i, f)| declared[i] == part && f.size > 0 && &f.access == access)
+    };
+    let mut part = 0;
+    for &(_, _, _, i) in order {
+        if starts(i) {
+            part += 1;
+        }
+        let f = &s.fields[i];
+        let free = f.size == 0
+            || f.access == Access::Cold
+            || s.breaks.contains(&i)
+            || s.blocks.iter().any(|b| b.contains(&i));
+        if !free && part != declared[i] && !held(part, &f.access) {
+            return Err(VerifyError::LeftItsPart {
+                field: f.name.clone(),
             });
         }
     }
