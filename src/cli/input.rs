@@ -117,7 +117,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         names,
     } = read;
     if let Some(source) = &source {
-        super::blocks::keep_conditional_blocks(&mut model, source);
+        layout_core::blocks::keep_conditional_blocks(&mut model, source);
     }
     if let Some(f) = &access_file {
         f.apply_with(&mut model, &names)?;

@@ -2,12 +2,12 @@
 //! moves an `#if` ... `#endif` block that holds fields only as a whole, so
 //! no field may enter or leave it and no other field may come between its
 //! fields; members outside may move across it. Each such block becomes one
-//! of the model's [`Struct::blocks`](layout_core::Struct), which the solver
+//! of the model's [`Struct::blocks`], which the solver
 //! keeps whole and the verifier checks, under every option (`--regroup`
 //! too) and in every output format.
 
-use layout_core::source::StructSource;
-use layout_core::Struct;
+use crate::source::StructSource;
+use crate::model::Struct;
 use std::ops::Range;
 
 /// Sets `model.blocks`: the fields of every conditional block (nested ones
@@ -95,8 +95,8 @@ fn conditional_blocks(body: &str, base: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use layout_core::source::MemberSource;
-    use layout_core::Field;
+    use crate::source::MemberSource;
+    use crate::model::Field;
 
     fn member(text: &str, name: &str, field: usize) -> MemberSource {
         let at = text.find(name).unwrap();
