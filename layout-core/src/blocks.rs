@@ -6,8 +6,8 @@
 //! keeps whole and the verifier checks, under every option (`--regroup`
 //! too) and in every output format.
 
-use crate::source::StructSource;
 use crate::model::Struct;
+use crate::source::StructSource;
 use std::ops::Range;
 
 /// Sets `model.blocks`: the fields of every conditional block (nested ones
@@ -95,8 +95,8 @@ fn conditional_blocks(body: &str, base: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::MemberSource;
     use crate::model::Field;
+    use crate::source::MemberSource;
 
     fn member(text: &str, name: &str, field: usize) -> MemberSource {
         let at = text.find(name).unwrap();
