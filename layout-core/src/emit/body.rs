@@ -4,9 +4,10 @@
 //! directives, skipped `#if` groups, anything that is not a field), marker
 //! macros (`CACHELINE_PADDING(...)`, `__cacheline_group_*(...)`), field
 //! declarations, and conditional blocks (`#if` ... `#endif`) holding nodes of
-//! their own. Reordering keeps every node that is not a field where it is and
-//! refills the positions of the field-carrying nodes in the new order, level
-//! by level: a conditional block moves as a whole, so no field enters or
+//! their own. Reordering keeps every other node where it is and refills the
+//! positions of the carrying nodes (fields, and the marker lines the layout
+//! places, such as a kept `CACHELINE_PADDING()`) in the new order, level by
+//! level: a conditional block moves as a whole, so no field enters or
 //! leaves a conditional; a declaration of several fields (`int a, b;`, a run
 //! of bit-fields) moves as a whole too.
 
