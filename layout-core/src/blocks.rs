@@ -34,6 +34,30 @@ pub fn keep_conditional_blocks(model: &mut Struct, source: &StructSource) {
         .collect();
 }
 
+/// Sets `model.lists`: the fields of every declaration of several
+/// (`int a, b;`: members sharing their lines), in declaration order.
+pub fn keep_declarator_lists(model: &mut Struct, source: &StructSource) {
+    let mut lists: Vec<(Range<usize>, Vec<usize>)> = Vec::new();
+    for m in &source.members {
+        let Some(f) = m.field.filter(|&f| f < model.fields.len()) else {
+            continue;
+        };
+        match lists.iter_mut().find(|(lines, _)| *lines == m.lines) {
+            Some((_, fields)) if !fields.contains(&f) => fields.push(f),
+            Some(_) => {}
+            None => lists.push((m.lines.clone(), vec![f])),
+        }
+    }
+    model.lists = lists
+        .into_iter()
+        .map(|(_, mut fields)| {
+            fields.sort_unstable();
+            fields
+        })
+        .filter(|fields| fields.len() >= 2)
+        .collect();
+}
+
 /// The first byte of each field's declaration, by field index: from the
 /// member that declares it, or for a zero-size marker the body line that
 /// names it (`CACHELINE_PADDING(_pad1_);`); `None` when neither is found.

@@ -115,6 +115,10 @@ pub struct Struct {
     /// comes between them), so the diff can move the block as a whole;
     /// members outside may move across it ([`crate::segments`]).
     pub blocks: Vec<Vec<usize>>,
+    /// Fields declared together (`int a, b;`), by index in declaration
+    /// order: a layout keeps them next to each other, in that order, as the
+    /// diff moves a declaration only whole.
+    pub lists: Vec<Vec<usize>>,
     /// The author's line breaks that members may cross: paddings and
     /// line-aligned members, by index, in declaration order (headed by the
     /// first member when `--move-first` frees it: it stays before them). A
@@ -130,6 +134,7 @@ impl Struct {
             min_align: 1,
             paths: Vec::new(),
             blocks: Vec::new(),
+            lists: Vec::new(),
             breaks: Vec::new(),
         }
     }

@@ -271,6 +271,7 @@ pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
     s.fields
         .retain(|f| !Marker::of(f).is_some_and(|m| m.is_cacheline()));
     s.blocks = remap_blocks(&s.blocks, &out.index);
+    s.lists = remap_blocks(&s.lists, &out.index);
     assign(
         s,
         Keep {

@@ -81,6 +81,11 @@ pub enum VerifyError {
         inside: String,
         outside: String,
     },
+    /// The fields declared together with `first` (`int a, b;`) are not
+    /// next to each other in their order.
+    SplitDeclaration {
+        first: String,
+    },
     /// `field` crossed a line break into a part of the struct that holds
     /// no member of its class.
     LeftItsPart {
@@ -140,6 +145,11 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{outside}` is placed between the members of the `#if` block of `{inside}`: a \
                  conditional block moves only as a whole"
+            ),
+            SplitDeclaration { first } => write!(
+                f,
+                "the fields declared together with `{first}` are separated or reordered: a \
+                 declaration moves only whole"
             ),
             LeftItsPart { field } => write!(
                 f,
@@ -356,6 +366,16 @@ fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyErro
             return Err(VerifyError::SplitBlock {
                 inside: s.fields[block[0]].name.clone(),
                 outside: s.fields[outside].name.clone(),
+            });
+        }
+    }
+    for list in s.lists.iter().filter(|l| l.len() >= 2) {
+        if list
+            .windows(2)
+            .any(|w| at(w[0]) == usize::MAX || at(w[1]) != at(w[0]).saturating_add(1))
+        {
+            return Err(VerifyError::SplitDeclaration {
+                first: s.fields[list[0]].name.clone(),
             });
         }
     }

@@ -118,6 +118,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     } = read;
     if let Some(source) = &source {
         layout_core::blocks::keep_conditional_blocks(&mut model, source);
+        layout_core::blocks::keep_declarator_lists(&mut model, source);
     }
     if let Some(f) = &access_file {
         f.apply_with(&mut model, &names)?;

@@ -225,6 +225,7 @@ pub(crate) fn build(
         members,
     };
     crate::blocks::keep_conditional_blocks(&mut model, &source);
+    crate::blocks::keep_declarator_lists(&mut model, &source);
     Ok(CStruct {
         model,
         size: layout.size,

@@ -377,6 +377,11 @@ pub(crate) struct Tree {
     /// Per field: it starts a section (a line break; a released first
     /// member heads the breaks' order but starts none).
     pub starts_section: Vec<bool>,
+    /// Fields declared together (`int a, b;`): next to each other, in this
+    /// order.
+    pub lists: Vec<Vec<usize>>,
+    /// Per field: its list and its place in it.
+    pub list_of: Vec<Option<(usize, usize)>>,
 }
 
 /// Where each field may lie among the author's line breaks. The struct's
@@ -473,7 +478,21 @@ impl Tree {
         let starts_section: Vec<bool> = (0..n).map(|f| is_break[f] && f != 0).collect();
         let in_node: Vec<bool> = (0..n).map(|f| unit_of[f].is_some()).collect();
         let allowed = sections_allowed(s, &starts_section, &in_node);
+        let lists: Vec<Vec<usize>> = s
+            .lists
+            .iter()
+            .map(|l| l.iter().copied().filter(keep).collect::<Vec<usize>>())
+            .filter(|l| l.len() >= 2)
+            .collect();
+        let mut list_of = vec![None; n];
+        for (k, l) in lists.iter().enumerate() {
+            for (i, &f) in l.iter().enumerate() {
+                list_of[f] = Some((k, i));
+            }
+        }
         Tree {
+            lists,
+            list_of,
             units,
             blocks,
             blocks_of,
@@ -540,7 +559,10 @@ impl Tree {
 
     /// True when the tree constrains any order.
     pub fn constrains(&self) -> bool {
-        self.units.len() > 1 || !self.blocks.is_empty() || self.allowed.iter().any(Option::is_some)
+        self.units.len() > 1
+            || !self.blocks.is_empty()
+            || !self.lists.is_empty()
+            || self.allowed.iter().any(Option::is_some)
     }
 
     /// Can fields `a` and `b` trade places without the tree noticing?
@@ -550,6 +572,8 @@ impl Tree {
             && self.unit_of[a] == self.unit_of[b]
             && self.blocks_of[a] == self.blocks_of[b]
             && self.allowed[a] == self.allowed[b]
+            && self.list_of[a].is_none()
+            && self.list_of[b].is_none()
     }
 
     fn positions(order: &[usize], n: usize) -> Vec<usize> {
@@ -573,6 +597,10 @@ impl Tree {
             .collect();
         starts.windows(2).all(|w| w[0] < w[1])
             && self.sections_kept(order)
+            && self.lists.iter().all(|l| {
+                l.windows(2)
+                    .all(|w| at[w[0]] != usize::MAX && at[w[1]] == at[w[0]] + 1)
+            })
             && self.blocks.iter().all(|b| {
                 let ks: Vec<usize> = b
                     .iter()
@@ -593,6 +621,15 @@ impl Tree {
         by_size.sort_by_key(|b| std::cmp::Reverse(b.len()));
         for b in by_size {
             gather(order, b);
+        }
+        for l in &self.lists {
+            if order.iter().filter(|f| l.contains(f)).count() != l.len() {
+                continue;
+            }
+            gather(order, l);
+            if let Some(first) = order.iter().position(|f| l.contains(f)) {
+                order[first..first + l.len()].copy_from_slice(l);
+            }
         }
         // The order as tokens: a node's fields (contiguous now), or one
         // field outside every node.
@@ -662,6 +699,17 @@ impl Tree {
             }
         }
         let last = prefix.last().copied();
+        // A declaration begun goes on with its next field, and only then.
+        for (k, l) in self.lists.iter().enumerate() {
+            let done = l.iter().filter(|&&g| placed[g]).count();
+            let next_of_l = self.list_of[f] == Some((k, done));
+            let holds_f = self.list_of[f].is_some_and(|(j, _)| j == k);
+            if (done > 0 && done < l.len() && !(next_of_l && last == Some(l[done - 1])))
+                || (holds_f && !next_of_l)
+            {
+                return false;
+            }
+        }
         self.blocks.iter().enumerate().all(|(k, b)| {
             let done = b.iter().filter(|&&g| placed[g]).count();
             let holds_f = self.blocks_of[f].contains(&(k as u32));

@@ -1288,6 +1288,7 @@ struct stats {
         // ... and the diff refuses it for a model that does not.
         let mut loose = s.clone();
         loose.blocks.clear();
+        loose.lists.clear();
         let block = stats_layout(&loose, &split, 128);
         let err = c_diff(&src, &block, CStyle::Aligned)
             .unwrap_err()
@@ -1299,7 +1300,7 @@ struct stats {
             "{err}"
         );
         let list = stats_layout(
-            &s,
+            &loose,
             &[
                 ("flags", 0),
                 ("max", 8),

@@ -1,6 +1,7 @@
 //! The struct in its tree, as a property: random small C structs with `#if`
 //! blocks (taken and not taken, nested), `CACHELINE_PADDING()` lines,
-//! line-aligned members and every access class. Every layout the solver
+//! line-aligned members, declarator lists (`int a, b;`) and every access
+//! class. Every layout the solver
 //! returns passes the verifier, has a diff (the default style), the diff
 //! applies with `patch -p1`, and the C front-end reads the patched header
 //! back with exactly the proposed offsets and size: what `--format json`
@@ -37,6 +38,12 @@ fn member(rng: &mut Rng, k: &mut usize, indent: &str) -> String {
     let ty = TYPES[rng.below(TYPES.len() as u64) as usize];
     let name = format!("m{k}");
     *k += 1;
+    if rng.below(8) == 0 {
+        // A declarator list: the diff moves it only whole.
+        let second = format!("m{k}");
+        *k += 1;
+        return format!("{indent}{ty} {name}, {second};\n");
+    }
     let array = match rng.below(6) {
         0 => "[3]",
         1 => "[5]",
@@ -154,6 +161,14 @@ fn every_layout_of_a_struct_with_blocks_and_paddings_has_a_diff_that_gives_it() 
         let mut cs = h.find_struct("s").unwrap();
         for f in cs.model.fields.iter_mut().filter(|f| f.size > 0) {
             f.access = class(&mut rng);
+        }
+        // A declarator list shares one class: C puts its fields next to
+        // each other, which the hard rule could forbid.
+        for list in cs.model.lists.clone() {
+            let access = cs.model.fields[list[0]].access.clone();
+            for &f in &list[1..] {
+                cs.model.fields[f].access = access.clone();
+            }
         }
         if regroup {
             // --regroup: the paddings leave the model; the blocks stay.
