@@ -560,3 +560,61 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
         strukt: s.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Slot;
+    use crate::model::Field;
+
+    fn struct_with_a_block_and_a_padding() -> Struct {
+        let long = |n: &str, access: Access| Field::new(n, "long", 8, 8).with_access(access);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("head", Access::ReadMostly),
+                pad,
+                long("a", Access::ReadMostly),
+                long("b", Access::Cold),
+                long("c", Access::Cold),
+                long("d", Access::Lockless { group: None }),
+            ],
+        );
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        s.blocks = vec![vec![3, 4]];
+        s
+    }
+
+    fn at(offsets: &[u64], size: u64) -> Layout {
+        Layout {
+            slots: offsets
+                .iter()
+                .enumerate()
+                .map(|(field, &offset)| Slot { field, offset })
+                .collect(),
+            size,
+            align: 64,
+            line: 64,
+            placement: Placement::Aligned,
+        }
+    }
+
+    #[test]
+    fn the_tree_is_checked_from_the_offsets() {
+        let s = struct_with_a_block_and_a_padding();
+        // Declared: head | pad a b c d.
+        assert!(verify(&s, &at(&[0, 64, 64, 72, 80, 128], 192)).is_ok());
+        // `a` crosses the padding into the head's part (read-mostly there).
+        assert!(verify(&s, &at(&[0, 64, 8, 64, 72, 128], 192)).is_ok());
+        // `d` may not: no lockless member in the head's part.
+        let e = verify(&s, &at(&[0, 64, 64, 72, 80, 8], 128)).unwrap_err();
+        assert!(matches!(e, VerifyError::LeftItsPart { .. }), "{e}");
+        // `a` between `b` and `c` splits their block.
+        let e = verify(&s, &at(&[0, 64, 72, 64, 80, 128], 192)).unwrap_err();
+        assert!(matches!(e, VerifyError::SplitBlock { .. }), "{e}");
+        // The block before the padding leaves its place among the breaks.
+        let e = verify(&s, &at(&[0, 64, 72, 8, 16, 128], 192)).unwrap_err();
+        assert!(matches!(e, VerifyError::LineBreakOrder { .. }), "{e}");
+    }
+}

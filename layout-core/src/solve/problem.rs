@@ -739,3 +739,76 @@ fn gather(order: &mut [usize], block: &[usize]) {
         *slot = f;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field};
+
+    /// `head` (read-mostly), `_pad1_`, `a` (read-mostly), `b` `c` in an
+    /// `#if` block, `d` (lockless), `e` (cold): the first member is field 0.
+    fn tree_struct() -> Struct {
+        let long = |n: &str, access: Access| Field::new(n, "long", 8, 8).with_access(access);
+        let mut pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        pad.ty = "struct cacheline_padding".into();
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("head", Access::ReadMostly),
+                pad,
+                long("a", Access::ReadMostly),
+                long("b", Access::Cold),
+                long("c", Access::Cold),
+                long("d", Access::Lockless { group: None }),
+                long("e", Access::Cold),
+            ],
+        );
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        s.blocks = vec![vec![3, 4]];
+        s
+    }
+
+    #[test]
+    fn the_tree_keeps_blocks_whole_breaks_in_order_and_classes_in_their_parts() {
+        let s = tree_struct();
+        let p = Problem::new(&s, false).unwrap();
+        assert!(p.segmented && p.tree.constrains());
+        // The first member is a wall; the order is of the others.
+        let keeps = |o: &[usize]| p.in_segment_order(&[&[0][..], o].concat());
+        assert!(keeps(&[1, 2, 3, 4, 5, 6]));
+        // `a` (read-mostly) crosses the padding into the head's part.
+        assert!(keeps(&[2, 1, 3, 4, 5, 6]));
+        // `e` (cold) goes anywhere; `d` (lockless) may not join the head.
+        assert!(keeps(&[6, 1, 2, 3, 4, 5]));
+        assert!(!keeps(&[5, 1, 2, 3, 4, 6]));
+        // The block stays whole, and after the padding.
+        assert!(!keeps(&[1, 3, 2, 4, 5, 6]));
+        assert!(!keeps(&[3, 4, 1, 2, 5, 6]));
+        // A member outside moves across the block.
+        assert!(keeps(&[1, 3, 4, 2, 5, 6]));
+    }
+
+    #[test]
+    fn a_repaired_order_keeps_the_tree_and_the_search_follows_it() {
+        let s = tree_struct();
+        let p = Problem::new(&s, false).unwrap();
+        let mut order = vec![0, 5, 3, 2, 1, 4, 6];
+        p.to_segment_order(&mut order);
+        assert!(p.in_segment_order(&order), "{order:?}");
+        let placed = |prefix: &[usize]| {
+            let mut v = vec![false; s.fields.len()];
+            for &f in prefix {
+                v[f] = true;
+            }
+            v
+        };
+        // After `b`, only `c` may follow: the block is open.
+        let prefix = [0, 1, 3];
+        assert!(p.may_follow(&prefix, &placed(&prefix), 4));
+        assert!(!p.may_follow(&prefix, &placed(&prefix), 2));
+        // Before the padding, `d` may not come (its class is not the head's).
+        let prefix = [0];
+        assert!(!p.may_follow(&prefix, &placed(&prefix), 5));
+        assert!(p.may_follow(&prefix, &placed(&prefix), 2));
+    }
+}
