@@ -1,9 +1,9 @@
 //! The struct in its tree, as a property: random small C structs with `#if`
 //! blocks (taken and not taken, nested), `CACHELINE_PADDING()` lines,
 //! line-aligned members, declarator lists (`int a, b;`) and every access
-//! class. Every layout the solver
-//! returns passes the verifier, has a diff (the default style), the diff
-//! applies with `patch -p1`, and the C front-end reads the patched header
+//! class, with and without `--regroup`. Every layout the solver returns
+//! passes the verifier, has a diff (in the `aligned` and `padding` styles),
+//! the diff applies with `patch -p1`, and the C front-end reads the patched header
 //! back with exactly the proposed offsets and size: what `--format json`
 //! reports is what the diff writes.
 
@@ -182,7 +182,12 @@ fn every_layout_of_a_struct_with_blocks_and_paddings_has_a_diff_that_gives_it() 
         let sol = solve(s, &SolveOptions::default())
             .unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
         let v = verify(s, &sol.layout).unwrap_or_else(|e| panic!("case {case}: {e}\n{text}"));
-        let diff = c_diff(&cs.source, &v, CStyle::Aligned)
+        let style = if case % 2 == 0 {
+            CStyle::Aligned
+        } else {
+            CStyle::Padding
+        };
+        let diff = c_diff(&cs.source, &v, style)
             .unwrap_or_else(|e| panic!("case {case}: no diff for the layout: {e}\n{text}"));
         let off = sol.layout.offsets_by_field(s.fields.len());
         let mut want: Vec<(String, u64)> = s
