@@ -81,6 +81,11 @@ pub enum VerifyError {
         inside: String,
         outside: String,
     },
+    /// Every member declared with `field` between two line breaks left
+    /// that part of the struct: the break no longer breaks what it did.
+    EmptiedPart {
+        field: String,
+    },
     /// The fields declared together with `first` (`int a, b;`) are not
     /// next to each other in their order.
     SplitDeclaration {
@@ -145,6 +150,11 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{outside}` is placed between the members of the `#if` block of `{inside}`: a \
                  conditional block moves only as a whole"
+            ),
+            EmptiedPart { field } => write!(
+                f,
+                "`{field}` and every member declared in its part of the struct (between two \
+                 line breaks) left it: each part keeps a member of its own"
             ),
             SplitDeclaration { first } => write!(
                 f,
@@ -430,17 +440,33 @@ fn check_parts(s: &Struct, order: &[(u64, bool, u32, usize)]) -> Result<(), Veri
             .any(|(i, f)| declared[i] == part && f.size > 0 && &f.access == access)
     };
     let mut part = 0;
+    let mut kept = vec![false; k + 1];
     for &(_, _, _, i) in order {
         if starts(i) {
             part += 1;
         }
         let f = &s.fields[i];
+        if declared[i] == part && f.size > 0 && !s.breaks.contains(&i) && !f.pinned {
+            kept[part] = true;
+        }
         let free = f.size == 0
             || f.access == Access::Cold
             || s.breaks.contains(&i)
             || s.blocks.iter().any(|b| b.contains(&i));
         if !free && part != declared[i] && !held(part, &f.access) {
             return Err(VerifyError::LeftItsPart {
+                field: f.name.clone(),
+            });
+        }
+    }
+    // Every part keeps a member of its own: each break still breaks.
+    for (p, &kept) in kept.iter().enumerate() {
+        let own =
+            s.fields.iter().enumerate().find(|(i, f)| {
+                declared[*i] == p && f.size > 0 && !s.breaks.contains(i) && !f.pinned
+            });
+        if let (Some((_, f)), false) = (own, kept) {
+            return Err(VerifyError::EmptiedPart {
                 field: f.name.clone(),
             });
         }
@@ -616,5 +642,18 @@ mod tests {
         // The block before the padding leaves its place among the breaks.
         let e = verify(&s, &at(&[0, 64, 72, 8, 16, 128], 192)).unwrap_err();
         assert!(matches!(e, VerifyError::LineBreakOrder { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_break_that_no_longer_breaks_is_refused() {
+        let long = |n: &str| Field::new(n, "long", 8, 8).with_access(Access::ReadMostly);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new("s", vec![long("head"), pad, long("a")]);
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        assert!(verify(&s, &at(&[0, 64, 64], 128)).is_ok());
+        // `a` may join the head (same class), but then nothing is left
+        // after the padding.
+        let e = verify(&s, &at(&[0, 64, 8], 64)).unwrap_err();
+        assert!(matches!(e, VerifyError::EmptiedPart { .. }), "{e}");
     }
 }

@@ -197,6 +197,10 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         let g = self.placer.g;
         if self.seq.len() == self.p.free.len() {
+            if self.p.segmented && !self.p.in_segment_order(&self.seq) {
+                // The prefix rule prunes; the whole order is checked here.
+                return;
+            }
             let mut cur = cur;
             if let Some(t) = self.p.tail {
                 self.offset[t] = self.placer.place_tail(&mut cur);

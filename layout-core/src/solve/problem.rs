@@ -377,6 +377,16 @@ pub(crate) struct Tree {
     /// Per field: it starts a section (a line break; a released first
     /// member heads the breaks' order but starts none).
     pub starts_section: Vec<bool>,
+    /// Per field: the section it was declared in.
+    pub declared: Vec<usize>,
+    /// Per field: an unpinned member with bytes that is no line break: one
+    /// its section must keep.
+    pub counts_in_part: Vec<bool>,
+    /// Per section: how many such members were declared in it (empty
+    /// without line breaks).
+    pub owners: Vec<usize>,
+    /// The number of unpinned fields: the length of a complete order.
+    pub free_count: usize,
     /// Fields declared together (`int a, b;`): next to each other, in this
     /// order.
     pub lists: Vec<Vec<usize>>,
@@ -478,6 +488,24 @@ impl Tree {
         let starts_section: Vec<bool> = (0..n).map(|f| is_break[f] && f != 0).collect();
         let in_node: Vec<bool> = (0..n).map(|f| unit_of[f].is_some()).collect();
         let allowed = sections_allowed(s, &starts_section, &in_node);
+        let mut declared = Vec::with_capacity(n);
+        let mut k = 0;
+        for &starts in &starts_section {
+            if starts {
+                k += 1;
+            }
+            declared.push(k);
+        }
+        let counts_in_part: Vec<bool> = (0..n)
+            .map(|f| keep(&f) && s.fields[f].size > 0 && !is_break[f])
+            .collect();
+        let mut owners = vec![0; k + 1];
+        for f in (0..n).filter(|&f| counts_in_part[f]) {
+            owners[declared[f]] += 1;
+        }
+        if k == 0 {
+            owners.clear();
+        }
         let lists: Vec<Vec<usize>> = s
             .lists
             .iter()
@@ -490,7 +518,12 @@ impl Tree {
                 list_of[f] = Some((k, i));
             }
         }
+        let free_count = (0..n).filter(|f| keep(f)).count();
         Tree {
+            free_count,
+            declared,
+            counts_in_part,
+            owners,
             lists,
             list_of,
             units,
@@ -506,14 +539,29 @@ impl Tree {
     /// Is every field of `order` in a section it may lie in?
     fn sections_kept(&self, order: &[usize]) -> bool {
         let mut k = 0;
-        order.iter().all(|&f| {
+        let mut kept = vec![false; self.owners.len()];
+        let allowed = order.iter().all(|&f| {
             if self.starts_section[f] {
                 k += 1;
+            }
+            if self.declared[f] == k && self.counts_in_part[f] {
+                if let Some(x) = kept.get_mut(k) {
+                    *x = true;
+                }
             }
             self.allowed[f]
                 .as_ref()
                 .is_none_or(|a| a.get(k).copied().unwrap_or(false))
-        })
+        });
+        // Every part keeps one of its own members: a line break still
+        // breaks what the author put around it.
+        let complete = order.len() == self.free_count;
+        allowed
+            && (!complete
+                || kept
+                    .iter()
+                    .zip(&self.owners)
+                    .all(|(&kept, &owners)| kept || owners == 0))
     }
 
     /// Moves every field that lies in a section it may not back to the end
@@ -563,6 +611,7 @@ impl Tree {
             || !self.blocks.is_empty()
             || !self.lists.is_empty()
             || self.allowed.iter().any(Option::is_some)
+            || self.owners.len() > 1
     }
 
     /// Can fields `a` and `b` trade places without the tree noticing?
@@ -786,6 +835,17 @@ mod tests {
         assert!(!keeps(&[3, 4, 1, 2, 5, 6]));
         // A member outside moves across the block.
         assert!(keeps(&[1, 3, 4, 2, 5, 6]));
+    }
+
+    #[test]
+    fn every_part_keeps_a_member_of_its_own() {
+        let long = |n: &str| Field::new(n, "long", 8, 8).with_access(Access::ReadMostly);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new("s", vec![long("head"), pad, long("a"), long("b")]);
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        let p = Problem::new(&s, false).unwrap();
+        assert!(p.in_segment_order(&[0, 2, 1, 3]));
+        assert!(!p.in_segment_order(&[0, 2, 3, 1]));
     }
 
     #[test]
