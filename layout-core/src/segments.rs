@@ -21,7 +21,9 @@
 //!   (`struct cacheline_padding`) and a member the source aligns to a line
 //!   (`____cacheline_aligned_in_smp` on the member) keep their order among
 //!   themselves, and stay line breaks (their alignment is the line's), but
-//!   a member may move across one when that pays;
+//!   a member outside blocks may move across one into a part of the struct
+//!   (the members between two breaks) that holds a member of its class, or
+//!   anywhere when it is cold; every part keeps a member of its own;
 //! - **blocks** ([`Struct::blocks`], set by the caller from the source): the
 //!   fields of an `#if` block stay next to each other in the layout's
 //!   order, so the block moves as a whole; members outside may move across
