@@ -340,7 +340,7 @@ impl Problem {
         if !self.tree.constrains() {
             return;
         }
-        self.tree.repair(order, self.n);
+        self.tree.repair(order);
         if !self.in_segment_order(order) && order.len() == self.free.len() {
             order.copy_from_slice(&self.free);
         }
@@ -665,7 +665,7 @@ impl Tree {
 
     /// Gathers each block where its first field is (outer blocks first),
     /// then puts the nodes on the places nodes hold, in their order.
-    fn repair(&self, order: &mut [usize], n: usize) {
+    fn repair(&self, order: &mut [usize]) {
         let mut by_size: Vec<&Vec<usize>> = self.blocks.iter().collect();
         by_size.sort_by_key(|b| std::cmp::Reverse(b.len()));
         for b in by_size {
@@ -724,7 +724,6 @@ impl Tree {
             order.copy_from_slice(&out);
         }
         self.to_sections(order);
-        let _ = n;
     }
 
     /// May `f` follow `prefix` (`placed[g]`: `g` is in it)? Every block
