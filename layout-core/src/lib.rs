@@ -28,6 +28,7 @@
 //!   the access file's types) and [`suggest`] ("did you mean" names).
 
 pub mod access;
+pub mod blocks;
 #[cfg(feature = "btf")]
 pub mod btf;
 #[cfg(feature = "c-header")]

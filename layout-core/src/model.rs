@@ -109,6 +109,21 @@ pub struct Struct {
     pub min_align: u64,
     /// Names of the hot paths (`tx`, `rx`) that [`Field::paths`] refers to.
     pub paths: Vec<String>,
+    /// Units the layout moves whole: the fields of each conditional block
+    /// (`#if` ... `#endif`) of the source, by index. A layout keeps each
+    /// block's fields next to each other in its order (nothing from outside
+    /// comes between them), so the diff can move the block as a whole;
+    /// members outside may move across it ([`crate::segments`]).
+    pub blocks: Vec<Vec<usize>>,
+    /// Fields declared together (`int a, b;`), by index in declaration
+    /// order: a layout keeps them next to each other, in that order, as the
+    /// diff moves a declaration only whole.
+    pub lists: Vec<Vec<usize>>,
+    /// The author's line breaks that members may cross: paddings and
+    /// line-aligned members, by index, in declaration order (headed by the
+    /// first member when `--move-first` frees it: it stays before them). A
+    /// layout keeps them in this order ([`crate::segments`]).
+    pub breaks: Vec<usize>,
 }
 
 impl Struct {
@@ -118,6 +133,9 @@ impl Struct {
             fields,
             min_align: 1,
             paths: Vec::new(),
+            blocks: Vec::new(),
+            lists: Vec::new(),
+            breaks: Vec::new(),
         }
     }
 

@@ -1,28 +1,38 @@
-//! What the author built, as ordering constraints: cache-line groups,
-//! paddings, zero-size markers and the first member become
-//! [`Field::segment`]s, which every layout must keep in nondecreasing order
-//! ([`crate::verify`] checks it).
+//! What the author built, as ordering constraints: the struct in its tree.
 //!
-//! A struct's members, in declaration order, are cut into segments:
+//! A struct's members, in declaration order, are cut into **segments**
+//! ([`Field::segment`]), which every layout keeps in nondecreasing order
+//! ([`crate::verify`] checks it): they are walls no member crosses.
 //!
 //! - the first member has segment 0 of its own, so it stays at offset 0
 //!   (code casts the struct to it: `tcp_sk()`), unless the caller lets it
 //!   move among the members declared with it ([`release_first`]);
-//! - every zero-size member is a segment of its own: the kernel's
-//!   `__cacheline_group_begin__NAME` / `__cacheline_group_end__NAME` /
-//!   `__cacheline_group_pad__NAME` members, a `CACHELINE_PADDING()` member
-//!   (`struct cacheline_padding`), any other zero-length array
-//!   (`headers_start[0]`) and a flexible array member;
-//! - a member the source aligns to a line (`____cacheline_aligned_in_smp`
-//!   on the member) is a segment of its own, so it keeps starting a line;
-//! - the members between two of those form one segment: they may be
-//!   reordered among themselves, never across a marker.
+//! - every zero-size member other than a padding is a segment of its own:
+//!   the kernel's `__cacheline_group_begin__NAME` /
+//!   `__cacheline_group_end__NAME` / `__cacheline_group_pad__NAME` members
+//!   (the kernel asserts group membership), any other zero-length array
+//!   (`headers_start[0]`, which code uses as copy bounds) and a flexible
+//!   array member;
+//! - the members between two of those form one segment.
 //!
-//! So every member stays between its group's markers, a group's begin stays
-//! before its end, and a padding (aligned to the line) stays a line break.
+//! Inside a segment two lighter constraints hold:
+//!
+//! - **line breaks** ([`Struct::breaks`]): a `CACHELINE_PADDING()` member
+//!   (`struct cacheline_padding`) and a member the source aligns to a line
+//!   (`____cacheline_aligned_in_smp` on the member) keep their order among
+//!   themselves, and stay line breaks (their alignment is the line's), but
+//!   a member outside blocks may move across one into a part of the struct
+//!   (the members between two breaks) that holds a member of its class, or
+//!   anywhere when it is cold; every part keeps a member of its own;
+//! - **blocks** ([`Struct::blocks`], set by the caller from the source): the
+//!   fields of an `#if` block stay next to each other in the layout's
+//!   order, so the block moves as a whole; members outside may move across
+//!   it, members inside stay inside.
+//!
 //! With `--regroup` the cache-line groups and paddings are dissolved: their
-//! markers leave the model ([`dissolve_groups`]) and only the first member
-//! and the other zero-size markers still cut segments.
+//! markers leave the model ([`dissolve_groups`]), the line breaks go, and
+//! only the first member and the other zero-size markers still cut
+//! segments; blocks stay.
 
 use crate::model::{Access, Field, Struct};
 
@@ -81,8 +91,9 @@ pub fn is_marker(f: &Field) -> bool {
 pub struct Keep {
     /// The first member stays first, at offset 0 (`--move-first` turns it off).
     pub first: bool,
-    /// A member the source aligns to a line ([`Field::line_break`]) is a
-    /// segment of its own (`--regroup` dissolves it with the groups).
+    /// Paddings and members the source aligns to a line
+    /// ([`Field::line_break`]) are line breaks ([`Struct::breaks`]) that keep
+    /// their order (`--regroup` dissolves them with the groups).
     pub line_breaks: bool,
 }
 
@@ -95,16 +106,31 @@ impl Default for Keep {
     }
 }
 
-/// Sets every field's segment from the declaration order (see the module
-/// docs).
+/// True when the field is one of the author's line breaks: a padding
+/// (`CACHELINE_PADDING()`) or a member with bytes the source aligns to a
+/// line. Other zero-size members stay walls, aligned or not (a group's
+/// aligned begin marker, a line-aligned flexible array).
+pub fn is_line_break(f: &Field) -> bool {
+    match Marker::of(f) {
+        Some(m) => m == Marker::Padding,
+        None => f.line_break,
+    }
+}
+
+/// Sets every field's segment and the struct's line breaks from the
+/// declaration order (see the module docs). Blocks are left as they are.
 pub fn assign(s: &mut Struct, keep: Keep) {
     let n = s.fields.len();
     let mut seg = 0u32;
     let mut open = false;
+    s.breaks.clear();
     for i in 0..n {
         let f = &s.fields[i];
-        let own =
-            (i == 0 && keep.first && n > 1) || f.size == 0 || (keep.line_breaks && f.line_break);
+        let line_break = keep.line_breaks && is_line_break(f);
+        let own = (i == 0 && keep.first && n > 1) || (f.size == 0 && !line_break);
+        if line_break {
+            s.breaks.push(i);
+        }
         if own {
             if open {
                 seg += 1;
@@ -116,6 +142,9 @@ pub fn assign(s: &mut Struct, keep: Keep) {
             s.fields[i].segment = seg;
             open = true;
         }
+    }
+    if !keep.first {
+        keep_first_before_breaks(s);
     }
 }
 
@@ -243,6 +272,8 @@ pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
     }
     s.fields
         .retain(|f| !Marker::of(f).is_some_and(|m| m.is_cacheline()));
+    s.blocks = remap_blocks(&s.blocks, &out.index);
+    s.lists = remap_blocks(&s.lists, &out.index);
     assign(
         s,
         Keep {
@@ -251,6 +282,20 @@ pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
         },
     );
     out
+}
+
+/// The blocks with their fields at their new indices (removed fields
+/// dropped, empty blocks too).
+fn remap_blocks(blocks: &[Vec<usize>], index: &[Option<usize>]) -> Vec<Vec<usize>> {
+    blocks
+        .iter()
+        .map(|b| {
+            b.iter()
+                .filter_map(|&f| index.get(f).copied().flatten())
+                .collect::<Vec<usize>>()
+        })
+        .filter(|b| !b.is_empty())
+        .collect()
 }
 
 /// Points `src`'s member declarations at the fields' new indices after
@@ -289,19 +334,23 @@ pub fn free_all(s: &mut Struct, src: Option<&mut crate::source::StructSource>) -
 pub fn release_first(s: &mut Struct) {
     if first_is_kept(s) && !second_is_a_break(s) {
         s.fields[0].segment = s.fields[1].segment;
+        keep_first_before_breaks(s);
+    }
+}
+
+/// A first member free to move stays before the author's first line break:
+/// it heads the chain of [`Struct::breaks`].
+fn keep_first_before_breaks(s: &mut Struct) {
+    if !s.breaks.is_empty() && s.breaks[0] != 0 {
+        s.breaks.insert(0, 0);
     }
 }
 
 /// True when the member declared second is a segment of its own that
-/// [`assign`] cut: a zero-size marker, or a line-aligned member alone in its
-/// segment.
+/// [`assign`] cut (a zero-size marker) or one of the author's line breaks.
 fn second_is_a_break(s: &Struct) -> bool {
     let second = &s.fields[1];
-    let alone = s
-        .fields
-        .get(2)
-        .is_none_or(|third| third.segment != second.segment);
-    second.size == 0 || (second.line_break && alone)
+    second.size == 0 || s.breaks.contains(&1) || is_line_break(second)
 }
 
 /// The group a field belongs to in the author's declaration (by field
@@ -362,15 +411,34 @@ mod tests {
     }
 
     #[test]
-    fn a_line_aligned_member_is_a_segment_of_its_own() {
+    fn paddings_and_line_aligned_members_are_line_breaks_not_walls() {
+        let mut pad = field("_pad1_", 0);
+        pad.ty = "struct cacheline_padding".into();
         let mut s = Struct::new(
             "s",
-            vec![field("a", 8), field("b", 8), field("c", 8), field("d", 8)],
+            vec![
+                field("a", 8),
+                field("b", 8),
+                pad,
+                field("c", 8),
+                field("d", 8),
+            ],
         );
-        s.fields[2].line_break = true;
+        s.fields[4].line_break = true;
         assign(&mut s, Keep::default());
         let seg: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
-        assert_eq!(seg, vec![0, 1, 2, 3]);
+        // Only the first member is a wall; the padding and `d` keep their order.
+        assert_eq!(seg, vec![0, 1, 1, 1, 1]);
+        assert_eq!(s.breaks, vec![2, 4]);
+        // --regroup: no line breaks.
+        assign(
+            &mut s,
+            Keep {
+                line_breaks: false,
+                ..Keep::default()
+            },
+        );
+        assert!(s.breaks.is_empty());
     }
 
     #[test]
@@ -386,10 +454,17 @@ mod tests {
         // A padding or a line-aligned member follows it: nothing to join.
         let mut pad = field("_pad1_", 0);
         pad.ty = "struct cacheline_padding".into();
-        assert_eq!(shape(pad), vec![0, 1, 2]);
+        assert_eq!(shape(pad), vec![0, 1, 1]);
         let mut aligned = field("f1", 8);
         aligned.line_break = true;
-        assert_eq!(shape(aligned), vec![0, 1, 2]);
+        assert_eq!(shape(aligned), vec![0, 1, 1]);
+        // Released before a later line break, it heads the breaks' order.
+        let mut pad = field("_pad1_", 0);
+        pad.ty = "struct cacheline_padding".into();
+        let mut s = Struct::new("s", vec![field("f0", 8), field("f1", 8), pad]);
+        assign(&mut s, Keep::default());
+        release_first(&mut s);
+        assert_eq!(s.breaks, vec![0, 2]);
     }
 
     #[test]

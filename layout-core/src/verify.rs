@@ -1,8 +1,9 @@
 //! The independent verifier. It recomputes everything from the model and the
 //! offsets alone: every field placed once, aligned, without overlap, pinned
 //! fields where they were, the author's order kept (fields in nondecreasing
-//! [`segment`](crate::model::Field::segment) order, a first member kept
-//! first at offset 0), size and alignment consistent, and the hard rule at
+//! [`segment`](crate::model::Field::segment) order, the author's line
+//! breaks in their order, every `#if` block in one piece, a first member
+//! kept first at offset 0), size and alignment consistent, and the hard rule at
 //! every phase the placement allows (a trailing flexible array member's
 //! class covers the bytes from its offset on: its elements). It shares no
 //! code with the solver, and states the hard rule itself ([`must_not_share`])
@@ -67,6 +68,34 @@ pub enum VerifyError {
         before: String,
         after: String,
     },
+    /// Two nodes of the struct's tree (line breaks, [`Struct::breaks`], and
+    /// `#if` blocks, [`Struct::blocks`]) swapped: `later` (declared after
+    /// `earlier`) is placed before it.
+    LineBreakOrder {
+        earlier: String,
+        later: String,
+    },
+    /// `outside` sits between fields of one conditional block
+    /// ([`Struct::blocks`]), of which `inside` is one.
+    SplitBlock {
+        inside: String,
+        outside: String,
+    },
+    /// Every member declared with `field` between two line breaks left
+    /// that part of the struct: the break no longer breaks what it did.
+    EmptiedPart {
+        field: String,
+    },
+    /// The fields declared together with `first` (`int a, b;`) are not
+    /// next to each other in their order.
+    SplitDeclaration {
+        first: String,
+    },
+    /// `field` crossed a line break into a part of the struct that holds
+    /// no member of its class.
+    LeftItsPart {
+        field: String,
+    },
     /// The first member, kept first, is not at offset 0.
     FirstMember {
         field: String,
@@ -111,6 +140,31 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{after}` is placed before `{before}`, which the author's groups and markers \
                  put first (a member left its cache-line group, or a marker moved)"
+            ),
+            LineBreakOrder { earlier, later } => write!(
+                f,
+                "`{later}` is placed before `{earlier}`: the author's line breaks (paddings, \
+                 line-aligned members) and `#if` blocks keep their order"
+            ),
+            SplitBlock { inside, outside } => write!(
+                f,
+                "`{outside}` is placed between the members of the `#if` block of `{inside}`: a \
+                 conditional block moves only as a whole"
+            ),
+            EmptiedPart { field } => write!(
+                f,
+                "`{field}` and every member declared in its part of the struct (between two \
+                 line breaks) left it: each part keeps a member of its own"
+            ),
+            SplitDeclaration { first } => write!(
+                f,
+                "the fields declared together with `{first}` are separated or reordered: a \
+                 declaration moves only whole"
+            ),
+            LeftItsPart { field } => write!(
+                f,
+                "`{field}` crossed a line break (a padding, a line-aligned member) into a part \
+                 of the struct that holds no member of its class"
             ),
             FirstMember { field, offset } => write!(
                 f,
@@ -233,6 +287,7 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
         }
     }
     check_segments(s, &placed)?;
+    check_tree(s, &placed)?;
     if let Placement::Offset(o) = l.placement {
         if o % l.align != 0 && !(o % l.line).is_multiple_of(l.align) {
             return Err(VerifyError::PlacementMisaligned {
@@ -287,6 +342,133 @@ fn check_segments(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), Verify
                     offset: off,
                 });
             }
+        }
+    }
+    Ok(())
+}
+
+/// The struct's tree: every conditional block stays in one piece, and its
+/// nodes (the author's line breaks and the outermost blocks) keep their
+/// declared order, in the order of the offsets (at one offset, zero-size
+/// members first, then by segment and declaration). `placed` is `(offset,
+/// size, field)` for every field.
+fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyError> {
+    let mut order: Vec<(u64, bool, u32, usize)> = placed
+        .iter()
+        .map(|&(off, size, i)| (off, size != 0, s.fields[i].segment, i))
+        .collect();
+    order.sort_unstable();
+    let mut position = vec![usize::MAX; s.fields.len()];
+    for (k, &(_, _, _, i)) in order.iter().enumerate() {
+        position[i] = k;
+    }
+    let at = |i: usize| position.get(i).copied().unwrap_or(usize::MAX);
+    for block in s.blocks.iter().filter(|b| !b.is_empty()) {
+        let lo = block.iter().map(|&f| at(f)).min().unwrap_or(0);
+        let hi = block.iter().map(|&f| at(f)).max().unwrap_or(0);
+        if hi == usize::MAX {
+            continue;
+        }
+        if let Some(&(_, _, _, outside)) = order[lo..=hi]
+            .iter()
+            .find(|&&(_, _, _, i)| !block.contains(&i))
+        {
+            return Err(VerifyError::SplitBlock {
+                inside: s.fields[block[0]].name.clone(),
+                outside: s.fields[outside].name.clone(),
+            });
+        }
+    }
+    for list in s.lists.iter().filter(|l| l.len() >= 2) {
+        if list
+            .windows(2)
+            .any(|w| at(w[0]) == usize::MAX || at(w[1]) != at(w[0]).saturating_add(1))
+        {
+            return Err(VerifyError::SplitDeclaration {
+                first: s.fields[list[0]].name.clone(),
+            });
+        }
+    }
+    // The nodes: each line break, each block; one inside another goes with it.
+    let mut nodes: Vec<Vec<usize>> = s.breaks.iter().map(|&f| vec![f]).collect();
+    nodes.extend(s.blocks.iter().filter(|b| !b.is_empty()).cloned());
+    let within =
+        |u: &Vec<usize>, v: &Vec<usize>| u.len() < v.len() && u.iter().all(|f| v.contains(f));
+    let mut outer: Vec<(usize, usize)> = nodes
+        .iter()
+        .filter(|u| !nodes.iter().any(|v| within(u, v)))
+        .map(|u| {
+            let first = *u.iter().min().unwrap_or(&0);
+            let start = u.iter().map(|&f| at(f)).min().unwrap_or(usize::MAX);
+            (first, start)
+        })
+        .collect();
+    outer.sort_unstable();
+    outer.dedup();
+    for w in outer.windows(2) {
+        if w[0].1 >= w[1].1 {
+            return Err(VerifyError::LineBreakOrder {
+                earlier: s.fields[w[0].0].name.clone(),
+                later: s.fields[w[1].0].name.clone(),
+            });
+        }
+    }
+    check_parts(s, &order)
+}
+
+/// A member outside every block and every line break lies in the part of
+/// the struct (between two line breaks) it was declared in, or in one that
+/// the author gave a member of its class, or anywhere when it is cold.
+/// `order` is the layout's order, as in [`check_tree`].
+fn check_parts(s: &Struct, order: &[(u64, bool, u32, usize)]) -> Result<(), VerifyError> {
+    let starts = |i: usize| i != 0 && s.breaks.contains(&i);
+    let mut declared = Vec::with_capacity(s.fields.len());
+    let mut k = 0;
+    for i in 0..s.fields.len() {
+        if starts(i) {
+            k += 1;
+        }
+        declared.push(k);
+    }
+    if k == 0 {
+        return Ok(());
+    }
+    let held = |part: usize, access: &Access| {
+        s.fields
+            .iter()
+            .enumerate()
+            .any(|(i, f)| declared[i] == part && f.size > 0 && &f.access == access)
+    };
+    let mut part = 0;
+    let mut kept = vec![false; k + 1];
+    for &(_, _, _, i) in order {
+        if starts(i) {
+            part += 1;
+        }
+        let f = &s.fields[i];
+        if declared[i] == part && f.size > 0 && !s.breaks.contains(&i) && !f.pinned {
+            kept[part] = true;
+        }
+        let free = f.size == 0
+            || f.access == Access::Cold
+            || s.breaks.contains(&i)
+            || s.blocks.iter().any(|b| b.contains(&i));
+        if !free && part != declared[i] && !held(part, &f.access) {
+            return Err(VerifyError::LeftItsPart {
+                field: f.name.clone(),
+            });
+        }
+    }
+    // Every part keeps a member of its own: each break still breaks.
+    for (p, &kept) in kept.iter().enumerate() {
+        let own =
+            s.fields.iter().enumerate().find(|(i, f)| {
+                declared[*i] == p && f.size > 0 && !s.breaks.contains(i) && !f.pinned
+            });
+        if let (Some((_, f)), false) = (own, kept) {
+            return Err(VerifyError::EmptiedPart {
+                field: f.name.clone(),
+            });
         }
     }
     Ok(())
@@ -403,4 +585,75 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
         layout: l.clone(),
         strukt: s.clone(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::Slot;
+    use crate::model::Field;
+
+    fn struct_with_a_block_and_a_padding() -> Struct {
+        let long = |n: &str, access: Access| Field::new(n, "long", 8, 8).with_access(access);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("head", Access::ReadMostly),
+                pad,
+                long("a", Access::ReadMostly),
+                long("b", Access::Cold),
+                long("c", Access::Cold),
+                long("d", Access::Lockless { group: None }),
+            ],
+        );
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        s.blocks = vec![vec![3, 4]];
+        s
+    }
+
+    fn at(offsets: &[u64], size: u64) -> Layout {
+        Layout {
+            slots: offsets
+                .iter()
+                .enumerate()
+                .map(|(field, &offset)| Slot { field, offset })
+                .collect(),
+            size,
+            align: 64,
+            line: 64,
+            placement: Placement::Aligned,
+        }
+    }
+
+    #[test]
+    fn the_tree_is_checked_from_the_offsets() {
+        let s = struct_with_a_block_and_a_padding();
+        // Declared: head | pad a b c d.
+        assert!(verify(&s, &at(&[0, 64, 64, 72, 80, 128], 192)).is_ok());
+        // `a` crosses the padding into the head's part (read-mostly there).
+        assert!(verify(&s, &at(&[0, 64, 8, 64, 72, 128], 192)).is_ok());
+        // `d` may not: no lockless member in the head's part.
+        let e = verify(&s, &at(&[0, 64, 64, 72, 80, 8], 128)).unwrap_err();
+        assert!(matches!(e, VerifyError::LeftItsPart { .. }), "{e}");
+        // `a` between `b` and `c` splits their block.
+        let e = verify(&s, &at(&[0, 64, 72, 64, 80, 128], 192)).unwrap_err();
+        assert!(matches!(e, VerifyError::SplitBlock { .. }), "{e}");
+        // The block before the padding leaves its place among the breaks.
+        let e = verify(&s, &at(&[0, 64, 72, 8, 16, 128], 192)).unwrap_err();
+        assert!(matches!(e, VerifyError::LineBreakOrder { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_break_that_no_longer_breaks_is_refused() {
+        let long = |n: &str| Field::new(n, "long", 8, 8).with_access(Access::ReadMostly);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new("s", vec![long("head"), pad, long("a")]);
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        assert!(verify(&s, &at(&[0, 64, 64], 128)).is_ok());
+        // `a` may join the head (same class), but then nothing is left
+        // after the padding.
+        let e = verify(&s, &at(&[0, 64, 8], 64)).unwrap_err();
+        assert!(matches!(e, VerifyError::EmptiedPart { .. }), "{e}");
+    }
 }

@@ -124,6 +124,10 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         source,
         names,
     } = read;
+    if let Some(source) = &source {
+        layout_core::blocks::keep_conditional_blocks(&mut model, source);
+        layout_core::blocks::keep_declarator_lists(&mut model, source);
+    }
     if let Some(f) = &access_file {
         f.apply_with(&mut model, &names)?;
     }
@@ -333,9 +337,6 @@ fn with_header_source(
         .help(help));
     }
     model.min_align = model.min_align.max(exact.model.min_align);
-    if let Some(source) = &from_header.source {
-        super::blocks::keep_conditional_blocks(&mut model, source);
-    }
     Ok(Read {
         model,
         size: exact.size,

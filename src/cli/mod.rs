@@ -2,7 +2,6 @@
 //! the input loading in [`input`].
 
 mod args;
-mod blocks;
 mod files;
 mod growth;
 mod input;

@@ -436,9 +436,11 @@ fn move_first_keeps_a_padding_after_a_lone_first_member() {
     let offsets = support::field_offsets(after);
     let at = |n: &str| offsets.iter().find(|(m, _)| m == n).unwrap().1;
     assert_eq!(at("f0"), 0, "{offsets:?}");
-    for m in ["f1", "f2", "f3"] {
-        assert!(at(m) >= 64, "{m} crossed the padding: {offsets:?}");
-    }
+    // The padding is a line break members may cross, not a wall: the
+    // read-mostly f2 may join f0's part (it holds their class), the
+    // lockless f1 may not.
+    assert_eq!(at("_pad1_"), 64, "{offsets:?}");
+    assert!(at("f1") >= 64, "f1 crossed the padding: {offsets:?}");
     let mut sorted = offsets.clone();
     sorted.sort();
     let mut got = support::field_offsets(&patched);

@@ -776,3 +776,191 @@ fn growth_finds_the_embedders_in_the_same_probe() {
         [("inner".to_string(), 16, 24), ("outer".to_string(), 48, 64)]
     );
 }
+
+// ---- The struct in its tree (issue 19, items 1-3) ----
+
+/// `propose HEADER --struct NAME --kbuild K ARGS` on a copy of the header,
+/// as JSON and as a diff; the diff must exist (exit 0 or 1, never 2:
+/// every layout the solver returns can be written), apply with `patch -p1`,
+/// and the patched copy, compiled again with the tree's flags, must have
+/// the JSON's offsets and size. Returns the JSON and the seconds the diff
+/// took.
+fn propose_round_trip(
+    tree: &Path,
+    cache: &Path,
+    header: &str,
+    name: &str,
+    args: &[&str],
+) -> (serde_json::Value, f64) {
+    let src = srctree(tree);
+    let k = tree.to_str().unwrap();
+    let copy = tempfile::tempdir().unwrap();
+    let c = copy.path();
+    std::fs::create_dir_all(c.join(header).parent().unwrap()).unwrap();
+    std::fs::copy(src.join(header), c.join(header)).unwrap();
+    let base = [&[header, "--struct", name, "--kbuild", k][..], args].concat();
+    let started = std::time::Instant::now();
+    let out = run_cached(c, cache, &[&["propose"], &base[..]].concat());
+    let seconds = started.elapsed().as_secs_f64();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "struct {name}: the diff must exist: {}",
+        stderr(&out)
+    );
+    let diff = stdout(&out);
+    let json_out = run_cached(
+        c,
+        cache,
+        &[&["propose"], &base[..], &["--format", "json"]].concat(),
+    );
+    assert!(
+        matches!(json_out.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&json_out)
+    );
+    let proposed = json(&json_out);
+    assert!(!diff.is_empty(), "struct {name}: a change to write");
+    std::fs::write(c.join("fix.patch"), &diff).unwrap();
+    let applied = Command::new("patch")
+        .current_dir(c)
+        .args(["-p1", "--batch", "-i", "fix.patch"])
+        .output()
+        .expect("patch runs");
+    assert!(
+        applied.status.success(),
+        "struct {name}: patch -p1 failed: {}",
+        String::from_utf8_lossy(&applied.stdout)
+    );
+    // Compiled again: the patched copy shadows the tree's header.
+    let shadow = format!("gcc -I{}", c.join("include").display());
+    let show: Vec<&str> = [header, "--struct", name, "--kbuild", k, "--cc", &shadow]
+        .into_iter()
+        .chain(["--format", "json"])
+        .collect();
+    let out = run_cached(c, cache, &[&["show"], &show[..]].concat());
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    let after = json(&out);
+    let mut want = field_offsets(&proposed["after"]);
+    let mut got = field_offsets(&after);
+    got.retain(|(n, _)| want.iter().any(|(w, _)| w == n));
+    want.sort();
+    got.sort();
+    assert_eq!(
+        got, want,
+        "struct {name}: the patched header is the JSON's layout"
+    );
+    assert_eq!(after["size"], proposed["after"]["size"], "struct {name}");
+    (proposed, seconds)
+}
+
+/// `struct zone` with the shipped access file: the `#if` blocks and the
+/// three `CACHELINE_PADDING()`s are no walls. By default members cross the
+/// paddings into the parts that hold their class (the read-mostly head, for
+/// read-mostly members) and the struct shrinks; under min-diff two members
+/// move. The paddings stay, in order, each on a line boundary, the zone
+/// statistics after the last one.
+#[test]
+fn kbuild_zone_crosses_its_paddings_and_keeps_them() {
+    let tree = require_kernel_tree!();
+    let cache = tempfile::tempdir().unwrap();
+    let access = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernel/zone.toml");
+    let a = access.to_str().unwrap();
+    for (objective, most_moved) in [("balanced", 37), ("min-diff", 2)] {
+        let (v, seconds) = propose_round_trip(
+            &tree,
+            cache.path(),
+            "include/linux/mmzone.h",
+            "zone",
+            &["--access", a, "--objective", objective],
+        );
+        let after = &v["after"];
+        let size = after["size"].as_u64().unwrap();
+        assert!(size <= 1536, "{objective}: {size}");
+        assert_eq!(
+            after["hard_conflicts"],
+            serde_json::json!([]),
+            "{objective}"
+        );
+        let offsets = field_offsets(after);
+        let pads: Vec<&(String, u64)> = offsets
+            .iter()
+            .filter(|(n, _)| ["_pad1_", "_pad2_", "_pad3_"].contains(&n.as_str()))
+            .collect();
+        let names: Vec<&str> = pads.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["_pad1_", "_pad2_", "_pad3_"],
+            "{objective}: kept, in order"
+        );
+        assert!(
+            pads.iter().all(|(_, o)| o % 64 == 0),
+            "{objective}: {pads:?}"
+        );
+        let moved = v["cost"]["churn"].as_u64().unwrap();
+        assert!(moved <= most_moved, "{objective}: {moved} members moved");
+        let at = |m: &str| offsets.iter().find(|(n, _)| n == m).unwrap().1;
+        // The read-mostly members of the compaction part leave its lines.
+        for m in ["percpu_drift_mark", "contiguous"] {
+            assert!(
+                at(m) / 64 != at("compact_cached_free_pfn") / 64,
+                "{objective}: {offsets:?}"
+            );
+        }
+        // The zone statistics stay after the last padding.
+        assert!(at("vm_stat") >= at("_pad3_"), "{offsets:?}");
+        println!(
+            "struct zone, {objective}: {size} bytes, 0 conflicts, {moved} members moved, \
+             3 paddings kept ({seconds:.1} s)"
+        );
+    }
+}
+
+/// `--regroup --objective hot-lines` on `tcp_sock` and `netns_ipv4`, with
+/// members of their `#if CONFIG_SMC` / `CONFIG_IP_MULTIPLE_TABLES` blocks of
+/// two classes: the JSON's layout keeps each block whole, so its diff
+/// exists and compiles to it.
+#[test]
+fn kbuild_regroup_hot_lines_layouts_have_their_diff() {
+    let tree = require_kernel_tree!();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "include/linux/tcp.h",
+            "tcp_sock",
+            "read_mostly = [\"tcp_header_len\", \"gso_segs\", \"max_window\", \"mss_cache\", \"window_clamp\", \"advmss\", \"syn_smc\", \"is_mptcp\"]\n\
+             lockless_atomic = [\"segs_in\", \"bytes_received\", \"smc_hs_congested\"]\n\
+             [struct.tcp_sock.paths]\n\
+             tx = [\"mss_cache\", \"gso_segs\", \"tcp_header_len\", \"syn_smc\"]\n\
+             rx = [\"segs_in\", \"bytes_received\", \"window_clamp\", \"smc_hs_congested\"]\n",
+        ),
+        (
+            "include/net/netns/ipv4.h",
+            "netns_ipv4",
+            "read_mostly = [\"fib_has_custom_local_routes\", \"fib_offload_disabled\", \"rules_ops\", \"fib_main\", \"sysctl_ip_default_ttl\"]\n\
+             lockless_atomic = [\"fib_has_custom_rules\", \"fib_rules_require_fldissect\", \"dev_addr_genid\"]\n\
+             [struct.netns_ipv4.paths]\n\
+             tx = [\"fib_main\", \"fib_default\", \"sysctl_ip_default_ttl\"]\n\
+             rx = [\"rules_ops\", \"fib_has_custom_local_routes\", \"fib_offload_disabled\"]\n",
+        ),
+    ];
+    for (header, name, body) in cases {
+        let toml = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&toml, format!("[struct.{name}]\n{body}")).unwrap();
+        let a = toml.to_str().unwrap();
+        let (v, seconds) = propose_round_trip(
+            &tree,
+            cache.path(),
+            header,
+            name,
+            &["--access", a, "--regroup", "--objective", "hot-lines"],
+        );
+        let after = &v["after"];
+        assert_eq!(after["hard_conflicts"], serde_json::json!([]), "{name}");
+        println!(
+            "struct {name}, --regroup --objective hot-lines: {} bytes, 0 conflicts, {} members \
+             moved; the diff applies and compiles to the JSON's layout ({seconds:.1} s)",
+            after["size"], v["cost"]["churn"]
+        );
+    }
+}

@@ -217,17 +217,20 @@ pub(crate) fn build(
     let mut model = Struct::new(name, fields);
     model.min_align = min_align;
     crate::segments::assign(&mut model, crate::segments::Keep::default());
+    let source = StructSource {
+        path: h.path.clone(),
+        text: h.text.clone(),
+        definition: rec.specifier.clone(),
+        body: rec.body.clone(),
+        members,
+    };
+    crate::blocks::keep_conditional_blocks(&mut model, &source);
+    crate::blocks::keep_declarator_lists(&mut model, &source);
     Ok(CStruct {
         model,
         size: layout.size,
         align: layout.align,
-        source: StructSource {
-            path: h.path.clone(),
-            text: h.text.clone(),
-            definition: rec.specifier.clone(),
-            body: rec.body.clone(),
-            members,
-        },
+        source,
     })
 }
 

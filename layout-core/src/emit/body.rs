@@ -4,9 +4,10 @@
 //! directives, skipped `#if` groups, anything that is not a field), marker
 //! macros (`CACHELINE_PADDING(...)`, `__cacheline_group_*(...)`), field
 //! declarations, and conditional blocks (`#if` ... `#endif`) holding nodes of
-//! their own. Reordering keeps every node that is not a field where it is and
-//! refills the positions of the field-carrying nodes in the new order, level
-//! by level: a conditional block moves as a whole, so no field enters or
+//! their own. Reordering keeps every other node where it is and refills the
+//! positions of the carrying nodes (fields, and the marker lines the layout
+//! places, such as a kept `CACHELINE_PADDING()`) in the new order, level by
+//! level: a conditional block moves as a whole, so no field enters or
 //! leaves a conditional; a declaration of several fields (`int a, b;`, a run
 //! of bit-fields) moves as a whole too.
 
@@ -176,17 +177,44 @@ pub(crate) fn marker_field_name(decl: &str, kind: MarkerKind) -> Option<String> 
     Some(kind.field_name(marker_name(decl)?))
 }
 
-/// The nodes with their field-carrying nodes in the order of `rank`
-/// (`rank[field]` = position in the new order), at every level.
+/// Where a node goes in the new order: the ranks of its fields, and of
+/// the marker lines the layout places (`marker_rank`), at every level inside.
+fn ranks_of(
+    node: &Node,
+    rank: &[usize],
+    marker_rank: &dyn Fn(&MemberSource, MarkerKind) -> Option<usize>,
+) -> Vec<usize> {
+    match node {
+        Node::Decl { fields, .. } => fields.iter().map(|&f| rank[f]).collect(),
+        Node::Block(inner) => inner
+            .iter()
+            .flat_map(|n| ranks_of(n, rank, marker_rank))
+            .collect(),
+        Node::Marker { member, kind } => marker_rank(member, *kind).into_iter().collect(),
+        Node::Keep(_) => Vec::new(),
+    }
+}
+
+/// The nodes with their carrying nodes in the order of `rank`
+/// (`rank[field]` = position in the new order), at every level. A carrying
+/// node holds fields, or is a marker line the layout places
+/// (`marker_rank`: its position in the same order): the author's paddings
+/// move with the line breaks they make, so a member may cross one.
 pub(crate) fn reorder<'a>(
     s: &Struct,
     nodes: &[Node<'a>],
     rank: &[usize],
+    marker_rank: &dyn Fn(&MemberSource, MarkerKind) -> Option<usize>,
 ) -> Result<Vec<Node<'a>>, Diagnostic> {
     let mut carriers: Vec<(usize, Node<'a>)> = Vec::new();
-    for node in nodes.iter().filter(|n| !n.fields().is_empty()) {
+    let mut carrying = vec![false; nodes.len()];
+    for (k, node) in nodes.iter().enumerate() {
+        let ranks = ranks_of(node, rank, marker_rank);
+        if ranks.is_empty() {
+            continue;
+        }
+        carrying[k] = true;
         let fields = node.fields();
-        let ranks: Vec<usize> = fields.iter().map(|&f| rank[f]).collect();
         let (lo, hi) = (
             *ranks.iter().min().expect("not empty"),
             *ranks.iter().max().expect("not empty"),
@@ -220,7 +248,7 @@ pub(crate) fn reorder<'a>(
                     "the diff moves a conditional block only as a whole; keep its fields together",
                 ));
             }
-            Node::Block(inner) => Node::Block(reorder(s, inner, rank)?),
+            Node::Block(inner) => Node::Block(reorder(s, inner, rank, marker_rank)?),
             other => other.clone(),
         };
         carriers.push((lo, node));
@@ -229,11 +257,12 @@ pub(crate) fn reorder<'a>(
     let mut next = carriers.into_iter().map(|(_, n)| n);
     Ok(nodes
         .iter()
-        .map(|n| {
-            if n.fields().is_empty() {
-                n.clone()
-            } else {
+        .zip(&carrying)
+        .map(|(n, &carries)| {
+            if carries {
                 next.next().expect("one carrier per carrying position")
+            } else {
+                n.clone()
             }
         })
         .collect())

@@ -46,7 +46,7 @@ use std::ops::Range;
 /// style's C would not reproduce exactly (the help then suggests
 /// `--style aligned`).
 pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<String, Diagnostic> {
-    let (stripped, stripped_layout, stripped_src, kept_markers) =
+    let (stripped, stripped_layout, stripped_src, kept_markers, index) =
         without_markers(src, v.strukt(), v);
     let (s, l, src): (&Struct, &Layout, &StructSource) =
         (&stripped, &stripped_layout, &stripped_src);
@@ -81,12 +81,14 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
             .help("pass --regroup to rebuild the groups, or use --style aligned, which keeps them"),
         ));
     }
-    let order: Vec<usize> = ordered_slots(s, l).iter().map(|sl| sl.field).collect();
-    let mut rank = vec![0; s.fields.len()];
-    for (k, &f) in order.iter().enumerate() {
-        rank[f] = k;
-    }
-    let reordered = body::reorder(s, &nodes, &rank).map_err(at_struct)?;
+    let placed_markers = marker_lines(src, &nodes, &kept_markers);
+    let (rank, marker_rank) = ranks(v.strukt(), v, &index, &placed_markers);
+    let text = &src.text;
+    let rank_of_marker = |m: &crate::source::MemberSource, kind: body::MarkerKind| {
+        body::marker_field_name(&text[m.decl.clone()], kind)
+            .and_then(|name| marker_rank.get(&name).copied())
+    };
+    let reordered = body::reorder(s, &nodes, &rank, &rank_of_marker).map_err(at_struct)?;
     let (flat, carriers) = body::flatten_with_carriers(&reordered);
 
     let attributes = FieldAttributes::find(src, s, l.line);
@@ -153,16 +155,70 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
     Ok(unified_diff(&diff_path(src), &src.text, &new_text))
 }
 
+/// The names of the kept markers (`kept`) that have a marker line in the
+/// body: those lines move to where the layout puts their members.
+fn marker_lines(src: &StructSource, nodes: &[Node], kept: &[String]) -> Vec<String> {
+    let mut flat = Vec::new();
+    body::flatten(nodes, &mut flat);
+    flat.iter()
+        .filter_map(|n| match n {
+            Node::Marker { member, kind } => {
+                body::marker_field_name(&src.text[member.decl.clone()], *kind)
+            }
+            _ => None,
+        })
+        .filter(|name| kept.contains(name))
+        .collect()
+}
+
+/// Each stripped field's place in the layout's order, and each placed
+/// marker line's (by its member's name), counted over both: the order of
+/// the verified layout, with the kept markers that have a line
+/// (`placed_markers`) among the fields. `index` maps the verified struct's
+/// fields to the stripped one's.
+fn ranks(
+    full: &Struct,
+    v: &Layout,
+    index: &[Option<usize>],
+    placed_markers: &[String],
+) -> (Vec<usize>, std::collections::HashMap<String, usize>) {
+    let mut rank = vec![0; index.iter().flatten().count()];
+    let mut marker_rank = std::collections::HashMap::new();
+    let mut k = 0;
+    for sl in ordered_slots(full, v) {
+        match index.get(sl.field).copied().flatten() {
+            Some(f) => rank[f] = k,
+            None => {
+                let name = &full.fields[sl.field].name;
+                if !placed_markers.contains(name) {
+                    continue;
+                }
+                marker_rank.insert(name.clone(), k);
+            }
+        }
+        k += 1;
+    }
+    (rank, marker_rank)
+}
+
 /// The model without the zero-size members the header spells as marker
 /// lines (`CACHELINE_PADDING()`, `__cacheline_group_*()`), which the C
 /// front-end adds and no member declaration carries; the layout without
 /// their slots; the source with its members' field indices to match; and
-/// their names: those lines stay where they are.
+/// their names: those lines move only where the layout moves their members
+/// ([`ranks`]); and where each field went (`None`: a marker).
+#[allow(clippy::type_complexity)]
 fn without_markers(
     src: &StructSource,
     s: &Struct,
     l: &Layout,
-) -> (Struct, Layout, StructSource, Vec<String>) {
+) -> (
+    Struct,
+    Layout,
+    StructSource,
+    Vec<String>,
+    Vec<Option<usize>>,
+) {
     let mut declared = vec![false; s.fields.len()];
     for m in &src.members {
         if let Some(d) = m.field.and_then(|f| declared.get_mut(f)) {
@@ -203,7 +259,7 @@ fn without_markers(
             .field
             .map(|f| index.get(f).copied().flatten().unwrap_or(usize::MAX));
     }
-    (stripped, layout, source, kept)
+    (stripped, layout, source, kept, index)
 }
 
 /// The other styles cannot keep group markers the layout does not keep:

@@ -11,8 +11,8 @@
 //! - group markers are rewritten by the `Groups` style (the caller refuses
 //!   them in the others);
 //! - a marker line whose member the model still has (the author's groups
-//!   and paddings, kept as [`segments`](crate::segments)) stays where it is
-//!   in every style.
+//!   and paddings, kept as [`segments`](crate::segments)) is kept in every
+//!   style, where the layout's order puts it ([`super::body::reorder`]).
 //!
 //! [`replay`]: super::replay
 

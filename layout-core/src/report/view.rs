@@ -117,7 +117,7 @@ pub(crate) fn ordered_slots(s: &Struct, l: &Layout) -> Vec<Slot> {
         .collect();
     slots.sort_by_key(|sl| {
         let f = &s.fields[sl.field];
-        (sl.offset, f.size != 0, f.segment)
+        (sl.offset, f.size != 0, f.segment, sl.field)
     });
     slots
 }

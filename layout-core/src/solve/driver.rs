@@ -336,7 +336,13 @@ impl<'p, 'w> Driver<'p, 'w> {
         }
     }
 
+    /// Keeps `inc` among the best unless it breaks the author's order
+    /// (segments, line breaks, blocks): such an order is no proposal, however
+    /// it was found.
     fn offer(&mut self, inc: Incumbent) {
+        if !self.p.in_segment_order(&inc.order) {
+            return;
+        }
         if self
             .best
             .iter()

@@ -22,8 +22,10 @@
 //!   every unplaced field declared after `v`.
 //!
 //! With segments ([`crate::model::Field::segment`]), only fields of the
-//! lowest segment with unplaced fields are branched on, so every order
-//! searched keeps the segments in order.
+//! lowest segment with unplaced fields are branched on, and only those the
+//! tree lets follow the prefix ([`Problem::may_follow`]: the open block
+//! first, the line breaks in order), so every order searched keeps the
+//! author's constraints.
 //!
 //! A node whose bound is not below the incumbent's key is cut. Since the
 //! final key is at least the bound in every term, it is at least the bound
@@ -48,6 +50,7 @@ pub(crate) fn types(p: &Problem) -> Vec<Vec<usize>> {
                 && p.class[g] == p.class[f]
                 && p.role[g] == p.role[f]
                 && p.segment[g] == p.segment[f]
+                && p.tree.interchangeable(g, f)
                 && p.uses[g] == p.uses[f]
         };
         match out.iter_mut().find(|t| same(t[0])) {
@@ -194,6 +197,10 @@ impl<'a, 'p> Search<'a, 'p> {
         }
         let g = self.placer.g;
         if self.seq.len() == self.p.free.len() {
+            if self.p.segmented && !self.p.in_segment_order(&self.seq) {
+                // The prefix rule prunes; the whole order is checked here.
+                return;
+            }
             let mut cur = cur;
             if let Some(t) = self.p.tail {
                 self.offset[t] = self.placer.place_tail(&mut cur);
@@ -236,6 +243,7 @@ impl<'a, 'p> Search<'a, 'p> {
         if self.p.segmented {
             let low = next.iter().map(|&(f, _)| self.p.segment[f]).min();
             next.retain(|&(f, _)| Some(self.p.segment[f]) == low);
+            next.retain(|&(f, _)| self.p.may_follow(&self.seq, &self.placed, f));
         }
         next.sort_unstable();
         for (f, t) in next {
@@ -266,15 +274,15 @@ impl<'a, 'p> Search<'a, 'p> {
                     .max()
                     .unwrap_or(0);
                 self.run_end.push(run + 1);
-                self.placed[f] = true;
             }
+            self.placed[f] = true;
             self.seq.push(f);
             self.dfs(c, rem - self.p.size[f], mv + earlier_unplaced, best);
             self.seq.pop();
             if self.churn {
                 self.run_end.pop();
-                self.placed[f] = false;
             }
+            self.placed[f] = false;
             self.rem_color[color] += self.p.size[f];
             self.taken[t] -= 1;
             if self.stopped {

@@ -54,10 +54,13 @@
 //!    the packing is a relaxation, so a complete search that finds none
 //!    below the best size raises each geometry's bound to it ([`lines`]).
 //!
-//! Members keep the author's order constraints ([`crate::model::Field::segment`]):
-//! the exact search branches only on the lowest segment with members left,
-//! constructions and the integer program's orders are repaired by a stable
-//! sort on the segment, local search never tries a move that breaks it. A
+//! Members keep the author's order constraints, the struct's tree
+//! ([`crate::segments`]: segments, line breaks, `#if` blocks): the exact
+//! search branches only on the lowest segment with members left and on the
+//! members the tree lets follow the prefix, constructions and the integer
+//! program's orders are repaired (a stable sort on the segment, then the
+//! tree's repair, else the declaration order), local search never tries a
+//! move that breaks them, and no order that breaks them is ever kept. A
 //! trailing flexible array member is laid last, on a line clear of
 //! conflicting members ([`problem`]).
 //!

@@ -18,6 +18,10 @@
 //!
 //! - **segment**: the author's order constraints ([`crate::model::Field::segment`]):
 //!   every layout keeps the members in nondecreasing segment order.
+//! - **tree**: inside the segments, the author's line breaks
+//!   ([`Struct::breaks`]) keep their order and each conditional block
+//!   ([`Struct::blocks`]) stays in one piece of the order; the members
+//!   outside move across both.
 
 use super::SolveError;
 use crate::class::{colouring, Class, Colouring, Role};
@@ -66,8 +70,11 @@ pub(crate) struct Problem {
     pub names: Vec<String>,
     /// Ordering constraint of each field (nondecreasing along a layout).
     pub segment: Vec<u32>,
-    /// True when some segment differs from another: orders must be checked.
+    /// True when some segment differs from another, or the struct has
+    /// line breaks or blocks ([`Problem::tree`]): orders must be checked.
     pub segmented: bool,
+    /// The line breaks and blocks of the unpinned fields.
+    pub tree: Tree,
     /// The author's order against the pinned fields, per field: the
     /// smallest offset it may take (the largest end of a pinned field of a
     /// lower segment; 0 when none) ...
@@ -171,6 +178,7 @@ impl Problem {
             names: s.fields.iter().map(|f| f.name.clone()).collect(),
             segment: s.fields.iter().map(|f| f.segment).collect(),
             segmented: s.fields.windows(2).any(|w| w[0].segment != w[1].segment),
+            tree: Tree::default(),
             floor: vec![0; n],
             ceil: vec![u64::MAX; n],
             path_names: s.paths.len(),
@@ -235,6 +243,8 @@ impl Problem {
             // segments allow.
             p.free.sort_by_key(|&f| p.segment[f]);
         }
+        p.tree = Tree::new(s, |f| p.pin[f].is_none() && p.tail != Some(f));
+        p.segmented |= p.tree.constrains();
         p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
         p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
         if p.segmented && !p.pinned.is_empty() {
@@ -307,18 +317,557 @@ impl Problem {
         self.color_bytes.iter().skip(1).filter(|&&b| b > 0).count()
     }
 
-    /// Does `order` keep the segments nondecreasing?
+    /// Does `order` keep the segments nondecreasing, the line breaks in
+    /// their order and every block in one piece?
     pub fn in_segment_order(&self, order: &[usize]) -> bool {
         !self.segmented
-            || order
+            || (order
                 .windows(2)
                 .all(|w| self.segment[w[0]] <= self.segment[w[1]])
+                && self.tree.keeps(order, self.n))
     }
 
-    /// Repair `order` to segment order (stable: the order inside a segment stays).
+    /// Repair `order` to segment order (stable: the order inside a segment
+    /// stays), then to the tree's: the line breaks take their places in
+    /// their order, and each block gathers where its first field is. An
+    /// order that still breaks a constraint becomes the reference order
+    /// ([`Problem::free`]), which keeps them all.
     pub fn to_segment_order(&self, order: &mut [usize]) {
-        if self.segmented {
-            order.sort_by_key(|&f| self.segment[f]);
+        if !self.segmented {
+            return;
         }
+        order.sort_by_key(|&f| self.segment[f]);
+        if !self.tree.constrains() {
+            return;
+        }
+        self.tree.repair(order);
+        if !self.in_segment_order(order) && order.len() == self.free.len() {
+            order.copy_from_slice(&self.free);
+        }
+    }
+
+    /// May field `f` follow the partial order `prefix` (of unpinned fields)
+    /// in some order that keeps the tree? Segments are the caller's.
+    pub fn may_follow(&self, prefix: &[usize], placed: &[bool], f: usize) -> bool {
+        self.tree.may_follow(prefix, placed, f)
+    }
+}
+
+/// The tree's constraints on the order of the unpinned fields (see
+/// [`crate::segments`]): the nodes of the struct's tree (its line breaks and
+/// its outermost blocks) keep their declared order, every block stays in one
+/// piece, and the members outside blocks move across them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tree {
+    /// The nodes, in the order they keep: a line break (one field) or a
+    /// block (its fields, in declaration order).
+    pub units: Vec<Vec<usize>>,
+    /// Blocks of two fields or more (nested ones too), each in declaration
+    /// order.
+    pub blocks: Vec<Vec<usize>>,
+    /// Per field: the blocks holding it (indices into `blocks`).
+    pub blocks_of: Vec<Vec<u32>>,
+    /// Per field: the node it belongs to (index into `units`).
+    pub unit_of: Vec<Option<usize>>,
+    /// Per field: it is a line break.
+    pub is_break: Vec<bool>,
+    /// Per field: the sections (the parts between two line breaks) it may
+    /// lie in; `None`: any ([`sections_allowed`]).
+    pub allowed: Vec<Option<Vec<bool>>>,
+    /// Per field: it starts a section (a line break; a released first
+    /// member heads the breaks' order but starts none).
+    pub starts_section: Vec<bool>,
+    /// Per field: the section it was declared in.
+    pub declared: Vec<usize>,
+    /// Per field: an unpinned member with bytes that is no line break: one
+    /// its section must keep.
+    pub counts_in_part: Vec<bool>,
+    /// Per section: how many such members were declared in it (empty
+    /// without line breaks).
+    pub owners: Vec<usize>,
+    /// The number of unpinned fields: the length of a complete order.
+    pub free_count: usize,
+    /// Fields declared together (`int a, b;`): next to each other, in this
+    /// order.
+    pub lists: Vec<Vec<usize>>,
+    /// Per field: its list and its place in it.
+    pub list_of: Vec<Option<(usize, usize)>>,
+}
+
+/// Where each field may lie among the author's line breaks. The struct's
+/// parts between two breaks hold what their author put there; a member
+/// outside every block may cross a break into another part only if that
+/// part holds a member of its own access class (the read-mostly head for a
+/// read-mostly member), or when it is cold (cold fills any line). A block
+/// and a break stay in their part: the nodes keep their order.
+pub(crate) fn sections_allowed(
+    s: &Struct,
+    starts_section: &[bool],
+    in_node: &[bool],
+) -> Vec<Option<Vec<bool>>> {
+    let mut declared = Vec::with_capacity(s.fields.len());
+    let mut k = 0;
+    for &starts in starts_section {
+        if starts {
+            k += 1;
+        }
+        declared.push(k);
+    }
+    let count = k + 1;
+    let mut classes: Vec<Vec<&crate::model::Access>> = vec![Vec::new(); count];
+    for (f, field) in s.fields.iter().enumerate() {
+        if field.size > 0 && !classes[declared[f]].contains(&&field.access) {
+            classes[declared[f]].push(&field.access);
+        }
+    }
+    s.fields
+        .iter()
+        .enumerate()
+        .map(|(f, field)| {
+            let free = count == 1
+                || in_node[f]
+                || field.size == 0
+                || field.access == crate::model::Access::Cold;
+            (!free).then(|| {
+                (0..count)
+                    .map(|k| k == declared[f] || classes[k].contains(&&field.access))
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+impl Tree {
+    fn new(s: &Struct, unpinned: impl Fn(usize) -> bool) -> Tree {
+        let n = s.fields.len();
+        let keep = |f: &usize| *f < n && unpinned(*f);
+        let mut blocks: Vec<Vec<usize>> = s
+            .blocks
+            .iter()
+            .map(|b| {
+                let mut b: Vec<usize> = b.iter().copied().filter(keep).collect();
+                b.sort_unstable();
+                b.dedup();
+                b
+            })
+            .filter(|b| !b.is_empty())
+            .collect();
+        blocks.sort();
+        blocks.dedup();
+        let breaks: Vec<usize> = s.breaks.iter().copied().filter(keep).collect();
+        let mut units: Vec<Vec<usize>> = breaks.iter().map(|&f| vec![f]).collect();
+        units.extend(blocks.iter().cloned());
+        // Only the outermost nodes: one inside another moves with it.
+        let inside =
+            |u: &Vec<usize>, v: &Vec<usize>| u.len() < v.len() && u.iter().all(|f| v.contains(f));
+        let outer: Vec<Vec<usize>> = units
+            .iter()
+            .filter(|u| !units.iter().any(|v| inside(u, v)))
+            .cloned()
+            .collect();
+        let mut units = outer;
+        units.sort_by_key(|u| u[0]);
+        units.dedup();
+        blocks.retain(|b| b.len() >= 2);
+        let mut blocks_of = vec![Vec::new(); n];
+        for (k, b) in blocks.iter().enumerate() {
+            for &f in b {
+                blocks_of[f].push(k as u32);
+            }
+        }
+        let mut unit_of = vec![None; n];
+        for (k, u) in units.iter().enumerate() {
+            for &f in u {
+                unit_of[f] = Some(k);
+            }
+        }
+        let mut is_break = vec![false; n];
+        for &f in &breaks {
+            is_break[f] = true;
+        }
+        let starts_section: Vec<bool> = (0..n).map(|f| is_break[f] && f != 0).collect();
+        let in_node: Vec<bool> = (0..n).map(|f| unit_of[f].is_some()).collect();
+        let allowed = sections_allowed(s, &starts_section, &in_node);
+        let mut declared = Vec::with_capacity(n);
+        let mut k = 0;
+        for &starts in &starts_section {
+            if starts {
+                k += 1;
+            }
+            declared.push(k);
+        }
+        let counts_in_part: Vec<bool> = (0..n)
+            .map(|f| keep(&f) && s.fields[f].size > 0 && !is_break[f])
+            .collect();
+        let mut owners = vec![0; k + 1];
+        for f in (0..n).filter(|&f| counts_in_part[f]) {
+            owners[declared[f]] += 1;
+        }
+        if k == 0 {
+            owners.clear();
+        }
+        let lists: Vec<Vec<usize>> = s
+            .lists
+            .iter()
+            .map(|l| l.iter().copied().filter(keep).collect::<Vec<usize>>())
+            .filter(|l| l.len() >= 2)
+            .collect();
+        let mut list_of = vec![None; n];
+        for (k, l) in lists.iter().enumerate() {
+            for (i, &f) in l.iter().enumerate() {
+                list_of[f] = Some((k, i));
+            }
+        }
+        let free_count = (0..n).filter(|f| keep(f)).count();
+        Tree {
+            free_count,
+            declared,
+            counts_in_part,
+            owners,
+            lists,
+            list_of,
+            units,
+            blocks,
+            blocks_of,
+            unit_of,
+            is_break,
+            allowed,
+            starts_section,
+        }
+    }
+
+    /// Is every field of `order` in a section it may lie in?
+    fn sections_kept(&self, order: &[usize]) -> bool {
+        let mut k = 0;
+        let mut kept = vec![false; self.owners.len()];
+        let allowed = order.iter().all(|&f| {
+            if self.starts_section[f] {
+                k += 1;
+            }
+            if self.declared[f] == k && self.counts_in_part[f] {
+                if let Some(x) = kept.get_mut(k) {
+                    *x = true;
+                }
+            }
+            self.allowed[f]
+                .as_ref()
+                .is_none_or(|a| a.get(k).copied().unwrap_or(false))
+        });
+        // Every part keeps one of its own members: a line break still
+        // breaks what the author put around it.
+        let complete = order.len() == self.free_count;
+        allowed
+            && (!complete
+                || kept
+                    .iter()
+                    .zip(&self.owners)
+                    .all(|(&kept, &owners)| kept || owners == 0))
+    }
+
+    /// Moves every field that lies in a section it may not back to the end
+    /// of the section it was declared in (before the break after it).
+    fn to_sections(&self, order: &mut [usize]) {
+        if self.sections_kept(order) {
+            return;
+        }
+        let declared = |f: usize| self.starts_section[..f].iter().filter(|&&b| b).count();
+        let mut k = 0;
+        let mut strays = Vec::new();
+        let mut kept = Vec::with_capacity(order.len());
+        for &f in order.iter() {
+            if self.starts_section[f] {
+                k += 1;
+            }
+            match &self.allowed[f] {
+                Some(a) if !a.get(k).copied().unwrap_or(false) => strays.push(f),
+                _ => kept.push(f),
+            }
+        }
+        let mut out = Vec::with_capacity(order.len());
+        let mut k = 0;
+        let place = |out: &mut Vec<usize>, k: usize| {
+            for &f in &strays {
+                if declared(f) == k {
+                    out.push(f);
+                }
+            }
+        };
+        for &f in &kept {
+            if self.starts_section[f] {
+                place(&mut out, k);
+                k += 1;
+            }
+            out.push(f);
+        }
+        place(&mut out, k);
+        if out.len() == order.len() {
+            order.copy_from_slice(&out);
+        }
+    }
+
+    /// True when the tree constrains any order.
+    pub fn constrains(&self) -> bool {
+        self.units.len() > 1
+            || !self.blocks.is_empty()
+            || !self.lists.is_empty()
+            || self.allowed.iter().any(Option::is_some)
+            || self.owners.len() > 1
+    }
+
+    /// Can fields `a` and `b` trade places without the tree noticing?
+    pub fn interchangeable(&self, a: usize, b: usize) -> bool {
+        !self.is_break[a]
+            && !self.is_break[b]
+            && self.unit_of[a] == self.unit_of[b]
+            && self.blocks_of[a] == self.blocks_of[b]
+            && self.allowed[a] == self.allowed[b]
+            && self.list_of[a].is_none()
+            && self.list_of[b].is_none()
+    }
+
+    fn positions(order: &[usize], n: usize) -> Vec<usize> {
+        let mut at = vec![usize::MAX; n];
+        for (k, &f) in order.iter().enumerate() {
+            at[f] = k;
+        }
+        at
+    }
+
+    /// Does `order` keep the nodes in order and the blocks whole?
+    pub fn keeps(&self, order: &[usize], n: usize) -> bool {
+        if !self.constrains() {
+            return true;
+        }
+        let at = Self::positions(order, n);
+        let starts: Vec<usize> = self
+            .units
+            .iter()
+            .filter_map(|u| u.iter().map(|&f| at[f]).filter(|&k| k != usize::MAX).min())
+            .collect();
+        starts.windows(2).all(|w| w[0] < w[1])
+            && self.sections_kept(order)
+            && self.lists.iter().all(|l| {
+                l.windows(2)
+                    .all(|w| at[w[0]] != usize::MAX && at[w[1]] == at[w[0]] + 1)
+            })
+            && self.blocks.iter().all(|b| {
+                let ks: Vec<usize> = b
+                    .iter()
+                    .map(|&f| at[f])
+                    .filter(|&k| k != usize::MAX)
+                    .collect();
+                match (ks.iter().min(), ks.iter().max()) {
+                    (Some(lo), Some(hi)) => hi - lo + 1 == ks.len(),
+                    _ => true,
+                }
+            })
+    }
+
+    /// Gathers each block where its first field is (outer blocks first),
+    /// then puts the nodes on the places nodes hold, in their order.
+    fn repair(&self, order: &mut [usize]) {
+        let mut by_size: Vec<&Vec<usize>> = self.blocks.iter().collect();
+        by_size.sort_by_key(|b| std::cmp::Reverse(b.len()));
+        for b in by_size {
+            gather(order, b);
+        }
+        for l in &self.lists {
+            if order.iter().filter(|f| l.contains(f)).count() != l.len() {
+                continue;
+            }
+            gather(order, l);
+            if let Some(first) = order.iter().position(|f| l.contains(f)) {
+                order[first..first + l.len()].copy_from_slice(l);
+            }
+        }
+        // The order as tokens: a node's fields (contiguous now), or one
+        // field outside every node.
+        let mut tokens: Vec<Vec<usize>> = Vec::new();
+        let mut units_seen: Vec<usize> = Vec::new();
+        for &f in order.iter() {
+            match self.unit_of[f] {
+                Some(u) if units_seen.last() == Some(&u) => {
+                    tokens.last_mut().expect("a token per unit seen").push(f);
+                }
+                Some(u) => {
+                    units_seen.push(u);
+                    tokens.push(vec![f]);
+                }
+                None => {
+                    units_seen.push(usize::MAX);
+                    tokens.push(vec![f]);
+                }
+            }
+        }
+        let mut in_order: Vec<usize> = units_seen
+            .iter()
+            .copied()
+            .filter(|&u| u != usize::MAX)
+            .collect();
+        in_order.sort_unstable();
+        let mut next_unit = in_order.into_iter();
+        let mut by_unit: Vec<Option<Vec<usize>>> = vec![None; self.units.len()];
+        for (t, &u) in tokens.iter().zip(&units_seen) {
+            if u != usize::MAX && by_unit[u].is_none() {
+                by_unit[u] = Some(t.clone());
+            }
+        }
+        let mut out = Vec::with_capacity(order.len());
+        for (t, &u) in tokens.iter().zip(&units_seen) {
+            if u == usize::MAX {
+                out.extend_from_slice(t);
+            } else if let Some(k) = next_unit.next() {
+                out.extend(by_unit[k].take().unwrap_or_default());
+            }
+        }
+        if out.len() == order.len() {
+            order.copy_from_slice(&out);
+        }
+        self.to_sections(order);
+    }
+
+    /// May `f` follow `prefix` (`placed[g]`: `g` is in it)? Every block
+    /// begun and not finished must hold `f`, a block `f` belongs to must
+    /// not be finished yet, and a node `f` begins must come after the node
+    /// before it has begun.
+    pub fn may_follow(&self, prefix: &[usize], placed: &[bool], f: usize) -> bool {
+        if !self.constrains() {
+            return true;
+        }
+        if let Some(a) = &self.allowed[f] {
+            let k = prefix.iter().filter(|&&g| self.starts_section[g]).count();
+            if !a.get(k).copied().unwrap_or(false) {
+                return false;
+            }
+        }
+        if let Some(u) = self.unit_of[f] {
+            let begun = |k: usize| self.units[k].iter().any(|&g| placed[g]);
+            if u > 0 && !begun(u) && !begun(u - 1) {
+                return false;
+            }
+        }
+        let last = prefix.last().copied();
+        // A declaration begun goes on with its next field, and only then.
+        for (k, l) in self.lists.iter().enumerate() {
+            let done = l.iter().filter(|&&g| placed[g]).count();
+            let next_of_l = self.list_of[f] == Some((k, done));
+            let holds_f = self.list_of[f].is_some_and(|(j, _)| j == k);
+            if (done > 0 && done < l.len() && !(next_of_l && last == Some(l[done - 1])))
+                || (holds_f && !next_of_l)
+            {
+                return false;
+            }
+        }
+        self.blocks.iter().enumerate().all(|(k, b)| {
+            let done = b.iter().filter(|&&g| placed[g]).count();
+            let holds_f = self.blocks_of[f].contains(&(k as u32));
+            if done == 0 {
+                true
+            } else if done == b.len() {
+                !holds_f
+            } else {
+                holds_f && last.is_some_and(|l| b.contains(&l))
+            }
+        })
+    }
+}
+
+/// Moves the fields of `block` next to the first of them in `order`,
+/// keeping their order and everyone else's.
+fn gather(order: &mut [usize], block: &[usize]) {
+    let Some(first) = order.iter().position(|f| block.contains(f)) else {
+        return;
+    };
+    let (inside, outside): (Vec<usize>, Vec<usize>) =
+        order[first..].iter().partition(|f| block.contains(f));
+    for (slot, f) in order[first..]
+        .iter_mut()
+        .zip(inside.into_iter().chain(outside))
+    {
+        *slot = f;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field};
+
+    /// `head` (read-mostly), `_pad1_`, `a` (read-mostly), `b` `c` in an
+    /// `#if` block, `d` (lockless), `e` (cold): the first member is field 0.
+    fn tree_struct() -> Struct {
+        let long = |n: &str, access: Access| Field::new(n, "long", 8, 8).with_access(access);
+        let mut pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        pad.ty = "struct cacheline_padding".into();
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("head", Access::ReadMostly),
+                pad,
+                long("a", Access::ReadMostly),
+                long("b", Access::Cold),
+                long("c", Access::Cold),
+                long("d", Access::Lockless { group: None }),
+                long("e", Access::Cold),
+            ],
+        );
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        s.blocks = vec![vec![3, 4]];
+        s
+    }
+
+    #[test]
+    fn the_tree_keeps_blocks_whole_breaks_in_order_and_classes_in_their_parts() {
+        let s = tree_struct();
+        let p = Problem::new(&s, false).unwrap();
+        assert!(p.segmented && p.tree.constrains());
+        // The first member is a wall; the order is of the others.
+        let keeps = |o: &[usize]| p.in_segment_order(&[&[0][..], o].concat());
+        assert!(keeps(&[1, 2, 3, 4, 5, 6]));
+        // `a` (read-mostly) crosses the padding into the head's part.
+        assert!(keeps(&[2, 1, 3, 4, 5, 6]));
+        // `e` (cold) goes anywhere; `d` (lockless) may not join the head.
+        assert!(keeps(&[6, 1, 2, 3, 4, 5]));
+        assert!(!keeps(&[5, 1, 2, 3, 4, 6]));
+        // The block stays whole, and after the padding.
+        assert!(!keeps(&[1, 3, 2, 4, 5, 6]));
+        assert!(!keeps(&[3, 4, 1, 2, 5, 6]));
+        // A member outside moves across the block.
+        assert!(keeps(&[1, 3, 4, 2, 5, 6]));
+    }
+
+    #[test]
+    fn every_part_keeps_a_member_of_its_own() {
+        let long = |n: &str| Field::new(n, "long", 8, 8).with_access(Access::ReadMostly);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new("s", vec![long("head"), pad, long("a"), long("b")]);
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        let p = Problem::new(&s, false).unwrap();
+        assert!(p.in_segment_order(&[0, 2, 1, 3]));
+        assert!(!p.in_segment_order(&[0, 2, 3, 1]));
+    }
+
+    #[test]
+    fn a_repaired_order_keeps_the_tree_and_the_search_follows_it() {
+        let s = tree_struct();
+        let p = Problem::new(&s, false).unwrap();
+        let mut order = vec![0, 5, 3, 2, 1, 4, 6];
+        p.to_segment_order(&mut order);
+        assert!(p.in_segment_order(&order), "{order:?}");
+        let placed = |prefix: &[usize]| {
+            let mut v = vec![false; s.fields.len()];
+            for &f in prefix {
+                v[f] = true;
+            }
+            v
+        };
+        // After `b`, only `c` may follow: the block is open.
+        let prefix = [0, 1, 3];
+        assert!(p.may_follow(&prefix, &placed(&prefix), 4));
+        assert!(!p.may_follow(&prefix, &placed(&prefix), 2));
+        // Before the padding, `d` may not come (its class is not the head's).
+        let prefix = [0];
+        assert!(!p.may_follow(&prefix, &placed(&prefix), 5));
+        assert!(p.may_follow(&prefix, &placed(&prefix), 2));
     }
 }

@@ -24,3 +24,4 @@ mod scan;
 mod segments;
 mod solver_props;
 mod solver_strength;
+mod tree_props;

@@ -1269,20 +1269,27 @@ struct stats {
     #[test]
     fn splitting_a_conditional_block_or_a_declarator_list_is_refused() {
         let (s, src, _) = stats();
-        let block = stats_layout(
-            &s,
-            &[
-                ("flags", 0),
-                ("max", 8),
-                ("debug_a", 16),
-                ("a", 24),
-                ("b", 28),
-                ("lock_word", 32),
-                ("debug_b", 40),
-                ("hits", 64),
-            ],
-            128,
+        let split = [
+            ("flags", 0),
+            ("max", 8),
+            ("debug_a", 16),
+            ("a", 24),
+            ("b", 28),
+            ("lock_word", 32),
+            ("debug_b", 40),
+            ("hits", 64),
+        ];
+        // The model knows the block: the verifier refuses the layout...
+        let err = verify(&s, &at(&s, &split, 128, 64, Placement::Aligned)).unwrap_err();
+        assert!(
+            matches!(err, layout_core::VerifyError::SplitBlock { .. }),
+            "{err}"
         );
+        // ... and the diff refuses it for a model that does not.
+        let mut loose = s.clone();
+        loose.blocks.clear();
+        loose.lists.clear();
+        let block = stats_layout(&loose, &split, 128);
         let err = c_diff(&src, &block, CStyle::Aligned)
             .unwrap_err()
             .to_string();
@@ -1293,7 +1300,7 @@ struct stats {
             "{err}"
         );
         let list = stats_layout(
-            &s,
+            &loose,
             &[
                 ("flags", 0),
                 ("max", 8),

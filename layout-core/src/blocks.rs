@@ -1,60 +1,61 @@
-//! Conditional blocks of a struct body as ordering constraints: the diff
+//! Conditional blocks of a struct body as units of the layout: the diff
 //! moves an `#if` ... `#endif` block that holds fields only as a whole, so
 //! no field may enter or leave it and no other field may come between its
-//! fields. Each boundary of such a block becomes a segment boundary of the
-//! model (fields keep a nondecreasing segment order), on top of the
-//! segments the header already gives (cache-line groups, paddings).
+//! fields; members outside may move across it. Each such block becomes one
+//! of the model's [`Struct::blocks`], which the solver
+//! keeps whole and the verifier checks, under every option (`--regroup`
+//! too) and in every output format.
 
-use layout_core::source::StructSource;
-use layout_core::Struct;
+use crate::model::Struct;
+use crate::source::StructSource;
 use std::ops::Range;
 
-/// Renumbers `model.fields[..].segment` so that every conditional block
-/// holding fields is a run of segments of its own.
+/// Sets `model.blocks`: the fields of every conditional block (nested ones
+/// too) that holds any, by field index.
 ///
-/// Fields are walked in model order (the declaration order, which is the
-/// order of the declared offsets), so the new segments stay nondecreasing
-/// wherever the old ones were: the declared layout keeps passing its own
-/// segment check. A field whose declaration the source does not point at (a
+/// A field whose declaration the source does not point at (a
 /// `CACHELINE_PADDING()` marker is a body line of its own, not a field
-/// declaration) is looked up by its name among those lines, or else counts
-/// as sitting where the field before it starts.
+/// declaration) is looked up by its name among those lines; one found
+/// nowhere belongs to no block.
 pub fn keep_conditional_blocks(model: &mut Struct, source: &StructSource) {
     let body = &source.text[source.body.clone()];
-    let blocks = conditional_blocks(body, source.body.start);
     let starts = field_starts(model, source);
-    let mut cuts: Vec<usize> = Vec::new();
-    for b in &blocks {
-        if starts.iter().flatten().any(|s| b.contains(s)) {
-            cuts.push(b.start);
-            cuts.push(b.end);
+    model.blocks = conditional_blocks(body, source.body.start)
+        .iter()
+        .map(|b| {
+            starts
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.is_some_and(|s| b.contains(&s)))
+                .map(|(i, _)| i)
+                .collect::<Vec<usize>>()
+        })
+        .filter(|fields| !fields.is_empty())
+        .collect();
+}
+
+/// Sets `model.lists`: the fields of every declaration of several
+/// (`int a, b;`: members sharing their lines), in declaration order.
+pub fn keep_declarator_lists(model: &mut Struct, source: &StructSource) {
+    let mut lists: Vec<(Range<usize>, Vec<usize>)> = Vec::new();
+    for m in &source.members {
+        let Some(f) = m.field.filter(|&f| f < model.fields.len()) else {
+            continue;
+        };
+        match lists.iter_mut().find(|(lines, _)| *lines == m.lines) {
+            Some((_, fields)) if !fields.contains(&f) => fields.push(f),
+            Some(_) => {}
+            None => lists.push((m.lines.clone(), vec![f])),
         }
     }
-    if cuts.is_empty() {
-        return;
-    }
-    cuts.sort_unstable();
-    let mut segment = 0u32;
-    let mut prev: Option<(u32, Option<usize>)> = None;
-    for (field, &start) in model.fields.iter_mut().zip(&starts) {
-        let old = field.segment;
-        let mut at = start;
-        if let Some((prev_old, prev_at)) = prev {
-            let crossed = match (prev_at, at) {
-                (Some(p), Some(a)) => {
-                    let (lo, hi) = (p.min(a), p.max(a));
-                    cuts.iter().any(|&c| lo < c && c <= hi)
-                }
-                _ => false,
-            };
-            if old != prev_old || crossed {
-                segment += 1;
-            }
-            at = at.or(prev_at);
-        }
-        prev = Some((old, at));
-        field.segment = segment;
-    }
+    model.lists = lists
+        .into_iter()
+        .map(|(_, mut fields)| {
+            fields.sort_unstable();
+            fields
+        })
+        .filter(|fields| fields.len() >= 2)
+        .collect();
 }
 
 /// The first byte of each field's declaration, by field index: from the
@@ -118,8 +119,8 @@ fn conditional_blocks(body: &str, base: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use layout_core::source::MemberSource;
-    use layout_core::Field;
+    use crate::model::Field;
+    use crate::source::MemberSource;
 
     fn member(text: &str, name: &str, field: usize) -> MemberSource {
         let at = text.find(name).unwrap();
@@ -133,7 +134,7 @@ mod tests {
     }
 
     #[test]
-    fn a_block_with_fields_is_a_segment_of_its_own() {
+    fn a_block_with_fields_is_a_unit_of_the_model() {
         let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n\tint c;\n#endif\n\tint d;\n#ifdef OFF\n#endif\n\tint e;\n};\n";
         let body = text.find('{').unwrap() + 1..text.rfind('}').unwrap();
         let names = ["a;", "b;", "c;", "d;", "e;"];
@@ -154,15 +155,15 @@ mod tests {
             .collect();
         let mut model = Struct::new("s", fields);
         keep_conditional_blocks(&mut model, &source);
-        let segs: Vec<u32> = model.fields.iter().map(|f| f.segment).collect();
-        // The empty OFF block is no boundary: d and e stay free to swap.
-        assert_eq!(segs, [0, 1, 1, 2, 2]);
+        // The empty OFF block is no unit; no segment changes.
+        assert_eq!(model.blocks, vec![vec![1, 2]]);
+        assert!(model.fields.iter().all(|f| f.segment == 0));
     }
 
     #[test]
-    fn a_marker_line_keeps_its_place_among_the_blocks() {
+    fn a_marker_line_is_found_by_its_name() {
         // `_pad1_` is a body line of its own (no member points at its
-        // field): it must stay between `b` and `c`, not go last.
+        // field): found by its name, outside the block.
         let text = "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#endif\n\tCACHELINE_PADDING(_pad1_);\n\tint c;\n\tint d;\n};\n";
         let body = text.find('{').unwrap() + 1..text.rfind('}').unwrap();
         let mut members: Vec<MemberSource> = [("a;", 0), ("b;", 1), ("c;", 3), ("d;", 4)]
@@ -198,8 +199,8 @@ mod tests {
             f.segment = seg;
         }
         keep_conditional_blocks(&mut model, &source);
+        assert_eq!(model.blocks, vec![vec![1]]);
         let segs: Vec<u32> = model.fields.iter().map(|f| f.segment).collect();
         assert_eq!(segs, [0, 1, 2, 3, 3]);
-        assert!(segs.windows(2).all(|w| w[0] <= w[1]));
     }
 }
