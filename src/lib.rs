@@ -52,9 +52,16 @@
 //!
 //! | field type | default class |
 //! |---|---|
-//! | `Atomic*`, also inside arrays, `CachePadded<..>`, `ManuallyDrop<..>` | `lockless`, one shared writer group |
+//! | `Atomic*`, also inside arrays, `CachePadded<..>`, `ManuallyDrop<..>` | `lockless`, a writer group of its own named after the field |
 //! | `Mutex<T>`, `RwLock<T>` (std, parking_lot, ...) | `locked_write` under a lock named after the field |
 //! | anything else | `read_mostly` |
+//!
+//! Different atomics are usually written by different threads (a queue's
+//! `head` by consumers, its `tail` by producers), so by default no two of
+//! them share a cache line; `optimize`'s report says what that costs. Put
+//! the atomics one thread writes together in one group with
+//! `#[layout(lockless(group = "name"))]` (naming a field's name joins that
+//! field's default group).
 //!
 //! An explicit attribute always wins. Mark fields under a lock with
 //! `#[layout(locked_write = "lock_field")]` to let them share the lock's line.

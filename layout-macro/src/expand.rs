@@ -104,7 +104,14 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
     let items = plan::items(&model, &solution.layout);
     check_items(&model, &solution.layout, &items)
         .map_err(|e| syn::Error::new(input.ident.span(), e))?;
-    let note = plan::note(&solution, &input.options);
+    let mut note = plan::note(&solution, &input.options);
+    if let Some(groups) =
+        crate::writer_groups::cost_note(&input, &model, &input.options, solution.layout.size)
+    {
+        // The report prints each line of the note after `cachelayout: `.
+        note.push_str("\ncachelayout: ");
+        note.push_str(&groups);
+    }
     let planned = Planned {
         layout: &solution.layout,
         items: &items,

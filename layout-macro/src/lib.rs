@@ -20,6 +20,7 @@ mod size_model;
 #[cfg(test)]
 mod timing;
 mod types;
+mod writer_groups;
 
 use proc_macro::TokenStream;
 
@@ -55,7 +56,9 @@ use proc_macro::TokenStream;
 ///
 /// A field without an access attribute gets its class from its type:
 /// `Atomic*` (also in arrays, `CachePadded`, `ManuallyDrop`) is `lockless`
-/// (one shared writer group); `Mutex<T>` / `RwLock<T>` (std, parking_lot) is
+/// in a writer group of its own, named after the field (different threads
+/// write different atomics; `#[layout(lockless(group = "g"))]` groups the
+/// ones one thread writes together); `Mutex<T>` / `RwLock<T>` (std, parking_lot) is
 /// `locked_write` under a lock named after the field; anything else is
 /// `read_mostly`, because a struct shared as `&S` changes only through
 /// interior mutability.

@@ -179,7 +179,12 @@ mod tests {
             (f[0].size, f[0].align, f[0].access.clone()),
             (1, 1, Access::ReadMostly)
         );
-        assert_eq!(f[1].access, Access::Lockless { group: None });
+        assert_eq!(
+            f[1].access,
+            Access::Lockless {
+                group: Some("hits".into())
+            }
+        );
         assert_eq!((f[2].size, f[2].align), (64, 64));
         assert_eq!(
             f[2].access,

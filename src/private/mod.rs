@@ -83,8 +83,9 @@ pub struct Info {
 /// The class of a field as the checks use it: `declared` (from an
 /// attribute, when `explicit`, or guessed from the type name), raised to
 /// what the field's type carries (`carried`, its `AccessClass` if it has
-/// one): data written without a lock makes the field lockless, a lock makes
-/// it locked under a lock named after the field.
+/// one): data written without a lock makes the field lockless in a writer
+/// group of its own (named after the field, as the macros' default for
+/// atomics), a lock makes it locked under a lock named after the field.
 pub const fn effective(
     declared: Class,
     explicit: bool,
@@ -95,7 +96,7 @@ pub const fn effective(
         return declared;
     }
     let raised = match carried {
-        Some(crate::Access::Lockless) => Class::Lockless(None),
+        Some(crate::Access::Lockless) => Class::Lockless(Some(field)),
         Some(crate::Access::LockedWrite) => Class::LockedWrite(field),
         Some(crate::Access::ReadMostly) | None => return declared,
     };

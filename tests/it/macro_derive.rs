@@ -80,8 +80,19 @@ fn rule_checked_and_reported() {
 fn defaults_follow_the_type() {
     let (s, _) = Defaults::layout_model();
     let access = |name: &str| s.fields[s.field_index(name).unwrap()].access.clone();
-    assert_eq!(access("counter"), Access::Lockless { group: None });
-    assert_eq!(access("counters"), Access::Lockless { group: None });
+    // Each atomic in a writer group of its own, named after the field.
+    assert_eq!(
+        access("counter"),
+        Access::Lockless {
+            group: Some("counter".into())
+        }
+    );
+    assert_eq!(
+        access("counters"),
+        Access::Lockless {
+            group: Some("counters".into())
+        }
+    );
     assert_eq!(
         access("state"),
         Access::LockedWrite {

@@ -1,0 +1,86 @@
+//! What `crossbeam_utils::CachePadded` gives that the macros must give too,
+//! measured with `offset_of!`, `size_of` and `align_of`: separate lines for
+//! atomics that different threads write (writer groups), the line size,
+//! line-aligned edges against neighbours (`isolated`), per-element
+//! isolation for arrays of atomics, and lock words off read-mostly lines.
+
+use cachelayout::CacheLayout;
+use std::mem::{align_of, offset_of, size_of};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
+
+/// The line a byte offset falls on.
+fn line_of(offset: usize, line: usize) -> usize {
+    offset / line
+}
+
+/// A bounded MPMC queue's indices: producers write `tail`, consumers
+/// `head`. No attribute: each atomic is its own writer group by default.
+#[cachelayout::optimize]
+pub struct Mpmc {
+    pub buffer: Box<[u64]>,
+    pub mask: usize,
+    pub head: AtomicUsize,
+    pub tail: AtomicUsize,
+}
+
+#[test]
+fn atomics_default_to_writer_groups_of_their_own() {
+    let (h, t) = (offset_of!(Mpmc, head), offset_of!(Mpmc, tail));
+    assert_ne!(line_of(h, 64), line_of(t, 64), "head {h}, tail {t}");
+    for rm in [offset_of!(Mpmc, buffer), offset_of!(Mpmc, mask)] {
+        assert_ne!(line_of(rm, 64), line_of(h, 64));
+        assert_ne!(line_of(rm, 64), line_of(t, 64));
+    }
+    let report = Mpmc::layout_report();
+    assert!(
+        report.contains(
+            "2 atomic fields without a writer group (`head`, `tail`) each got one of their own"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!(
+            "{} B, where one shared group would take 96 B",
+            size_of::<Mpmc>()
+        )),
+        "{report}"
+    );
+}
+
+/// Grouped by the author: one line for both.
+#[cachelayout::optimize]
+pub struct Grouped {
+    pub mask: usize,
+    #[layout(lockless(group = "stats"))]
+    pub hits: AtomicU64,
+    #[layout(lockless(group = "stats"))]
+    pub misses: AtomicU64,
+}
+
+#[test]
+fn grouped_atomics_share_a_line() {
+    assert_eq!(
+        line_of(offset_of!(Grouped, hits), 64),
+        line_of(offset_of!(Grouped, misses), 64)
+    );
+    assert!(size_of::<Grouped>() <= 128);
+    assert!(!Grouped::layout_report().contains("without a writer group"));
+}
+
+/// The derive holds a struct as written to the same default.
+#[derive(cachelayout::CacheLayout)]
+#[layout(report_only)]
+pub struct HeadTail {
+    pub head: AtomicUsize,
+    pub tail: AtomicUsize,
+}
+
+#[test]
+fn the_derive_sees_two_writers_on_one_line() {
+    let report = HeadTail::layout_report();
+    assert!(report.contains("!!! breaks the rule"), "{report}");
+    assert!(
+        report.contains("lockless `head` (writer group `head`, bytes 0..8) shares cache line 0 with lockless `tail`"),
+        "{report}"
+    );
+}
