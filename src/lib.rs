@@ -68,7 +68,10 @@
 //!
 //! # Struct options
 //!
-//! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64),
+//! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64 on every target,
+//! so the layout depends on the source alone; `line = "target"` takes the
+//! size `crossbeam_utils::CachePadded` uses on the target, 128 on x86_64
+//! and aarch64, where adjacent-line prefetch pairs lines),
 //! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
 //! layout-core's `Preset`), `#[layout(work_limit = N)]` (the solver's
 //! deterministic budget: the same layout on every machine),
@@ -115,6 +118,16 @@ pub mod align {
 pub const fn assert_layout<T: CacheLayout>() {
     #[allow(clippy::let_unit_value)]
     let () = T::__CHECK;
+}
+
+/// Puts the `#[cfg(..)]` it starts with on every item after it: the
+/// expansion of `#[layout(line = "target")]`, one per line size.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cfg_items {
+    (#[cfg($pred:meta)] $($item:item)*) => {
+        $(#[cfg($pred)] $item)*
+    };
 }
 
 #[doc(hidden)]

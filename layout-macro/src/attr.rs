@@ -43,6 +43,9 @@ pub struct Input {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub line: u64,
+    /// `#[layout(line = "target")]`: one layout per target line size, each
+    /// under the `cfg` of the targets that use it (`target_line`).
+    pub per_target: bool,
     pub preset: Preset,
     /// Derive only: report, do not assert.
     pub report_only: bool,
@@ -65,6 +68,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             line: layout_core::place::DataLayout::X86_64.line_bytes,
+            per_target: false,
             preset: Preset::Balanced,
             report_only: false,
             time_limit_ms: None,
@@ -160,7 +164,7 @@ fn field_help() -> String {
     format!("expected one of {}", forms.join(", "))
 }
 const STRUCT_HELP: &str =
-    "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
+    "expected one of `line = 64` (or `line = \"target\"`), `objective = \"balanced\"`, `report_only`, \
 `time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
 `crate = \"path\"`";
 
@@ -422,11 +426,29 @@ fn struct_key(
     seen.push(key.clone());
     match key.as_str() {
         "line" => {
-            let lit: LitInt = meta.value()?.parse()?;
-            let line: u64 = lit.base10_parse()?;
-            match layout_core::Target::new(line) {
-                Ok(t) => options.line = t.line,
-                Err(msg) => errors.at(lit.span(), msg),
+            let value = meta.value()?;
+            if value.peek(LitStr) {
+                let lit: LitStr = value.parse()?;
+                if lit.value() == "target" {
+                    options.per_target = true;
+                } else {
+                    errors.at(
+                        lit.span(),
+                        format!(
+                            "`line = \"{}\"`: expected a line size (32, 64, 128 or 256) or \"target\" \
+                             (the size `CachePadded` uses on the target: 128 on x86_64, aarch64 and \
+                             powerpc64, 256 on s390x, 32 on arm, mips, sparc and hexagon, 64 elsewhere)",
+                            lit.value()
+                        ),
+                    );
+                }
+            } else {
+                let lit: LitInt = value.parse()?;
+                let line: u64 = lit.base10_parse()?;
+                match layout_core::Target::new(line) {
+                    Ok(t) => options.line = t.line,
+                    Err(msg) => errors.at(lit.span(), msg),
+                }
             }
         }
         "objective" => {

@@ -86,7 +86,19 @@ pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
-    let input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
+    let item: DeriveInput = syn::parse2(item)?;
+    let input = attr::parse(item.clone(), Mode::Derive, TokenStream::new())?;
+    if input.options.per_target {
+        return crate::target_line::per_target(&input.krate.clone(), |line| {
+            let mut input = attr::parse(item.clone(), Mode::Derive, TokenStream::new())?;
+            input.options.line = line;
+            derive_input(input)
+        });
+    }
+    derive_input(input)
+}
+
+fn derive_input(input: Input) -> syn::Result<TokenStream> {
     let model = model::build(&input, Mode::Derive)?;
     let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
         String::new()
@@ -97,7 +109,19 @@ fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
 }
 
 fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let input = attr::parse(syn::parse2(item)?, Mode::Optimize, args)?;
+    let item: DeriveInput = syn::parse2(item)?;
+    let input = attr::parse(item.clone(), Mode::Optimize, args.clone())?;
+    if input.options.per_target {
+        return crate::target_line::per_target(&input.krate.clone(), |line| {
+            let mut input = attr::parse(item.clone(), Mode::Optimize, args.clone())?;
+            input.options.line = line;
+            optimize_input(input)
+        });
+    }
+    optimize_input(input)
+}
+
+fn optimize_input(input: Input) -> syn::Result<TokenStream> {
     let model = model::build(&input, Mode::Optimize)?;
     let solution = plan::solve_model(&model, &input.options)
         .map_err(|e| syn::Error::new(input.ident.span(), format!("cachelayout: {e}")))?;

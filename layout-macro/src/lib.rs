@@ -17,6 +17,7 @@ mod krate;
 mod model;
 mod plan;
 mod size_model;
+mod target_line;
 #[cfg(test)]
 mod timing;
 mod types;
@@ -65,7 +66,9 @@ use proc_macro::TokenStream;
 ///
 /// # Struct attributes
 ///
-/// `#[layout(line = 64)]` (32, 64, 128, 256), `#[layout(objective =
+/// `#[layout(line = 64)]` (32, 64, 128, 256; `line = "target"`: the size
+/// `CachePadded` uses on the target, one expansion per size under `cfg`),
+/// `#[layout(objective =
 /// "balanced" | "min-diff" | "compact-hot")]`, `#[layout(work_limit = N)]`
 /// (the solver's deterministic budget, for the suggestion),
 /// `#[layout(time_limit_ms = N)]` (its safety stop), `#[layout(contains =

@@ -84,3 +84,67 @@ fn the_derive_sees_two_writers_on_one_line() {
         "{report}"
     );
 }
+
+// ---- line size ---------------------------------------------------------------
+
+/// 128-byte lines: the counter stays 128 bytes from the configuration, as
+/// `CachePadded` keeps it on x86_64.
+#[cachelayout::optimize(line = 128)]
+pub struct Wide128 {
+    pub config: u64,
+    pub hits: AtomicU64,
+    pub limit: u32,
+}
+
+/// The line `CachePadded` uses on the target.
+#[cachelayout::optimize(line = "target")]
+pub struct ForTarget {
+    pub config: u64,
+    pub hits: AtomicU64,
+}
+
+#[derive(cachelayout::CacheLayout)]
+#[layout(line = "target")]
+#[repr(C, align(256))]
+pub struct DerivedForTarget {
+    pub hits: AtomicU64,
+    #[layout(cold)]
+    pub spare: [u8; 248],
+    pub config: u64,
+}
+
+/// Whether byte ranges `a` and `b` (offset, size) of a struct aligned to
+/// `align` have bytes on one `line`-byte line at some start offset.
+fn share_a_line(a: (usize, usize), b: (usize, usize), line: usize, align: usize) -> bool {
+    (0..line).step_by(align.min(line)).any(|phase| {
+        let lines = |(off, size): (usize, usize)| {
+            ((phase + off) / line, (phase + off + size - 1) / line)
+        };
+        let ((a0, a1), (b0, b1)) = (lines(a), lines(b));
+        a0 <= b1 && b0 <= a1
+    })
+}
+
+#[test]
+fn line_128_keeps_writers_128_bytes_from_readers() {
+    assert_eq!(Wide128::LINE_SIZE, 128);
+    let align = align_of::<Wide128>();
+    let hits = (offset_of!(Wide128, hits), 8);
+    for rm in [(offset_of!(Wide128, config), 8), (offset_of!(Wide128, limit), 4)] {
+        assert!(!share_a_line(hits, rm, 128, align), "{hits:?} {rm:?}");
+    }
+    // 64-byte lines would have let them closer: the 128 is what moved them.
+    assert!(size_of::<Wide128>() > 128, "{}", size_of::<Wide128>());
+}
+
+#[test]
+fn line_target_follows_cache_padded() {
+    let padded = align_of::<crossbeam_utils::CachePadded<u8>>().max(32);
+    assert_eq!(ForTarget::LINE_SIZE, padded);
+    assert_eq!(DerivedForTarget::LINE_SIZE, padded);
+    assert_ne!(
+        line_of(offset_of!(ForTarget, hits), padded),
+        line_of(offset_of!(ForTarget, config), padded)
+    );
+    assert!(ForTarget::layout_report().contains(&format!("of {padded} B")));
+}
