@@ -72,6 +72,9 @@
 //! so the layout depends on the source alone; `line = "target"` takes the
 //! size `crossbeam_utils::CachePadded` uses on the target, 128 on x86_64
 //! and aarch64, where adjacent-line prefetch pairs lines),
+//! `#[layout(isolated)]` (the struct starts and ends on a line boundary, as
+//! a `CachePadded` does, so no neighbour in memory shares its edge lines;
+//! the report says when a written field sits on an unisolated edge line),
 //! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
 //! layout-core's `Preset`), `#[layout(work_limit = N)]` (the solver's
 //! deterministic budget: the same layout on every machine),

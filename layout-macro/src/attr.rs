@@ -46,6 +46,10 @@ pub struct Options {
     /// `#[layout(line = "target")]`: one layout per target line size, each
     /// under the `cfg` of the targets that use it (`target_line`).
     pub per_target: bool,
+    /// `#[layout(isolated)]`: the struct starts and ends on a line boundary
+    /// (aligned to the line, its size a whole number of lines), so no
+    /// neighbour in memory shares its first or last line (`isolation`).
+    pub isolated: bool,
     pub preset: Preset,
     /// Derive only: report, do not assert.
     pub report_only: bool,
@@ -69,6 +73,7 @@ impl Default for Options {
         Options {
             line: layout_core::place::DataLayout::X86_64.line_bytes,
             per_target: false,
+            isolated: false,
             preset: Preset::Balanced,
             report_only: false,
             time_limit_ms: None,
@@ -137,6 +142,7 @@ fn field_keys() -> Vec<&'static str> {
 }
 const STRUCT_KEYS: &[&str] = &[
     "line",
+    "isolated",
     "objective",
     "report_only",
     "time_limit_ms",
@@ -165,7 +171,7 @@ fn field_help() -> String {
 }
 const STRUCT_HELP: &str =
     "expected one of `line = 64` (or `line = \"target\"`), `objective = \"balanced\"`, `report_only`, \
-`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
+`isolated`, `time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
 `crate = \"path\"`";
 
 /// Collects errors so that one expansion reports all of them.
@@ -458,6 +464,7 @@ fn struct_key(
                 Err(msg) => errors.at(lit.span(), msg),
             }
         }
+        "isolated" => options.isolated = true,
         "report_only" => {
             if mode == Mode::Optimize {
                 errors.at(

@@ -121,7 +121,8 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
     optimize_input(input)
 }
 
-fn optimize_input(input: Input) -> syn::Result<TokenStream> {
+fn optimize_input(mut input: Input) -> syn::Result<TokenStream> {
+    crate::isolation::apply(&mut input);
     let model = model::build(&input, Mode::Optimize)?;
     let solution = plan::solve_model(&model, &input.options)
         .map_err(|e| syn::Error::new(input.ident.span(), format!("cachelayout: {e}")))?;

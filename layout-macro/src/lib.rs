@@ -13,6 +13,7 @@ mod defaults;
 #[cfg(test)]
 mod determinism;
 mod expand;
+mod isolation;
 mod krate;
 mod model;
 mod plan;
@@ -68,7 +69,8 @@ use proc_macro::TokenStream;
 ///
 /// `#[layout(line = 64)]` (32, 64, 128, 256; `line = "target"`: the size
 /// `CachePadded` uses on the target, one expansion per size under `cfg`),
-/// `#[layout(objective =
+/// `#[layout(isolated)]` (line-aligned start and end: `optimize` aligns the
+/// struct to the line, the derive asserts it is), `#[layout(objective =
 /// "balanced" | "min-diff" | "compact-hot")]`, `#[layout(work_limit = N)]`
 /// (the solver's deterministic budget, for the suggestion),
 /// `#[layout(time_limit_ms = N)]` (its safety stop), `#[layout(contains =

@@ -14,6 +14,7 @@
 
 mod check;
 mod class;
+mod edges;
 mod message;
 mod report;
 mod sweep;

@@ -155,6 +155,9 @@ pub fn report<T: CacheLayout>() -> String {
         ),
     };
     let _ = writeln!(out, "cachelayout: {verdict}");
+    if let Some(edges) = super::edges::note(&info, size, align) {
+        let _ = writeln!(out, "cachelayout: {edges}");
+    }
     if let Some(plan) = info.plan {
         let _ = writeln!(out, "cachelayout: {}", plan.note);
         let moved: Vec<&str> = info

@@ -148,3 +148,70 @@ fn line_target_follows_cache_padded() {
     );
     assert!(ForTarget::layout_report().contains(&format!("of {padded} B")));
 }
+
+// ---- neighbours: isolated ----------------------------------------------------
+
+/// A 160-byte queue (align 8 as written): an `Arc` puts its counts in the
+/// bytes before it, a `Vec` the previous element's last field.
+#[derive(cachelayout::CacheLayout)]
+#[layout(report_only)]
+#[repr(C)]
+pub struct Exposed {
+    pub head: AtomicUsize,
+    #[layout(cold)]
+    pub pad: [u8; 56],
+    pub cap: usize,
+    pub mask: usize,
+    #[layout(cold)]
+    pub pad2: [u8; 56],
+    pub tail: AtomicUsize,
+    #[layout(cold)]
+    pub pad3: [u8; 16],
+}
+
+#[cachelayout::optimize]
+#[layout(isolated)]
+pub struct Isolated {
+    pub cap: usize,
+    pub mask: usize,
+    #[layout(lockless(group = "q"))]
+    pub head: AtomicUsize,
+    #[layout(lockless(group = "q"))]
+    pub tail: AtomicUsize,
+}
+
+#[derive(cachelayout::CacheLayout)]
+#[layout(isolated)]
+#[repr(C, align(64))]
+pub struct IsolatedByHand {
+    pub head: AtomicUsize,
+    #[layout(cold)]
+    pub pad: [u8; 56],
+    pub cap: usize,
+}
+
+#[test]
+fn isolated_structs_start_and_end_on_a_line() {
+    assert_eq!(align_of::<Isolated>(), 64);
+    assert_eq!(size_of::<Isolated>() % 64, 0);
+    assert_eq!(align_of::<IsolatedByHand>(), 64);
+    assert_eq!(size_of::<IsolatedByHand>() % 64, 0);
+    for report in [Isolated::layout_report(), IsolatedByHand::layout_report()] {
+        assert!(!report.contains("not isolated"), "{report}");
+    }
+}
+
+#[test]
+fn the_report_names_unisolated_edge_lines() {
+    assert_eq!(size_of::<Exposed>(), 160);
+    let report = Exposed::layout_report();
+    assert!(
+        report.contains("`Exposed` is not isolated (8-byte aligned, 160 B): its first cache line holds written `head`"),
+        "{report}"
+    );
+    assert!(
+        report.contains("its last cache line holds written `tail`"),
+        "{report}"
+    );
+    assert!(report.contains("#[layout(isolated)]"), "{report}");
+}

@@ -59,11 +59,13 @@ fn checks_for(input: &Input, pins: bool) -> (Option<TokenStream>, TokenStream) {
         return (None, TokenStream::new());
     }
     if is_generic(input) {
-        let stmts = checks::statements(input, &quote!(Self), pins);
+        let mut stmts = checks::statements(input, &quote!(Self), pins);
+        stmts.extend(crate::isolation::check(input, &quote!(Self)));
         (Some(quote!({ #(#stmts)* })), TokenStream::new())
     } else {
         let ty = static_type(input);
-        let stmts = checks::statements(input, &ty, pins);
+        let mut stmts = checks::statements(input, &ty, pins);
+        stmts.extend(crate::isolation::check(input, &ty));
         (None, quote!(#(const _: () = { #stmts };)*))
     }
 }
