@@ -39,6 +39,7 @@
 //! | `#[layout(cold)]` | C | rarely touched; may fill any line |
 //! | `#[layout(pinned)]` | | keeps the offset it has in the struct as declared (as `repr(C)`) |
 //! | `#[layout(size = N, align = M)]` | | size and alignment of a type the macro cannot size (checked at compile time) |
+//! | `#[layout(per_element)]` | | `optimize`, on an array: each element on lines of its own (the element type becomes [`LinePadded<T>`](LinePadded)) |
 //!
 //! **The rule:** no cache line holds bytes of a lockless field and of a
 //! read-mostly field, nor of lockless fields of different writer groups, at
@@ -62,6 +63,11 @@
 //! the atomics one thread writes together in one group with
 //! `#[layout(lockless(group = "name"))]` (naming a field's name joins that
 //! field's default group).
+//!
+//! An array of atomics without an attribute is warned about: different
+//! threads usually write different elements, which sit on shared lines;
+//! `#[layout(per_element)]` (with `optimize`) or a named writer group says
+//! which is meant.
 //!
 //! An explicit attribute always wins. Mark fields under a lock with
 //! `#[layout(locked_write = "lock_field")]` to let them share the lock's line.
@@ -97,6 +103,9 @@ pub use layout_macro::{optimize, CacheLayout};
 
 mod access;
 pub use access::{Access, AccessClass};
+
+mod line_padded;
+pub use line_padded::LinePadded;
 
 /// Zero-sized types of every alignment rustc accepts (2 to 2^29): a
 /// `[Align64; 0]` field starts the next `#[repr(C)]` field on a 64-byte

@@ -111,6 +111,9 @@ pub struct FieldInput {
     pub hint: Option<SizeHint>,
     /// The hot paths (`#[layout(path = "tx")]`) that touch the field.
     pub paths: Vec<String>,
+    /// `#[layout(per_element)]`: every element of the array on lines of its
+    /// own (`element_arrays`).
+    pub per_element: Option<Span>,
     /// Where messages about this field point.
     pub span: Span,
 }
@@ -132,7 +135,7 @@ pub struct SizeHint {
 
 /// The field keys that are not class keywords (those are the vocabulary's,
 /// [`Class::keywords`]).
-const OTHER_FIELD_KEYS: &[&str] = &["pinned", "size", "align", "path"];
+const OTHER_FIELD_KEYS: &[&str] = &["pinned", "size", "align", "path", "per_element"];
 
 /// Every field key: the class keywords and aliases, then the others.
 fn field_keys() -> Vec<&'static str> {
@@ -166,7 +169,15 @@ fn field_help() -> String {
             }
         }
     }
-    forms.extend(["`pinned`", "`size = N, align = M`", "`path = \"tx\"`"].map(String::from));
+    forms.extend(
+        [
+            "`pinned`",
+            "`size = N, align = M`",
+            "`path = \"tx\"`",
+            "`per_element`",
+        ]
+        .map(String::from),
+    );
     format!("expected one of {}", forms.join(", "))
 }
 const STRUCT_HELP: &str =
@@ -609,6 +620,7 @@ fn parse_fields<'a>(
                 pinned: parsed.pinned.is_some(),
                 hint,
                 paths: parsed.paths,
+                per_element: parsed.per_element,
                 span,
             }
         })
@@ -698,6 +710,7 @@ struct FieldAttrs {
     /// The class and the keyword that gave it.
     access: Option<(Access, &'static str)>,
     pinned: Option<Span>,
+    per_element: Option<Span>,
     size: Option<(u64, Span)>,
     align: Option<(u64, Span)>,
     paths: Vec<String>,
@@ -766,6 +779,11 @@ impl FieldAttrs {
             "pinned" => {
                 if self.pinned.replace(span).is_some() {
                     errors.at(span, "`pinned` is given twice");
+                }
+            }
+            "per_element" => {
+                if self.per_element.replace(span).is_some() {
+                    errors.at(span, "`per_element` is given twice");
                 }
             }
             "size" | "align" => {

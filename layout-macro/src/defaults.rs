@@ -24,7 +24,7 @@ pub fn default_access(ty: &Type, field: &str) -> Access {
     match shape(ty) {
         Shape::Array { elem, .. } => default_access(elem, field),
         Shape::Named { name, args } => match name.as_str() {
-            "CachePadded" | "ManuallyDrop" => match first_arg(&args) {
+            "CachePadded" | "LinePadded" | "ManuallyDrop" => match first_arg(&args) {
                 Some(inner) => default_access(inner, field),
                 None => Access::ReadMostly,
             },

@@ -98,14 +98,17 @@ fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
     derive_input(input)
 }
 
-fn derive_input(input: Input) -> syn::Result<TokenStream> {
+fn derive_input(mut input: Input) -> syn::Result<TokenStream> {
+    crate::element_arrays::apply(&mut input, Mode::Derive)?;
     let model = model::build(&input, Mode::Derive)?;
     let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
         String::new()
     } else {
         suggestion(&input, &model)
     };
-    Ok(codegen::derive(&input, &model, &advice))
+    let mut out = codegen::derive(&input, &model, &advice);
+    out.extend(crate::element_arrays::warnings(&input));
+    Ok(out)
 }
 
 fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -122,6 +125,8 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
 }
 
 fn optimize_input(mut input: Input) -> syn::Result<TokenStream> {
+    let warnings = crate::element_arrays::warnings(&input);
+    crate::element_arrays::apply(&mut input, Mode::Optimize)?;
     crate::isolation::apply(&mut input);
     let model = model::build(&input, Mode::Optimize)?;
     let solution = plan::solve_model(&model, &input.options)
@@ -142,7 +147,9 @@ fn optimize_input(mut input: Input) -> syn::Result<TokenStream> {
         items: &items,
         note: &note,
     };
-    Ok(codegen::optimize(&input, &model, &planned))
+    let mut out = codegen::optimize(&input, &model, &planned);
+    out.extend(warnings);
+    Ok(out)
 }
 
 /// The end of a derive's conflict message: the order the solver suggests.

@@ -12,6 +12,7 @@ mod codegen;
 mod defaults;
 #[cfg(test)]
 mod determinism;
+mod element_arrays;
 mod expand;
 mod isolation;
 mod krate;
@@ -52,7 +53,10 @@ use proc_macro::TokenStream;
 /// `#[layout(lockless(group = "producer"))]`, `#[layout(cold)]`,
 /// `#[layout(pinned)]`, `#[layout(size = N, align = M)]` (checked against the
 /// real size and alignment), `#[layout(path = "tx")]` (repeatable: the hot
-/// paths that touch the field).
+/// paths that touch the field), `#[layout(per_element)]` (`optimize` only:
+/// each element of an array on lines of its own, as
+/// `cachelayout::LinePadded<T>`; an array of atomics without an attribute
+/// is warned about).
 ///
 /// # Defaults
 ///

@@ -215,3 +215,46 @@ fn the_report_names_unisolated_edge_lines() {
     );
     assert!(report.contains("#[layout(isolated)]"), "{report}");
 }
+
+// ---- arrays of atomics ---------------------------------------------------------
+
+/// A striped counter: thread `i` bumps `stripes[i % 8]`.
+#[cachelayout::optimize]
+#[derive(Default)]
+pub struct Striped {
+    pub limit: u64,
+    #[layout(per_element)]
+    pub stripes: [AtomicU64; 8],
+}
+
+#[cachelayout::optimize(line = 128)]
+#[derive(Default)]
+pub struct Striped128 {
+    #[layout(per_element)]
+    pub stripes: [AtomicU64; 4],
+    pub limit: u64,
+}
+
+#[test]
+fn per_element_puts_each_element_on_a_line_of_its_own() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let s = Striped::default();
+    s.stripes[3].fetch_add(2, Relaxed);
+    assert_eq!(s.stripes[3].load(Relaxed), 2);
+    let base = &s as *const Striped as usize;
+    let at = |i: usize| &*s.stripes[i] as *const AtomicU64 as usize - base;
+    assert_eq!(at(0), offset_of!(Striped, stripes));
+    for i in 1..8 {
+        assert_eq!(at(i) - at(i - 1), 64);
+    }
+    assert_eq!(size_of::<Striped>(), 64 + 8 * 64);
+    assert_ne!(
+        line_of(offset_of!(Striped, limit), 64),
+        line_of(offset_of!(Striped, stripes), 64)
+    );
+    let t = Striped128::default();
+    let base = &t as *const Striped128 as usize;
+    let at = |i: usize| &*t.stripes[i] as *const AtomicU64 as usize - base;
+    assert_eq!(at(1) - at(0), 128);
+    assert_eq!(align_of::<Striped128>(), 128);
+}

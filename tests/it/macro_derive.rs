@@ -1,6 +1,10 @@
 //! `#[derive(CacheLayout)]` on structs that keep the rule: what compiles,
 //! what the impl reports, and the default access classes.
 
+// `Defaults::counters`, an array of atomics without an attribute, is warned
+// about (through a deprecated item) on purpose.
+#![allow(deprecated)]
+
 use cachelayout::core::Access;
 use cachelayout::CacheLayout;
 use std::marker::PhantomData;
