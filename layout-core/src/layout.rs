@@ -163,12 +163,16 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
             }
         }
     }
+    // A lock word counts as a lockless writer of its own group here.
+    let rules: Vec<std::borrow::Cow<'_, crate::model::Access>> =
+        s.fields.iter().map(|f| f.rule_access()).collect();
+    let group = |i: usize| rules[i].group().map(str::to_owned);
     let mut out = Vec::new();
     for (l, fields) in per_line {
         let lockless: Vec<usize> = fields
             .iter()
             .copied()
-            .filter(|&i| s.fields[i].access.is_lockless())
+            .filter(|&i| rules[i].is_lockless())
             .collect();
         if lockless.is_empty() {
             continue;
@@ -178,17 +182,15 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
             .filter(|&&i| s.fields[i].access.is_read_mostly())
             .map(|&i| s.fields[i].name.clone())
             .collect();
-        let first_group = s.fields[lockless[0]].access.group().map(str::to_owned);
-        let mixed_groups = lockless
-            .iter()
-            .any(|&i| s.fields[i].access.group().map(str::to_owned) != first_group);
+        let first_group = group(lockless[0]);
+        let mixed_groups = lockless.iter().any(|&i| group(i) != first_group);
         if read_mostly.is_empty() && !mixed_groups {
             continue;
         }
         let (lockless_names, other_group) = if mixed_groups {
             let (a, b): (Vec<usize>, Vec<usize>) = lockless
                 .iter()
-                .partition(|&&i| s.fields[i].access.group().map(str::to_owned) == first_group);
+                .partition(|&&i| group(i) == first_group);
             (names(s, &a), names(s, &b))
         } else {
             (names(s, &lockless), Vec::new())
