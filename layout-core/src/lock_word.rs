@@ -20,15 +20,11 @@ use crate::model::{Access, Field, Struct};
 use crate::scan::infer::{classify_type, TypeClass};
 
 /// The writer group a lock word stands in for the hard rule: its own,
-/// named so that no other field's group can be the same (a group name of
-/// the access file or an attribute holds no NUL).
+/// named after the field, as the macros name an atomic's default group
+/// (no two fields have one name; a lockless field whose group names the
+/// lock joins it, on purpose).
 pub fn group_of(field: &str) -> String {
-    format!("\u{0}lock word {field}")
-}
-
-/// The group's field name when `group` is a lock word's ([`group_of`]).
-pub fn field_of(group: &str) -> Option<&str> {
-    group.strip_prefix("\u{0}lock word ")
+    field.to_string()
 }
 
 /// Flags the locked_write members of `s` whose C type is a kernel lock.
@@ -82,7 +78,6 @@ mod tests {
         let read = Field::new("r", "int", 4, 4).with_access(Access::ReadMostly);
         assert!(s.fields[0].rule_access().hard_conflict(&read.access));
         assert!(!s.fields[5].rule_access().hard_conflict(&read.access));
-        assert_eq!(field_of(&group_of("lock")), Some("lock"));
     }
 
     /// A spinlock next to read-mostly fields: the solver moves it off their

@@ -58,7 +58,7 @@ pub struct Field {
     /// The member is a lock (its class locked_write): its own state is
     /// written by every CPU that takes the lock, so the hard rule keeps it
     /// off read-mostly lines like a lockless field of a writer group of its
-    /// own ([`Field::rule_access`], [`crate::lock_word`]).
+    /// own, named after it ([`Field::rule_access`], [`crate::lock_word`]).
     pub lock_word: bool,
 }
 

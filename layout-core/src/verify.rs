@@ -319,11 +319,11 @@ pub fn must_not_share(a: &Access, b: &Access) -> bool {
 
 /// The access the rule judges a field by, stated here apart from the model's
 /// `Field::rule_access`: a lock word (a lock whose own state every locker
-/// writes) is a lockless writer of a group no other field has.
+/// writes) is a lockless writer of a group of its own, named after it.
 fn rule_of(f: &crate::model::Field) -> Access {
     match &f.access {
         Access::LockedWrite { .. } if f.lock_word => Access::Lockless {
-            group: Some(format!("\u{0}lock word {}", f.name)),
+            group: Some(f.name.clone()),
         },
         a => a.clone(),
     }

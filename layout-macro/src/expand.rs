@@ -100,7 +100,8 @@ fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
 
 fn derive_input(mut input: Input) -> syn::Result<TokenStream> {
     crate::element_arrays::apply(&mut input, Mode::Derive)?;
-    let model = model::build(&input, Mode::Derive)?;
+    let mut model = model::build(&input, Mode::Derive)?;
+    crate::lock_words::mark(&input, &mut model);
     let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
         String::new()
     } else {
@@ -128,7 +129,8 @@ fn optimize_input(mut input: Input) -> syn::Result<TokenStream> {
     let warnings = crate::element_arrays::warnings(&input);
     crate::element_arrays::apply(&mut input, Mode::Optimize)?;
     crate::isolation::apply(&mut input);
-    let model = model::build(&input, Mode::Optimize)?;
+    let mut model = model::build(&input, Mode::Optimize)?;
+    crate::lock_words::mark(&input, &mut model);
     let solution = plan::solve_model(&model, &input.options)
         .map_err(|e| syn::Error::new(input.ident.span(), format!("cachelayout: {e}")))?;
     let items = plan::items(&model, &solution.layout);

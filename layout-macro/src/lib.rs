@@ -16,6 +16,7 @@ mod element_arrays;
 mod expand;
 mod isolation;
 mod krate;
+mod lock_words;
 mod model;
 mod plan;
 mod size_model;

@@ -43,6 +43,22 @@ pub struct FieldFacts {
     /// The class came from a `#[layout(..)]` attribute.
     pub explicit: bool,
     pub pinned: bool,
+    /// A lock (`Mutex`, `RwLock`, a spin lock) whose own state every locker
+    /// writes: the rule judges it as a lockless writer of a group of its
+    /// own ([`FieldFacts::rule`]).
+    pub lock_word: bool,
+}
+
+impl FieldFacts {
+    /// The class the rule judges the field by: a lock word's is lockless, in
+    /// a writer group named after the field; every other field's is its
+    /// class.
+    pub const fn rule(&self) -> Class {
+        match self.class {
+            Class::LockedWrite(_) if self.lock_word => Class::Lockless(Some(self.name)),
+            class => class,
+        }
+    }
 }
 
 /// A field as the solver planned it.

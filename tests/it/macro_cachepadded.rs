@@ -258,3 +258,45 @@ fn per_element_puts_each_element_on_a_line_of_its_own() {
     assert_eq!(at(1) - at(0), 128);
     assert_eq!(align_of::<Striped128>(), 128);
 }
+
+// ---- lock words ----------------------------------------------------------------
+
+/// With the hint the report suggests, the solver may pack the `Mutex`: its
+/// state word is written by every locker, so it stays off the read-mostly
+/// line; `hits`, written under it, may share its line.
+#[cachelayout::optimize]
+pub struct Locked {
+    pub name: &'static str,
+    pub limit: u64,
+    #[layout(size = 16, align = 8)]
+    pub state: std::sync::Mutex<u64>,
+    #[layout(locked_write = "state")]
+    pub hits: u64,
+}
+
+/// As written: the lock word on the configuration's line.
+#[derive(cachelayout::CacheLayout)]
+#[layout(report_only)]
+#[repr(C, align(64))]
+pub struct LockedAsWritten {
+    pub limit: u64,
+    pub state: std::sync::Mutex<u64>,
+}
+
+#[test]
+fn lock_words_stay_off_read_mostly_lines() {
+    let align = align_of::<Locked>();
+    let state = (offset_of!(Locked, state), size_of::<std::sync::Mutex<u64>>());
+    for rm in [(offset_of!(Locked, name), 16), (offset_of!(Locked, limit), 8)] {
+        assert!(!share_a_line(state, rm, 64, align), "{state:?} {rm:?}");
+    }
+    let (s, _) = Locked::layout_model();
+    assert!(s.fields[s.field_index("state").unwrap()].lock_word);
+    assert!(!s.fields[s.field_index("hits").unwrap()].lock_word);
+    let report = LockedAsWritten::layout_report();
+    assert!(report.contains("locked by `state`, lock word"), "{report}");
+    assert!(
+        report.contains("lock word `state` (bytes 8..24) shares cache line 0 with read-mostly `limit`"),
+        "{report}"
+    );
+}

@@ -58,7 +58,8 @@ proptest! {
                 guess: class_of(k),
                 explicit: true,
                 pinned: false,
-            });
+                        lock_word: false,
+});
         }
         let size = end.next_multiple_of(align);
         let facts: &'static [FieldFacts] = Box::leak(facts.into_boxed_slice());
@@ -139,7 +140,8 @@ proptest! {
                 guess: class,
                 explicit: true,
                 pinned: false,
-            });
+                        lock_word: false,
+});
         }
         if !facts.is_empty() {
             let r = rotate % facts.len();
@@ -169,7 +171,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::ReadMostly,
             explicit: true,
             pinned: false,
-        },
+                lock_word: false,
+},
         FieldFacts {
             name: "hits",
             ty: "AtomicU64",
@@ -180,7 +183,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::Lockless(None),
             explicit: true,
             pinned: false,
-        },
+                lock_word: false,
+},
     ];
     let info = Info {
         name: "Stats",
@@ -205,7 +209,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::ReadMostly,
             explicit: true,
             pinned: false,
-        },
+                lock_word: false,
+},
         FieldFacts {
             name: "hits",
             ty: "AtomicU64",
@@ -216,7 +221,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::Lockless(Some("w")),
             explicit: true,
             pinned: false,
-        },
+                lock_word: false,
+},
     ];
     let info = Info {
         name: "Stats",
