@@ -162,9 +162,18 @@ impl<T> Queue<T> {
 fn main() {
     println!("{}", Queue::<u64>::layout_report());
     println!("size_of, Queue<u64> (the slots are on the heap):");
-    println!("  as written:               {:>4} B", size_of::<naive::Queue<u64>>());
-    println!("  CachePadded head, tail:   {:>4} B", size_of::<padded::Queue<u64>>());
-    println!("  #[cachelayout::optimize]: {:>4} B", size_of::<Queue<u64>>());
+    println!(
+        "  as written:               {:>4} B",
+        size_of::<naive::Queue<u64>>()
+    );
+    println!(
+        "  CachePadded head, tail:   {:>4} B",
+        size_of::<padded::Queue<u64>>()
+    );
+    println!(
+        "  #[cachelayout::optimize]: {:>4} B",
+        size_of::<Queue<u64>>()
+    );
     println!(
         "  optimize(isolated):       {:>4} B",
         size_of::<isolated::Queue<u64>>()
@@ -203,5 +212,8 @@ fn main() {
         consumers.into_iter().map(|c| c.join().unwrap()).sum()
     });
     let n = 4 * PER;
-    println!("\n4 producers, 4 consumers: {n} values, sum {total} (expected {})", n * (n - 1) / 2);
+    println!(
+        "\n4 producers, 4 consumers: {n} values, sum {total} (expected {})",
+        n * (n - 1) / 2
+    );
 }

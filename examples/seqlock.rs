@@ -89,9 +89,18 @@ fn main() {
     type Data = [u64; 4];
     println!("{}", SeqLock::<Data>::layout_report());
     println!("size_of, SeqLock<[u64; 4]>:");
-    println!("  as written:               {:>4} B", size_of::<naive::SeqLock<Data>>());
-    println!("  CachePadded seq:          {:>4} B", size_of::<padded::SeqLock<Data>>());
-    println!("  #[cachelayout::optimize]: {:>4} B", size_of::<SeqLock<Data>>());
+    println!(
+        "  as written:               {:>4} B",
+        size_of::<naive::SeqLock<Data>>()
+    );
+    println!(
+        "  CachePadded seq:          {:>4} B",
+        size_of::<padded::SeqLock<Data>>()
+    );
+    println!(
+        "  #[cachelayout::optimize]: {:>4} B",
+        size_of::<SeqLock<Data>>()
+    );
 
     let lock = SeqLock::new("config", AtomicUsize::new(0), UnsafeCell::new([0u64; 4]));
     let torn = thread::scope(|s| {
@@ -113,7 +122,13 @@ fn main() {
                 })
             })
             .collect();
-        readers.into_iter().map(|r| r.join().unwrap()).sum::<usize>()
+        readers
+            .into_iter()
+            .map(|r| r.join().unwrap())
+            .sum::<usize>()
     });
-    println!("\n1 writer, 3 readers: {torn} torn reads (expected 0); last {:?}", lock.read());
+    println!(
+        "\n1 writer, 3 readers: {torn} torn reads (expected 0); last {:?}",
+        lock.read()
+    );
 }

@@ -46,7 +46,10 @@ pub struct Striped<const N: usize> {
 
 impl<const N: usize> Striped<N> {
     pub fn named(name: &'static str) -> Self {
-        Striped::new(name, std::array::from_fn(|_| LinePadded::new(AtomicU64::new(0))))
+        Striped::new(
+            name,
+            std::array::from_fn(|_| LinePadded::new(AtomicU64::new(0))),
+        )
     }
 
     pub fn add(&self, thread: usize, n: u64) {
@@ -61,9 +64,18 @@ impl<const N: usize> Striped<N> {
 fn main() {
     println!("{}", Striped::<8>::layout_report());
     println!("size_of, 8 stripes:");
-    println!("  as written:               {:>4} B", size_of::<naive::Striped<8>>());
-    println!("  [CachePadded<_>; 8]:      {:>4} B", size_of::<padded::Striped<8>>());
-    println!("  #[cachelayout::optimize]: {:>4} B", size_of::<Striped<8>>());
+    println!(
+        "  as written:               {:>4} B",
+        size_of::<naive::Striped<8>>()
+    );
+    println!(
+        "  [CachePadded<_>; 8]:      {:>4} B",
+        size_of::<padded::Striped<8>>()
+    );
+    println!(
+        "  #[cachelayout::optimize]: {:>4} B",
+        size_of::<Striped<8>>()
+    );
 
     let counter = Striped::<8>::named("requests");
     thread::scope(|s| {

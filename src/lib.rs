@@ -54,7 +54,7 @@
 //! | field type | default class |
 //! |---|---|
 //! | `Atomic*`, also inside arrays, `CachePadded<..>`, `ManuallyDrop<..>` | `lockless`, a writer group of its own named after the field |
-//! | `Mutex<T>`, `RwLock<T>` (std, parking_lot, ...) | `locked_write` under a lock named after the field |
+//! | `Mutex<T>`, `RwLock<T>` (std, parking_lot, ...) | `locked_write` under a lock named after the field, and a lock word |
 //! | anything else | `read_mostly` |
 //!
 //! Different atomics are usually written by different threads (a queue's
@@ -63,6 +63,11 @@
 //! the atomics one thread writes together in one group with
 //! `#[layout(lockless(group = "name"))]` (naming a field's name joins that
 //! field's default group).
+//!
+//! A lock word (a `locked_write` field whose type is a lock: its state is
+//! written by every locker) may not share a line with read-mostly fields,
+//! like a lockless field of a writer group of its own; the fields it guards
+//! may share its line.
 //!
 //! An array of atomics without an attribute is warned about: different
 //! threads usually write different elements, which sit on shared lines;

@@ -188,9 +188,8 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
             continue;
         }
         let (lockless_names, other_group) = if mixed_groups {
-            let (a, b): (Vec<usize>, Vec<usize>) = lockless
-                .iter()
-                .partition(|&&i| group(i) == first_group);
+            let (a, b): (Vec<usize>, Vec<usize>) =
+                lockless.iter().partition(|&&i| group(i) == first_group);
             (names(s, &a), names(s, &b))
         } else {
             (names(s, &lockless), Vec::new())

@@ -86,11 +86,14 @@ mod tests {
     #[test]
     fn solver_and_verifier_keep_lock_words_off_read_mostly_lines() {
         let strukt = |lock_word: bool| {
-            let mut lock = Field::new("lock", "spinlock_t", 4, 4)
-                .with_access(Access::LockedWrite { lock: "lock".into() });
+            let mut lock =
+                Field::new("lock", "spinlock_t", 4, 4).with_access(Access::LockedWrite {
+                    lock: "lock".into(),
+                });
             lock.lock_word = lock_word;
-            let guarded = Field::new("count", "int", 4, 4)
-                .with_access(Access::LockedWrite { lock: "lock".into() });
+            let guarded = Field::new("count", "int", 4, 4).with_access(Access::LockedWrite {
+                lock: "lock".into(),
+            });
             let read = Field::new("limit", "long", 8, 8).with_access(Access::ReadMostly);
             let mut s = Struct::new("s", vec![read, lock, guarded]);
             s.min_align = 64;
@@ -98,9 +101,18 @@ mod tests {
         };
         let declared = crate::Layout {
             slots: vec![
-                crate::Slot { field: 0, offset: 0 },
-                crate::Slot { field: 1, offset: 8 },
-                crate::Slot { field: 2, offset: 12 },
+                crate::Slot {
+                    field: 0,
+                    offset: 0,
+                },
+                crate::Slot {
+                    field: 1,
+                    offset: 8,
+                },
+                crate::Slot {
+                    field: 2,
+                    offset: 12,
+                },
             ],
             size: 64,
             align: 64,
@@ -108,7 +120,9 @@ mod tests {
             placement: crate::Placement::Aligned,
         };
         assert!(crate::verify(&strukt(false), &declared).is_ok());
-        let err = crate::verify(&strukt(true), &declared).unwrap_err().to_string();
+        let err = crate::verify(&strukt(true), &declared)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("lock") && err.contains("limit"), "{err}");
         let solved = crate::solve(&strukt(true), &crate::SolveOptions::default()).unwrap();
         let l = &solved.layout;

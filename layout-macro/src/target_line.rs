@@ -45,10 +45,7 @@ pub fn targets() -> [(u64, TokenStream); 4] {
         (128, quote!(any(#wide))),
         (32, quote!(any(#narrow))),
         (256, quote!(target_arch = "s390x")),
-        (
-            64,
-            quote!(not(any(#wide, #narrow, target_arch = "s390x"))),
-        ),
+        (64, quote!(not(any(#wide, #narrow, target_arch = "s390x")))),
     ]
 }
 

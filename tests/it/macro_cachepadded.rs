@@ -117,9 +117,8 @@ pub struct DerivedForTarget {
 /// `align` have bytes on one `line`-byte line at some start offset.
 fn share_a_line(a: (usize, usize), b: (usize, usize), line: usize, align: usize) -> bool {
     (0..line).step_by(align.min(line)).any(|phase| {
-        let lines = |(off, size): (usize, usize)| {
-            ((phase + off) / line, (phase + off + size - 1) / line)
-        };
+        let lines =
+            |(off, size): (usize, usize)| ((phase + off) / line, (phase + off + size - 1) / line);
         let ((a0, a1), (b0, b1)) = (lines(a), lines(b));
         a0 <= b1 && b0 <= a1
     })
@@ -130,7 +129,10 @@ fn line_128_keeps_writers_128_bytes_from_readers() {
     assert_eq!(Wide128::LINE_SIZE, 128);
     let align = align_of::<Wide128>();
     let hits = (offset_of!(Wide128, hits), 8);
-    for rm in [(offset_of!(Wide128, config), 8), (offset_of!(Wide128, limit), 4)] {
+    for rm in [
+        (offset_of!(Wide128, config), 8),
+        (offset_of!(Wide128, limit), 4),
+    ] {
         assert!(!share_a_line(hits, rm, 128, align), "{hits:?} {rm:?}");
     }
     // 64-byte lines would have let them closer: the 128 is what moved them.
@@ -286,8 +288,14 @@ pub struct LockedAsWritten {
 #[test]
 fn lock_words_stay_off_read_mostly_lines() {
     let align = align_of::<Locked>();
-    let state = (offset_of!(Locked, state), size_of::<std::sync::Mutex<u64>>());
-    for rm in [(offset_of!(Locked, name), 16), (offset_of!(Locked, limit), 8)] {
+    let state = (
+        offset_of!(Locked, state),
+        size_of::<std::sync::Mutex<u64>>(),
+    );
+    for rm in [
+        (offset_of!(Locked, name), 16),
+        (offset_of!(Locked, limit), 8),
+    ] {
         assert!(!share_a_line(state, rm, 64, align), "{state:?} {rm:?}");
     }
     let (s, _) = Locked::layout_model();
@@ -296,7 +304,9 @@ fn lock_words_stay_off_read_mostly_lines() {
     let report = LockedAsWritten::layout_report();
     assert!(report.contains("locked by `state`, lock word"), "{report}");
     assert!(
-        report.contains("lock word `state` (bytes 8..24) shares cache line 0 with read-mostly `limit`"),
+        report.contains(
+            "lock word `state` (bytes 8..24) shares cache line 0 with read-mostly `limit`"
+        ),
         "{report}"
     );
 }

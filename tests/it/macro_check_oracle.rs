@@ -171,8 +171,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::ReadMostly,
             explicit: true,
             pinned: false,
-                lock_word: false,
-},
+            lock_word: false,
+        },
         FieldFacts {
             name: "hits",
             ty: "AtomicU64",
@@ -183,8 +183,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::Lockless(None),
             explicit: true,
             pinned: false,
-                lock_word: false,
-},
+            lock_word: false,
+        },
     ];
     let info = Info {
         name: "Stats",
@@ -209,8 +209,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::ReadMostly,
             explicit: true,
             pinned: false,
-                lock_word: false,
-},
+            lock_word: false,
+        },
         FieldFacts {
             name: "hits",
             ty: "AtomicU64",
@@ -221,8 +221,8 @@ fn message_names_fields_line_and_phase() {
             guess: Class::Lockless(Some("w")),
             explicit: true,
             pinned: false,
-                lock_word: false,
-},
+            lock_word: false,
+        },
     ];
     let info = Info {
         name: "Stats",

@@ -144,7 +144,9 @@ impl Problem {
         for (f, rule) in s.fields.iter().zip(&rules) {
             if colouring(rule.class(), separate_soft) == Colouring::PerParam {
                 let next = per_param.len() as u32;
-                per_param.entry((rule.class(), rule.param())).or_insert(next);
+                per_param
+                    .entry((rule.class(), rule.param()))
+                    .or_insert(next);
             }
             if let Some(lock) = f.access.lock() {
                 let next = locks.len() as u32;
