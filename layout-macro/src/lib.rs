@@ -66,7 +66,9 @@ use proc_macro::TokenStream;
 /// in a writer group of its own, named after the field (different threads
 /// write different atomics; `#[layout(lockless(group = "g"))]` groups the
 /// ones one thread writes together); `Mutex<T>` / `RwLock<T>` (std, parking_lot) is
-/// `locked_write` under a lock named after the field; anything else is
+/// `locked_write` under a lock named after the field, and a lock word (its
+/// state is written by every locker, so it may not share a line with
+/// read-mostly fields; the fields it guards may); anything else is
 /// `read_mostly`, because a struct shared as `&S` changes only through
 /// interior mutability.
 ///

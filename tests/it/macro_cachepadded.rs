@@ -298,8 +298,12 @@ fn lock_words_stay_off_read_mostly_lines() {
     ] {
         assert!(!share_a_line(state, rm, 64, align), "{state:?} {rm:?}");
     }
-    let (s, _) = Locked::layout_model();
+    let (s, l) = Locked::layout_model();
+    assert!(cachelayout::core::verify(&s, &l).is_ok());
     assert!(s.fields[s.field_index("state").unwrap()].lock_word);
+    // layout-core's verifier, which shares no code with the checks, agrees.
+    let (s2, l2) = LockedAsWritten::layout_model();
+    assert!(cachelayout::core::verify(&s2, &l2).is_err());
     assert!(!s.fields[s.field_index("hits").unwrap()].lock_word);
     let report = LockedAsWritten::layout_report();
     assert!(report.contains("locked by `state`, lock word"), "{report}");
