@@ -121,6 +121,11 @@ pub struct LineConflict {
     /// Lockless fields of another writer group on the same line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub other_group: Vec<String>,
+    /// The lock words (`Field::lock_word`) among `lockless` and
+    /// `other_group`: locks whose own state every locker writes, judged as
+    /// lockless writers of their own groups.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lock_words: Vec<String>,
 }
 
 /// Lines on which the hard rule is broken when the struct starts at
@@ -194,12 +199,18 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
         } else {
             (names(s, &lockless), Vec::new())
         };
+        let lock_words: Vec<String> = fields
+            .iter()
+            .filter(|&&i| s.fields[i].lock_word && rules[i].is_lockless())
+            .map(|&i| s.fields[i].name.clone())
+            .collect();
         out.push(LineConflict {
             line: l,
             phase,
             lockless: lockless_names,
             read_mostly,
             other_group,
+            lock_words,
         });
     }
     out

@@ -37,6 +37,10 @@ fn a_spinlock_is_kept_off_read_mostly_lines() {
     assert_eq!(show.status.code(), Some(1), "{}", stderr(&show));
     let table = stdout(&show);
     assert!(table.contains("writes its lock word lock"), "{table}");
+    assert!(
+        table.contains("line 0: lock word lock shares with read-mostly limit, timeout"),
+        "{table}"
+    );
     let out = run_in(
         &dir,
         &[&["propose"][..], &args, &["--format", "json"]].concat(),
