@@ -6,6 +6,11 @@
 //! `model` builds layout-core's model with `size_model` and `defaults`,
 //! `plan` runs the solver within its budget, `codegen` writes the
 //! assertions, the trait impl and the rewritten struct; `expand` ties them.
+//! What `CachePadded` gives beyond the rule has a module each:
+//! `writer_groups` (the cost of an atomic's own default group),
+//! `target_line` (`line = "target"`), `isolation` (`isolated`),
+//! `element_arrays` (`per_element`, the warning on arrays of atomics) and
+//! `lock_words` (locks kept off read-mostly lines).
 
 mod attr;
 mod codegen;
