@@ -51,10 +51,13 @@ pub struct SeqLock<T> {
     data: UnsafeCell<T>,
 }
 
-// SAFETY: `data` is written only by the one writer (`&mut`-free here, but
-// `write` is the only writer by contract of this example) between two
-// increments of `seq`; readers copy it and discard the copy unless `seq`
-// was even and unchanged around it.
+// SAFETY: `data` is written only by the one writer (callers of `write`
+// promise there is one) between two increments of `seq`; readers copy it
+// and discard the copy unless `seq` was even and unchanged around it. A
+// reader's copy may race with the write it then discards: the classic
+// sequence-lock trade, done here with volatile copies of a `Copy` type. A
+// stricter version copies the data word by word through atomics; the
+// example is about where `seq`, `data` and `name` sit.
 unsafe impl<T: Copy + Send> Sync for SeqLock<T> {}
 
 impl<T: Copy> SeqLock<T> {
