@@ -39,6 +39,7 @@
 //! | `#[layout(cold)]` | C | rarely touched; may fill any line |
 //! | `#[layout(pinned)]` | | keeps the offset it has in the struct as declared (as `repr(C)`) |
 //! | `#[layout(size = N, align = M)]` | | size and alignment of a type the macro cannot size (checked at compile time) |
+//! | `#[layout(per_element)]` | | `optimize`, on an array: each element on lines of its own (the element type becomes [`LinePadded<T>`](LinePadded)) |
 //!
 //! **The rule:** no cache line holds bytes of a lockless field and of a
 //! read-mostly field, nor of lockless fields of different writer groups, at
@@ -52,16 +53,39 @@
 //!
 //! | field type | default class |
 //! |---|---|
-//! | `Atomic*`, also inside arrays, `CachePadded<..>`, `ManuallyDrop<..>` | `lockless`, one shared writer group |
-//! | `Mutex<T>`, `RwLock<T>` (std, parking_lot, ...) | `locked_write` under a lock named after the field |
+//! | `Atomic*`, also inside arrays, `CachePadded<..>`, `ManuallyDrop<..>` | `lockless`, a writer group of its own named after the field |
+//! | `Mutex<T>`, `RwLock<T>` (std, parking_lot, ...) | `locked_write` under a lock named after the field, and a lock word |
 //! | anything else | `read_mostly` |
+//!
+//! Different atomics are usually written by different threads (a queue's
+//! `head` by consumers, its `tail` by producers), so by default no two of
+//! them share a cache line; `optimize`'s report says what that costs. Put
+//! the atomics one thread writes together in one group with
+//! `#[layout(lockless(group = "name"))]` (naming a field's name joins that
+//! field's default group).
+//!
+//! A lock word (a `locked_write` field whose type is a lock: its state is
+//! written by every locker) may not share a line with read-mostly fields,
+//! like a lockless field of a writer group of its own; the fields it guards
+//! may share its line.
+//!
+//! An array of atomics without an attribute is warned about: different
+//! threads usually write different elements, which sit on shared lines;
+//! `#[layout(per_element)]` (with `optimize`) or a named writer group says
+//! which is meant.
 //!
 //! An explicit attribute always wins. Mark fields under a lock with
 //! `#[layout(locked_write = "lock_field")]` to let them share the lock's line.
 //!
 //! # Struct options
 //!
-//! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64),
+//! `#[layout(line = 64)]` (32, 64, 128 or 256; default 64 on every target,
+//! so the layout depends on the source alone; `line = "target"` takes the
+//! size `crossbeam_utils::CachePadded` uses on the target, 128 on x86_64
+//! and aarch64, where adjacent-line prefetch pairs lines),
+//! `#[layout(isolated)]` (the struct starts and ends on a line boundary, as
+//! a `CachePadded` does, so no neighbour in memory shares its edge lines;
+//! the report says when a written field sits on an unisolated edge line),
 //! `#[layout(objective = "balanced" | "min-diff" | "compact-hot")]` (see
 //! layout-core's `Preset`), `#[layout(work_limit = N)]` (the solver's
 //! deterministic budget: the same layout on every machine),
@@ -84,6 +108,9 @@ pub use layout_macro::{optimize, CacheLayout};
 
 mod access;
 pub use access::{Access, AccessClass};
+
+mod line_padded;
+pub use line_padded::LinePadded;
 
 /// Zero-sized types of every alignment rustc accepts (2 to 2^29): a
 /// `[Align64; 0]` field starts the next `#[repr(C)]` field on a 64-byte
@@ -110,6 +137,16 @@ pub mod align {
 pub const fn assert_layout<T: CacheLayout>() {
     #[allow(clippy::let_unit_value)]
     let () = T::__CHECK;
+}
+
+/// Puts the `#[cfg(..)]` it starts with on every item after it: the
+/// expansion of `#[layout(line = "target")]`, one per line size.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cfg_items {
+    (#[cfg($pred:meta)] $($item:item)*) => {
+        $(#[cfg($pred)] $item)*
+    };
 }
 
 #[doc(hidden)]

@@ -2,7 +2,8 @@
 //!
 //! Readers (every lookup) read the configuration: `name`, `capacity`,
 //! `ttl_ms`, `max_key_len`, `shard_id`. Writers bump the counters without a
-//! lock: `hits`, `misses`, `inserts`. The fields are the same in each layout;
+//! lock: `hits`, `misses`, `inserts`, all three on every call (one writer
+//! group, `count`). The fields are the same in each layout;
 //! only where they sit differs.
 //!
 //! Shared by `examples/false_sharing.rs` and `benches/false_sharing.rs`.
@@ -38,10 +39,13 @@ pub mod declared {
     #[repr(C)]
     pub struct ShardStats {
         pub name: &'static str,
+        #[layout(lockless(group = "count"))]
         pub hits: AtomicU64,
         pub capacity: u64,
+        #[layout(lockless(group = "count"))]
         pub misses: AtomicU64,
         pub ttl_ms: u64,
+        #[layout(lockless(group = "count"))]
         pub inserts: AtomicU64,
         pub max_key_len: u32,
         pub shard_id: u32,
@@ -57,10 +61,13 @@ pub mod optimized {
     #[derive(Default)]
     pub struct ShardStats {
         pub name: &'static str,
+        #[layout(lockless(group = "count"))]
         pub hits: AtomicU64,
         pub capacity: u64,
+        #[layout(lockless(group = "count"))]
         pub misses: AtomicU64,
         pub ttl_ms: u64,
+        #[layout(lockless(group = "count"))]
         pub inserts: AtomicU64,
         pub max_key_len: u32,
         pub shard_id: u32,

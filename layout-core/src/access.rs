@@ -574,6 +574,8 @@ impl AccessFile {
         for i in pins {
             s.fields[i].pinned = true;
         }
+        // A kernel lock under locked_write is a lock word (`lock_word`).
+        crate::lock_word::mark_c(s);
         if let Some(uses) = paths {
             s.paths = sa.paths.iter().map(|p| p.name.clone()).collect();
             for f in &mut s.fields {

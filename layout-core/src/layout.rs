@@ -121,6 +121,11 @@ pub struct LineConflict {
     /// Lockless fields of another writer group on the same line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub other_group: Vec<String>,
+    /// The lock words (`Field::lock_word`) among `lockless` and
+    /// `other_group`: locks whose own state every locker writes, judged as
+    /// lockless writers of their own groups.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lock_words: Vec<String>,
 }
 
 /// Lines on which the hard rule is broken when the struct starts at
@@ -163,12 +168,16 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
             }
         }
     }
+    // A lock word counts as a lockless writer of its own group here.
+    let rules: Vec<std::borrow::Cow<'_, crate::model::Access>> =
+        s.fields.iter().map(|f| f.rule_access()).collect();
+    let group = |i: usize| rules[i].group().map(str::to_owned);
     let mut out = Vec::new();
     for (l, fields) in per_line {
         let lockless: Vec<usize> = fields
             .iter()
             .copied()
-            .filter(|&i| s.fields[i].access.is_lockless())
+            .filter(|&i| rules[i].is_lockless())
             .collect();
         if lockless.is_empty() {
             continue;
@@ -178,27 +187,30 @@ pub fn hard_conflicts_at(s: &Struct, layout: &Layout, phase: u64, base: u64) -> 
             .filter(|&&i| s.fields[i].access.is_read_mostly())
             .map(|&i| s.fields[i].name.clone())
             .collect();
-        let first_group = s.fields[lockless[0]].access.group().map(str::to_owned);
-        let mixed_groups = lockless
-            .iter()
-            .any(|&i| s.fields[i].access.group().map(str::to_owned) != first_group);
+        let first_group = group(lockless[0]);
+        let mixed_groups = lockless.iter().any(|&i| group(i) != first_group);
         if read_mostly.is_empty() && !mixed_groups {
             continue;
         }
         let (lockless_names, other_group) = if mixed_groups {
-            let (a, b): (Vec<usize>, Vec<usize>) = lockless
-                .iter()
-                .partition(|&&i| s.fields[i].access.group().map(str::to_owned) == first_group);
+            let (a, b): (Vec<usize>, Vec<usize>) =
+                lockless.iter().partition(|&&i| group(i) == first_group);
             (names(s, &a), names(s, &b))
         } else {
             (names(s, &lockless), Vec::new())
         };
+        let lock_words: Vec<String> = fields
+            .iter()
+            .filter(|&&i| s.fields[i].lock_word && rules[i].is_lockless())
+            .map(|&i| s.fields[i].name.clone())
+            .collect();
         out.push(LineConflict {
             line: l,
             phase,
             lockless: lockless_names,
             read_mostly,
             other_group,
+            lock_words,
         });
     }
     out

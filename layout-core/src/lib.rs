@@ -44,6 +44,7 @@ pub mod header_inputs;
 pub mod idioms;
 pub mod layout;
 pub(crate) mod lex;
+pub mod lock_word;
 pub mod model;
 pub mod paths;
 pub mod place;

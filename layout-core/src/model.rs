@@ -55,6 +55,11 @@ pub struct Field {
     pub line_break: bool,
     /// The hot paths whose code touches this member, and which of its bytes.
     pub paths: Vec<PathUse>,
+    /// The member is a lock (its class locked_write): its own state is
+    /// written by every CPU that takes the lock, so the hard rule keeps it
+    /// off read-mostly lines like a lockless field of a writer group of its
+    /// own, named after it ([`Field::rule_access`], [`crate::lock_word`]).
+    pub lock_word: bool,
 }
 
 /// A hot path's use of part of a member: the member's own bytes when the
@@ -82,6 +87,7 @@ impl Field {
             segment: 0,
             line_break: false,
             paths: Vec::new(),
+            lock_word: false,
         }
     }
 
@@ -165,7 +171,7 @@ impl Struct {
         self.fields.iter().enumerate().any(|(i, a)| {
             self.fields[i + 1..]
                 .iter()
-                .any(|b| a.access.hard_conflict(&b.access))
+                .any(|b| a.rule_access().hard_conflict(&b.rule_access()))
         })
     }
 }

@@ -499,6 +499,18 @@ pub fn must_not_share(a: &Access, b: &Access) -> bool {
     }
 }
 
+/// The access the rule judges a field by, stated here apart from the model's
+/// `Field::rule_access`: a lock word (a lock whose own state every locker
+/// writes) is a lockless writer of a group of its own, named after it.
+fn rule_of(f: &crate::model::Field) -> Access {
+    match &f.access {
+        Access::LockedWrite { .. } if f.lock_word => Access::Lockless {
+            group: Some(f.name.clone()),
+        },
+        a => a.clone(),
+    }
+}
+
 /// Full verification: structure plus the hard rule at every allowed phase
 /// (a trailing flexible array member holds the bytes from its offset on).
 pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
@@ -540,6 +552,7 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
     // the fields that start on or before its last line. Of all violations,
     // report the one with the first pair in declaration order (then the
     // first phase), whatever order the sweep finds them in.
+    let rules: Vec<Access> = s.fields.iter().map(rule_of).collect();
     let mut by_offset: Vec<usize> = (0..s.fields.len()).filter(|&i| extent(i) > 0).collect();
     by_offset.sort_by_key(|&i| (offset[i], i));
     let mut worst: Option<(usize, usize, usize)> = None;
@@ -557,7 +570,7 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
                 if j0 > i1 {
                     break;
                 }
-                if must_not_share(&s.fields[i].access, &s.fields[j].access) {
+                if must_not_share(&rules[i], &rules[j]) {
                     let found = (i.min(j), i.max(j), pi);
                     if worst.is_none_or(|w| found < w) {
                         worst = Some(found);
@@ -568,7 +581,7 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
     }
     if let Some((i, j, pi)) = worst {
         let (a, b) = (&s.fields[i], &s.fields[j]);
-        let (lockless, other) = if matches!(a.access, Access::Lockless { .. }) {
+        let (lockless, other) = if matches!(rules[i], Access::Lockless { .. }) {
             (a, b)
         } else {
             (b, a)

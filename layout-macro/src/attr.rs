@@ -45,6 +45,13 @@ pub struct Input {
 #[derive(Clone, Debug)]
 pub struct Options {
     pub line: u64,
+    /// `#[layout(line = "target")]`: one layout per target line size, each
+    /// under the `cfg` of the targets that use it (`target_line`).
+    pub per_target: bool,
+    /// `#[layout(isolated)]`: the struct starts and ends on a line boundary
+    /// (aligned to the line, its size a whole number of lines), so no
+    /// neighbour in memory shares its first or last line (`isolation`).
+    pub isolated: bool,
     pub preset: Preset,
     /// Derive only: report, do not assert.
     pub report_only: bool,
@@ -73,6 +80,8 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             line: layout_core::place::DataLayout::X86_64.line_bytes,
+            per_target: false,
+            isolated: false,
             preset: Preset::Balanced,
             report_only: false,
             time_limit_ms: None,
@@ -112,6 +121,9 @@ pub struct FieldInput {
     pub hint: Option<SizeHint>,
     /// The hot paths (`#[layout(path = "tx")]`) that touch the field.
     pub paths: Vec<String>,
+    /// `#[layout(per_element)]`: every element of the array on lines of its
+    /// own (`element_arrays`).
+    pub per_element: Option<Span>,
     /// Where messages about this field point.
     pub span: Span,
 }
@@ -133,7 +145,7 @@ pub struct SizeHint {
 
 /// The field keys that are not class keywords (those are the vocabulary's,
 /// [`Class::keywords`]).
-const OTHER_FIELD_KEYS: &[&str] = &["pinned", "size", "align", "path"];
+const OTHER_FIELD_KEYS: &[&str] = &["pinned", "size", "align", "path", "per_element"];
 
 /// Every field key: the class keywords and aliases, then the others.
 fn field_keys() -> Vec<&'static str> {
@@ -143,6 +155,7 @@ fn field_keys() -> Vec<&'static str> {
 }
 const STRUCT_KEYS: &[&str] = &[
     "line",
+    "isolated",
     "objective",
     "report_only",
     "time_limit_ms",
@@ -168,12 +181,20 @@ fn field_help() -> String {
             }
         }
     }
-    forms.extend(["`pinned`", "`size = N, align = M`", "`path = \"tx\"`"].map(String::from));
+    forms.extend(
+        [
+            "`pinned`",
+            "`size = N, align = M`",
+            "`path = \"tx\"`",
+            "`per_element`",
+        ]
+        .map(String::from),
+    );
     format!("expected one of {}", forms.join(", "))
 }
 const STRUCT_HELP: &str =
-    "expected one of `line = 64`, `objective = \"balanced\"`, `report_only`, \
-`time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
+    "expected one of `line = 64` (or `line = \"target\"`), `objective = \"balanced\"`, `report_only`, \
+`isolated`, `time_limit_ms = N`, `work_limit = N`, `contains = \"lockless\"`, `constructor = \"new\"`, \
 `crate = \"path\"`, `reorder_serialized`, `reorder_ord`";
 
 /// Collects errors so that one expansion reports all of them.
@@ -443,11 +464,29 @@ fn struct_key(
     seen.push(key.clone());
     match key.as_str() {
         "line" => {
-            let lit: LitInt = meta.value()?.parse()?;
-            let line: u64 = lit.base10_parse()?;
-            match layout_core::Target::new(line) {
-                Ok(t) => options.line = t.line,
-                Err(msg) => errors.at(lit.span(), msg),
+            let value = meta.value()?;
+            if value.peek(LitStr) {
+                let lit: LitStr = value.parse()?;
+                if lit.value() == "target" {
+                    options.per_target = true;
+                } else {
+                    errors.at(
+                        lit.span(),
+                        format!(
+                            "`line = \"{}\"`: expected a line size (32, 64, 128 or 256) or \"target\" \
+                             (the size `CachePadded` uses on the target: 128 on x86_64, aarch64 and \
+                             powerpc64, 256 on s390x, 32 on arm, mips, sparc and hexagon, 64 elsewhere)",
+                            lit.value()
+                        ),
+                    );
+                }
+            } else {
+                let lit: LitInt = value.parse()?;
+                let line: u64 = lit.base10_parse()?;
+                match layout_core::Target::new(line) {
+                    Ok(t) => options.line = t.line,
+                    Err(msg) => errors.at(lit.span(), msg),
+                }
             }
         }
         "objective" => {
@@ -473,6 +512,7 @@ fn struct_key(
                 options.reorder_serialized = true;
             }
         }
+        "isolated" => options.isolated = true,
         "report_only" => {
             if mode == Mode::Optimize {
                 errors.at(
@@ -617,6 +657,7 @@ fn parse_fields<'a>(
                 pinned: parsed.pinned.is_some(),
                 hint,
                 paths: parsed.paths,
+                per_element: parsed.per_element,
                 span,
             }
         })
@@ -706,6 +747,7 @@ struct FieldAttrs {
     /// The class and the keyword that gave it.
     access: Option<(Access, &'static str)>,
     pinned: Option<Span>,
+    per_element: Option<Span>,
     size: Option<(u64, Span)>,
     align: Option<(u64, Span)>,
     paths: Vec<String>,
@@ -774,6 +816,11 @@ impl FieldAttrs {
             "pinned" => {
                 if self.pinned.replace(span).is_some() {
                     errors.at(span, "`pinned` is given twice");
+                }
+            }
+            "per_element" => {
+                if self.per_element.replace(span).is_some() {
+                    errors.at(span, "`per_element` is given twice");
                 }
             }
             "size" | "align" => {

@@ -87,7 +87,20 @@ pub fn optimize(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
-    let mut input = attr::parse(syn::parse2(item)?, Mode::Derive, TokenStream::new())?;
+    let item: DeriveInput = syn::parse2(item)?;
+    let input = attr::parse(item.clone(), Mode::Derive, TokenStream::new())?;
+    if input.options.per_target {
+        return crate::target_line::per_target(&input.krate.clone(), |line| {
+            let mut input = attr::parse(item.clone(), Mode::Derive, TokenStream::new())?;
+            input.options.line = line;
+            derive_input(input)
+        });
+    }
+    derive_input(input)
+}
+
+fn derive_input(mut input: Input) -> syn::Result<TokenStream> {
+    crate::element_arrays::apply(&mut input, Mode::Derive)?;
     let model = model::build(&input, Mode::Derive)?;
     let advice = if input.options.report_only || !model.strukt.has_hard_pairs() {
         String::new()
@@ -102,14 +115,32 @@ fn try_derive(item: TokenStream) -> syn::Result<TokenStream> {
             input.options.report_only = true;
             let mut out = e.to_compile_error();
             out.extend(codegen::derive(&input, &model, &advice));
+            out.extend(crate::element_arrays::warnings(&input));
             return Ok(out);
         }
     }
-    Ok(codegen::derive(&input, &model, &advice))
+    let mut out = codegen::derive(&input, &model, &advice);
+    out.extend(crate::element_arrays::warnings(&input));
+    Ok(out)
 }
 
 fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let input = attr::parse(syn::parse2(item)?, Mode::Optimize, args)?;
+    let item: DeriveInput = syn::parse2(item)?;
+    let input = attr::parse(item.clone(), Mode::Optimize, args.clone())?;
+    if input.options.per_target {
+        return crate::target_line::per_target(&input.krate.clone(), |line| {
+            let mut input = attr::parse(item.clone(), Mode::Optimize, args.clone())?;
+            input.options.line = line;
+            optimize_input(input)
+        });
+    }
+    optimize_input(input)
+}
+
+fn optimize_input(mut input: Input) -> syn::Result<TokenStream> {
+    let warnings = crate::element_arrays::warnings(&input);
+    crate::element_arrays::apply(&mut input, Mode::Optimize)?;
+    crate::isolation::apply(&mut input);
     let model = model::build(&input, Mode::Optimize)?;
     let solution = plan::solve_model(&model, &input.options)
         .map_err(|e| syn::Error::new(input.ident.span(), format!("cachelayout: {e}")))?;
@@ -117,13 +148,22 @@ fn try_optimize(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream
     check_items(&model, &solution.layout, &items)
         .map_err(|e| syn::Error::new(input.ident.span(), e))?;
     check_order_sensitive(&input, &items)?;
-    let note = plan::note(&solution, &input.options);
+    let mut note = plan::note(&solution, &input.options);
+    if let Some(groups) =
+        crate::writer_groups::cost_note(&input, &model, &input.options, solution.layout.size)
+    {
+        // The report prints each line of the note after `cachelayout: `.
+        note.push_str("\ncachelayout: ");
+        note.push_str(&groups);
+    }
     let planned = Planned {
         layout: &solution.layout,
         items: &items,
         note: &note,
     };
-    Ok(codegen::optimize(&input, &model, &planned))
+    let mut out = codegen::optimize(&input, &model, &planned);
+    out.extend(warnings);
+    Ok(out)
 }
 
 /// A derive whose meaning follows the field order (serde, `Ord`, ..) is an

@@ -9,6 +9,11 @@
 //! struct's rule for every instantiation at its definition, `codegen`
 //! writes the assertions, the trait impl and the rewritten struct; `expand`
 //! ties them.
+//! What `CachePadded` gives beyond the rule has a module each:
+//! `writer_groups` (the cost of an atomic's own default group),
+//! `target_line` (`line = "target"`), `isolation` (`isolated`),
+//! `element_arrays` (`per_element`, the warning on arrays of atomics) and
+//! `lock_words` (locks kept off read-mostly lines).
 
 mod attr;
 mod codegen;
@@ -16,15 +21,20 @@ mod defaults;
 mod derives;
 #[cfg(test)]
 mod determinism;
+mod element_arrays;
 mod expand;
+mod isolation;
 mod krate;
+mod lock_words;
 mod model;
 mod plan;
 mod prove;
 mod size_model;
+mod target_line;
 #[cfg(test)]
 mod timing;
 mod types;
+mod writer_groups;
 
 use proc_macro::TokenStream;
 
@@ -59,20 +69,30 @@ use proc_macro::TokenStream;
 /// `#[layout(lockless(group = "producer"))]`, `#[layout(cold)]`,
 /// `#[layout(pinned)]`, `#[layout(size = N, align = M)]` (checked against the
 /// real size and alignment), `#[layout(path = "tx")]` (repeatable: the hot
-/// paths that touch the field).
+/// paths that touch the field), `#[layout(per_element)]` (`optimize` only:
+/// each element of an array on lines of its own, as
+/// `cachelayout::LinePadded<T>`; an array of atomics without an attribute
+/// is warned about).
 ///
 /// # Defaults
 ///
 /// A field without an access attribute gets its class from its type:
 /// `Atomic*` (also in arrays, `CachePadded`, `ManuallyDrop`) is `lockless`
-/// (one shared writer group); `Mutex<T>` / `RwLock<T>` (std, parking_lot) is
-/// `locked_write` under a lock named after the field; anything else is
+/// in a writer group of its own, named after the field (different threads
+/// write different atomics; `#[layout(lockless(group = "g"))]` groups the
+/// ones one thread writes together); `Mutex<T>` / `RwLock<T>` (std, parking_lot) is
+/// `locked_write` under a lock named after the field, and a lock word (its
+/// state is written by every locker, so it may not share a line with
+/// read-mostly fields; the fields it guards may); anything else is
 /// `read_mostly`, because a struct shared as `&S` changes only through
 /// interior mutability.
 ///
 /// # Struct attributes
 ///
-/// `#[layout(line = 64)]` (32, 64, 128, 256), `#[layout(objective =
+/// `#[layout(line = 64)]` (32, 64, 128, 256; `line = "target"`: the size
+/// `CachePadded` uses on the target, one expansion per size under `cfg`),
+/// `#[layout(isolated)]` (line-aligned start and end: `optimize` aligns the
+/// struct to the line, the derive asserts it is), `#[layout(objective =
 /// "balanced" | "min-diff" | "compact-hot")]`, `#[layout(work_limit = N)]`
 /// (the solver's deterministic budget, for the suggestion),
 /// `#[layout(time_limit_ms = N)]` (its safety stop), `#[layout(contains =

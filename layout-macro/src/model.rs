@@ -103,8 +103,25 @@ pub fn build(input: &Input, mode: Mode) -> syn::Result<Model> {
         fields.push(field);
     }
     errors.finish()?;
+    // A lock's own word is written by every locker: flagged before the
+    // free fields are chosen, since it must keep off read-mostly lines.
+    for (m, f) in fields.iter_mut().zip(&input.fields) {
+        m.lock_word = m.access.lock().is_some() && crate::lock_words::is_lock(&f.ty);
+    }
     let classes = possible_classes(input, &fields);
-    let free = free_fields(&known, &fields, &classes);
+    // What the hard rule sees: a lock word as a writer of its own.
+    let rule_classes: Vec<Vec<Access>> = fields
+        .iter()
+        .zip(&classes)
+        .map(|(f, c)| {
+            let mut c = c.clone();
+            if f.lock_word {
+                c.push(f.rule_access().into_owned());
+            }
+            c
+        })
+        .collect();
+    let free = free_fields(&known, &fields, &rule_classes);
     for (f, _) in fields.iter_mut().zip(&free).filter(|(_, free)| **free) {
         f.size = 0;
         f.align = 1;
@@ -250,7 +267,12 @@ mod tests {
             (f[0].size, f[0].align, f[0].access.clone()),
             (1, 1, Access::ReadMostly)
         );
-        assert_eq!(f[1].access, Access::Lockless { group: None });
+        assert_eq!(
+            f[1].access,
+            Access::Lockless {
+                group: Some("hits".into())
+            }
+        );
         // `Mutex<u64>` may carry another class (its `AccessClass`): a block.
         assert_eq!((f[2].size, f[2].align), (64, 64));
         assert_eq!(m.free, vec![false; 4]);

@@ -235,7 +235,7 @@ pub fn check(input: &Input, model: &Model, advice: &str) -> syn::Result<()> {
     let name = |i: usize, other: usize| {
         let f = &input.fields[i];
         let guess = &pieces[i].classes[0];
-        let mut text = format!("{} `{}`", class_words(guess), f.name);
+        let mut text = class_words(guess, &f.name);
         if !crate::model::may_conflict(std::slice::from_ref(guess), &pieces[other].classes) {
             text.push_str(&format!(
                 " (its type `{}` may count as lockless through its `cachelayout::AccessClass`: a \
@@ -294,12 +294,16 @@ pub fn check(input: &Input, model: &Model, advice: &str) -> syn::Result<()> {
     Err(syn::Error::new(input.ident.span(), msg))
 }
 
-fn class_words(access: &Access) -> String {
+/// A field named with its class: "lockless `hot`", with the writer group
+/// when it is not the field's own default one.
+fn class_words(access: &Access, name: &str) -> String {
     match access {
-        Access::Lockless { group: Some(g) } => format!("lockless (writer group `{g}`)"),
-        Access::Lockless { group: None } => "lockless".to_string(),
-        Access::ReadMostly => "read-mostly".to_string(),
-        other => other.class_name().to_string(),
+        Access::Lockless { group: Some(g) } if g != name => {
+            format!("lockless `{name}` (writer group `{g}`)")
+        }
+        Access::Lockless { .. } => format!("lockless `{name}`"),
+        Access::ReadMostly => format!("read-mostly `{name}`"),
+        other => format!("{} `{name}`", other.class_name()),
     }
 }
 

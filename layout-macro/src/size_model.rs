@@ -74,6 +74,7 @@ fn named(name: &str, args: &[&Type]) -> Option<SizeAlign> {
         | "Saturating" => size_of(first_arg(args)?),
         "NonZero" => size_of(first_arg(args)?),
         "Option" => option_of(first_arg(args)?),
+        "LinePadded" => line_padded(args),
         _ => None,
     }
 }
@@ -82,6 +83,29 @@ fn named(name: &str, args: &[&Type]) -> Option<SizeAlign> {
 fn marker_align(name: &str) -> Option<u64> {
     let n: u64 = name.strip_prefix("Align")?.parse().ok()?;
     (n.is_power_of_two() && (2..=crate::attr::MAX_ALIGN).contains(&n)).then_some(n)
+}
+
+/// `cachelayout::LinePadded<T, AlignN>` (`Align64` when `A` is left out):
+/// `T` aligned to `N` and padded to a multiple of it.
+fn line_padded(args: &[&Type]) -> Option<SizeAlign> {
+    let inner = size_of(first_arg(args)?)?;
+    let line = match args.get(1) {
+        None => 64,
+        Some(marker) => match shape(marker) {
+            Shape::Named { name, args } if args.is_empty() => {
+                name.strip_prefix("Align")?.parse::<u64>().ok()?
+            }
+            _ => return None,
+        },
+    };
+    if !line.is_power_of_two() {
+        return None;
+    }
+    let align = inner.align.max(line);
+    Some(SizeAlign {
+        size: inner.size.checked_next_multiple_of(align)?,
+        align,
+    })
 }
 
 /// `Option<T>` has the size of `T` when `T` has a null niche the compiler is
@@ -159,6 +183,12 @@ mod tests {
         assert_eq!(of("PhantomData<T>"), Some((0, 1)));
         assert_eq!(of("[cachelayout::align::Align64; 0]"), Some((0, 64)));
         assert_eq!(of("Align48"), None);
+        assert_eq!(of("LinePadded<AtomicU64>"), Some((64, 64)));
+        assert_eq!(
+            of("[cachelayout::LinePadded<u32, cachelayout::align::Align128>; 3]"),
+            Some((384, 128))
+        );
+        assert_eq!(of("LinePadded<[u8; 65], Align32>"), Some((96, 32)));
     }
 
     #[test]

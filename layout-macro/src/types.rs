@@ -79,7 +79,8 @@ pub fn display(ty: &Type) -> String {
 pub fn display_tokens(tokens: &proc_macro2::TokenStream) -> String {
     // Tokens print separated by spaces (`Option < & 'a str >`): drop the
     // spaces after openers and before closers and separators.
-    let raw = tokens.to_string();
+    // Long streams may print with line breaks: one line, like any space.
+    let raw = tokens.to_string().replace('\n', " ");
     let mut out = String::with_capacity(raw.len());
     let mut chars = raw.chars().peekable();
     while let Some(c) = chars.next() {

@@ -21,7 +21,7 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
             if !conflicts.is_empty() {
                 let _ = write!(
                     out,
-                    "\n{}\n{} hard conflict(s): a lockless field shares a cache line with read-mostly data.\n\
+                    "\n{}\n{} hard conflict(s): a lockless field or lock word shares a cache line with read-mostly data.\n\
                      Run `cachelayout propose` with the same arguments for a fix.\n",
                     view.diagram(&view.conflict_lines()),
                     conflicts.len()

@@ -150,7 +150,7 @@ const fn rule_message_at<const N: usize>(
         }
         let a = &info.fields[i];
         let mut partners = 0;
-        let mut j = if a.size == 0 || !matches!(a.class, Class::Lockless(_)) {
+        let mut j = if a.size == 0 || !matches!(a.rule(), Class::Lockless(_)) {
             // It carries no check: must_not_share is false for every `b`.
             info.fields.len()
         } else if let Some(sorted) = sorted {
@@ -310,7 +310,12 @@ pub const fn pinned_message(info: &Info, field: usize, declared: usize) -> Optio
 /// `read-mostly `config` (bytes 16..48)`, `lockless `tail` (writer group
 /// `producer`, bytes 8..16)`.
 const fn describe(m: Message, f: &FieldFacts) -> Message {
-    let mut m = m.str(f.class.word()).str(" ").code(f.name).str(" (");
+    let word = if f.lock_word {
+        "lock word"
+    } else {
+        f.class.word()
+    };
+    let mut m = m.str(word).str(" ").code(f.name).str(" (");
     if let Class::Lockless(Some(group)) = f.class {
         m = m.str("writer group ").code(group).str(", ");
     }

@@ -93,9 +93,11 @@ impl Class {
 
 /// Whether lockless field `a` (at index `i`) carries the check against `b`
 /// (at index `j`): `b` is read-mostly, or lockless of another writer group
-/// and declared after `a`.
+/// and declared after `a`. Lock words count as lockless writers of their
+/// own groups ([`FieldFacts::rule`]).
 pub(crate) const fn must_not_share(a: &FieldFacts, i: usize, b: &FieldFacts, j: usize) -> bool {
-    match (a.class, b.class) {
+    // A lock word is judged as a lockless writer of its own group.
+    match (a.rule(), b.rule()) {
         (Class::Lockless(_), Class::ReadMostly) => true,
         (Class::Lockless(ga), Class::Lockless(gb)) => j > i && !same_group(ga, gb),
         (Class::Lockless(_), Class::LockedWrite(_) | Class::Cold)

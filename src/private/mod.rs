@@ -14,6 +14,7 @@
 
 mod check;
 mod class;
+mod edges;
 mod message;
 mod report;
 mod sweep;
@@ -44,6 +45,22 @@ pub struct FieldFacts {
     /// The class came from a `#[layout(..)]` attribute.
     pub explicit: bool,
     pub pinned: bool,
+    /// A lock (`Mutex`, `RwLock`, a spin lock) whose own state every locker
+    /// writes: the rule judges it as a lockless writer of a group of its
+    /// own ([`FieldFacts::rule`]).
+    pub lock_word: bool,
+}
+
+impl FieldFacts {
+    /// The class the rule judges the field by: a lock word's is lockless, in
+    /// a writer group named after the field; every other field's is its
+    /// class.
+    pub const fn rule(&self) -> Class {
+        match self.class {
+            Class::LockedWrite(_) if self.lock_word => Class::Lockless(Some(self.name)),
+            class => class,
+        }
+    }
 }
 
 /// A field as the solver planned it.
@@ -88,8 +105,9 @@ pub struct Info {
 /// The class of a field as the checks use it: `declared` (from an
 /// attribute, when `explicit`, or guessed from the type name), raised to
 /// what the field's type carries (`carried`, its `AccessClass` if it has
-/// one): data written without a lock makes the field lockless, a lock makes
-/// it locked under a lock named after the field.
+/// one): data written without a lock makes the field lockless in a writer
+/// group of its own (named after the field, as the macros' default for
+/// atomics), a lock makes it locked under a lock named after the field.
 pub const fn effective(
     declared: Class,
     explicit: bool,
@@ -100,7 +118,7 @@ pub const fn effective(
         return declared;
     }
     let raised = match carried {
-        Some(crate::Access::Lockless) => Class::Lockless(None),
+        Some(crate::Access::Lockless) => Class::Lockless(Some(field)),
         Some(crate::Access::LockedWrite) => Class::LockedWrite(field),
         Some(crate::Access::ReadMostly) | None => return declared,
     };

@@ -21,6 +21,7 @@ pub fn model<T: CacheLayout>() -> (layout_core::Struct, layout_core::Layout) {
             let mut field = Field::new(f.name, f.ty, f.size as u64, f.align as u64)
                 .with_access(f.class.to_model());
             field.pinned = f.pinned;
+            field.lock_word = f.lock_word;
             field
         })
         .collect();
@@ -123,10 +124,11 @@ pub fn report<T: CacheLayout>() -> String {
         let decl = format!("{}: {},", f.name, f.ty);
         let _ = writeln!(
             out,
-            "    {decl:<width$} // offset {}, size {}, {}",
+            "    {decl:<width$} // offset {}, size {}, {}{}",
             f.offset,
             f.size,
-            f.class.text()
+            f.class.text(),
+            if f.lock_word { ", lock word" } else { "" }
         );
         end = end.max(f.offset + f.size);
     }
@@ -155,6 +157,9 @@ pub fn report<T: CacheLayout>() -> String {
         ),
     };
     let _ = writeln!(out, "cachelayout: {verdict}");
+    if let Some(edges) = super::edges::note(&info, size, align) {
+        let _ = writeln!(out, "cachelayout: {edges}");
+    }
     if let Some(plan) = info.plan {
         let _ = writeln!(out, "cachelayout: {}", plan.note);
         let moved: Vec<&str> = info

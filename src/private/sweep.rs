@@ -138,7 +138,7 @@ pub const fn breaks<const N: usize>(
     while k < sorted.len {
         let c = &fields[sorted.order[k]];
         let (first, last) = (reach.first(c), reach.last(c));
-        match c.class {
+        match c.rule() {
             Class::ReadMostly => {
                 if let Some((end, _)) = lockless {
                     if first <= end {

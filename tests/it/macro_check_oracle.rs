@@ -58,6 +58,8 @@ proptest! {
                 guess: class_of(k),
                 explicit: true,
                 pinned: false,
+                // Some locks are lock words (only locked fields are).
+                lock_word: k % 12 == 4,
             });
         }
         let size = end.next_multiple_of(align);
@@ -69,7 +71,9 @@ proptest! {
         let access: Vec<Access> = facts.iter().map(|f| access_of(f.class)).collect();
 
         let s = Struct::new("S", facts.iter().zip(&access).map(|(f, a)| {
-            Field::new(f.name, "T", f.size as u64, f.align as u64).with_access(a.clone())
+            let mut field = Field::new(f.name, "T", f.size as u64, f.align as u64).with_access(a.clone());
+            field.lock_word = f.lock_word;
+            field
         }).collect());
         let l = Layout {
             slots: facts.iter().enumerate().map(|(field, f)| Slot { field, offset: f.offset as u64 }).collect(),
@@ -139,6 +143,8 @@ proptest! {
                 guess: class,
                 explicit: true,
                 pinned: false,
+                // Some locks are lock words (only locked fields are).
+                lock_word: k % 12 == 4,
             });
         }
         if !facts.is_empty() {
@@ -169,6 +175,7 @@ fn message_names_fields_line_and_phase() {
             guess: Class::ReadMostly,
             explicit: true,
             pinned: false,
+            lock_word: false,
         },
         FieldFacts {
             name: "hits",
@@ -180,6 +187,7 @@ fn message_names_fields_line_and_phase() {
             guess: Class::Lockless(None),
             explicit: true,
             pinned: false,
+            lock_word: false,
         },
     ];
     let info = Info {
@@ -205,6 +213,7 @@ fn message_names_fields_line_and_phase() {
             guess: Class::ReadMostly,
             explicit: true,
             pinned: false,
+            lock_word: false,
         },
         FieldFacts {
             name: "hits",
@@ -216,6 +225,7 @@ fn message_names_fields_line_and_phase() {
             guess: Class::Lockless(Some("w")),
             explicit: true,
             pinned: false,
+            lock_word: false,
         },
     ];
     let info = Info {
@@ -390,4 +400,95 @@ fn every_pair_of_classes_agrees_across_vocabulary_verifier_solver_and_macros() {
     // R against the three lockless fields both ways, and the lockless
     // fields of different groups pairwise.
     assert_eq!(conflicts, 12);
+}
+
+/// A lock word against a field of every class, in both orders: the model's
+/// `rule_access`, the verifier, the solver and the runtime's rule (and its
+/// sweep) agree, and the conflicts are exactly the read-mostly field and
+/// the lockless fields (none of which is in the lock word's group).
+#[test]
+fn lock_words_agree_across_model_verifier_solver_and_runtime() {
+    let info = <EveryClass as cachelayout::CacheLayout>::__INFO;
+    let lock = FieldFacts {
+        name: "lk",
+        ty: "Mutex<u64>",
+        offset: 0,
+        size: 8,
+        align: 8,
+        class: Class::LockedWrite("lk"),
+        guess: Class::LockedWrite("lk"),
+        explicit: false,
+        pinned: false,
+        lock_word: true,
+    };
+    let mut conflicts = 0;
+    for other in info.fields {
+        for lock_first in [true, false] {
+            let (fa, fb) = if lock_first {
+                (lock, *other)
+            } else {
+                (*other, lock)
+            };
+            let model = |f: &FieldFacts, name: &str| {
+                let mut field = Field::new(name, "u64", 8, 8).with_access(f.class.to_model());
+                field.lock_word = f.lock_word;
+                field
+            };
+            let s = Struct::new("Pair", vec![model(&fa, "first"), model(&fb, "second")]);
+            let expected = matches!(other.class, Class::ReadMostly | Class::Lockless(_));
+            let vocabulary = s.fields[0]
+                .rule_access()
+                .hard_conflict(&s.fields[1].rule_access());
+            let l = Layout {
+                slots: vec![
+                    Slot {
+                        field: 0,
+                        offset: 0,
+                    },
+                    Slot {
+                        field: 1,
+                        offset: 8,
+                    },
+                ],
+                size: 16,
+                align: 8,
+                line: 64,
+                placement: Placement::Aligned,
+            };
+            let verifier = verify(&s, &l).is_err();
+            let solved = cachelayout::core::solve(&s, &Default::default()).unwrap();
+            let solver = solved.layout.layout().size > 16;
+            let facts: &'static [FieldFacts] = Box::leak(Box::new([
+                FieldFacts {
+                    name: "first",
+                    offset: 0,
+                    ..fa
+                },
+                FieldFacts {
+                    name: "second",
+                    offset: 8,
+                    ..fb
+                },
+            ]));
+            let pair = Info {
+                name: "Pair",
+                line: 64,
+                fields: facts,
+                checked: true,
+                advice: "",
+                plan: None,
+            };
+            let message = rule_message(&pair, 8).map(|m| m.as_str().to_string());
+            assert_eq!(fast_check(&pair, 8), message, "{other:?}: the sweep");
+            assert_eq!(
+                (vocabulary, verifier, solver, message.is_some()),
+                (expected, expected, expected, expected),
+                "lock word vs {:?} (lock first: {lock_first})",
+                other.class
+            );
+            conflicts += usize::from(expected);
+        }
+    }
+    // R and the three lockless fields, both ways.
+    assert_eq!(conflicts, 8);
 }

@@ -298,6 +298,14 @@ fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
             Role::Idle => {}
         }
     }
+    // A lock word (every locker writes it) next to read-mostly fields.
+    let lock_words: Vec<String> = cells
+        .iter()
+        .flat_map(|c| &c.fields)
+        .filter(|&&i| s.fields[i].lock_word)
+        .map(|&i| s.fields[i].name.clone())
+        .collect();
+    let lock_hard = !lock_words.is_empty() && !readers.is_empty();
     // The hard rule, judged on what this drawing shows.
     let hard = !writers.is_empty() && (!readers.is_empty() || writers.len() > 1);
     let mut list: Vec<Cpu> = Vec::new();
@@ -323,7 +331,7 @@ fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
         list.push(Cpu {
             title: format!("CPU {} (reader)", letter(list.len())),
             action: format!("reads {}", join(&readers)),
-            misses: !writers.is_empty(),
+            misses: !writers.is_empty() || lock_hard,
         });
     }
     let mut out = String::new();
@@ -332,7 +340,17 @@ fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
         out.push_str(&cpu_columns(&list, if hard { 2 } else { 1 }));
         out.push('\n');
     }
-    out.push_str(&wrap(&verdict(&list, &writers, &lockers, line, hard), WIDTH).join("\n"));
+    let text = if lock_hard && !hard {
+        format!(
+            "Every CPU that takes the lock writes its lock word {} on line {line}, which readers \
+             of {} keep missing on. False sharing.",
+            join(&lock_words),
+            join(&readers)
+        )
+    } else {
+        verdict(&list, &writers, &lockers, line, hard)
+    };
+    out.push_str(&wrap(&text, WIDTH).join("\n"));
     out.push('\n');
     out
 }

@@ -181,10 +181,23 @@ pub(crate) fn conflict_sentence(c: &LineConflict) -> String {
             join(&c.other_group)
         ));
     }
+    let (words, atomics): (Vec<String>, Vec<String>) = c
+        .lockless
+        .iter()
+        .cloned()
+        .partition(|n| c.lock_words.contains(n));
+    let mut who = Vec::new();
+    if !atomics.is_empty() {
+        who.push(format!("lockless {}", join(&atomics)));
+    }
+    if !words.is_empty() {
+        let s = if words.len() == 1 { "" } else { "s" };
+        who.push(format!("lock word{s} {}", join(&words)));
+    }
     format!(
-        "line {}: lockless {} {verb} with {}",
+        "line {}: {} {verb} with {}",
         c.line,
-        join(&c.lockless),
+        who.join(" and "),
         with.join(" and ")
     )
 }

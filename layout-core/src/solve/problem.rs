@@ -142,13 +142,17 @@ impl Problem {
         // Colours and soft classes come from the access vocabulary: its
         // colouring of each class (free, the shared colour, or a colour per
         // parameter) and its role (what a line holding the field costs).
+        // The hard rule reads a lock word as lockless in a group of its own
+        // (`Field::rule_access`); its soft role stays that of a lock.
+        let rules: Vec<std::borrow::Cow<'_, crate::model::Access>> =
+            s.fields.iter().map(|f| f.rule_access()).collect();
         let mut per_param: BTreeMap<(Class, Option<&str>), u32> = BTreeMap::new();
         let mut locks: BTreeMap<&str, u32> = BTreeMap::new();
-        for f in &s.fields {
-            if colouring(f.access.class(), separate_soft) == Colouring::PerParam {
+        for (f, rule) in s.fields.iter().zip(&rules) {
+            if colouring(rule.class(), separate_soft) == Colouring::PerParam {
                 let next = per_param.len() as u32;
                 per_param
-                    .entry((f.access.class(), f.access.param()))
+                    .entry((rule.class(), rule.param()))
                     .or_insert(next);
             }
             if let Some(lock) = f.access.lock() {
@@ -198,12 +202,11 @@ impl Problem {
             tail: s.flexible_tail().filter(|&t| !s.fields[t].pinned),
         };
         for (i, f) in s.fields.iter().enumerate() {
-            let color = match colouring(f.access.class(), separate_soft) {
+            let rule = &rules[i];
+            let color = match colouring(rule.class(), separate_soft) {
                 Colouring::Free => FREE,
                 Colouring::Shared => SHARED,
-                Colouring::PerParam => {
-                    FIRST_PER_PARAM + per_param[&(f.access.class(), f.access.param())]
-                }
+                Colouring::PerParam => FIRST_PER_PARAM + per_param[&(rule.class(), rule.param())],
             };
             let (class, role) = match (f.access.role(), f.access.lock()) {
                 (Role::Reader, _) => (SHARED, SoftRole::Read),

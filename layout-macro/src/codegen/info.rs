@@ -29,6 +29,7 @@ pub fn impl_cache_layout(
         let class = class(&m.access, krate);
         let explicit = f.access.is_some();
         let pinned = m.pinned;
+        let lock_word = m.lock_word;
         quote! {
             #krate::__private::FieldFacts {
                 name: #field_name,
@@ -44,6 +45,7 @@ pub fn impl_cache_layout(
                 guess: #class,
                 explicit: #explicit,
                 pinned: #pinned,
+                lock_word: #lock_word,
             }
         }
     });

@@ -59,12 +59,14 @@ fn checks_for(input: &Input, pins: bool) -> (Option<TokenStream>, TokenStream) {
         return (None, TokenStream::new());
     }
     if is_generic(input) {
-        let stmts = checks::statements(input, &quote!(Self), pins);
+        let mut stmts = checks::statements(input, &quote!(Self), pins);
+        stmts.extend(crate::isolation::check(input, &quote!(Self)));
         let at_definition = checks::definition_hints(input);
         (Some(quote!({ #(#stmts)* })), quote!(#(#at_definition)*))
     } else {
         let ty = static_type(input);
-        let stmts = checks::statements(input, &ty, pins);
+        let mut stmts = checks::statements(input, &ty, pins);
+        stmts.extend(crate::isolation::check(input, &ty));
         (None, quote!(#(const _: () = { #stmts };)*))
     }
 }
