@@ -246,6 +246,9 @@ pub struct Dissolved {
     /// The author's cache-line groups, then paddings, in declaration order.
     pub groups: Vec<String>,
     pub paddings: Vec<String>,
+    /// The members the source aligns to a line ([`Field::line_break`]):
+    /// their line breaks are gone, the members stay.
+    pub line_aligned: Vec<String>,
     /// For each old field index, its new index (`None`: a removed marker).
     pub index: Vec<Option<usize>>,
 }
@@ -261,6 +264,7 @@ pub fn dissolve_groups(s: &mut Struct, keep: Keep) -> Dissolved {
         match &marker {
             Some(Marker::GroupBegin(g)) => out.groups.push(g.clone()),
             Some(Marker::Padding) => out.paddings.push(f.name.clone()),
+            None if f.line_break => out.line_aligned.push(f.name.clone()),
             _ => {}
         }
         if marker.is_some_and(|m| m.is_cacheline()) {

@@ -181,6 +181,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 phase_assertion: assertion.clone(),
                 dissolved_groups: dissolved.as_ref().map(|d| d.groups.clone()),
                 dissolved_paddings: dissolved.as_ref().map(|d| d.paddings.clone()),
+                dissolved_line_aligned: dissolved.as_ref().map(|d| d.line_aligned.clone()),
                 separated_locked_size: separated.as_ref().map(|alt| alt.layout.size),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
@@ -264,9 +265,22 @@ fn dissolved_note(d: Option<&segments::Dissolved>) -> String {
     let Some(d) = d else {
         return String::new();
     };
-    if d.groups.is_empty() && d.paddings.is_empty() {
-        return "--regroup: the struct had no cache-line groups or paddings to dissolve\n".into();
+    let parts = dissolved_parts(d);
+    if parts.is_empty() {
+        return "--regroup: the struct had no cache-line groups, paddings or line-aligned \
+                members to dissolve\n"
+            .into();
     }
+    format!(
+        "--regroup dissolved the author's {}; members may cross them\n",
+        parts.join(" and ")
+    )
+}
+
+/// Each kind of line break `--regroup` dissolved, with its names: the
+/// groups, the `CACHELINE_PADDING()`s and the line-aligned members (whose
+/// line breaks go, the members stay).
+fn dissolved_parts(d: &segments::Dissolved) -> Vec<String> {
     let mut parts = Vec::new();
     if !d.groups.is_empty() {
         parts.push(format!("groups {}", d.groups.join(", ")));
@@ -274,10 +288,19 @@ fn dissolved_note(d: Option<&segments::Dissolved>) -> String {
     if !d.paddings.is_empty() {
         parts.push(format!("CACHELINE_PADDING() {}", d.paddings.join(", ")));
     }
-    format!(
-        "--regroup dissolved the author's {}; members may cross them\n",
-        parts.join(" and ")
-    )
+    if !d.line_aligned.is_empty() {
+        let n = d.line_aligned.len();
+        let s = if n == 1 { "" } else { "s" };
+        parts.push(format!(
+            "line break{s} of {n} line-aligned member{s} ({})",
+            d.line_aligned
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
+    parts
 }
 
 /// True when the proposal places every field where it already is: then there is

@@ -139,6 +139,26 @@ fn unparsable_header_points_at_the_error() {
     assert!(e.contains("parse") || e.contains("syntax"), "{e}");
 }
 
+/// `long b __my_line_aligned;` with the macro from another header: gcc
+/// refuses the line; it was read as a member named `__my_line_aligned`.
+#[test]
+fn an_undefined_attribute_macro_after_a_member_is_named_and_located() {
+    let dir = setup(
+        "struct counters {\n\tlong a;\n\tlong b __my_line_aligned;\n\tlong c;\n};\n",
+        "",
+    );
+    let e = error_line(dir.path(), &["show", "c.h", "--struct", "counters"]);
+    assert!(e.starts_with("c.h:3:9: error: "), "{e}");
+    assert!(
+        e.contains("unknown identifier `__my_line_aligned` after member `b`"),
+        "{e}"
+    );
+    assert!(
+        e.contains("#define __my_line_aligned") && e.contains("--cc") && e.contains("--kbuild"),
+        "{e}"
+    );
+}
+
 #[test]
 fn unreadable_files_are_named() {
     let dir = setup(HEADER, ACCESS);

@@ -469,3 +469,35 @@ fn move_first_keeps_a_line_aligned_member_and_its_attribute() {
     got.sort();
     assert_eq!(got, sorted, "the diff and the JSON disagree");
 }
+
+/// A `____cacheline_aligned_in_smp` member is a line break `--regroup`
+/// dissolves (it may move off its line, as `_tx` in net_device): the summary
+/// names it, never "no groups or paddings to dissolve".
+#[test]
+fn regroup_names_the_line_aligned_members_it_dissolves() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "s.h", LONE_FIRST_ALIGNED);
+    write(dir.path(), "s.toml", LONE_FIRST_ACCESS);
+    let base = [
+        "propose",
+        "s.h",
+        "--struct",
+        "s",
+        "--access",
+        "s.toml",
+        "--regroup",
+    ];
+    let out = run_in(dir.path(), &base);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--regroup dissolved the author's line break of 1 line-aligned member (`f1`)"),
+        "{err}"
+    );
+    assert!(!err.contains("no cache-line groups"), "{err}");
+    let mut args = base.to_vec();
+    args.extend(["--format", "json"]);
+    let v = json(&run_in(dir.path(), &args));
+    assert_eq!(v["dissolved_line_aligned"], serde_json::json!(["f1"]));
+    assert_eq!(v["dissolved_groups"], serde_json::json!([]));
+}

@@ -6,6 +6,7 @@
 //! Function bodies are skipped: a struct's layout never depends on them,
 //! and real headers hide much macro magic there.
 
+use super::abi::scalar_layout;
 use super::attrs::Attr;
 use super::macro_members::{MacroMember, MacroMemberKind};
 use super::preprocess::AttrUse;
@@ -143,6 +144,17 @@ pub(crate) struct SyntaxError {
     pub help: String,
 }
 
+/// How to define an attribute macro the header uses but does not define.
+fn unknown_attr_help(name: &str) -> String {
+    format!(
+        "if it is an attribute macro from another header, define it: add \
+         `#define {name} __attribute__((...))` (or `#define {name}` when it does not change the \
+         layout) to the header, give it to the compiler with `--cc 'gcc -D{name}=...'`, or use \
+         `--kbuild DIR` so the compiler sees the real macro (the access file's `[defines]` and \
+         `-D` hold integer constants only)"
+    )
+}
+
 const GENERIC_HELP: &str = "check the C syntax here; macros in declarations are not expanded, \
                             except attributes, CACHELINE_PADDING() and __cacheline_group_*() markers";
 
@@ -182,6 +194,7 @@ pub(crate) fn parse(
     let root = tree.root_node();
     b.collect_errors_and_comments(root);
     b.container(root);
+    b.ast.errors.sort_by_key(|e| e.at);
     Ok(b.ast)
 }
 
@@ -343,7 +356,7 @@ impl<'a> Builder<'a> {
         if let Some(a) = unknown_attr {
             return (
                 format!("{message} (is `{a}` an attribute macro this tool does not know?)"),
-                format!("if it is, add `#define {a}` to the header so that it expands to nothing"),
+                unknown_attr_help(a),
             );
         }
         (message, GENERIC_HELP.into())
@@ -603,6 +616,7 @@ impl<'a> Builder<'a> {
         let ty = self.type_ref(spec, owner.clone(), first_decl);
         let mut declarators: Vec<Declarator> =
             decl_nodes.iter().map(|d| self.declarator(*d)).collect();
+        self.refuse_word_after_declarator(spec, &declarators);
         // The bit-field clause follows its declarator.
         for c in children(node) {
             if c.kind() == "bitfield_clause" {
@@ -643,6 +657,39 @@ impl<'a> Builder<'a> {
         };
         self.apply_macro_member(&mut f, owner);
         Some(f)
+    }
+
+    /// `long b FOO;` with `FOO` undefined: tree-sitter reads `long b` as one
+    /// type (a size modifier and a type name) and `FOO` as the member. C has
+    /// no such type (`long`, `short`, `signed` and `unsigned` combine only
+    /// with the basic types), so `b` is the declarator and `FOO` a word gcc
+    /// refuses: an attribute macro from another header. Refused, never read
+    /// as a member name.
+    fn refuse_word_after_declarator(&mut self, spec: Node, declarators: &[Declarator]) {
+        if spec.kind() != "sized_type_specifier" {
+            return;
+        }
+        let Some(ty) = spec.child_by_field_name("type") else {
+            return;
+        };
+        let member = self.slice(ty.byte_range());
+        if ty.kind() != "type_identifier" || scalar_layout(&[member.to_string()]).is_some() {
+            return;
+        }
+        let Some(d) = declarators.first() else {
+            return;
+        };
+        let Some(word) = &d.name else {
+            return;
+        };
+        self.ast.errors.push(SyntaxError {
+            at: d.name_range.start,
+            message: format!(
+                "unknown identifier `{word}` after member `{member}`: it is not a member name \
+                 (an attribute macro this header does not define?)"
+            ),
+            help: unknown_attr_help(word),
+        });
     }
 
     /// Gives a member written as a member macro its meaning (see

@@ -43,6 +43,10 @@ pub struct ProposeJson {
     /// With `--regroup`: the paddings dissolved.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dissolved_paddings: Option<Vec<String>>,
+    /// With `--regroup`: the line-aligned members whose line breaks were
+    /// dissolved (the members stay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dissolved_line_aligned: Option<Vec<String>>,
     /// The size that also keeps lockless fields off the lines of locked
     /// fields, when that costs more.
     #[serde(skip_serializing_if = "Option::is_none")]

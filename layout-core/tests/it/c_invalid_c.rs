@@ -33,6 +33,12 @@ const INVALID: &[(&str, &str)] = &[
     ("int a; } ; int stray; };", "closes no `{`"),
     ("ptr_t p : 3;", "pointer type"),
     ("int a : 33;", "exceeds its type"),
+    (
+        "long b __my_line_aligned;",
+        "unknown identifier `__my_line_aligned` after member `b`",
+    ),
+    ("unsigned long b FOO, c;", "unknown identifier `FOO`"),
+    ("short b FOO;", "unknown identifier `FOO`"),
 ];
 
 /// Close to the above, and valid.
@@ -44,6 +50,7 @@ const VALID: &[&str] = &[
     "_Bool b : 1; bool c : 1; _Bool : 0; int after;",
     "int n; char d[0]; int after;",
     "__cacheline_group_begin(g); int a; char d[];",
+    "unsigned __int128 w; long b; unsigned long c, d; long long e;",
 ];
 
 const PRELUDE: &str =
@@ -250,4 +257,36 @@ fn bounded_work_members_are_limited_with_a_named_limit() {
         "{e}"
     );
     assert!(e.contains("; help: "), "{e}");
+}
+
+/// A kernel-style attribute macro from another header (`long b
+/// __my_line_aligned;`) was read as a member `__my_line_aligned` of type
+/// `long b` at offset 8: it is refused at the word, with how to define it;
+/// defined, it aligns `b` to 64 as gcc does.
+#[test]
+fn an_unknown_word_after_a_declarator_is_refused_not_a_member() {
+    let body = "long a;\n\tlong b __my_line_aligned;\n\tlong c;";
+    let text = format!("struct s {{\n\t{body}\n}};\n");
+    let e = read(&text).expect_err("an undefined attribute macro");
+    assert!(e.starts_with("t.h:3:9: error: "), "{e}");
+    assert!(
+        e.contains("unknown identifier `__my_line_aligned` after member `b`"),
+        "{e}"
+    );
+    assert!(e.contains("#define __my_line_aligned"), "{e}");
+    assert!(e.contains("--cc") && e.contains("--kbuild"), "{e}");
+    assert!(e.contains("[defines]"), "{e}");
+    let defined = format!("#define __my_line_aligned __attribute__((aligned(64)))\n{text}");
+    let h = parse_header(
+        Path::new("t.h"),
+        &defined,
+        &Defines::default(),
+        &TypeTable::default(),
+    )
+    .unwrap();
+    let c = h.find_struct("s").unwrap();
+    let names: Vec<&str> = c.model.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(c.model.fields[1].original_offset, Some(64));
+    assert_eq!(c.size, 128);
 }
