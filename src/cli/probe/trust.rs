@@ -274,6 +274,13 @@ fn expand(
                 out.push(a.to_string());
                 for _ in 0..n {
                     if let Some(v) = args.get(i) {
+                        // The driver reads any word that starts with `@`
+                        // as a response file, a flag's value too.
+                        if v.starts_with('@') {
+                            return Err(format!(
+                                "the value `{v}` of `{a}` would be read by the compiler as a response file: a compilation database is not trusted to do that"
+                            ));
+                        }
                         out.push(v.clone());
                         i += 1;
                     }
@@ -391,6 +398,7 @@ mod tests {
             &["-Wp,-imacros,x"],
             &["-Wl,--script=x"],
             &["-mllvm", "-x"],
+            &["-I", "@inc.rsp"],
         ] {
             assert!(flags(&s(bad), &project).is_err(), "{bad:?}");
         }
