@@ -79,3 +79,49 @@ mod through_facade {
         assert!(<Generic<[u8; 128]>>::layout_report().contains("hits"));
     }
 }
+
+/// A crate that renames the dependency in its `Cargo.toml`
+/// (`cl = { package = "cachelayout" }`) uses both macros with no
+/// `crate = ".."`: the macros find the name Cargo gives it. Built as a
+/// project of its own (offline, with this workspace's lock file), in the
+/// test target directory so the dependencies are compiled once.
+#[test]
+fn a_dependency_renamed_in_cargo_toml_needs_no_crate_attribute() {
+    use std::path::Path;
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("renamed_dependency");
+    let project = base.join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(
+        project.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"renamed-user\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\ncl = {{ package = \"cachelayout\", path = {:?}, default-features = false }}\n\n\
+             [workspace]\n",
+            repo.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(repo.join("Cargo.lock"), project.join("Cargo.lock")).unwrap();
+    std::fs::write(
+        project.join("src/lib.rs"),
+        "use std::sync::atomic::AtomicU64;\n\n\
+         #[derive(cl::CacheLayout)]\n#[repr(C)]\npub struct Checked {\n    pub limit: u64,\n    \
+         pub _line: [cl::align::Align64; 0],\n    pub hits: AtomicU64,\n}\n\n\
+         #[cl::optimize]\npub struct Optimized {\n    pub limit: u64,\n    pub hits: AtomicU64,\n}\n\n\
+         pub fn size() -> usize {\n    let _ = Optimized::new(1, AtomicU64::new(0));\n    \
+         core::mem::size_of::<Optimized>() + <Checked as cl::CacheLayout>::LINE_SIZE\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO"))
+        .current_dir(&project)
+        .env("CARGO_TARGET_DIR", base.join("target"))
+        .args(["build", "--offline", "--quiet"])
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "a crate that renames cachelayout does not build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
