@@ -205,16 +205,14 @@ pub fn lookup(root: &Path, key: &str) -> Found {
 /// Marks, in an entry's inputs, a place where a header must not appear.
 const ABSENT: &str = "-";
 
-/// Renames the entry `dir` away (atomically), then removes it.
+/// Renames the entry `dir` away (atomically) into a private directory,
+/// which is removed with it when dropped.
 fn discard(root: &Path, dir: &Path) {
     if let Ok(aside) = tempfile::Builder::new()
         .prefix(&format!("tmp-{}-stale-", std::process::id()))
         .tempdir_in(root)
     {
-        let target = aside.path().join("entry");
-        if std::fs::rename(dir, &target).is_ok() {
-            drop(aside);
-        }
+        let _ = std::fs::rename(dir, aside.path().join("entry"));
     }
 }
 
