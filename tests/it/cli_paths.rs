@@ -423,41 +423,6 @@ fn tcp_sock_paths_from_the_kernels_own_groups() {
     }
 }
 
-/// Runs `cachelayout ARGS` in `dir`; panics when it still runs after
-/// `deadline`. A backstop for work that grows with paths times paths, not a
-/// measure of speed: the linear count takes a small part of it.
-fn run_before(dir: &Path, args: &[&str], deadline: std::time::Duration) -> std::process::Output {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cachelayout"))
-        .current_dir(dir)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Read the pipes while it runs: the JSON of 20,000 paths fills them.
-    let mut out = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut buf).unwrap();
-        buf
-    });
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "`cachelayout {}` still runs after {deadline:?}",
-                args.join(" ")
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let mut output = child.wait_with_output().unwrap();
-    output.stdout = reader.join().unwrap();
-    output
-}
-
 /// `n` hot paths on a struct of 16 longs: path `pK` names two of them,
 /// `f(K % 16)` and the one 1 + `(K / 16) % 15` after it.
 fn many_paths(n: usize) -> String {
@@ -482,8 +447,9 @@ fn twenty_thousand_paths_are_counted_in_linear_work() {
     write(dir.path(), "s.toml", &many_paths(20_000));
     let deadline = std::time::Duration::from_secs(90);
     let base = ["--struct", "s", "--access", "s.toml", "--format", "json"];
-    let show = run_before(
+    let show = run_with_deadline(
         dir.path(),
+        &[],
         &[&["show", "s.h"][..], &base].concat(),
         deadline,
     );
@@ -503,8 +469,9 @@ fn twenty_thousand_paths_are_counted_in_linear_work() {
         (&2.into(), &1.into())
     );
 
-    let propose = run_before(
+    let propose = run_with_deadline(
         dir.path(),
+        &[],
         &[&["propose", "s.h", "--time-limit", "5"][..], &base].concat(),
         deadline,
     );

@@ -40,24 +40,12 @@ fn run_env(dir: &Path, cache: &Path, env: &[(&str, &str)], args: &[&str]) -> Out
 /// Runs with a deadline: a run that reads a device or a FIFO forever is a
 /// failure, not a hung test.
 fn run_bounded(dir: &Path, cache: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", cache)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("cachelayout {args:?} did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().unwrap()
+    run_with_deadline(
+        dir,
+        &[("XDG_CACHE_HOME", cache)],
+        args,
+        Duration::from_secs(60),
+    )
 }
 
 fn write(p: &Path, text: &str) {

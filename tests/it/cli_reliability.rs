@@ -9,8 +9,8 @@ use crate::support;
 
 use proptest::prelude::*;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
 use support::*;
 
 const HEADER: &str = "struct counters {\n\
@@ -59,32 +59,6 @@ fn well_behaved(out: &Output) {
         _ => {
             bad_input(out);
         }
-    }
-}
-
-/// Runs with a deadline; panics when the command does not finish in time.
-fn run_with_deadline(dir: &Path, args: &[&str], deadline: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
-        .current_dir(dir)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "`cachelayout {}` still runs after {deadline:?}",
-                args.join(" ")
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -356,6 +330,7 @@ fn item_10_a_4_gib_struct_in_btf_scans_in_bounded_memory() {
     std::fs::write(d.join("char.btf"), b.bytes()).unwrap();
     let out = run_with_deadline(
         d,
+        &[],
         &["scan", "--btf", "char.btf", "--packable"],
         Duration::from_secs(30),
     );
@@ -384,7 +359,7 @@ fn item_09_devices_fifos_and_oversized_inputs_are_refused() {
                 "growth", "--dwarf", special, "--struct", "counters", "--size", "64",
             ],
         ] {
-            let out = run_with_deadline(d, &args, Duration::from_secs(20));
+            let out = run_with_deadline(d, &[], &args, Duration::from_secs(20));
             let line = bad_input(&out);
             assert!(
                 line.starts_with(&format!("{special}: error: cannot read the "))
@@ -792,6 +767,7 @@ proptest! {
         for cmd in ["show", "propose"] {
             let out = run_with_deadline(
                 d,
+                &[],
                 &[cmd, "c.h", "--struct", "counters", "--access", "f.toml", "--format", "json"],
                 Duration::from_secs(60),
             );
@@ -882,7 +858,7 @@ proptest! {
             &["propose", "--btf", "f.btf", "--struct", "hot", "--access", "f.toml", "--format", "json", "--growth"],
             &["scan", "--btf", "f.btf"],
         ] {
-            let out = run_with_deadline(d, args, Duration::from_secs(60));
+            let out = run_with_deadline(d, &[], args, Duration::from_secs(60));
             well_behaved(&out);
         }
     }

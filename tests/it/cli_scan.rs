@@ -306,38 +306,6 @@ fn a_missing_btf_is_one_line_and_exit_2() {
     );
 }
 
-/// `cachelayout ARGS` in `dir` with its probe cache under `cache`; panics
-/// when it still runs after `deadline` (a backstop against a walk that never
-/// ends, not a measure of speed).
-fn run_cached_with_deadline(
-    dir: &Path,
-    cache: &Path,
-    args: &[&str],
-    deadline: std::time::Duration,
-) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
-        .current_dir(dir)
-        .env("XDG_CACHE_HOME", cache)
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "`cachelayout {}` still runs after {deadline:?}",
-                args.join(" ")
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 /// A directory reached again through a symbolic link (a link to `.`, two
 /// directories linking to each other) is walked once, and its header
 /// scanned once.
@@ -358,9 +326,9 @@ fn scan_walks_a_directory_once_through_symlink_loops() {
     symlink(".", root.join("self")).unwrap();
     symlink("../d2", root.join("d1/to2")).unwrap();
     symlink("../d1", root.join("d2/to1")).unwrap();
-    let out = run_cached_with_deadline(
+    let out = run_with_deadline(
         dir.path(),
-        cache.path(),
+        &[("XDG_CACHE_HOME", cache.path())],
         &["scan", "--cc", "gcc", "inc", "--sizes"],
         std::time::Duration::from_secs(120),
     );

@@ -103,3 +103,57 @@ pub fn srctree(tree: &Path) -> PathBuf {
     let (stem, _) = name.rsplit_once('-').unwrap();
     tree.with_file_name(format!("{stem}-common"))
 }
+
+/// Runs `cachelayout ARGS` in `dir` with the environment variables `env`;
+/// panics when it still runs after `deadline` (a backstop against a hang or
+/// work that grows too fast, not a measure of speed). Both pipes are read
+/// while it runs, so a large output cannot stall it.
+pub fn run_with_deadline(
+    dir: &Path,
+    env: &[(&str, &Path)],
+    args: &[&str],
+    deadline: std::time::Duration,
+) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cachelayout"));
+    command
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let mut child = command.spawn().expect("the cachelayout binary runs");
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "`cachelayout {}` still runs after {deadline:?}",
+                args.join(" ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
