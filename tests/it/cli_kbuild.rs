@@ -176,17 +176,7 @@ fn cc_lays_out_a_header_as_gcc_does_and_caches_without_going_stale() {
         &[&["propose"], &base[..], &["--format", "json"]].concat(),
     );
     let proposed = json(&out);
-    std::fs::write(p.join("fix.patch"), &diff).unwrap();
-    let applied = Command::new("patch")
-        .current_dir(p)
-        .args(["-p1", "--batch", "-i", "fix.patch"])
-        .output()
-        .expect("patch runs");
-    assert!(
-        applied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&applied.stdout)
-    );
+    apply_p1(p, &diff, "stats.h");
     let out = run_cached(
         p,
         cache.path(),
@@ -568,17 +558,7 @@ fn kbuild_proposals_apply_to_the_real_headers_and_compile_as_proposed() {
             println!("struct {name}: already conflict-free");
             continue;
         }
-        std::fs::write(c.join("fix.patch"), &diff).unwrap();
-        let applied = Command::new("patch")
-            .current_dir(c)
-            .args(["-p1", "--batch", "-i", "fix.patch"])
-            .output()
-            .expect("patch runs");
-        assert!(
-            applied.status.success(),
-            "struct {name}: patch -p1 failed: {}",
-            String::from_utf8_lossy(&applied.stdout)
-        );
+        apply_p1(c, &diff, &format!("struct {name}"));
         // The patched copy shadows the tree's header for every include of it.
         let shadow = format!("gcc -I{}", c.join("include").display());
         let out = run_cached(
@@ -820,17 +800,7 @@ fn propose_round_trip(
     );
     let proposed = json(&json_out);
     assert!(!diff.is_empty(), "struct {name}: a change to write");
-    std::fs::write(c.join("fix.patch"), &diff).unwrap();
-    let applied = Command::new("patch")
-        .current_dir(c)
-        .args(["-p1", "--batch", "-i", "fix.patch"])
-        .output()
-        .expect("patch runs");
-    assert!(
-        applied.status.success(),
-        "struct {name}: patch -p1 failed: {}",
-        String::from_utf8_lossy(&applied.stdout)
-    );
+    apply_p1(c, &diff, &format!("struct {name}"));
     // Compiled again: the patched copy shadows the tree's header.
     let shadow = format!("gcc -I{}", c.join("include").display());
     let show: Vec<&str> = [header, "--struct", name, "--kbuild", k, "--cc", &shadow]

@@ -105,13 +105,7 @@ printf(\"%zu %zu %zu\\n\", offsetof(struct bf, pm_cap), offsetof(struct bf, d3ho
     let proposed = json(&out);
     let out = run_cached(p, cache.path(), &[&["propose"], &with_access[..]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    std::fs::write(p.join("fix.patch"), stdout(&out)).unwrap();
-    let applied = Command::new("patch")
-        .current_dir(p)
-        .args(["-p1", "--batch", "-i", "fix.patch"])
-        .output()
-        .expect("patch runs");
-    assert!(applied.status.success(), "{}", stdout(&applied));
+    apply_p1(p, &stdout(&out), "pci_dev's shape");
     let out = run_cached(
         p,
         cache.path(),

@@ -157,3 +157,20 @@ pub fn run_with_deadline(
         stderr: err.join().unwrap(),
     }
 }
+
+/// Writes `diff` to `dir/fix.patch` and applies it with `patch -p1`;
+/// panics, naming `what`, when it does not apply.
+pub fn apply_p1(dir: &Path, diff: &str, what: &str) {
+    std::fs::write(dir.join("fix.patch"), diff).unwrap();
+    let applied = Command::new("patch")
+        .current_dir(dir)
+        .args(["-p1", "--batch", "-i", "fix.patch"])
+        .output()
+        .expect("`patch` runs (.ci/run installs it)");
+    assert!(
+        applied.status.success(),
+        "{what}: patch -p1 failed: {}{}",
+        String::from_utf8_lossy(&applied.stdout),
+        String::from_utf8_lossy(&applied.stderr)
+    );
+}
