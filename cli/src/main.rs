@@ -1,17 +1,20 @@
-//! Command-line interface. Each subcommand lives in its own module; they share
-//! the input loading in [`input`].
+//! The `cachelayout` command line: `show` a struct's layout, `propose` a
+//! better one, `growth` of the structs that embed it, `scan` a whole program.
+//!
+//! Each subcommand lives in its own module; they share the input loading in
+//! [`input`]. Everything they decide comes from layout-core: this crate is
+//! the arguments and the output.
 
 mod args;
-mod files;
 mod growth;
 mod input;
 mod output;
-mod probe;
 mod propose;
 mod scan;
 mod show;
 
 use clap::Parser;
+use layout_core::{files, probe};
 use std::process::ExitCode;
 
 /// Exit status when a command succeeded.
@@ -21,7 +24,7 @@ pub const EXIT_CONFLICT: u8 = 1;
 /// Exit status for bad input.
 pub const EXIT_BAD_INPUT: u8 = 2;
 
-pub fn run() -> ExitCode {
+fn main() -> ExitCode {
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print to stdout and exit 0.

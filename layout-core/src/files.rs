@@ -1,13 +1,15 @@
-//! Reading every input file of the command line within a byte limit: only
+//! Reading every input file of a run within a byte limit: only
 //! regular files (a device such as `/dev/zero` or a FIFO is refused before it
 //! is opened), never more than `--max-input-bytes`, text checked for UTF-8
 //! with the place of the first bad byte. The parsers then get the bytes.
 
-use layout_core::access::{self, AccessFile};
-use layout_core::c::{self, Defines, Header, TypeTable};
-use layout_core::source::bounded::{self, ReadError};
-use layout_core::typedb::TypeDb;
-use layout_core::Diagnostic;
+use crate::access::{self, AccessFile};
+#[cfg(feature = "c-header")]
+use crate::c::{self, Defines, Header, TypeTable};
+use crate::source::bounded::{self, ReadError};
+#[cfg(any(feature = "btf", feature = "dwarf"))]
+use crate::typedb::TypeDb;
+use crate::Diagnostic;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -122,7 +124,7 @@ pub fn text(path: &Path, kind: Input) -> Result<String, Diagnostic> {
         let valid = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
         let good = String::from_utf8_lossy(&bytes[..valid]);
-        let (line, column) = layout_core::error::line_col(&good, valid);
+        let (line, column) = crate::error::line_col(&good, valid);
         Diagnostic::new(format!(
             "the {} is not valid UTF-8: byte 0x{:02x} at offset {valid} does not start a UTF-8 character",
             kind.what(),
@@ -134,22 +136,31 @@ pub fn text(path: &Path, kind: Input) -> Result<String, Diagnostic> {
     })
 }
 
+/// The access file at `path`, parsed.
 pub fn access(path: &Path) -> Result<AccessFile, Diagnostic> {
     access::parse(path, &text(path, Input::Access)?)
 }
 
+/// The kernel `.config` at `path`, as defines.
+#[cfg(feature = "c-header")]
 pub fn config(path: &Path) -> Result<Defines, Diagnostic> {
     c::parse_kernel_config(path, &text(path, Input::Config)?)
 }
 
+/// The C header at `path`, parsed under `defines` with the types of `types`.
+#[cfg(feature = "c-header")]
 pub fn header(path: &Path, defines: &Defines, types: &TypeTable) -> Result<Header, Diagnostic> {
     c::parse_header(path, &text(path, Input::Header)?, defines, types)
 }
 
+/// The BTF at `path` (a `.BTF` section or raw BTF), as a type database.
+#[cfg(feature = "btf")]
 pub fn btf(path: &Path) -> Result<TypeDb, Diagnostic> {
-    layout_core::btf::parse_btf(&read(path, Input::Btf)?, path)
+    crate::btf::parse_btf(&read(path, Input::Btf)?, path)
 }
 
+/// The DWARF of the object or executable at `path`, as a type database.
+#[cfg(feature = "dwarf")]
 pub fn dwarf(path: &Path) -> Result<TypeDb, Diagnostic> {
-    layout_core::dwarf::parse_dwarf(&read(path, Input::Dwarf)?, path)
+    crate::dwarf::parse_dwarf(&read(path, Input::Dwarf)?, path)
 }

@@ -4,8 +4,11 @@
 //! has the whole map):
 //!
 //! - front-ends: [`c`] (a C header read by itself), [`btf`] and [`dwarf`]
-//!   (the compiler's layouts, through the type database [`typedb`]), and
-//!   the [`access`] file (classes, locks, hot paths, names);
+//!   (the compiler's layouts, through the type database [`typedb`]),
+//!   `probe` (the compiler front-end: a probe compiled with a kernel tree's,
+//!   a compilation database's or the user's flags, with the `probe`
+//!   feature), all reading their inputs through [`files`] (bounded reads),
+//!   and the [`access`] file (classes, locks, hot paths, names);
 //! - the [`model::Struct`], with the author's structure as ordering
 //!   constraints ([`segments`]) and each member's access class from the
 //!   access vocabulary ([`class`]: the one definition of the classes);
@@ -39,6 +42,7 @@ pub mod cost;
 pub mod dwarf;
 pub mod emit;
 pub mod error;
+pub mod files;
 pub mod growth;
 pub mod header_inputs;
 pub mod idioms;
@@ -48,6 +52,8 @@ pub mod lock_word;
 pub mod model;
 pub mod paths;
 pub mod place;
+#[cfg(feature = "probe")]
+pub mod probe;
 pub mod report;
 pub mod scan;
 pub mod segments;

@@ -12,7 +12,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// The lru_gen header before its fix (the fixtures hold the one after it).
-const BEFORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kernel/lru_gen.h");
+const BEFORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/kernel/lru_gen.h");
 
 fn growth(args: &[&str]) -> std::process::Output {
     let mut all = vec!["growth"];

@@ -833,7 +833,7 @@ fn propose_round_trip(
 fn kbuild_zone_crosses_its_paddings_and_keeps_them() {
     let tree = require_kernel_tree!();
     let cache = tempfile::tempdir().unwrap();
-    let access = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kernel/zone.toml");
+    let access = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kernel/zone.toml");
     let a = access.to_str().unwrap();
     for (objective, most_moved) in [("balanced", 37), ("min-diff", 2)] {
         let (v, seconds) = propose_round_trip(

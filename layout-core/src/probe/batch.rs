@@ -9,8 +9,8 @@
 
 use super::compile::{Failed, Toolchain, OBJECT};
 use super::{canonical, object_dir, ProbeDir};
-use layout_core::typedb::TypeDb;
-use layout_core::Diagnostic;
+use crate::typedb::TypeDb;
+use crate::Diagnostic;
 use std::path::PathBuf;
 use std::process::Stdio;
 
@@ -110,7 +110,7 @@ pub fn probe_tree(
         ))
         .help("check that the compiler can link (binutils installed)"));
     }
-    let db = layout_core::dwarf::load_dwarf(&object)?;
+    let db = crate::dwarf::load_dwarf(&object)?;
     Ok(TreeProbe {
         db,
         failed,

@@ -23,8 +23,8 @@
 
 use super::compile::{self, Toolchain};
 use super::hash::{self, Fnv128};
-use layout_core::source::bounded;
-use layout_core::Diagnostic;
+use crate::source::bounded;
+use crate::Diagnostic;
 use std::path::{Path, PathBuf};
 
 /// The list of files an entry was built from, with their hashes.
@@ -143,7 +143,7 @@ fn response_file(h: &mut Fnv128, dir: &Path, name: &str, depth: usize) {
         h.field(b"unreadable");
         return;
     };
-    crate::cli::files::note_input(path);
+    crate::files::note_input(path);
     h.field(&bytes);
     if depth >= 8 {
         return;
@@ -184,7 +184,7 @@ pub fn lookup(root: &Path, key: &str) -> Found {
     if fresh && !inputs.is_empty() {
         for (tag, path) in inputs.lines().filter_map(|l| l.split_once('\t')) {
             if tag != ABSENT {
-                crate::cli::files::note_input(Path::new(path));
+                crate::files::note_input(Path::new(path));
             }
         }
         if let Ok(text) = std::fs::read_to_string(dir.join(FAILED)) {
@@ -503,7 +503,7 @@ fn inputs_of(work: &Path, tc: &Toolchain, headers: &[PathBuf]) -> Option<String>
         if p == source {
             continue;
         }
-        crate::cli::files::note_input(&p);
+        crate::files::note_input(&p);
         line(&hash::file(&p)?, &p)?;
         for empty in earlier_places(&p, &search, &own_dirs) {
             line(ABSENT, &empty)?;

@@ -2,7 +2,7 @@
 //! to an object with DWARF (every type kept, used or not), listing the
 //! macros it defines, and turning a failed compile into one located error.
 
-use layout_core::Diagnostic;
+use crate::Diagnostic;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

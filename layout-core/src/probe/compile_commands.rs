@@ -16,9 +16,9 @@
 
 use super::trust;
 use super::words;
-use crate::cli::files;
-use layout_core::source::bounded;
-use layout_core::Diagnostic;
+use crate::files;
+use crate::source::bounded;
+use crate::Diagnostic;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;

@@ -7,7 +7,7 @@
 //! written), so the answer is the compiler's, not a guess.
 
 use super::compile::Toolchain;
-use layout_core::Diagnostic;
+use crate::Diagnostic;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -11,8 +11,8 @@
 //! name, so the answer is the same on every run.
 
 use super::compile::Toolchain;
-use layout_core::source::bounded;
-use layout_core::Diagnostic;
+use crate::source::bounded;
+use crate::Diagnostic;
 use std::path::{Path, PathBuf};
 
 /// Files read, at most.

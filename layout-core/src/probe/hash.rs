@@ -47,7 +47,7 @@ pub fn file(path: &std::path::Path) -> Option<String> {
         return h;
     }
     // Regular files only, within a bound: a listed file is never a device.
-    let h = layout_core::source::bounded::read(path, MAX_FILE_BYTES)
+    let h = crate::source::bounded::read(path, MAX_FILE_BYTES)
         .ok()
         .map(|bytes| Fnv128::default().field(&bytes).hex());
     if let Ok(mut m) = seen.lock() {

@@ -10,9 +10,9 @@
 //! Debian's packages write it), its `source` link, or a Debian `-common`
 //! sibling.
 
-use crate::cli::files;
-use layout_core::source::bounded;
-use layout_core::Diagnostic;
+use crate::files;
+use crate::source::bounded;
+use crate::Diagnostic;
 use std::path::{Path, PathBuf};
 
 /// The flags Kbuild gives every C file that matter to a type's layout or to

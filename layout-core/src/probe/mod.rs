@@ -27,32 +27,37 @@ pub use batch::probe_tree;
 pub use compile::Toolchain;
 pub use kbuild::KbuildTree;
 
-use clap::Args;
-use layout_core::c::Defines;
-use layout_core::typedb::TypeDb;
-use layout_core::Diagnostic;
+use crate::c::Defines;
+use crate::typedb::TypeDb;
+use crate::Diagnostic;
 use std::path::{Path, PathBuf};
 
-#[derive(Args, Debug, Clone, Default)]
+/// Which compiler front-end to use, and how (the command line's
+/// `--kbuild`, `--compile-commands`, `--cc`, `--no-probe-cache`).
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct ProbeArgs {
     /// Take the layout from the compiler: compile a probe that includes the header with
     /// the flags of this configured kernel tree (a build directory, or
     /// /usr/src/linux-headers-$(uname -r)) and read its DWARF. The header's text is used
     /// for the diff only, and its .config for the header's #if blocks.
-    #[arg(long, value_name = "DIR")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "DIR"))]
     pub kbuild: Option<PathBuf>,
     /// Take the layout from the compiler with the flags of a compile_commands.json entry
     /// (the translation unit that includes the header, or the closest one). The database is
     /// untrusted: only a compiler's name runs (from PATH), flags that run programs are
     /// refused, and response files are read only inside the project.
-    #[arg(long, value_name = "FILE", conflicts_with = "kbuild")]
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_name = "FILE", conflicts_with = "kbuild")
+    )]
     pub compile_commands: Option<PathBuf>,
     /// The compiler and its flags, e.g. --cc 'gcc -Iinclude -DNDEBUG' (any C project); with
     /// --kbuild or --compile-commands, the compiler to use instead (e.g. --cc clang).
-    #[arg(long, value_name = "'CMD ...'")]
+    #[cfg_attr(feature = "clap", arg(long, value_name = "'CMD ...'"))]
     pub cc: Option<String>,
     /// Compile the probe again even when the probe cache holds it, and do not store it.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub no_probe_cache: bool,
 }
 
@@ -83,11 +88,10 @@ impl Probe {
     /// defines itself (its own `#define`s are read where they are).
     pub fn defines(&self, header: &Path) -> Result<Defines, Diagnostic> {
         let mut d = match &self.config {
-            Some(c) => layout_core::c::load_kernel_config(c)?,
+            Some(c) => crate::c::load_kernel_config(c)?,
             None => Defines::default(),
         };
-        let text =
-            crate::cli::files::text(header, crate::cli::files::Input::Header).unwrap_or_default();
+        let text = crate::files::text(header, crate::files::Input::Header).unwrap_or_default();
         let own: std::collections::HashSet<&str> = text
             .lines()
             .filter_map(|l| {
@@ -353,7 +357,7 @@ pub fn object_dir(
 fn note_dependencies(dir: &Path, tc: &Toolchain) {
     if let Ok(deps) = std::fs::read_to_string(dir.join(compile::DEPS)) {
         for d in compile::dependencies(&deps) {
-            crate::cli::files::note_input(&tc.directory.join(d));
+            crate::files::note_input(&tc.directory.join(d));
         }
     }
 }
@@ -361,14 +365,13 @@ fn note_dependencies(dir: &Path, tc: &Toolchain) {
 /// The text of a file the front-end reads on its own (a header, `.config`):
 /// a regular file, within the text limit, recorded as an input of the run.
 fn read_text(path: &Path) -> Option<String> {
-    let bytes =
-        layout_core::source::bounded::read(path, layout_core::source::bounded::TEXT_LIMIT).ok()?;
-    crate::cli::files::note_input(path);
+    let bytes = crate::source::bounded::read(path, crate::source::bounded::TEXT_LIMIT).ok()?;
+    crate::files::note_input(path);
     String::from_utf8(bytes).ok()
 }
 
 fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> {
-    let db = layout_core::dwarf::load_dwarf(&dir.join(compile::OBJECT))?;
+    let db = crate::dwarf::load_dwarf(&dir.join(compile::OBJECT))?;
     let macros = std::fs::read_to_string(dir.join(compile::MACROS))
         .map_err(|e| Diagnostic::new(format!("cannot read the probe's macros: {e}")))?;
     Ok(Probe {

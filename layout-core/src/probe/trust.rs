@@ -18,7 +18,7 @@
 //!   through the same rules: the compiler never sees an `@`.
 
 use super::words;
-use layout_core::source::bounded;
+use crate::source::bounded;
 use std::path::{Path, PathBuf};
 
 /// Programs that run the compiler named after them (`ccache gcc -c ...`).
@@ -323,7 +323,7 @@ fn response_file(
     let bytes = bounded::read(&real, left)
         .map_err(|e| format!("cannot read the response file @{name}: {e}"))?;
     *read += bytes.len() as u64;
-    crate::cli::files::note_input(&real);
+    crate::files::note_input(&real);
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("the response file @{name} is not valid UTF-8"))?;
     let mut words = Vec::new();

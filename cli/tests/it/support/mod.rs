@@ -6,8 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The repository's root (the CLI package is its `cli/` directory).
 pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the cli package lies inside the repository")
+        .to_path_buf()
 }
 
 pub fn example(rel: &str) -> PathBuf {

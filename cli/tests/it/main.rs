@@ -1,0 +1,24 @@
+//! The integration tests of the `cachelayout` command line, end to end: every
+//! test runs the binary on real inputs (the shipped examples, the installed
+//! kernel headers, objects gcc builds) and checks its output against an
+//! oracle (gcc, pahole, the verifier). One test binary (each file below is a
+//! module) so it is linked once; run one file with
+//! `cargo test -p cachelayout-cli --test it cli_paths::`.
+
+mod support;
+
+mod cli_btf_dwarf;
+mod cli_config;
+mod cli_errors;
+mod cli_groups;
+mod cli_growth;
+mod cli_kbuild;
+mod cli_kbuild_headers;
+mod cli_kernel;
+mod cli_lock_words;
+mod cli_paths;
+mod cli_probe_trust;
+mod cli_reliability;
+mod cli_scan;
+mod cli_seed;
+mod cli_solver;
