@@ -4,98 +4,36 @@
 use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
 use layout_core::emit::{self, ChangelogNotes};
+use layout_core::propose::{self, Proposal, ProposeOptions, Subject};
 use layout_core::report::{LayoutView, ProposalView, ProposeJson};
-use layout_core::solve::{self, Preset, Solution, SolveOptions};
-use layout_core::{layout, segments, Diagnostic, Placement};
+use layout_core::solve::{self, Solution};
+use layout_core::{segments, Diagnostic, Placement};
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
-    let preset = a.objective;
-    let mut loaded = input::load(&a.input)?;
-    // Under --regroup --objective hot-lines, the struct with the author's
-    // groups as they are: kept when dissolving them would cost a hot path.
-    let mut kept = (a.regroup && preset == Preset::HotLines)
-        .then(|| input::load(&a.input))
-        .transpose()?;
-    let mut dissolved = author_choices(a, &mut loaded)?;
-    if preset == Preset::HotLines && loaded.model.paths.is_empty() {
-        let name = &loaded.model.name;
-        return Err(Diagnostic::new(format!(
-            "--objective hot-lines needs the hot paths of struct {name}"
-        ))
-        .help(format!(
-            "list them in the access file: [struct.{name}.paths] tx = [\"member\", ...]"
-        )));
-    }
-    let style = a.style;
-    let time_limit = time_limit(a.time_limit)?;
-    let started = Instant::now();
-    let opts = SolveOptions {
+    let loaded = input::load(&a.input)?;
+    let subject = Subject {
+        model: loaded.model,
+        declared: loaded.declared,
+        source: loaded.source,
+    };
+    let opts = ProposeOptions {
+        objective: a.objective,
+        regroup: a.regroup,
+        move_first: a.move_first,
+        separate_locked: a.separate_locked,
+        time_limit: time_limit(a.time_limit)?,
         line: loaded.target.line,
         placement: loaded.placement,
-        time_limit,
-        preset,
-        separate_soft: a.separate_locked,
-        ..SolveOptions::default()
     };
-    let mut regroup_note = String::new();
-    let mut precomputed = None;
-    if let Some(mut author) = kept.take() {
-        let regrouped = solve_or_explain(&loaded.model, &opts, &loaded.origin)?;
-        let worse = paths_worse(&loaded.model, &loaded.declared, &regrouped.layout);
-        if a.move_first {
-            segments::release_first(&mut author.model);
-        }
-        let in_groups = (!worse.is_empty())
-            .then(|| solve::solve(&author.model, &opts).ok())
-            .flatten()
-            .filter(|k| paths_worse(&author.model, &author.declared, &k.layout).is_empty());
-        match in_groups {
-            Some(k) => {
-                regroup_note = format!(
-                    "--regroup: dissolving the author's groups would make {} touch more lines than declared; the groups are kept\n",
-                    worse.join(", ")
-                );
-                loaded = author;
-                dissolved = None;
-                precomputed = Some(k);
-            }
-            None => precomputed = Some(regrouped),
-        }
-    }
-    let s = &loaded.model;
-    // Under min-diff a struct that already keeps the rule keeps its layout:
-    // moving nothing is the least churn there is.
-    let nothing_to_do =
-        preset == Preset::MinDiff && layout::reported_conflicts(s, &loaded.declared).is_empty();
-    let solved = match nothing_to_do
-        .then(|| Proposal::declared(s, &loaded.declared))
-        .flatten()
-    {
-        Some(p) => p,
-        None => Proposal::solved(match precomputed {
-            Some(p) => p,
-            None => solve_or_explain(s, &opts, &loaded.origin)?,
-        }),
-    };
-    // When lockless fields still share lines with locked ones, price separating them too.
-    let separated = if a.separate_locked || solved.nothing_to_do {
-        None
-    } else {
-        // The time limit covers the whole command: this solve gets what is left.
-        solve::solve(
-            s,
-            &SolveOptions {
-                separate_soft: true,
-                time_limit: time_limit.saturating_sub(started.elapsed()),
-                ..opts.clone()
-            },
-        )
-        .ok()
-        .filter(|alt| alt.layout.size > solved.layout.size)
-    };
-    let before = &loaded.declared;
+    let solved =
+        propose::propose(subject, &opts).map_err(|e| e.diagnostic().in_file(&loaded.origin))?;
+    let s = &solved.subject.model;
+    let before = &solved.subject.declared;
+    let separated = solved.separated.as_ref();
+    let dissolved = solved.dissolved.as_ref();
+    let regroup_note = regroup_note(&solved.groups_kept_for);
     let view = ProposalView::new(s, before, &solved.layout);
     let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
     let changelog = a.changelog.then(|| {
@@ -104,7 +42,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             // The changelog speaks of size only: proven when it meets the bound
             // (under hot-lines or min-diff an optimal layout may be larger).
             optimal: solved.layout.size <= solved.lower_bound,
-            separated_size: separated.as_ref().map(|alt| alt.layout.size),
+            separated_size: separated.map(|alt| alt.layout.size),
             phase_assertion: assertion.clone(),
         };
         emit::changelog_of(&view, &notes)
@@ -117,7 +55,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let mut out = String::new();
     match a.format {
         ProposeFormat::Diff => {
-            let source = loaded.source.as_ref().ok_or_else(|| {
+            let source = solved.subject.source.as_ref().ok_or_else(|| {
                 loaded.source_error.clone().unwrap_or_else(|| {
                     Diagnostic::new("a diff needs the C header that defines the struct").help(
                         "pass the header as well as --btf/--dwarf, or use --format table or json",
@@ -128,8 +66,8 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 // A commit message, then the patch: what `git am` and `patch -p1` both read.
                 let _ = write!(out, "{text}\n---\n");
             }
-            if !same_layout(before, &solved.layout) {
-                out.push_str(&emit::c_diff(source, &solved.layout, style)?);
+            if !solved.moves_nothing() {
+                out.push_str(&emit::c_diff(source, &solved.layout, a.style)?);
             }
         }
         ProposeFormat::Table => {
@@ -142,13 +80,8 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if !lines.is_empty() {
                 let _ = writeln!(out, "{}", view.after.diagram(&lines));
             }
-            out.push_str(&summary(
-                &view,
-                &solved,
-                separated.as_ref(),
-                assertion.as_deref(),
-            ));
-            out.push_str(&dissolved_note(dissolved.as_ref()));
+            out.push_str(&summary(&view, &solved, assertion.as_deref()));
+            out.push_str(&dissolved_note(dissolved));
             out.push_str(&regroup_note);
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
@@ -176,13 +109,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 cost: sol.map(|sol| sol.cost),
                 churn_bound: sol.map_or(0, |sol| sol.churn_bound),
                 solve_ms: solved.solve_ms,
-                stopped_by_time: solved.stopped_by_time
-                    || separated.as_ref().is_some_and(|alt| alt.stopped_by_time),
+                stopped_by_time: solved.stopped_by_time(),
                 phase_assertion: assertion.clone(),
-                dissolved_groups: dissolved.as_ref().map(|d| d.groups.clone()),
-                dissolved_paddings: dissolved.as_ref().map(|d| d.paddings.clone()),
-                dissolved_line_aligned: dissolved.as_ref().map(|d| d.line_aligned.clone()),
-                separated_locked_size: separated.as_ref().map(|alt| alt.layout.size),
+                dissolved_groups: dissolved.map(|d| d.groups.clone()),
+                dissolved_paddings: dissolved.map(|d| d.paddings.clone()),
+                dissolved_line_aligned: dissolved.map(|d| d.line_aligned.clone()),
+                separated_locked_size: separated.map(|alt| alt.layout.size),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
             }
@@ -193,8 +125,8 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if a.format == ProposeFormat::Diff {
         eprint!(
             "{}{}",
-            summary(&view, &solved, separated.as_ref(), assertion.as_deref()),
-            dissolved_note(dissolved.as_ref()) + &regroup_note
+            summary(&view, &solved, assertion.as_deref()),
+            dissolved_note(dissolved) + &regroup_note
         );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
@@ -203,60 +135,15 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     Ok(EXIT_OK)
 }
 
-/// `--regroup` and `--move-first`: what the solver may undo of what the
-/// author built. With `--regroup` the model loses the author's group
-/// markers and paddings (the declared layout and the source follow the new
-/// field indices); returns what was dissolved.
-fn author_choices(
-    a: &ProposeArgs,
-    loaded: &mut input::Loaded,
-) -> Result<Option<segments::Dissolved>, Diagnostic> {
-    let keep = segments::Keep {
-        first: !a.move_first,
-        ..segments::Keep::default()
-    };
-    let dissolved = if a.regroup {
-        let d = segments::dissolve_groups(&mut loaded.model, keep);
-        let mut declared = loaded.declared.clone();
-        declared.slots = loaded
-            .declared
-            .slots
-            .iter()
-            .filter_map(|sl| {
-                d.index[sl.field].map(|field| layout_core::Slot {
-                    field,
-                    offset: sl.offset,
-                })
-            })
-            .collect();
-        loaded.declared = declared;
-        if let Some(src) = &mut loaded.source {
-            segments::remap_source(src, &d);
-        }
-        Some(d)
-    } else {
-        None
-    };
-    if a.move_first {
-        segments::release_first(&mut loaded.model);
+/// The summary line that says why `--regroup` kept the author's groups.
+fn regroup_note(worse: &[String]) -> String {
+    if worse.is_empty() {
+        return String::new();
     }
-    Ok(dissolved)
-}
-
-/// The hot paths that touch more lines in `after` than in `before`, as
-/// `tx 6 -> 7`.
-fn paths_worse(
-    s: &layout_core::Struct,
-    before: &layout_core::Layout,
-    after: &layout_core::Layout,
-) -> Vec<String> {
-    let old = layout_core::paths::path_lines(s, before);
-    let new = layout_core::paths::path_lines(s, after);
-    old.iter()
-        .zip(&new)
-        .filter(|(o, n)| n.lines > o.lines)
-        .map(|(o, n)| format!("{} {} -> {} lines", o.name, o.lines, n.lines))
-        .collect()
+    format!(
+        "--regroup: dissolving the author's groups would make {} touch more lines than declared; the groups are kept\n",
+        worse.join(", ")
+    )
 }
 
 /// The summary line that says which of the author's groups `--regroup`
@@ -303,83 +190,10 @@ fn dissolved_parts(d: &segments::Dissolved) -> Vec<String> {
     parts
 }
 
-/// True when the proposal places every field where it already is: then there is
-/// nothing to patch.
-fn same_layout(a: &layout_core::Layout, b: &layout_core::Layout) -> bool {
-    let placed = |l: &layout_core::Layout| {
-        let mut v: Vec<(usize, u64)> = l.slots.iter().map(|s| (s.field, s.offset)).collect();
-        v.sort_unstable();
-        v
-    };
-    a.size == b.size && a.align == b.align && placed(a) == placed(b)
-}
-
-fn solve_or_explain(
-    s: &layout_core::Struct,
-    opts: &SolveOptions,
-    header: &std::path::Path,
-) -> Result<Solution, Diagnostic> {
-    solve::solve(s, opts).map_err(|e| {
-        Diagnostic::new(format!("struct {}: {e}", s.name))
-            .in_file(header)
-            .help("unpin fields in the access file (`pinned = [...]`) or change their classes")
-    })
-}
-
-/// What `propose` settled on: the solver's answer, or under min-diff the
-/// layout as declared when it already keeps the rule.
-struct Proposal {
-    layout: layout_core::VerifiedLayout,
-    /// A proven lower bound on the size of any layout obeying the rule.
-    lower_bound: u64,
-    /// The solver's claim (see [`Solution::optimal`]); for `nothing_to_do`,
-    /// that no member moves, the least churn there is.
-    optimal: bool,
-    solve_ms: u64,
-    stopped_by_time: bool,
-    nothing_to_do: bool,
-    /// The solver's answer; `None` when min-diff has nothing to do.
-    solution: Option<Solution>,
-}
-
-impl Proposal {
-    fn solved(sol: Solution) -> Self {
-        Proposal {
-            layout: sol.layout.clone(),
-            lower_bound: sol.lower_bound,
-            optimal: sol.optimal,
-            solve_ms: sol.solve_ms,
-            stopped_by_time: sol.stopped_by_time,
-            nothing_to_do: false,
-            solution: Some(sol),
-        }
-    }
-
-    /// The declared layout, when it passes the verifier. Its size bound is
-    /// the plain one: the members' bytes rounded up to their alignment.
-    fn declared(s: &layout_core::Struct, declared: &layout_core::Layout) -> Option<Self> {
-        let layout = layout_core::verify(s, declared).ok()?;
-        let bytes: u64 = s.fields.iter().map(|f| f.size).sum();
-        Some(Proposal {
-            layout,
-            lower_bound: layout_core::place::align_up(bytes, s.natural_align()),
-            optimal: true,
-            solve_ms: 0,
-            stopped_by_time: false,
-            nothing_to_do: true,
-            solution: None,
-        })
-    }
-}
-
 /// The few lines a reviewer wants: sizes, conflicts, what the change buys
 /// and costs, lines per hot path, what was proven, price, assertion.
-fn summary(
-    view: &ProposalView,
-    solved: &Proposal,
-    separated: Option<&Solution>,
-    assertion: Option<&str>,
-) -> String {
+fn summary(view: &ProposalView, solved: &Proposal, assertion: Option<&str>) -> String {
+    let separated = solved.separated.as_ref();
     let (s, before) = (view.before.strukt, view.before.layout);
     let after = &solved.layout;
     let n_before = view.before.conflicts.len();
@@ -400,7 +214,7 @@ fn summary(
             t,
             "nothing to do: the layout as declared keeps the rule, and --objective min-diff moves no member"
         );
-    } else if same_layout(before, after) {
+    } else if solved.moves_nothing() {
         let _ = writeln!(
             t,
             "the layout as declared is already the best: nothing to change"
@@ -417,7 +231,7 @@ fn summary(
     } else if let Some(sol) = &solved.solution {
         let _ = writeln!(t, "{}", proof_line(sol));
     }
-    if solved.stopped_by_time || separated.is_some_and(|alt| alt.stopped_by_time) {
+    if solved.stopped_by_time() {
         let _ = writeln!(
             t,
             "the time limit stopped the search: the answer may differ with a larger --time-limit"

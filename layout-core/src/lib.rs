@@ -14,7 +14,9 @@
 //!   access vocabulary ([`class`]: the one definition of the classes);
 //! - [`solve`] (a deterministic, work-budgeted search) → [`layout::Layout`]
 //!   → [`verify`] (independent of the solver; the only maker of a
-//!   [`VerifiedLayout`]);
+//!   [`VerifiedLayout`]); [`propose`] decides, behind one call, what to
+//!   solve and which answer to propose (the author's groups, min-diff,
+//!   the price of separating locked fields);
 //! - renderers: [`report`] (tables, diagrams, JSON, per-path lines from
 //!   [`paths`]), [`emit`] (C diffs, changelogs), [`growth`] (what a size
 //!   change does to embedding structs) and [`scan`] (whole-program scans).
@@ -54,6 +56,7 @@ pub mod paths;
 pub mod place;
 #[cfg(feature = "probe")]
 pub mod probe;
+pub mod propose;
 pub mod report;
 pub mod scan;
 pub mod segments;

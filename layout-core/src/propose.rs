@@ -1,0 +1,409 @@
+//! What `propose` settles on, behind one call: [`propose`] takes a struct as
+//! a front-end read it and the user's choices, and returns the verified
+//! layout to propose with everything a report says about it. The command
+//! line only renders the answer; a library caller gets the same one.
+//!
+//! The policy, in order:
+//!
+//! 1. what the author built stays unless asked: `regroup` dissolves the
+//!    cache-line groups, paddings and line-aligned members, `move_first`
+//!    lets the first member move;
+//! 2. under `--regroup --objective hot-lines`, when dissolving the groups
+//!    would make a hot path touch more lines than declared, the solve with
+//!    the groups kept wins if it does not;
+//! 3. under `min-diff` a struct that already keeps the rule keeps its
+//!    layout (moving nothing is the least churn there is);
+//! 4. when lockless fields still share lines with locked ones, the price of
+//!    separating them too is computed, within what is left of the time
+//!    limit.
+
+use crate::layout::{self, Layout};
+use crate::model::{Placement, Struct};
+use crate::paths::path_lines;
+use crate::segments::{self, Dissolved, Keep};
+use crate::solve::{self, Preset, Solution, SolveError, SolveOptions};
+use crate::source::StructSource;
+use crate::verify::{verify, VerifiedLayout};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// The struct to propose a layout for, as a front-end read it.
+#[derive(Clone, Debug)]
+pub struct Subject {
+    pub model: Struct,
+    /// The layout as declared.
+    pub declared: Layout,
+    /// Where the struct's text is, when it came from a header (for diffs).
+    pub source: Option<StructSource>,
+}
+
+/// The user's choices (the command line's `propose` options).
+#[derive(Clone, Debug)]
+pub struct ProposeOptions {
+    pub objective: Preset,
+    /// Dissolve the author's cache-line groups, paddings and line-aligned
+    /// members (`--regroup`).
+    pub regroup: bool,
+    /// Let the first member move (`--move-first`).
+    pub move_first: bool,
+    /// Keep lockless fields off the lines of locked ones too
+    /// (`--separate-locked`).
+    pub separate_locked: bool,
+    /// For the whole proposal, every solve included.
+    pub time_limit: Duration,
+    pub line: u64,
+    pub placement: Placement,
+}
+
+/// Why no layout could be proposed. Render it with [`ProposeError::diagnostic`]
+/// (or its `Display`); the solver's error is its `source()`.
+#[derive(Debug)]
+pub enum ProposeError {
+    /// `--objective hot-lines` on a struct with no hot paths.
+    NoHotPaths { strukt: String },
+    /// The solver found no layout (pinned fields in the way, a field it
+    /// cannot take).
+    Solve { strukt: String, source: SolveError },
+}
+
+impl fmt::Display for ProposeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProposeError::NoHotPaths { strukt } => {
+                write!(
+                    f,
+                    "--objective hot-lines needs the hot paths of struct {strukt}"
+                )
+            }
+            ProposeError::Solve { strukt, source } => write!(f, "struct {strukt}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ProposeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProposeError::NoHotPaths { .. } => None,
+            ProposeError::Solve { source, .. } => Some(source),
+        }
+    }
+}
+
+impl ProposeError {
+    /// The error as the command line prints it, with what to change.
+    pub fn diagnostic(&self) -> crate::Diagnostic {
+        let d = crate::Diagnostic::new(self.to_string());
+        match self {
+            ProposeError::NoHotPaths { strukt } => d.help(format!(
+                "list them in the access file: [struct.{strukt}.paths] tx = [\"member\", ...]"
+            )),
+            ProposeError::Solve { .. } => {
+                d.help("unpin fields in the access file (`pinned = [...]`) or change their classes")
+            }
+        }
+    }
+}
+
+/// The proposal: the verified layout and what reports say about it.
+#[derive(Clone, Debug)]
+pub struct Proposal {
+    /// The struct the layout is for: the subject, less what was dissolved.
+    pub subject: Subject,
+    pub layout: VerifiedLayout,
+    /// A proven lower bound on the size of any layout obeying the rule.
+    pub lower_bound: u64,
+    /// The solver's claim (see [`Solution::optimal`]); for `nothing_to_do`,
+    /// that no member moves, the least churn there is.
+    pub optimal: bool,
+    pub solve_ms: u64,
+    pub stopped_by_time: bool,
+    /// Under min-diff: the layout as declared already keeps the rule.
+    pub nothing_to_do: bool,
+    /// The solver's answer; `None` when min-diff has nothing to do.
+    pub solution: Option<Solution>,
+    /// What keeping lockless fields off locked fields' lines too would give,
+    /// when it costs bytes (and was not asked for).
+    pub separated: Option<Solution>,
+    /// What `regroup` dissolved (`None`: not asked, or the groups were kept).
+    pub dissolved: Option<Dissolved>,
+    /// Under `regroup` with hot-lines: the hot paths that dissolving the
+    /// groups would have made worse, when the groups were kept for them.
+    pub groups_kept_for: Vec<String>,
+}
+
+/// Solves, verifies and decides, following the policy of the module docs.
+pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, ProposeError> {
+    let started = Instant::now();
+    let preset = opts.objective;
+    // Under --regroup --objective hot-lines, the struct with the author's
+    // groups as they are: kept when dissolving them would cost a hot path.
+    let mut author = (opts.regroup && preset == Preset::HotLines).then(|| subject.clone());
+    let mut subject = subject;
+    let mut dissolved = author_choices(opts, &mut subject);
+    if preset == Preset::HotLines && subject.model.paths.is_empty() {
+        return Err(ProposeError::NoHotPaths {
+            strukt: subject.model.name.clone(),
+        });
+    }
+    let solve_opts = SolveOptions {
+        line: opts.line,
+        placement: opts.placement,
+        time_limit: opts.time_limit,
+        preset,
+        separate_soft: opts.separate_locked,
+        ..SolveOptions::default()
+    };
+    let mut groups_kept_for = Vec::new();
+    let mut precomputed = None;
+    if let Some(author) = author.as_mut() {
+        let regrouped = solve_named(&subject.model, &solve_opts)?;
+        let worse = paths_worse(&subject.model, &subject.declared, &regrouped.layout);
+        if opts.move_first {
+            segments::release_first(&mut author.model);
+        }
+        let in_groups = (!worse.is_empty())
+            .then(|| solve::solve(&author.model, &solve_opts).ok())
+            .flatten()
+            .filter(|k| paths_worse(&author.model, &author.declared, &k.layout).is_empty());
+        precomputed = Some(match in_groups {
+            Some(kept) => {
+                groups_kept_for = worse;
+                dissolved = None;
+                kept
+            }
+            None => regrouped,
+        });
+    }
+    if !groups_kept_for.is_empty() {
+        subject = author.take().expect("kept only under regroup");
+    }
+    let s = &subject.model;
+    // Under min-diff a struct that already keeps the rule keeps its layout.
+    let declared_keeps_rule =
+        preset == Preset::MinDiff && layout::reported_conflicts(s, &subject.declared).is_empty();
+    let as_declared = declared_keeps_rule
+        .then(|| verify(s, &subject.declared).ok())
+        .flatten();
+    let mut proposal = match as_declared {
+        Some(layout) => {
+            let bytes: u64 = s.fields.iter().map(|f| f.size).sum();
+            Proposal {
+                lower_bound: crate::place::align_up(bytes, s.natural_align()),
+                layout,
+                optimal: true,
+                solve_ms: 0,
+                stopped_by_time: false,
+                nothing_to_do: true,
+                solution: None,
+                separated: None,
+                dissolved: None,
+                groups_kept_for: Vec::new(),
+                subject: subject.clone(),
+            }
+        }
+        None => {
+            let sol = match precomputed {
+                Some(p) => p,
+                None => solve_named(s, &solve_opts)?,
+            };
+            Proposal {
+                layout: sol.layout.clone(),
+                lower_bound: sol.lower_bound,
+                optimal: sol.optimal,
+                solve_ms: sol.solve_ms,
+                stopped_by_time: sol.stopped_by_time,
+                nothing_to_do: false,
+                solution: Some(sol),
+                separated: None,
+                dissolved: None,
+                groups_kept_for: Vec::new(),
+                subject: subject.clone(),
+            }
+        }
+    };
+    // When lockless fields still share lines with locked ones, price
+    // separating them too, within what is left of the time limit.
+    if !opts.separate_locked && !proposal.nothing_to_do {
+        proposal.separated = solve::solve(
+            s,
+            &SolveOptions {
+                separate_soft: true,
+                time_limit: opts.time_limit.saturating_sub(started.elapsed()),
+                ..solve_opts.clone()
+            },
+        )
+        .ok()
+        .filter(|alt| alt.layout.size > proposal.layout.size);
+    }
+    proposal.dissolved = dissolved;
+    proposal.groups_kept_for = groups_kept_for;
+    Ok(proposal)
+}
+
+impl Proposal {
+    /// Whether the proposal places every member where it already is: then
+    /// there is nothing to patch.
+    pub fn moves_nothing(&self) -> bool {
+        same_layout(&self.subject.declared, &self.layout)
+    }
+
+    /// Whether a time limit stopped a search, so that the answer may
+    /// differ with a larger one.
+    pub fn stopped_by_time(&self) -> bool {
+        self.stopped_by_time || self.separated.as_ref().is_some_and(|a| a.stopped_by_time)
+    }
+}
+
+/// True when `b` places every field where `a` does, at the same size and
+/// alignment.
+pub fn same_layout(a: &Layout, b: &Layout) -> bool {
+    let placed = |l: &Layout| {
+        let mut v: Vec<(usize, u64)> = l.slots.iter().map(|s| (s.field, s.offset)).collect();
+        v.sort_unstable();
+        v
+    };
+    a.size == b.size && a.align == b.align && placed(a) == placed(b)
+}
+
+/// `regroup` and `move_first`: what the solver may undo of what the author
+/// built. With `regroup` the model loses the author's group markers and
+/// paddings (the declared layout and the source follow the new field
+/// indices); returns what was dissolved.
+fn author_choices(opts: &ProposeOptions, subject: &mut Subject) -> Option<Dissolved> {
+    let dissolved = opts.regroup.then(|| {
+        let keep = Keep {
+            first: !opts.move_first,
+            ..Keep::default()
+        };
+        let d = segments::dissolve_groups(&mut subject.model, keep);
+        subject.declared.slots = subject
+            .declared
+            .slots
+            .iter()
+            .filter_map(|sl| {
+                d.index[sl.field].map(|field| crate::Slot {
+                    field,
+                    offset: sl.offset,
+                })
+            })
+            .collect();
+        if let Some(src) = &mut subject.source {
+            segments::remap_source(src, &d);
+        }
+        d
+    });
+    if opts.move_first {
+        segments::release_first(&mut subject.model);
+    }
+    dissolved
+}
+
+/// The hot paths that touch more lines in `after` than in `before`, as
+/// `tx 6 -> 7 lines`.
+pub fn paths_worse(s: &Struct, before: &Layout, after: &Layout) -> Vec<String> {
+    let old = path_lines(s, before);
+    let new = path_lines(s, after);
+    old.iter()
+        .zip(&new)
+        .filter(|(o, n)| n.lines > o.lines)
+        .map(|(o, n)| format!("{} {} -> {} lines", o.name, o.lines, n.lines))
+        .collect()
+}
+
+fn solve_named(s: &Struct, opts: &SolveOptions) -> Result<Solution, ProposeError> {
+    solve::solve(s, opts).map_err(|source| ProposeError::Solve {
+        strukt: s.name.clone(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field};
+
+    /// `read`, then `hits` (lockless) on the same line as declared: one
+    /// hard conflict.
+    fn conflicted() -> Subject {
+        let long = |n: &str, a: Access, o: u64| {
+            let mut f = Field::new(n, "long", 8, 8).with_access(a);
+            f.original_offset = Some(o);
+            f
+        };
+        let mut model = Struct::new(
+            "stats",
+            vec![
+                long("name", Access::ReadMostly, 0),
+                long("hits", Access::Lockless { group: None }, 8),
+                long("max", Access::ReadMostly, 16),
+            ],
+        );
+        segments::assign(&mut model, Keep::default());
+        let declared = Layout::declared(&model, 24, 8, 64, Placement::Aligned).unwrap();
+        Subject {
+            model,
+            declared,
+            source: None,
+        }
+    }
+
+    fn options(objective: Preset) -> ProposeOptions {
+        ProposeOptions {
+            objective,
+            regroup: false,
+            move_first: false,
+            separate_locked: false,
+            time_limit: Duration::from_secs(10),
+            line: 64,
+            placement: Placement::Aligned,
+        }
+    }
+
+    #[test]
+    fn a_conflict_is_solved_and_verified() {
+        let p = propose(conflicted(), &options(Preset::Balanced)).unwrap();
+        assert!(!p.nothing_to_do && !p.moves_nothing());
+        assert!(layout::reported_conflicts(&p.subject.model, &p.layout).is_empty());
+        let line_of = |f: usize| p.layout.slots.iter().find(|s| s.field == f).unwrap().offset / 64;
+        assert_ne!(
+            line_of(1),
+            line_of(0),
+            "the lockless field leaves the read-mostly line"
+        );
+        assert_ne!(line_of(1), line_of(2));
+        assert!(p.solution.is_some());
+    }
+
+    #[test]
+    fn min_diff_keeps_a_layout_that_already_keeps_the_rule() {
+        let mut ok = conflicted();
+        ok.model.fields[1].access = Access::ReadMostly;
+        let p = propose(ok, &options(Preset::MinDiff)).unwrap();
+        assert!(p.nothing_to_do && p.moves_nothing() && p.solution.is_none());
+        assert!(p.separated.is_none());
+    }
+
+    #[test]
+    fn hot_lines_without_paths_is_a_typed_error() {
+        let err = propose(conflicted(), &options(Preset::HotLines)).unwrap_err();
+        assert!(matches!(&err, ProposeError::NoHotPaths { strukt } if strukt == "stats"));
+        assert!(std::error::Error::source(&err).is_none());
+        let d = err.diagnostic();
+        assert!(d.help.unwrap().contains("[struct.stats.paths]"));
+    }
+
+    #[test]
+    fn an_infeasible_pin_is_a_solve_error_with_its_source() {
+        let mut s = conflicted();
+        for f in &mut s.model.fields {
+            f.pinned = true;
+        }
+        let err = propose(s, &options(Preset::Balanced)).unwrap_err();
+        let ProposeError::Solve { strukt, .. } = &err else {
+            panic!("expected a solve error, got {err:?}");
+        };
+        assert_eq!(strukt, "stats");
+        let source = std::error::Error::source(&err).expect("the solver's error");
+        assert!(source.to_string().contains("no layout"), "{source}");
+    }
+}
