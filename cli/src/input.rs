@@ -7,6 +7,7 @@ use super::args::InputArgs;
 use super::files;
 use layout_core::access::{AccessFile, MemberNames};
 use layout_core::c::{Defines, TypeTable};
+use layout_core::scan::infer::TypeDefaults;
 use layout_core::source::StructSource;
 use layout_core::typedb::{self, TypeDb};
 use layout_core::{Diagnostic, Layout, Placement, Struct, Target};
@@ -15,6 +16,9 @@ use std::path::{Path, PathBuf};
 /// A struct with classes applied, its declared layout, and how to judge it.
 pub struct Loaded {
     pub model: Struct,
+    /// Without an access file: the classes the member types gave (said in
+    /// the output with [`TypeDefaults::note`]).
+    pub type_defaults: Option<TypeDefaults>,
     /// Where the struct's text is, when a header was given (needed for diffs).
     pub source: Option<StructSource>,
     /// Why `source` is missing although a header was given: with a compiler
@@ -128,9 +132,13 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         layout_core::blocks::keep_conditional_blocks(&mut model, source);
         layout_core::blocks::keep_declarator_lists(&mut model, source);
     }
-    if let Some(f) = &access_file {
-        f.apply_with(&mut model, &names)?;
-    }
+    let type_defaults = match &access_file {
+        Some(f) => {
+            f.apply_with(&mut model, &names)?;
+            None
+        }
+        None => Some(layout_core::scan::infer::type_defaults(&mut model)),
+    };
     let offset = a.offset.or_else(|| {
         access_file
             .as_ref()
@@ -170,6 +178,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     })?;
     Ok(Loaded {
         model,
+        type_defaults,
         source,
         source_error,
         origin,

@@ -13,6 +13,9 @@ use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
+    if let Some(d) = &loaded.type_defaults {
+        eprintln!("{}", d.note());
+    }
     let subject = Subject {
         model: loaded.model,
         declared: loaded.declared,

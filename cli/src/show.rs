@@ -30,6 +30,9 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
         }
     }
     super::print_stdout(&out)?;
+    if let Some(d) = &loaded.type_defaults {
+        eprintln!("{}", d.note());
+    }
     Ok(if conflicts.is_empty() {
         EXIT_OK
     } else {

@@ -135,6 +135,53 @@ fn member_class(db: &TypeDb, agg: &Aggregate, index: usize) -> (TypeClass, Strin
     }
 }
 
+/// The members [`type_defaults`] classed by their types.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TypeDefaults {
+    /// Atomic types: lockless.
+    pub lockless: Vec<String>,
+    /// Lock types: locked_write under their own name, lock words.
+    pub locks: Vec<String>,
+}
+
+impl TypeDefaults {
+    /// One line for the output: which classes came from which types.
+    pub fn note(&self) -> String {
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.join(", ")
+            }
+        };
+        format!(
+            "note: no access file, so the classes come from the member types (as scan and the Rust macros take them): lockless (atomic types): {}; locks (lock words): {}; every other member cold; help: pass --access FILE to give read-mostly members and hot paths",
+            list(&self.lockless),
+            list(&self.locks)
+        )
+    }
+}
+
+/// Without an access file: every member of `s` gets the class its type
+/// implies ([`type_access`]), and locks are flagged as lock words, the
+/// defaults `scan` and the Rust macros use.
+pub fn type_defaults(s: &mut Struct) -> TypeDefaults {
+    let mut out = TypeDefaults::default();
+    for f in &mut s.fields {
+        if f.size == 0 {
+            continue;
+        }
+        f.access = type_access(&f.ty, &f.name);
+        match f.access {
+            Access::Lockless { .. } => out.lockless.push(f.name.clone()),
+            Access::LockedWrite { .. } => out.locks.push(f.name.clone()),
+            _ => {}
+        }
+    }
+    crate::lock_word::mark_c(s);
+    out
+}
+
 /// Whether any member of `agg` is lockless by its type (no allocation
 /// unless an anonymous member has to be looked into).
 pub fn has_lockless(db: &TypeDb, agg: &Aggregate) -> bool {
