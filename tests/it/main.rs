@@ -4,6 +4,9 @@
 //! file with `cargo test -p cachelayout --test it macro_derive::`. The
 //! command line's tests are in `cli/tests/`.
 
+#[path = "../../layout-core/tests/it/support/sweep.rs"]
+mod sweep;
+
 mod macro_cachepadded;
 mod macro_check_oracle;
 mod macro_crate_path;

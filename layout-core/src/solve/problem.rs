@@ -97,6 +97,40 @@ pub(crate) struct Problem {
     pub tail: Option<usize>,
 }
 
+/// Alignments the solver can take (powers of two) and pins it can keep
+/// (a known offset that is a multiple of the field's alignment).
+fn check_geometry(s: &Struct) -> Result<(), SolveError> {
+    if !s.min_align.is_power_of_two() && s.min_align != 0 {
+        return Err(SolveError::BadField(format!(
+            "struct `{}` asks for alignment {}: alignments must be powers of two",
+            s.name, s.min_align
+        )));
+    }
+    for f in &s.fields {
+        if !f.align.is_power_of_two() {
+            return Err(SolveError::BadField(format!(
+                "field `{}` has alignment {}: alignments must be powers of two",
+                f.name, f.align
+            )));
+        }
+        if f.pinned {
+            let Some(o) = f.original_offset else {
+                return Err(SolveError::BadField(format!(
+                    "field `{}` is pinned but its original offset is unknown: give its offset or drop the pin",
+                    f.name
+                )));
+            };
+            if o % f.align != 0 {
+                return Err(SolveError::BadField(format!(
+                    "field `{}` is pinned at offset {o}, which is not a multiple of its alignment {}",
+                    f.name, f.align
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Each path's non-empty uses, `(field, bytes)`, from every field's uses.
 fn uses_by_path(uses: &[Vec<PathUse>], paths: usize) -> Vec<Vec<(usize, std::ops::Range<u64>)>> {
     let mut out = vec![Vec::new(); paths];
@@ -110,57 +144,8 @@ fn uses_by_path(uses: &[Vec<PathUse>], paths: usize) -> Vec<Vec<(usize, std::ops
 
 impl Problem {
     pub fn new(s: &Struct, separate_soft: bool) -> Result<Problem, SolveError> {
+        check_geometry(s)?;
         let n = s.fields.len();
-        if !s.min_align.is_power_of_two() && s.min_align != 0 {
-            return Err(SolveError::BadField(format!(
-                "struct `{}` asks for alignment {}: alignments must be powers of two",
-                s.name, s.min_align
-            )));
-        }
-        for f in &s.fields {
-            if !f.align.is_power_of_two() {
-                return Err(SolveError::BadField(format!(
-                    "field `{}` has alignment {}: alignments must be powers of two",
-                    f.name, f.align
-                )));
-            }
-            if f.pinned {
-                let Some(o) = f.original_offset else {
-                    return Err(SolveError::BadField(format!(
-                        "field `{}` is pinned but its original offset is unknown: give its offset or drop the pin",
-                        f.name
-                    )));
-                };
-                if o % f.align != 0 {
-                    return Err(SolveError::BadField(format!(
-                        "field `{}` is pinned at offset {o}, which is not a multiple of its alignment {}",
-                        f.name, f.align
-                    )));
-                }
-            }
-        }
-        // Colours and soft classes come from the access vocabulary: its
-        // colouring of each class (free, the shared colour, or a colour per
-        // parameter) and its role (what a line holding the field costs).
-        // The hard rule reads a lock word as lockless in a group of its own
-        // (`Field::rule_access`); its soft role stays that of a lock.
-        let rules: Vec<std::borrow::Cow<'_, crate::model::Access>> =
-            s.fields.iter().map(|f| f.rule_access()).collect();
-        let mut per_param: BTreeMap<(Class, Option<&str>), u32> = BTreeMap::new();
-        let mut locks: BTreeMap<&str, u32> = BTreeMap::new();
-        for (f, rule) in s.fields.iter().zip(&rules) {
-            if colouring(rule.class(), separate_soft) == Colouring::PerParam {
-                let next = per_param.len() as u32;
-                per_param
-                    .entry((rule.class(), rule.param()))
-                    .or_insert(next);
-            }
-            if let Some(lock) = f.access.lock() {
-                let next = locks.len() as u32;
-                locks.entry(lock).or_insert(next);
-            }
-        }
-        let n_groups = per_param.len() as u32;
         let mut p = Problem {
             n,
             size: s.fields.iter().map(|f| f.size).collect(),
@@ -201,6 +186,53 @@ impl Problem {
             path_work: 0,
             tail: s.flexible_tail().filter(|&t| !s.fields[t].pinned),
         };
+        p.assign_colours(s, separate_soft);
+        p.free = (0..n)
+            .filter(|&i| p.pin[i].is_none() && p.tail != Some(i))
+            .collect();
+        if p.segmented {
+            // Declaration order is the reference order: keep it where the
+            // segments allow.
+            p.free.sort_by_key(|&f| p.segment[f]);
+        }
+        p.tree = Tree::new(s, |f| p.pin[f].is_none() && p.tail != Some(f));
+        p.segmented |= p.tree.constrains();
+        p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
+        p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
+        if p.segmented && !p.pinned.is_empty() {
+            p.bound_segments_by_pins();
+        }
+        p.by_path = uses_by_path(&p.uses, p.path_names);
+        if p.path_names > 0 {
+            let uses: usize = p.by_path.iter().map(Vec::len).sum();
+            p.path_work = (uses + p.path_names) as u64;
+        }
+        Ok(p)
+    }
+
+    /// Colours and soft classes from the access vocabulary: its colouring
+    /// of each class (free, the shared colour, or a colour per parameter)
+    /// and its role (what a line holding the field costs). The hard rule
+    /// reads a lock word as lockless in a group of its own
+    /// (`Field::rule_access`); its soft role stays that of a lock.
+    fn assign_colours(&mut self, s: &Struct, separate_soft: bool) {
+        let rules: Vec<std::borrow::Cow<'_, crate::model::Access>> =
+            s.fields.iter().map(|f| f.rule_access()).collect();
+        let mut per_param: BTreeMap<(Class, Option<&str>), u32> = BTreeMap::new();
+        let mut locks: BTreeMap<&str, u32> = BTreeMap::new();
+        for (f, rule) in s.fields.iter().zip(&rules) {
+            if colouring(rule.class(), separate_soft) == Colouring::PerParam {
+                let next = per_param.len() as u32;
+                per_param
+                    .entry((rule.class(), rule.param()))
+                    .or_insert(next);
+            }
+            if let Some(lock) = f.access.lock() {
+                let next = locks.len() as u32;
+                locks.entry(lock).or_insert(next);
+            }
+        }
+        let n_groups = per_param.len() as u32;
         for (i, f) in s.fields.iter().enumerate() {
             let rule = &rules[i];
             let color = match colouring(rule.class(), separate_soft) {
@@ -217,83 +249,69 @@ impl Problem {
                 }
                 (Role::LockedWriter, None) | (Role::Idle, _) => (FREE, SoftRole::Cold),
             };
-            p.role[i] = role;
-            if f.size > 0 || p.tail == Some(i) {
-                p.color[i] = color;
-                p.class[i] = class;
+            self.role[i] = role;
+            if f.size > 0 || self.tail == Some(i) {
+                self.color[i] = color;
+                self.class[i] = class;
             }
             if role == SoftRole::Read {
-                p.read_bytes += f.size;
+                self.read_bytes += f.size;
             }
         }
         // Without two distinct colours nothing conflicts: clear the colours.
-        let mut present: Vec<u32> = p.color.iter().copied().filter(|&c| c != 0).collect();
+        let mut present: Vec<u32> = self.color.iter().copied().filter(|&c| c != 0).collect();
         present.sort_unstable();
         present.dedup();
         if present.len() < 2 {
-            p.color.iter_mut().for_each(|c| *c = 0);
+            self.color.iter_mut().for_each(|c| *c = 0);
         }
-        let n_colors = p.color.iter().copied().max().unwrap_or(0) as usize + 1;
-        p.color_bytes = vec![0; n_colors];
-        for i in 0..n {
-            p.color_bytes[p.color[i] as usize] += p.size[i];
+        let n_colors = self.color.iter().copied().max().unwrap_or(0) as usize + 1;
+        self.color_bytes = vec![0; n_colors];
+        for i in 0..self.n {
+            self.color_bytes[self.color[i] as usize] += self.size[i];
         }
-        p.free = (0..n)
-            .filter(|&i| p.pin[i].is_none() && p.tail != Some(i))
-            .collect();
-        if p.segmented {
-            // Declaration order is the reference order: keep it where the
-            // segments allow.
-            p.free.sort_by_key(|&f| p.segment[f]);
+    }
+
+    /// With segments and pinned fields: each field's `floor` (the largest
+    /// end of a pinned field in an earlier segment) and `ceil` (the
+    /// smallest start of one in a later segment).
+    fn bound_segments_by_pins(&mut self) {
+        // Per segment of a pinned field: the largest end and the smallest
+        // start of its pinned fields; then prefix and suffix over the
+        // segments.
+        let mut by_seg: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for &q in &self.pinned {
+            let start = self.pin[q].unwrap_or(0);
+            let e = by_seg.entry(self.segment[q]).or_insert((0, u64::MAX));
+            e.0 = e.0.max(start + self.size[q]);
+            e.1 = e.1.min(start);
         }
-        p.tree = Tree::new(s, |f| p.pin[f].is_none() && p.tail != Some(f));
-        p.segmented |= p.tree.constrains();
-        p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
-        p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
-        if p.segmented && !p.pinned.is_empty() {
-            // Per segment of a pinned field: the largest end and the
-            // smallest start of its pinned fields; then prefix and suffix
-            // over the segments.
-            let mut by_seg: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
-            for &q in &p.pinned {
-                let start = p.pin[q].unwrap_or(0);
-                let e = by_seg.entry(p.segment[q]).or_insert((0, u64::MAX));
-                e.0 = e.0.max(start + p.size[q]);
-                e.1 = e.1.min(start);
+        let mut floor_after: Vec<(u32, u64)> = Vec::with_capacity(by_seg.len());
+        let mut acc = 0;
+        for (&seg, &(end, _)) in &by_seg {
+            acc = acc.max(end);
+            floor_after.push((seg, acc));
+        }
+        let mut ceil_before: Vec<(u32, u64)> = Vec::with_capacity(by_seg.len());
+        let mut acc = u64::MAX;
+        for (&seg, &(_, start)) in by_seg.iter().rev() {
+            acc = acc.min(start);
+            ceil_before.push((seg, acc));
+        }
+        ceil_before.reverse();
+        for f in 0..self.n {
+            let s = self.segment[f];
+            // Pinned segments below s: the last entry with seg < s.
+            let k = floor_after.partition_point(|&(seg, _)| seg < s);
+            if k > 0 {
+                self.floor[f] = floor_after[k - 1].1;
             }
-            let mut floor_after: Vec<(u32, u64)> = Vec::with_capacity(by_seg.len());
-            let mut acc = 0;
-            for (&seg, &(end, _)) in &by_seg {
-                acc = acc.max(end);
-                floor_after.push((seg, acc));
-            }
-            let mut ceil_before: Vec<(u32, u64)> = Vec::with_capacity(by_seg.len());
-            let mut acc = u64::MAX;
-            for (&seg, &(_, start)) in by_seg.iter().rev() {
-                acc = acc.min(start);
-                ceil_before.push((seg, acc));
-            }
-            ceil_before.reverse();
-            for f in 0..n {
-                let s = p.segment[f];
-                // Pinned segments below s: the last entry with seg < s.
-                let k = floor_after.partition_point(|&(seg, _)| seg < s);
-                if k > 0 {
-                    p.floor[f] = floor_after[k - 1].1;
-                }
-                // Pinned segments above s: the first entry with seg > s.
-                let k = ceil_before.partition_point(|&(seg, _)| seg <= s);
-                if k < ceil_before.len() {
-                    p.ceil[f] = ceil_before[k].1;
-                }
+            // Pinned segments above s: the first entry with seg > s.
+            let k = ceil_before.partition_point(|&(seg, _)| seg <= s);
+            if k < ceil_before.len() {
+                self.ceil[f] = ceil_before[k].1;
             }
         }
-        p.by_path = uses_by_path(&p.uses, p.path_names);
-        if p.path_names > 0 {
-            let uses: usize = p.by_path.iter().map(Vec::len).sum();
-            p.path_work = (uses + p.path_names) as u64;
-        }
-        Ok(p)
     }
 
     /// Work units ([`super::budget`]) one evaluation of an order costs: one

@@ -473,7 +473,7 @@ fn check_solution(s: &Struct, opts: &SolveOptions, sol: &Solution) -> Result<(),
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(1500, 200), ..ProptestConfig::default() })]
 
     /// Up to 7 fields: the solver's size equals the exhaustive minimum, and
     /// it reports infeasibility exactly when no layout exists.

@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../../layout-core/tests/it/support/sweep.rs"]
+pub mod sweep;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
