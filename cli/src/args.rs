@@ -134,9 +134,11 @@ pub struct ProposeArgs {
     /// may differ with a larger limit.
     #[arg(long, default_value_t = 10.0, value_name = "SECS")]
     pub time_limit: f64,
-    /// What matters most, then next (the goals compare in order).
-    #[arg(long, value_enum, default_value_t = Preset::Balanced, value_name = "PRESET")]
-    pub objective: Preset,
+    /// What matters most, then next (the goals compare in order). Default: min-diff for a
+    /// struct whose author laid out its lines (a CACHELINE_PADDING(), a line-aligned member,
+    /// a cache-line group), saying what balanced would buy on top; balanced otherwise.
+    #[arg(long, value_enum, value_name = "PRESET")]
+    pub objective: Option<Preset>,
     /// Also keep lockless fields off the lines of locked fields (the soft cost), even when
     /// that costs bytes. Without it, the price of doing so is reported.
     #[arg(long)]

@@ -19,6 +19,9 @@ pub struct Loaded {
     /// Without an access file: the classes the member types gave (said in
     /// the output with [`TypeDefaults::note`]).
     pub type_defaults: Option<TypeDefaults>,
+    /// The kernel configuration the struct was read in (`--config`, or the
+    /// `.config` of a `--kbuild` tree).
+    pub configuration: Option<String>,
     /// Where the struct's text is, when a header was given (needed for diffs).
     pub source: Option<StructSource>,
     /// Why `source` is missing although a header was given: with a compiler
@@ -62,6 +65,11 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         .map(|f| f.types.clone())
         .unwrap_or_default();
     let from_probe = probe.is_some();
+    let configuration = probe
+        .as_ref()
+        .and_then(|p| p.config.clone())
+        .or_else(|| a.config.clone())
+        .map(|c| c.display().to_string());
     // A struct the probe lacks: say which #if of the header left it out.
     if let (Some(p), Some(h)) = (&probe, &a.header) {
         if p.db.find(&a.struct_name).is_none() {
@@ -179,6 +187,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     Ok(Loaded {
         model,
         type_defaults,
+        configuration,
         source,
         source_error,
         origin,

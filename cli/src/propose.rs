@@ -29,6 +29,8 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         time_limit: time_limit(a.time_limit)?,
         line: loaded.target.line,
         placement: loaded.placement,
+        configuration: loaded.configuration.clone(),
+        price_constraints: true,
     };
     let solved =
         propose::propose(subject, &opts).map_err(|e| e.diagnostic().in_file(&loaded.origin))?;
@@ -98,7 +100,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             out = ProposeJson {
                 before: view.before.json(),
                 after: view.after.json(),
-                objective: a.objective.name().to_string(),
+                objective: solved.objective.name().to_string(),
                 nothing_to_do: solved.nothing_to_do,
                 optimal: solved.optimal,
                 proven: sol.map(|sol| {
@@ -118,6 +120,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 dissolved_paddings: dissolved.map(|d| d.paddings.clone()),
                 dissolved_line_aligned: dissolved.map(|d| d.line_aligned.clone()),
                 separated_locked_size: separated.map(|alt| alt.layout.size),
+                balanced_size: solved.smaller.as_ref().map(|alt| alt.layout.size),
+                constraints: solved.constraints.clone(),
+                balanced_moved: solved.smaller.as_ref().map(|alt| alt.cost.churn),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
             }
@@ -240,6 +245,17 @@ fn summary(view: &ProposalView, solved: &Proposal, assertion: Option<&str>) -> S
             "the time limit stopped the search: the answer may differ with a larger --time-limit"
         );
     }
+    t.push_str(&constraints_text(&solved.constraints));
+    if let Some(alt) = &solved.smaller {
+        let _ = writeln!(
+            t,
+            "the author laid out this struct's lines, so the default is the smallest change (--objective min-diff); \
+--objective balanced gives {} bytes ({:+}) with {} members moved",
+            alt.layout.size,
+            alt.layout.size as i64 - after.size as i64,
+            alt.cost.churn
+        );
+    }
     if let Some(alt) = separated {
         let _ = writeln!(
             t,
@@ -257,6 +273,24 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
             t,
             "cache-line group {g} grows from {was} to {now} bytes: check its CACHELINE_ASSERT_GROUP_SIZE"
         );
+    }
+    t
+}
+
+/// The constraints the proof holds under, and what each costs.
+fn constraints_text(kept: &[propose::constraints::Constraint]) -> String {
+    if kept.is_empty() {
+        return String::new();
+    }
+    let mut t = format!(
+        "proven under the constraints kept: {}\n",
+        kept.iter().map(|c| c.text()).collect::<Vec<_>>().join("; ")
+    );
+    for c in kept {
+        if let Some(p) = c.price_text() {
+            t.push_str(&p);
+            t.push('\n');
+        }
     }
     t
 }

@@ -51,6 +51,18 @@ pub struct ProposeJson {
     /// fields, when that costs more.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub separated_locked_size: Option<u64>,
+    /// With no objective named and min-diff chosen for the author's
+    /// layout: the size and members moved of the size-first (`balanced`)
+    /// layout, when it is smaller.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balanced_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balanced_moved: Option<u64>,
+    /// The constraints the layout is proven under (the author's structure
+    /// kept, the one configuration), each with its price when relaxing it
+    /// was solved: `{"kept", "names", "without": {"size", "kept_size",
+    /// "proven"}}`.
+    pub constraints: Vec<crate::propose::constraints::Constraint>,
     /// With `--changelog`: the commit-message paragraph.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changelog: Option<String>,

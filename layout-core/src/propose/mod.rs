@@ -15,7 +15,16 @@
 //!    layout (moving nothing is the least churn there is);
 //! 4. when lockless fields still share lines with locked ones, the price of
 //!    separating them too is computed, within what is left of the time
-//!    limit.
+//!    limit;
+//! 5. with no objective named, a struct whose author laid out its lines (a
+//!    `CACHELINE_PADDING()`, a line-aligned member, a cache-line group) gets
+//!    the smallest change that fixes it (`min-diff`), and the proposal
+//!    says what the size-first layout (`balanced`) would buy on top; any
+//!    other struct gets `balanced` ([`default_objective`]);
+//! 6. the proposal names the constraints it is proven under and prices
+//!    each ([`constraints`]).
+
+pub mod constraints;
 
 use crate::layout::{self, Layout};
 use crate::model::{Placement, Struct};
@@ -40,7 +49,8 @@ pub struct Subject {
 /// The user's choices (the command line's `propose` options).
 #[derive(Clone, Debug)]
 pub struct ProposeOptions {
-    pub objective: Preset,
+    /// `None`: [`default_objective`].
+    pub objective: Option<Preset>,
     /// Dissolve the author's cache-line groups, paddings and line-aligned
     /// members (`--regroup`).
     pub regroup: bool,
@@ -53,6 +63,11 @@ pub struct ProposeOptions {
     pub time_limit: Duration,
     pub line: u64,
     pub placement: Placement,
+    /// The configuration the struct was read in (a `.config`'s path), when
+    /// its text has `#if` blocks: the proof holds for that one.
+    pub configuration: Option<String>,
+    /// Price each constraint the proposal keeps (a solve each).
+    pub price_constraints: bool,
 }
 
 /// Why no layout could be proposed. Render it with [`ProposeError::diagnostic`]
@@ -129,12 +144,38 @@ pub struct Proposal {
     /// Under `regroup` with hot-lines: the hot paths that dissolving the
     /// groups would have made worse, when the groups were kept for them.
     pub groups_kept_for: Vec<String>,
+    /// The objective solved for (the user's, or [`default_objective`]).
+    pub objective: Preset,
+    /// With the objective chosen by default as min-diff: the size-first
+    /// (`balanced`) layout, when it is smaller.
+    pub smaller: Option<Solution>,
+    /// What the layout is proven under, with prices when asked.
+    pub constraints: Vec<constraints::Constraint>,
+}
+
+/// The objective when the user names none: `min-diff` for a struct whose
+/// author laid out its lines (a `CACHELINE_PADDING()`, a line-aligned
+/// member, a cache-line group: the layout is intent, and the smallest
+/// change that fixes it is the patch a maintainer takes), `balanced`
+/// (size first) otherwise.
+pub fn default_objective(s: &Struct) -> Preset {
+    let laid_out = s
+        .fields
+        .iter()
+        .any(|f| f.line_break || segments::Marker::of(f).is_some_and(|m| m.is_cacheline()));
+    if laid_out {
+        Preset::MinDiff
+    } else {
+        Preset::Balanced
+    }
 }
 
 /// Solves, verifies and decides, following the policy of the module docs.
 pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, ProposeError> {
     let started = Instant::now();
-    let preset = opts.objective;
+    let preset = opts
+        .objective
+        .unwrap_or_else(|| default_objective(&subject.model));
     // Under --regroup --objective hot-lines, the struct with the author's
     // groups as they are: kept when dissolving them would cost a hot path.
     let mut author = (opts.regroup && preset == Preset::HotLines).then(|| subject.clone());
@@ -198,6 +239,9 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
                 separated: None,
                 dissolved: None,
                 groups_kept_for: Vec::new(),
+                objective: preset,
+                smaller: None,
+                constraints: Vec::new(),
                 subject: subject.clone(),
             }
         }
@@ -217,10 +261,27 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
                 separated: None,
                 dissolved: None,
                 groups_kept_for: Vec::new(),
+                objective: preset,
+                smaller: None,
+                constraints: Vec::new(),
                 subject: subject.clone(),
             }
         }
     };
+    // The objective was chosen for the author's layout: say what the
+    // size-first one would buy.
+    if opts.objective.is_none() && preset == Preset::MinDiff {
+        proposal.smaller = solve::solve(
+            s,
+            &SolveOptions {
+                preset: Preset::Balanced,
+                time_limit: opts.time_limit.saturating_sub(started.elapsed()),
+                ..solve_opts.clone()
+            },
+        )
+        .ok()
+        .filter(|alt| alt.layout.size < proposal.layout.size);
+    }
     // When lockless fields still share lines with locked ones, price
     // separating them too, within what is left of the time limit.
     if !opts.separate_locked && !proposal.nothing_to_do {
@@ -234,6 +295,14 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
         )
         .ok()
         .filter(|alt| alt.layout.size > proposal.layout.size);
+    }
+    proposal.constraints = constraints::kept_by(s, opts.configuration.as_deref());
+    if opts.price_constraints && !proposal.nothing_to_do {
+        let left = SolveOptions {
+            time_limit: opts.time_limit.saturating_sub(started.elapsed()),
+            ..solve_opts.clone()
+        };
+        constraints::price(s, &mut proposal.constraints, &left);
     }
     proposal.dissolved = dissolved;
     proposal.groups_kept_for = groups_kept_for;
@@ -250,7 +319,11 @@ impl Proposal {
     /// Whether a time limit stopped a search, so that the answer may
     /// differ with a larger one.
     pub fn stopped_by_time(&self) -> bool {
-        self.stopped_by_time || self.separated.as_ref().is_some_and(|a| a.stopped_by_time)
+        self.stopped_by_time
+            || [&self.separated, &self.smaller]
+                .into_iter()
+                .flatten()
+                .any(|a| a.stopped_by_time)
     }
 }
 
@@ -349,13 +422,15 @@ mod tests {
 
     fn options(objective: Preset) -> ProposeOptions {
         ProposeOptions {
-            objective,
+            objective: Some(objective),
             regroup: false,
             move_first: false,
             separate_locked: false,
             time_limit: Duration::from_secs(10),
             line: 64,
             placement: Placement::Aligned,
+            configuration: None,
+            price_constraints: true,
         }
     }
 

@@ -1,0 +1,232 @@
+//! What a proposal is proven under, and what each of those constraints
+//! costs: the author's structure the layout keeps (the first member, the
+//! cache-line groups and line breaks, the `#if` blocks, pinned members)
+//! and the one configuration the struct was read in. A proof holds only
+//! under them; a reviewer weighs each by its price, the smallest size
+//! without it against the smallest size with everything kept.
+
+use crate::model::Struct;
+use crate::segments::{self, Keep, Marker};
+use crate::solve::{self, Preset, SolveOptions};
+use serde::Serialize;
+
+/// One constraint the proposal holds under.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Constraint {
+    /// What is kept: `first member`, `groups and line breaks`, `#if blocks`,
+    /// `pinned members`, `one configuration`.
+    pub kept: &'static str,
+    /// The members, groups or blocks it names.
+    pub names: Vec<String>,
+    /// The price, when it was computed: the smallest size with this
+    /// constraint relaxed and everything else kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub without: Option<Price>,
+}
+
+/// The smallest size without a constraint, against the smallest with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Price {
+    /// The smallest size found with the constraint relaxed.
+    pub size: u64,
+    /// The smallest size found with every constraint kept.
+    pub kept_size: u64,
+    /// Both sizes proven minimal: the price is exact.
+    pub proven: bool,
+}
+
+impl Price {
+    /// Bytes the constraint costs (0 when relaxing it gains nothing).
+    pub fn bytes(&self) -> u64 {
+        self.kept_size.saturating_sub(self.size)
+    }
+}
+
+impl Constraint {
+    /// `the first member (lock)`, `3 #if blocks (CONFIG_NUMA, ...)`.
+    pub fn text(&self) -> String {
+        let names = if self.names.len() > 4 {
+            format!(
+                "{}, ... {} in all",
+                self.names[..3].join(", "),
+                self.names.len()
+            )
+        } else {
+            self.names.join(", ")
+        };
+        if names.is_empty() {
+            self.kept.to_string()
+        } else {
+            format!("{} ({names})", self.kept)
+        }
+    }
+
+    /// What it costs, for the summary and the changelog: only a proven
+    /// price (both sizes proven minimal), and only when it is not zero.
+    pub fn price_text(&self) -> Option<String> {
+        let p = self.without.filter(|p| p.proven && p.bytes() > 0)?;
+        Some(format!(
+            "keeping the {} costs {} bytes: the smallest layout is {} bytes with it, {} bytes without (both proven)",
+            self.kept,
+            p.bytes(),
+            p.kept_size,
+            p.size,
+        ))
+    }
+}
+
+/// The constraints `s` holds the layout to, in the order a reviewer reads
+/// them; `configuration` names the configuration the struct was read in
+/// (a `.config`), when its text has `#if` blocks.
+pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
+    let mut out = Vec::new();
+    let c = |kept, names| Constraint {
+        kept,
+        names,
+        without: None,
+    };
+    if segments::first_is_kept(s) {
+        out.push(c("first member", vec![s.fields[0].name.clone()]));
+    }
+    let breaks: Vec<String> = s
+        .fields
+        .iter()
+        .filter(|f| f.line_break || Marker::of(f).is_some_and(|m| m.is_cacheline()))
+        .filter(|f| !matches!(Marker::of(f), Some(Marker::GroupEnd(_))))
+        .map(|f| match Marker::of(f) {
+            Some(Marker::GroupBegin(g)) => format!("group {g}"),
+            _ => f.name.clone(),
+        })
+        .collect();
+    if !breaks.is_empty() {
+        out.push(c("groups and line breaks", breaks));
+    }
+    if !s.blocks.is_empty() {
+        let names = s
+            .blocks
+            .iter()
+            .filter_map(|b| {
+                b.first()
+                    .map(|&f| format!("#if block of {}", s.fields[f].name))
+            })
+            .collect();
+        out.push(c("#if blocks", names));
+    }
+    let pinned: Vec<String> = s
+        .fields
+        .iter()
+        .filter(|f| f.pinned)
+        .map(|f| f.name.clone())
+        .collect();
+    if !pinned.is_empty() {
+        out.push(c("pinned members", pinned));
+    }
+    if let Some(config) = configuration.filter(|_| !s.blocks.is_empty()) {
+        out.push(c("one configuration", vec![config.to_string()]));
+    }
+    out
+}
+
+/// Prices each relaxable constraint of `kept`: the smallest size
+/// (`balanced`, size first) with it relaxed, against the smallest with
+/// everything kept. `opts` bounds each solve as it bounds the proposal's.
+pub fn price(s: &Struct, kept: &mut [Constraint], opts: &SolveOptions) {
+    let size_first = SolveOptions {
+        preset: Preset::Balanced,
+        ..opts.clone()
+    };
+    let Ok(base) = solve::solve(s, &size_first) else {
+        return;
+    };
+    let base_proven = base.proven_goals >= 1;
+    for c in kept.iter_mut() {
+        let mut relaxed = s.clone();
+        match c.kept {
+            "first member" => segments::release_first(&mut relaxed),
+            "groups and line breaks" => {
+                let keep = Keep {
+                    first: segments::first_is_kept(s),
+                    ..Keep::default()
+                };
+                segments::dissolve_groups(&mut relaxed, keep);
+            }
+            "#if blocks" => relaxed.blocks.clear(),
+            "pinned members" => relaxed.fields.iter_mut().for_each(|f| f.pinned = false),
+            _ => continue,
+        }
+        if let Ok(sol) = solve::solve(&relaxed, &size_first) {
+            c.without = Some(Price {
+                size: sol.layout.size,
+                kept_size: base.layout.size,
+                proven: base_proven && sol.proven_goals >= 1,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field};
+
+    fn strukt() -> Struct {
+        let long = |n: &str, a: Access| Field::new(n, "long", 8, 8).with_access(a);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("head", Access::ReadMostly),
+                long("hits", Access::Lockless { group: None }),
+                pad,
+                long("a", Access::ReadMostly),
+                long("b", Access::Cold),
+            ],
+        );
+        crate::segments::assign(&mut s, Keep::default());
+        s.blocks = vec![vec![3, 4]];
+        s
+    }
+
+    #[test]
+    fn the_kept_constraints_are_named_in_reading_order() {
+        let s = strukt();
+        let kept = kept_by(&s, Some(".config"));
+        let what: Vec<&str> = kept.iter().map(|c| c.kept).collect();
+        assert_eq!(
+            what,
+            [
+                "first member",
+                "groups and line breaks",
+                "#if blocks",
+                "one configuration"
+            ]
+        );
+        assert_eq!(kept[0].text(), "first member (head)");
+        assert_eq!(kept[1].names, ["_pad1_"]);
+        // Without #if blocks the configuration is not a constraint.
+        let mut plain = s.clone();
+        plain.blocks.clear();
+        assert!(kept_by(&plain, Some(".config"))
+            .iter()
+            .all(|c| c.kept != "one configuration"));
+    }
+
+    #[test]
+    fn relaxing_a_constraint_never_costs_and_only_proven_prices_are_told() {
+        let s = strukt();
+        let mut kept = kept_by(&s, None);
+        price(&s, &mut kept, &SolveOptions::default());
+        for c in &kept {
+            let p = c.without.expect("every relaxable constraint is priced");
+            assert!(p.size <= p.kept_size || !p.proven, "{c:?}");
+            match c.price_text() {
+                Some(t) => assert!(p.proven && p.bytes() > 0 && t.contains("both proven")),
+                None => assert!(!p.proven || p.bytes() == 0),
+            }
+        }
+        // The first member kept at 0 next to `hits` costs a line: without
+        // it, `hits` can go last, after the read-mostly members.
+        let first = &kept[0];
+        assert_eq!(first.kept, "first member");
+    }
+}
