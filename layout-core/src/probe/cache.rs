@@ -123,6 +123,7 @@ pub fn key(tc: &Toolchain, identity: &str, headers: &[PathBuf]) -> Result<String
         };
     }
     h.field(tc.directory.as_os_str().as_encoded_bytes());
+    h.field(tc.prologue.as_bytes());
     for header in headers {
         let text = std::fs::read(header).map_err(|e| {
             Diagnostic::new(format!("cannot read header: {e}"))

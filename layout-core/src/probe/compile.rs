@@ -12,6 +12,9 @@ pub struct Toolchain {
     pub compiler: Vec<String>,
     pub flags: Vec<String>,
     pub directory: PathBuf,
+    /// Lines the probe starts with, before the headers (options flipped
+    /// for another configuration); empty by default.
+    pub prologue: String,
 }
 
 /// File names inside a probe directory.
@@ -85,7 +88,7 @@ impl Toolchain {
     /// list and its macros. The two compiler runs go in parallel.
     pub fn compile(&self, headers: &[PathBuf], dir: &Path) -> Result<(), Failed> {
         let source = dir.join(SOURCE);
-        let text = probe_source(headers)?;
+        let text = probe_source(&self.prologue, headers)?;
         std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -128,7 +131,12 @@ impl Toolchain {
                 let text = String::from_utf8_lossy(&out.stderr);
                 return Err(Failed {
                     diagnostic: first_error(&text, headers, &source, &self.compiler[0]),
-                    header: failing_header(&text, &source, headers.len()),
+                    header: failing_header(
+                        &text,
+                        &source,
+                        headers.len(),
+                        self.prologue.lines().count(),
+                    ),
                 });
             }
         }
@@ -159,8 +167,9 @@ impl From<Diagnostic> for Failed {
 }
 
 /// The probed header the first error came from: the probe's line that the
-/// include chain starts at (line 2 includes the first header).
-fn failing_header(stderr: &str, probe: &Path, count: usize) -> Option<usize> {
+/// include chain starts at (line 2, after the prologue, includes the first
+/// header).
+fn failing_header(stderr: &str, probe: &Path, count: usize, prologue: usize) -> Option<usize> {
     let probe = probe.display().to_string();
     for line in stderr.lines() {
         let l = line
@@ -174,7 +183,7 @@ fn failing_header(stderr: &str, probe: &Path, count: usize) -> Option<usize> {
                 .next()?
                 .parse()
                 .ok()?;
-            return n.checked_sub(2).filter(|&i| i < count);
+            return n.checked_sub(2 + prologue).filter(|&i| i < count);
         }
         if line.contains(": error: ") || line.contains(": fatal error: ") {
             return None;
@@ -183,9 +192,10 @@ fn failing_header(stderr: &str, probe: &Path, count: usize) -> Option<usize> {
     None
 }
 
-/// `#include "/abs/header.h"` for each header.
-fn probe_source(headers: &[PathBuf]) -> Result<String, Diagnostic> {
+/// `#include "/abs/header.h"` for each header, after the prologue.
+fn probe_source(prologue: &str, headers: &[PathBuf]) -> Result<String, Diagnostic> {
     let mut s = String::from("/* cachelayout probe: the types of these headers */\n");
+    s.push_str(prologue);
     for h in headers {
         s.push_str(&include_line(h)?);
     }
@@ -465,8 +475,8 @@ mod tests {
 /src/include/linux/bar.h:12:3: error: unknown type name 'baz'\n   12 |   baz x;\n/src/x.h:1:1: error: second\n";
         let probe = Path::new("/tmp/p/probe.c");
         let d = first_error(stderr, std::slice::from_ref(&h), probe, "gcc");
-        assert_eq!(failing_header(stderr, probe, 1), Some(0));
-        assert_eq!(failing_header(stderr, probe, 0), None);
+        assert_eq!(failing_header(stderr, probe, 1, 0), Some(0));
+        assert_eq!(failing_header(stderr, probe, 0, 0), None);
         let s = d.to_string();
         assert!(s.starts_with("/src/include/linux/bar.h:12:3: error: the compiler `gcc` failed: unknown type name 'baz'"), "{s}");
         assert!(

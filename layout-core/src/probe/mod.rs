@@ -59,6 +59,10 @@ pub struct ProbeArgs {
     /// Compile the probe again even when the probe cache holds it, and do not store it.
     #[cfg_attr(feature = "clap", arg(long))]
     pub no_probe_cache: bool,
+    /// Configuration options to set (`true`) or unset (`false`) before the
+    /// header, for the layout in another configuration (`--check-configs`).
+    #[cfg_attr(feature = "clap", arg(skip))]
+    pub flip: Vec<(String, bool)>,
 }
 
 impl ProbeArgs {
@@ -126,8 +130,42 @@ impl Probe {
     }
 }
 
-/// The toolchain and, for a kernel tree, its `.config`.
+/// The toolchain and, for a kernel tree, its `.config`; with
+/// [`ProbeArgs::flip`], the probe sets those options before the header.
 pub fn toolchain(
+    args: &ProbeArgs,
+    header: &Path,
+) -> Result<(Toolchain, Option<PathBuf>), Diagnostic> {
+    let (mut tc, config) = toolchain_of(args, header)?;
+    tc.prologue = flip_prologue(&args.flip)?;
+    Ok((tc, config))
+}
+
+/// `#undef NAME` (off) or `#define NAME 1` (on) for each option to flip,
+/// after the compiler's forced includes (a kernel's `autoconf.h`) and before
+/// the header. Only identifiers are taken.
+fn flip_prologue(flip: &[(String, bool)]) -> Result<String, Diagnostic> {
+    let mut out = String::new();
+    for (name, on) in flip {
+        let ident = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ident {
+            return Err(Diagnostic::new(format!(
+                "`{name}` is not a configuration option's name"
+            ))
+            .help("name an option such as CONFIG_NUMA"));
+        }
+        if *on {
+            out.push_str(&format!("#undef {name}\n#define {name} 1\n"));
+        } else {
+            out.push_str(&format!("#undef {name}\n"));
+        }
+    }
+    Ok(out)
+}
+
+fn toolchain_of(
     args: &ProbeArgs,
     header: &Path,
 ) -> Result<(Toolchain, Option<PathBuf>), Diagnostic> {
@@ -151,6 +189,7 @@ pub fn toolchain(
             compiler,
             flags: Vec::new(),
             directory: tree.objtree.clone(),
+            prologue: String::new(),
         };
         let own = tc.own_include_dir();
         tc.flags = tree.flags(own.as_deref());
@@ -170,6 +209,7 @@ pub fn toolchain(
                 compiler,
                 flags: e.flags,
                 directory: e.directory,
+                prologue: String::new(),
             },
             None,
         ));
@@ -185,6 +225,7 @@ pub fn toolchain(
             compiler: words,
             flags: Vec::new(),
             directory,
+            prologue: String::new(),
         },
         None,
     ))
