@@ -20,6 +20,7 @@ mod cli_reliability;
 mod cli_scan;
 mod cli_seed;
 mod cli_solver;
+mod docs_quotes;
 mod macro_cachepadded;
 mod macro_check_oracle;
 mod macro_crate_path;
