@@ -1,4 +1,5 @@
-//! The command output quoted in README.md and GUIDE.md, kept true.
+//! The command output quoted in README.md, GUIDE.md and docs/solver.md,
+//! kept true.
 //!
 //! A quoted block is the fenced block right after an HTML comment
 //! `<!-- quoted: NAME -->`. `QUOTES` below says, for each NAME, which
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The docs that hold quoted output, relative to the repository root.
-const DOCS: [&str; 2] = ["README.md", "GUIDE.md"];
+const DOCS: [&str; 3] = ["README.md", "GUIDE.md", "docs/solver.md"];
 
 /// The Debian headers package the kernel quotes name.
 const KERNEL_COMMON: &str = "/usr/src/linux-headers-6.1.0-57-common";
@@ -110,6 +111,22 @@ const QUOTES: &[Quote] = &[
         name: "propose-lru-gen-aligned",
         args: &[
             "propose", LRU_GEN[0], LRU_GEN[1], LRU_GEN[2], LRU_GEN[3], LRU_GEN[4],
+        ],
+        dir: Dir::Repo,
+        stream: Stream::Stderr,
+        status: 0,
+    },
+    Quote {
+        name: "propose-lru-gen-min-diff",
+        args: &[
+            "propose",
+            LRU_GEN[0],
+            LRU_GEN[1],
+            LRU_GEN[2],
+            LRU_GEN[3],
+            LRU_GEN[4],
+            "--objective",
+            "min-diff",
         ],
         dir: Dir::Repo,
         stream: Stream::Stderr,
