@@ -24,6 +24,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::AtomicU64;
 
 /// The docs that hold quoted output, relative to the repository root.
 const DOCS: [&str; 3] = ["README.md", "GUIDE.md", "docs/solver.md"];
@@ -426,14 +427,47 @@ fn quoted_output_matches_the_commands() {
 #[test]
 fn every_quoted_block_has_its_command_here() {
     for (name, block) in all_blocks("quoted") {
-        let known =
-            QUOTES.iter().any(|q| q.name == name) || UI_QUOTES.iter().any(|(n, _)| *n == name);
+        let known = QUOTES.iter().any(|q| q.name == name)
+            || UI_QUOTES.iter().any(|(n, _)| *n == name)
+            || name == REPORT_QUOTE;
         assert!(
             known,
             "{}:{}: `<!-- quoted: {name} -->` has no entry in tests/it/docs_quotes.rs",
             block.doc, block.line
         );
     }
+}
+
+// The README's first `optimize`d struct, as it is written there (an
+// excerpt the test `excerpts_are_in_their_files` finds in this file).
+#[cachelayout::optimize]
+pub struct ServerStats {
+    pub max_body_bytes: u64,
+    pub requests: AtomicU64,
+    pub timeout_ms: u32,
+}
+
+/// The README's quote of `ServerStats::layout_report()`.
+const REPORT_QUOTE: &str = "report-server-stats";
+
+#[test]
+fn the_quoted_report_is_the_macros() {
+    let quoted = all_blocks("quoted");
+    let (_, block) = quoted
+        .iter()
+        .find(|(n, _)| n == REPORT_QUOTE)
+        .unwrap_or_else(|| panic!("no `<!-- quoted: {REPORT_QUOTE} -->` block in the docs"));
+    let report = <ServerStats as cachelayout::CacheLayout>::layout_report();
+    assert_eq!(
+        block.text.trim_end(),
+        report.trim_end(),
+        "{}:{}: the quoted report differs from layout_report()",
+        block.doc,
+        block.line
+    );
+    let stats = ServerStats::new(1 << 20, AtomicU64::new(0), 30_000);
+    assert_eq!(stats.max_body_bytes, 1 << 20);
+    assert_eq!(stats.timeout_ms, 30_000);
 }
 
 /// Compiler errors the docs quote, and the trybuild file that keeps each
