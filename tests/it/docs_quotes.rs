@@ -255,9 +255,23 @@ fn blocks(doc: &'static str, text: &str, kind: &str) -> Vec<(String, Block)> {
     found
 }
 
+/// The repository root, where the docs are: this package's directory or the
+/// nearest one above it that holds GUIDE.md (so the test reads the same
+/// docs from whichever package of the workspace runs it).
+fn root() -> PathBuf {
+    let mut dir = support::repo();
+    while !dir.join("GUIDE.md").is_file() {
+        assert!(
+            dir.pop(),
+            "no GUIDE.md in {} or above",
+            support::repo().display()
+        );
+    }
+    dir
+}
+
 fn read_doc(doc: &str) -> String {
-    std::fs::read_to_string(support::repo().join(doc))
-        .unwrap_or_else(|e| panic!("{doc} is readable: {e}"))
+    std::fs::read_to_string(root().join(doc)).unwrap_or_else(|e| panic!("{doc} is readable: {e}"))
 }
 
 fn all_blocks(kind: &str) -> Vec<(String, Block)> {
@@ -330,7 +344,7 @@ fn write_doc_files(dir: &Path) {
 /// The directory a quote runs in, or why it is skipped.
 fn dir_of(quote: &Quote, scratch: &Path) -> Result<PathBuf, String> {
     match quote.dir {
-        Dir::Repo => Ok(support::repo()),
+        Dir::Repo => Ok(root()),
         Dir::Scratch => Ok(scratch.to_path_buf()),
         Dir::KernelSources => {
             let sources = PathBuf::from(KERNEL_COMMON);
@@ -494,7 +508,7 @@ fn quoted_compiler_errors_match_the_ui_tests() {
             .iter()
             .find(|(n, _)| n == name)
             .unwrap_or_else(|| panic!("no `<!-- quoted: {name} -->` block in the docs"));
-        let expected = std::fs::read_to_string(support::repo().join(path)).unwrap();
+        let expected = std::fs::read_to_string(root().join(path)).unwrap();
         assert!(
             !block.text.trim().is_empty() && expected.starts_with(&block.text),
             "{}:{}: quote {name} is not how {path} starts:\n{}",
@@ -510,7 +524,7 @@ fn excerpts_are_in_their_files() {
     let excerpts = all_blocks("excerpt-of");
     assert!(!excerpts.is_empty(), "the README quotes a ui test's source");
     for (path, block) in excerpts {
-        let source = std::fs::read_to_string(support::repo().join(&path))
+        let source = std::fs::read_to_string(root().join(&path))
             .unwrap_or_else(|e| panic!("{}:{}: {path}: {e}", block.doc, block.line));
         assert!(
             source.contains(&block.text),
