@@ -158,7 +158,8 @@ pub struct ProposeArgs {
     #[arg(long, value_name = "PATH", requires = "offset")]
     pub container: Option<String>,
     /// Print a commit-message paragraph (what shared which line, the line tables before
-    /// and after, the size change and its proof) after the diff, or in place of the table.
+    /// and after, the size change and its proof): before the diff, separated by `---` as
+    /// `git am` reads it; after the table; as "changelog" in JSON.
     #[arg(long)]
     pub changelog: bool,
     /// Also report how the new size spreads to the structs that embed this one (from the

@@ -9,7 +9,7 @@
 //!
 //! What the front-end reads (conditionals, `.config`, attributes, markers,
 //! member macros, bit-fields, constant expressions, what gcc refuses) is
-//! listed once, for users and contributors alike, in the README's section
+//! listed once, for users and contributors alike, in GUIDE.md's section
 //! "What the C front-end reads"; the kernel idioms themselves are tables in
 //! [`crate::idioms`], and ARCHITECTURE.md maps the modules below.
 //!
