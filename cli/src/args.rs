@@ -70,7 +70,7 @@ pub enum Command {
 }
 
 /// Where the struct comes from and how fields are accessed.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// The C header that defines the struct. Optional with --btf or --dwarf, which give
     /// the exact layout; `propose` needs it to write the diff; --kbuild, --compile-commands
@@ -176,6 +176,13 @@ pub struct ProposeArgs {
     /// struct to it, like tcp_sk()).
     #[arg(long)]
     pub move_first: bool,
+    /// Check the declared layout and the proposal in every configuration that changes the
+    /// struct: the one read, and each CONFIG_ option of the struct's #if lines flipped
+    /// (compiled again with the compiler front-end: --kbuild, --compile-commands or --cc).
+    /// Size and hard conflicts per configuration go in the summary, the changelog and the
+    /// JSON ("configurations").
+    #[arg(long)]
+    pub check_configs: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

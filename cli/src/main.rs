@@ -6,6 +6,7 @@
 //! the arguments and the output.
 
 mod args;
+mod configs;
 mod growth;
 mod input;
 mod output;

@@ -41,6 +41,30 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let regroup_note = regroup_note(&solved.groups_kept_for);
     let view = ProposalView::new(s, before, &solved.layout);
     let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
+    let configurations = if a.check_configs {
+        let source = solved.subject.source.as_ref().ok_or_else(|| {
+            Diagnostic::new("--check-configs needs the header's text").help("give the header")
+        })?;
+        let diff = if solved.moves_nothing() {
+            String::new()
+        } else {
+            emit::c_diff(source, &solved.layout, a.style)?
+        };
+        Some(super::configs::check(
+            &a.input,
+            s,
+            before,
+            &solved.layout,
+            source,
+            &diff,
+        )?)
+    } else {
+        None
+    };
+    let configs_text = configurations
+        .as_deref()
+        .map(layout_core::configs::report)
+        .unwrap_or_default();
     let changelog = a.changelog.then(|| {
         let notes = ChangelogNotes {
             lower_bound: solved.lower_bound,
@@ -50,7 +74,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             separated_size: separated.map(|alt| alt.layout.size),
             phase_assertion: assertion.clone(),
         };
-        emit::changelog_of(&view, &notes)
+        let mut text = emit::changelog_of(&view, &notes);
+        if !configs_text.is_empty() {
+            text.push('\n');
+            text.push_str(&configs_text);
+        }
+        text
     });
     let growth = if a.growth {
         Some(super::growth::for_proposal(&a.input, s, &solved.layout)?)
@@ -86,6 +115,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = writeln!(out, "{}", view.after.diagram(&lines));
             }
             out.push_str(&summary(&view, &solved, assertion.as_deref()));
+            out.push_str(&configs_text);
             out.push_str(&dissolved_note(dissolved));
             out.push_str(&regroup_note);
             if let Some(text) = &changelog {
@@ -122,6 +152,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 separated_locked_size: separated.map(|alt| alt.layout.size),
                 balanced_size: solved.smaller.as_ref().map(|alt| alt.layout.size),
                 constraints: solved.constraints.clone(),
+                configurations: configurations.clone(),
                 balanced_moved: solved.smaller.as_ref().map(|alt| alt.cost.churn),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
@@ -133,7 +164,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if a.format == ProposeFormat::Diff {
         eprint!(
             "{}{}",
-            summary(&view, &solved, assertion.as_deref()),
+            summary(&view, &solved, assertion.as_deref()) + &configs_text,
             dissolved_note(dissolved) + &regroup_note
         );
         if let Some(g) = &growth {

@@ -39,6 +39,7 @@ pub mod btf;
 #[cfg(feature = "c-header")]
 pub mod c;
 pub mod class;
+pub mod configs;
 pub mod cost;
 #[cfg(feature = "dwarf")]
 pub mod dwarf;

@@ -151,10 +151,10 @@ fn flip_prologue(flip: &[(String, bool)]) -> Result<String, Diagnostic> {
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if !ident {
-            return Err(Diagnostic::new(format!(
-                "`{name}` is not a configuration option's name"
-            ))
-            .help("name an option such as CONFIG_NUMA"));
+            return Err(
+                Diagnostic::new(format!("`{name}` is not a configuration option's name"))
+                    .help("name an option such as CONFIG_NUMA"),
+            );
         }
         if *on {
             out.push_str(&format!("#undef {name}\n#define {name} 1\n"));

@@ -63,6 +63,12 @@ pub struct ProposeJson {
     /// was solved: `{"kept", "names", "without": {"size", "kept_size",
     /// "proven"}}`.
     pub constraints: Vec<crate::propose::constraints::Constraint>,
+    /// With `--check-configs`: the declared layout and the proposal in each
+    /// configuration checked (`{"configuration", "declared", "proposed"}`,
+    /// each `{"state": "laid", "size", "conflicts"}`, `"absent"` or
+    /// `{"state": "failed", "why"}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub configurations: Option<Vec<crate::configs::ConfigCheck>>,
     /// With `--changelog`: the commit-message paragraph.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changelog: Option<String>,

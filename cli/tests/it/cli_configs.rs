@@ -1,0 +1,276 @@
+//! `propose --check-configs`: the declared layout and the proposal in every
+//! configuration that changes the struct, each compiled; the sizes checked
+//! against gcc's, a rule broken in another configuration reported.
+
+use crate::support::{self, *};
+use std::path::Path;
+use std::process::Command;
+
+const HEADER: &str = "\
+struct conn {
+\tlong name;
+\tlong limit;
+#ifdef CONFIG_STATS
+\tchar stats[40];
+#endif
+\tlong hits;
+\tlong max;
+#ifndef CONFIG_SMALL
+\tlong spare[2];
+#endif
+};
+";
+
+const ACCESS: &str = "\
+[struct.conn]
+read_mostly = [\"name\", \"limit\", \"max\"]
+lockless_atomic = [\"hits\"]
+";
+
+/// gcc's `sizeof(struct conn)` for `header` with `defines`.
+fn gcc_size(dir: &Path, header: &str, defines: &[&str]) -> u64 {
+    std::fs::write(dir.join("oracle.h"), header).unwrap();
+    let c = dir.join("size.c");
+    std::fs::write(
+        &c,
+        "#include <stdio.h>\n#include \"oracle.h\"\nint main(void) { printf(\"%zu\\n\", sizeof(struct conn)); return 0; }\n",
+    )
+    .unwrap();
+    let exe = dir.join("size");
+    let out = Command::new("gcc")
+        .args(defines)
+        .arg(&c)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    String::from_utf8_lossy(&run.stdout).trim().parse().unwrap()
+}
+
+#[test]
+fn every_configuration_of_the_struct_is_compiled_and_sized_as_gcc_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("conn.h"), HEADER).unwrap();
+    std::fs::write(p.join("conn.toml"), ACCESS).unwrap();
+    let args = [
+        "propose",
+        "conn.h",
+        "--struct",
+        "conn",
+        "--access",
+        "conn.toml",
+        "--cc",
+        "gcc",
+        "--no-probe-cache",
+        "--check-configs",
+        "--format",
+        "json",
+    ];
+    let out = run_in(p, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let rows = v["configurations"].as_array().expect("configurations");
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["configuration"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["the configuration read", "CONFIG_STATS=y", "CONFIG_SMALL=y"]
+    );
+    assert_eq!(rows[0]["proposed"]["conflicts"], serde_json::json!([]));
+    assert_eq!(rows[0]["proposed"]["size"], v["after"]["size"]);
+
+    // The patched header, as the diff writes it, under each configuration.
+    let diff_out = run_in(
+        p,
+        &[
+            "propose",
+            "conn.h",
+            "--struct",
+            "conn",
+            "--access",
+            "conn.toml",
+            "--cc",
+            "gcc",
+            "--no-probe-cache",
+        ],
+    );
+    assert_eq!(diff_out.status.code(), Some(0), "{}", stderr(&diff_out));
+    let patched_dir = tempfile::tempdir().unwrap();
+    std::fs::write(patched_dir.path().join("conn.h"), HEADER).unwrap();
+    support::apply_p1(patched_dir.path(), &stdout(&diff_out), "the proposal");
+    let patched = std::fs::read_to_string(patched_dir.path().join("conn.h")).unwrap();
+    for (row, defines) in rows
+        .iter()
+        .zip([&[][..], &["-DCONFIG_STATS"], &["-DCONFIG_SMALL"]])
+    {
+        let name = &row["configuration"];
+        assert_eq!(
+            row["declared"]["size"].as_u64(),
+            Some(gcc_size(p, HEADER, defines)),
+            "{name}: declared"
+        );
+        assert_eq!(
+            row["proposed"]["size"].as_u64(),
+            Some(gcc_size(p, &patched, defines)),
+            "{name}: proposed"
+        );
+    }
+    // The summary says what was checked.
+    let table = run_in(
+        p,
+        &[
+            "propose",
+            "conn.h",
+            "--struct",
+            "conn",
+            "--access",
+            "conn.toml",
+            "--cc",
+            "gcc",
+            "--no-probe-cache",
+            "--check-configs",
+        ],
+    );
+    let summary = stderr(&table);
+    assert!(summary.contains("configurations checked: 3"), "{summary}");
+    assert!(summary.contains("CONFIG_STATS=y"), "{summary}");
+}
+
+/// A struct whose lockless member moves onto a read-mostly line when an
+/// option adds a member before it: the proposal, solved for the
+/// configuration read, breaks the rule in the other one, and says so.
+#[test]
+fn a_rule_broken_in_another_configuration_is_reported() {
+    let header = "\
+struct conn {
+\tlong name;
+\tlong limit;
+#ifdef CONFIG_PAD
+\tchar pad[60];
+#endif
+\tlong hits;
+};
+";
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("conn.h"), header).unwrap();
+    std::fs::write(
+        p.join("conn.toml"),
+        "[struct.conn]\nread_mostly = [\"name\", \"limit\"]\nlockless_atomic = [\"hits\"]\n",
+    )
+    .unwrap();
+    let out = run_in(
+        p,
+        &[
+            "propose",
+            "conn.h",
+            "--struct",
+            "conn",
+            "--access",
+            "conn.toml",
+            "--cc",
+            "gcc",
+            "--no-probe-cache",
+            "--check-configs",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let rows = v["configurations"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    // Whatever the proposal, each row's conflicts are the compiled layout's:
+    // the summary's verdict names exactly the rows with conflicts.
+    let broken: Vec<&str> = rows
+        .iter()
+        .filter(|r| {
+            r["proposed"]["conflicts"]
+                .as_array()
+                .is_some_and(|c| !c.is_empty())
+        })
+        .map(|r| r["configuration"].as_str().unwrap())
+        .collect();
+    let table = run_in(
+        p,
+        &[
+            "propose",
+            "conn.h",
+            "--struct",
+            "conn",
+            "--access",
+            "conn.toml",
+            "--cc",
+            "gcc",
+            "--no-probe-cache",
+            "--check-configs",
+            "--changelog",
+        ],
+    );
+    let text = stderr(&table) + &stdout(&table);
+    if broken.is_empty() {
+        assert!(
+            text.contains("keeps the rule in every configuration checked"),
+            "{text}"
+        );
+    } else {
+        assert!(text.contains("the proposal breaks the rule with"), "{text}");
+        for b in &broken {
+            assert!(text.contains(b), "{text}");
+        }
+    }
+}
+
+/// `zone` of Debian's 6.1 headers with the shipped access file: each
+/// option of its `#if` lines flipped, the proposal checked in each.
+#[test]
+fn zone_is_checked_in_every_configuration_of_its_if_lines() {
+    let Some(tree) = kbuild_tree() else {
+        println!("SKIPPED: needs /usr/src/linux-headers-*-amd64 (Debian's linux-headers-amd64)");
+        return;
+    };
+    let src = srctree(&tree);
+    let cache = tempfile::tempdir().unwrap();
+    let access = repo().join("examples/kernel/zone.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(&src)
+        .env("XDG_CACHE_HOME", cache.path())
+        .args([
+            "propose",
+            "include/linux/mmzone.h",
+            "--struct",
+            "zone",
+            "--kbuild",
+        ])
+        .arg(&tree)
+        .arg("--access")
+        .arg(&access)
+        .args(["--check-configs", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let rows = v["configurations"].as_array().unwrap();
+    assert!(rows.len() >= 4, "{rows:?}");
+    assert_eq!(rows[0]["proposed"]["conflicts"], serde_json::json!([]));
+    let laid = rows
+        .iter()
+        .filter(|r| r["proposed"]["state"] == "laid")
+        .count();
+    assert!(laid >= 3, "{rows:?}");
+    for r in rows {
+        println!(
+            "zone {}: declared {} proposed {}",
+            r["configuration"], r["declared"], r["proposed"]
+        );
+    }
+}
