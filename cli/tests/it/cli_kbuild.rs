@@ -948,3 +948,144 @@ fn kbuild_regroup_hot_lines_layouts_have_their_diff() {
         );
     }
 }
+
+/// The fast paths of tcp_sock, net_device and netns_ipv4, with the classes
+/// and TX/RX paths the running kernel's own cache-line groups give
+/// (`__cacheline_group_begin__*_{read,write}_{tx,rx,txrx}`), mapped by name
+/// onto the members Debian's 6.1 headers have: `--regroup --objective
+/// hot-lines` on the 6.1 header writes a diff that applies and compiles to
+/// the JSON's layout, and its paths touch no more lines (TX and RX
+/// together) than the running kernel's hand layout touches for the same
+/// members.
+#[test]
+fn net_fast_paths_take_no_more_lines_than_the_kernels_hand_layout() {
+    let tree = require_kernel_tree!();
+    let btf = Path::new("/sys/kernel/btf/vmlinux");
+    if !btf.exists() {
+        println!("SKIPPED: no /sys/kernel/btf/vmlinux");
+        return;
+    }
+    let db = layout_core::btf::load_btf(btf).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let k = tree.to_str().unwrap();
+    let src = srctree(&tree);
+    for (header, name) in [
+        ("include/linux/tcp.h", "tcp_sock"),
+        ("include/linux/netdevice.h", "net_device"),
+        ("include/net/netns/ipv4.h", "netns_ipv4"),
+    ] {
+        let Some(agg) = db.find(&format!("struct {name}")) else {
+            println!("SKIPPED {name}: not in this kernel's BTF");
+            continue;
+        };
+        // The 6.1 members, as the compiler front-end names them.
+        let shown = run_cached(
+            &src,
+            cache.path(),
+            &[header, "--struct", name, "--kbuild", k, "--format", "json"]
+                .iter()
+                .fold(vec!["show"], |mut v, a| {
+                    v.push(a);
+                    v
+                }),
+        );
+        assert!(
+            matches!(shown.status.code(), Some(0 | 1)),
+            "{}",
+            stderr(&shown)
+        );
+        let old: std::collections::HashSet<String> = field_offsets(&json(&shown))
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        // The running kernel's groups, restricted to members 6.1 has.
+        let (mut group, mut read, mut write) = (None::<String>, Vec::new(), Vec::new());
+        let mut paths: [Vec<String>; 2] = Default::default();
+        let mut hand: [Vec<(u64, u64)>; 2] = Default::default();
+        for m in &agg.members {
+            if let Some(g) = m.name.strip_prefix("__cacheline_group_begin__") {
+                group = Some(g.to_string());
+                continue;
+            }
+            if m.name.starts_with("__cacheline_group_end__") {
+                group = None;
+                continue;
+            }
+            let (Some(g), false) = (&group, m.name.is_empty() || m.size == 0) else {
+                continue;
+            };
+            let member = m.field_name();
+            if !old.contains(&member) {
+                continue;
+            }
+            if g.contains("_read_") {
+                read.push(member.clone());
+            } else if g.contains("_write_") {
+                write.push(member.clone());
+            }
+            let r = m.byte_range();
+            for (i, suffix) in ["tx", "rx"].into_iter().enumerate() {
+                if g.ends_with(&format!("_{suffix}")) || g.ends_with("_txrx") {
+                    paths[i].push(member.clone());
+                    hand[i].push((r.start, r.end));
+                }
+            }
+        }
+        if paths.iter().all(Vec::is_empty) {
+            println!("SKIPPED {name}: the running kernel has no cache-line groups for it");
+            continue;
+        }
+        let list = |v: &[String]| {
+            v.iter()
+                .map(|n| format!("{n:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let toml = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &toml,
+            format!(
+                "[struct.{name}]\nread_mostly = [{}]\nlocked_write.fast_path = [{}]\n\
+                 [struct.{name}.paths]\ntx = [{}]\nrx = [{}]\n",
+                list(&read),
+                list(&write),
+                list(&paths[0]),
+                list(&paths[1])
+            ),
+        )
+        .unwrap();
+        let (v, seconds) = propose_round_trip(
+            &tree,
+            cache.path(),
+            header,
+            name,
+            &[
+                "--access",
+                toml.to_str().unwrap(),
+                "--regroup",
+                "--objective",
+                "hot-lines",
+            ],
+        );
+        let lines = |path: &str| v["after"]["paths"][path]["lines"].as_u64().unwrap();
+        let ours = lines("tx") + lines("rx");
+        let theirs = (lines_of(&hand[0]) + lines_of(&hand[1])) as u64;
+        println!(
+            "struct {name}: TX+RX {} -> {ours} lines (the running kernel's hand layout: {theirs}), \
+             {} bytes, {} members moved ({seconds:.1} s)",
+            v["before"]["paths"]["tx"]["lines"].as_u64().unwrap()
+                + v["before"]["paths"]["rx"]["lines"].as_u64().unwrap(),
+            v["after"]["size"],
+            v["cost"]["churn"]
+        );
+        let before = v["before"]["paths"]["tx"]["lines"].as_u64().unwrap()
+            + v["before"]["paths"]["rx"]["lines"].as_u64().unwrap();
+        assert!(ours < before, "struct {name}: {before} -> {ours} lines");
+        let slack = u64::from(name != "tcp_sock");
+        assert!(
+            ours <= theirs + slack,
+            "struct {name}: {ours} lines against the hand layout's {theirs}"
+        );
+    }
+}

@@ -88,16 +88,21 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
     if segments::first_is_kept(s) {
         out.push(c("first member", vec![s.fields[0].name.clone()]));
     }
-    let breaks: Vec<String> = s
-        .fields
+    // The author's line breaks still in the model (`--regroup` dissolves
+    // them), and the cache-line groups still marked.
+    let mut breaks: Vec<String> = s
+        .breaks
         .iter()
-        .filter(|f| f.line_break || Marker::of(f).is_some_and(|m| m.is_cacheline()))
-        .filter(|f| !matches!(Marker::of(f), Some(Marker::GroupEnd(_))))
-        .map(|f| match Marker::of(f) {
-            Some(Marker::GroupBegin(g)) => format!("group {g}"),
-            _ => f.name.clone(),
+        .filter(|&&i| {
+            let f = &s.fields[i];
+            f.line_break || matches!(Marker::of(f), Some(Marker::Padding))
         })
+        .map(|&i| s.fields[i].name.clone())
         .collect();
+    breaks.extend(s.fields.iter().filter_map(|f| match Marker::of(f) {
+        Some(Marker::GroupBegin(g)) => Some(format!("group {g}")),
+        _ => None,
+    }));
     if !breaks.is_empty() {
         out.push(c("groups and line breaks", breaks));
     }

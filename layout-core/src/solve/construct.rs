@@ -30,14 +30,54 @@ use super::problem::Problem;
 pub(crate) enum Family {
     Strict,
     Hard,
+    /// With hot paths: one block per class and set of paths (the fields
+    /// that a path reads, then the ones two paths share, then the next
+    /// path's), as the kernel's hand layouts group `read_tx`, `read_txrx`,
+    /// `read_rx`, ...; fields on no path fill the gaps.
+    Paths,
+}
+
+/// The paths field `f` is on, as a bit set (paths past 31 share bit 31).
+fn path_mask(p: &Problem, f: usize) -> u32 {
+    p.uses[f].iter().fold(0u32, |m, u| m | 1 << u.path.min(31))
+}
+
+/// Blocks of the paths family in reading order: by role (readers first),
+/// then by first path, then fewer paths first, so that the fields two
+/// paths share sit between the fields of each.
+fn path_block_key(p: &Problem, block: &[usize]) -> (u8, u32, u32) {
+    let role = match p.role[block[0]] {
+        super::problem::SoftRole::Read => 0,
+        super::problem::SoftRole::Locked(_) => 1,
+        super::problem::SoftRole::Lockless => 2,
+        super::problem::SoftRole::Cold => 3,
+    };
+    let mask = path_mask(p, block[0]);
+    (role, mask.trailing_zeros(), mask.count_ones())
 }
 
 /// The blocks of `family` (in order of first appearance, each in its
 /// internal order) and the pool fields.
 fn blocks_of(p: &Problem, family: Family) -> (Vec<Vec<usize>>, Vec<usize>) {
-    let label = |f: usize| match family {
+    let mut signatures: Vec<(u32, u32)> = Vec::new();
+    let mut label = |f: usize| match family {
         Family::Strict => p.class[f],
         Family::Hard => p.color[f],
+        Family::Paths => {
+            let mask = path_mask(p, f);
+            if mask == 0 {
+                return 0;
+            }
+            let sig = (mask, p.class[f]);
+            let i = match signatures.iter().position(|s| *s == sig) {
+                Some(i) => i,
+                None => {
+                    signatures.push(sig);
+                    signatures.len() - 1
+                }
+            };
+            i as u32 + 1
+        }
     };
     let mut blocks: Vec<(u32, Vec<usize>)> = Vec::new();
     let mut pool = Vec::new();
@@ -52,10 +92,13 @@ fn blocks_of(p: &Problem, family: Family) -> (Vec<Vec<usize>>, Vec<usize>) {
             }
         }
     }
-    let blocks = blocks
+    let mut blocks: Vec<Vec<usize>> = blocks
         .into_iter()
         .map(|(_, fields)| block_order(p, &fields, family))
         .collect();
+    if family == Family::Paths {
+        blocks.sort_by_key(|b| path_block_key(p, b));
+    }
     (blocks, pool)
 }
 

@@ -406,10 +406,11 @@ impl<'p, 'w> Driver<'p, 'w> {
             }
             let g = self.geoms[gi];
             let mut built: Vec<Incumbent> = Vec::new();
-            let families: &[Family] = if p.has_conflicts() {
-                &[Family::Strict, Family::Hard]
-            } else {
-                &[Family::Strict]
+            let families: &[Family] = match (p.has_conflicts(), p.path_names > 0) {
+                (true, true) => &[Family::Strict, Family::Hard, Family::Paths],
+                (true, false) => &[Family::Strict, Family::Hard],
+                (false, true) => &[Family::Strict, Family::Paths],
+                (false, false) => &[Family::Strict],
             };
             for &family in families {
                 for order in build_all(p, g, family, self.work) {

@@ -181,3 +181,75 @@ pub fn apply_p1(dir: &Path, diff: &str, what: &str) {
         String::from_utf8_lossy(&applied.stderr)
     );
 }
+
+/// Members of a struct's `__cacheline_group_begin__NAME_{read,write}_{tx,rx,txrx}`
+/// groups (tcp_sock, net_device, netns_ipv4), as access-file names:
+/// bitfields one by one, anonymous members by `anon_union@OFFSET`. Returns
+/// (access file, member byte ranges per path).
+pub fn group_access(
+    db: &layout_core::typedb::TypeDb,
+    name: &str,
+) -> (String, [Vec<(u64, u64)>; 2]) {
+    let agg = db
+        .find(&format!("struct {name}"))
+        .expect("the struct is in BTF");
+    let mut group: Option<String> = None;
+    let mut read = Vec::new();
+    let mut write = Vec::new();
+    let mut paths: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    let mut bytes: [Vec<(u64, u64)>; 2] = [Vec::new(), Vec::new()];
+    for m in &agg.members {
+        if let Some(g) = m.name.strip_prefix("__cacheline_group_begin__") {
+            group = Some(g.to_string());
+            continue;
+        }
+        if m.name.starts_with("__cacheline_group_end__") {
+            group = None;
+            continue;
+        }
+        let Some(g) = &group else { continue };
+        if m.size == 0 || (m.is_bitfield() && m.name.is_empty()) {
+            continue;
+        }
+        let name = m.field_name();
+        if g.contains("_read_") {
+            read.push(name.clone());
+        } else if g.contains("_write_") {
+            write.push(name.clone());
+        }
+        let r = m.byte_range();
+        for (k, suffix) in [(0, "tx"), (1, "rx")] {
+            if g.ends_with(&format!("_{suffix}")) || g.ends_with("_txrx") {
+                paths[k].push(name.clone());
+                bytes[k].push((r.start, r.end));
+            }
+        }
+    }
+    let list = |v: &[String]| {
+        v.iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let text = format!(
+        "[struct.{name}]\nread_mostly = [{}]\nlocked_write.sk_lock = [{}]\n\
+         [struct.{name}.paths]\ntx = [{}]\nrx = [{}]\n",
+        list(&read),
+        list(&write),
+        list(&paths[0]),
+        list(&paths[1])
+    );
+    (text, bytes)
+}
+
+/// Distinct 64-byte lines of byte ranges at base 0.
+pub fn lines_of(ranges: &[(u64, u64)]) -> usize {
+    let mut lines: Vec<u64> = ranges
+        .iter()
+        .filter(|(a, b)| a < b)
+        .flat_map(|&(a, b)| a / 64..=(b - 1) / 64)
+        .collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines.len()
+}
