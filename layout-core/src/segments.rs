@@ -7,12 +7,14 @@
 //! - the first member has segment 0 of its own, so it stays at offset 0
 //!   (code casts the struct to it: `tcp_sk()`), unless the caller lets it
 //!   move among the members declared with it ([`release_first`]);
-//! - every zero-size member other than a padding is a segment of its own:
-//!   the kernel's `__cacheline_group_begin__NAME` /
-//!   `__cacheline_group_end__NAME` / `__cacheline_group_pad__NAME` members
-//!   (the kernel asserts group membership), any other zero-length array
-//!   (`headers_start[0]`, which code uses as copy bounds) and a flexible
-//!   array member;
+//! - every zero-size member other than a padding and an empty struct is a
+//!   segment of its own ([`is_wall`]): the kernel's
+//!   `__cacheline_group_begin__NAME` / `__cacheline_group_end__NAME` /
+//!   `__cacheline_group_pad__NAME` members (the kernel asserts group
+//!   membership), any other zero-length array (`headers_start[0]`, which
+//!   code uses as copy bounds) and a flexible array member; an empty struct
+//!   (empty only in this configuration, as `netdevice_tracker` without
+//!   reference tracking) moves like any member;
 //! - the members between two of those form one segment.
 //!
 //! Inside a segment two lighter constraints hold:
@@ -117,6 +119,18 @@ pub fn is_line_break(f: &Field) -> bool {
     }
 }
 
+/// Whether a zero-size member is a wall: a cache-line group's marker, a
+/// zero-length or flexible array. An empty struct (a type that has bytes
+/// only in other configurations: a lock class key without lockdep, a
+/// reference tracker without tracking) is an ordinary member.
+pub fn is_wall(f: &Field) -> bool {
+    match Marker::of(f) {
+        None => false,
+        Some(Marker::ZeroSize) => f.ty.contains('['),
+        Some(_) => true,
+    }
+}
+
 /// Sets every field's segment and the struct's line breaks from the
 /// declaration order (see the module docs). Blocks are left as they are.
 pub fn assign(s: &mut Struct, keep: Keep) {
@@ -127,7 +141,7 @@ pub fn assign(s: &mut Struct, keep: Keep) {
     for i in 0..n {
         let f = &s.fields[i];
         let line_break = keep.line_breaks && is_line_break(f);
-        let own = (i == 0 && keep.first && n > 1) || (f.size == 0 && !line_break);
+        let own = (i == 0 && keep.first && n > 1) || (is_wall(f) && !line_break);
         if line_break {
             s.breaks.push(i);
         }

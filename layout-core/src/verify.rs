@@ -96,6 +96,10 @@ pub enum VerifyError {
     LeftItsPart {
         field: String,
     },
+    /// `field`, in an `#if` block, crossed a line break with its block.
+    BlockLeftItsPart {
+        field: String,
+    },
     /// The first member, kept first, is not at offset 0.
     FirstMember {
         field: String,
@@ -165,6 +169,11 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{field}` crossed a line break (a padding, a line-aligned member) into a part \
                  of the struct that holds no member of its class"
+            ),
+            BlockLeftItsPart { field } => write!(
+                f,
+                "the `#if` block of `{field}` crossed a line break (a padding, a line-aligned \
+                 member): a block stays between the breaks it was declared between"
             ),
             FirstMember { field, offset } => write!(
                 f,
@@ -348,8 +357,8 @@ fn check_segments(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), Verify
 }
 
 /// The struct's tree: every conditional block stays in one piece, and its
-/// nodes (the author's line breaks and the outermost blocks) keep their
-/// declared order, in the order of the offsets (at one offset, zero-size
+/// nodes (the author's line breaks, and the outermost blocks that hold one)
+/// keep their declared order; other blocks move freely inside their part, in the order of the offsets (at one offset, zero-size
 /// members first, then by segment and declaration). `placed` is `(offset,
 /// size, field)` for every field.
 fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyError> {
@@ -389,9 +398,15 @@ fn check_tree(s: &Struct, placed: &[(u64, u64, usize)]) -> Result<(), VerifyErro
             });
         }
     }
-    // The nodes: each line break, each block; one inside another goes with it.
+    // The nodes: each line break, each block that holds one; one inside
+    // another goes with it. Other blocks move freely inside their part.
     let mut nodes: Vec<Vec<usize>> = s.breaks.iter().map(|&f| vec![f]).collect();
-    nodes.extend(s.blocks.iter().filter(|b| !b.is_empty()).cloned());
+    nodes.extend(
+        s.blocks
+            .iter()
+            .filter(|b| b.iter().any(|f| s.breaks.contains(f)))
+            .cloned(),
+    );
     let within =
         |u: &Vec<usize>, v: &Vec<usize>| u.len() < v.len() && u.iter().all(|f| v.contains(f));
     let mut outer: Vec<(usize, usize)> = nodes
@@ -449,10 +464,17 @@ fn check_parts(s: &Struct, order: &[(u64, bool, u32, usize)]) -> Result<(), Veri
         if declared[i] == part && f.size > 0 && !s.breaks.contains(&i) && !f.pinned {
             kept[part] = true;
         }
-        let free = f.size == 0
-            || f.access == Access::Cold
-            || s.breaks.contains(&i)
-            || s.blocks.iter().any(|b| b.contains(&i));
+        // A block's member stays in its part with the block (a block that
+        // holds a line break is ordered with the breaks instead).
+        let blocks_of_i = || s.blocks.iter().filter(|b| b.contains(&i));
+        let in_ordered_block = blocks_of_i().any(|b| b.iter().any(|f| s.breaks.contains(f)));
+        let in_block = blocks_of_i().next().is_some();
+        if in_block && !in_ordered_block && f.size > 0 && part != declared[i] {
+            return Err(VerifyError::BlockLeftItsPart {
+                field: f.name.clone(),
+            });
+        }
+        let free = f.size == 0 || f.access == Access::Cold || s.breaks.contains(&i) || in_block;
         if !free && part != declared[i] && !held(part, &f.access) {
             return Err(VerifyError::LeftItsPart {
                 field: f.name.clone(),

@@ -476,8 +476,15 @@ impl Tree {
         blocks.sort();
         blocks.dedup();
         let breaks: Vec<usize> = s.breaks.iter().copied().filter(keep).collect();
+        // The nodes that keep their order: the line breaks, and the blocks
+        // that hold one. Other blocks move freely inside their section.
         let mut units: Vec<Vec<usize>> = breaks.iter().map(|&f| vec![f]).collect();
-        units.extend(blocks.iter().cloned());
+        units.extend(
+            blocks
+                .iter()
+                .filter(|b| b.iter().any(|f| breaks.contains(f)))
+                .cloned(),
+        );
         // Only the outermost nodes: one inside another moves with it.
         let inside =
             |u: &Vec<usize>, v: &Vec<usize>| u.len() < v.len() && u.iter().all(|f| v.contains(f));
@@ -508,7 +515,24 @@ impl Tree {
         }
         let starts_section: Vec<bool> = (0..n).map(|f| is_break[f] && f != 0).collect();
         let in_node: Vec<bool> = (0..n).map(|f| unit_of[f].is_some()).collect();
-        let allowed = sections_allowed(s, &starts_section, &in_node);
+        let mut allowed = sections_allowed(s, &starts_section, &in_node);
+        // A block's fields stay in the section the block was declared in.
+        let sections = starts_section.iter().filter(|&&b| b).count() + 1;
+        if sections > 1 {
+            let mut section = Vec::with_capacity(n);
+            let mut k = 0;
+            for &starts in &starts_section {
+                if starts {
+                    k += 1;
+                }
+                section.push(k);
+            }
+            for b in &blocks {
+                for &f in b.iter().filter(|&&f| !in_node[f]) {
+                    allowed[f] = Some((0..sections).map(|k| k == section[f]).collect());
+                }
+            }
+        }
         let mut declared = Vec::with_capacity(n);
         let mut k = 0;
         for &starts in &starts_section {
