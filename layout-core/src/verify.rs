@@ -674,9 +674,34 @@ mod tests {
         // `a` between `b` and `c` splits their block.
         let e = verify(&s, &at(&[0, 64, 72, 64, 80, 128], 192)).unwrap_err();
         assert!(matches!(e, VerifyError::SplitBlock { .. }), "{e}");
-        // The block before the padding leaves its place among the breaks.
+        // The block crosses the padding: it stays in its part.
         let e = verify(&s, &at(&[0, 64, 72, 8, 16, 128], 192)).unwrap_err();
-        assert!(matches!(e, VerifyError::LineBreakOrder { .. }), "{e}");
+        assert!(matches!(e, VerifyError::BlockLeftItsPart { .. }), "{e}");
+        // Inside its part it moves freely: before `a` now.
+        assert!(verify(&s, &at(&[0, 64, 80, 64, 72, 128], 192)).is_ok());
+    }
+
+    #[test]
+    fn blocks_move_among_each_other() {
+        let long = |n: &str, a: Access| Field::new(n, "long", 8, 8).with_access(a);
+        let pad = Field::new("_pad1_", "struct cacheline_padding", 0, 64);
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("head", Access::ReadMostly),
+                long("x", Access::Cold),
+                long("y", Access::Cold),
+                pad,
+                long("z", Access::Cold),
+            ],
+        );
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        s.blocks = vec![vec![1], vec![2]];
+        // Declared: head x y | pad z; the two blocks swapped: fine.
+        assert!(verify(&s, &at(&[0, 16, 8, 64, 64], 128)).is_ok());
+        // A block may not cross the padding.
+        let e = verify(&s, &at(&[0, 8, 72, 64, 64], 128)).unwrap_err();
+        assert!(matches!(e, VerifyError::BlockLeftItsPart { .. }), "{e}");
     }
 
     #[test]
