@@ -212,11 +212,18 @@ fn every_struct_of_the_installed_kernel_headers_lays_out_or_says_what_is_missing
         1000 / SAMPLE_EVERY
     };
     assert!(structs > floor, "too few structs found: {structs}");
+    // A sample's share strays from the whole walk's (85.5%, headers of one
+    // file go together): two points of slack for it.
+    let min_ok = if crate::support::sweep::full() {
+        MIN_OK_RATIO
+    } else {
+        MIN_OK_RATIO - 0.02
+    };
     assert!(
-        ratio >= MIN_OK_RATIO,
+        ratio >= min_ok,
         "only {:.1}% of the structs laid out (floor {:.1}%)",
         ratio * 100.0,
-        MIN_OK_RATIO * 100.0
+        min_ok * 100.0
     );
 }
 
