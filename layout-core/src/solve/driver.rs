@@ -12,7 +12,7 @@ use super::ilp;
 use super::improve::{local_search, Climb};
 use super::lines::{line_packings, no_layout_within, MAX_FIELDS};
 use super::place::Placer;
-use super::problem::Problem;
+use super::problem::{Blocks, Problem};
 use super::{Goal, Incumbent, Method, Preset, Solution, SolveError, SolveOptions};
 use crate::cost::{cost_of, Cost};
 use crate::layout::{Layout, Slot};
@@ -81,8 +81,24 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
             .collect(),
         preset,
     };
+    // With `#if` blocks free to move among each other, the search first
+    // explores the smaller space of their declared order; its layouts seed
+    // the free search, which can then only do better.
+    let ordered = Problem::with_blocks(s, opts.separate_soft, Blocks::Ordered)?;
+    let seeds = |preset: Preset, work: &mut Work| -> Vec<Incumbent> {
+        if ordered.tree.units.len() == p.tree.units.len() {
+            return Vec::new();
+        }
+        let mut d = Driver::new(&ordered, &geoms, &bounds, proof(preset), opts, work);
+        d.run();
+        d.best.clone()
+    };
     if opts.preset != Preset::MinDiff {
+        let seeded = seeds(opts.preset, &mut work);
         let mut d = Driver::new(&p, &geoms, &bounds, proof(opts.preset), opts, &mut work);
+        for inc in seeded {
+            d.consider(inc.geom, inc.order, inc.method);
+        }
         let outcome = d.run();
         let mut sol = d.finish(s, opts, outcome)?;
         sol.path_bounds = paths;
@@ -94,6 +110,7 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     // under the cap, starting from the layouts the first search found.
     let declared = declared_size(s, &p);
     let (first_best, size_lower) = {
+        let seeded = seeds(Preset::Balanced, &mut work);
         let mut d = Driver::new(
             &p,
             &geoms,
@@ -103,6 +120,9 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
             &mut work,
         );
         d.ev.cap = u64::MAX;
+        for inc in seeded {
+            d.consider(inc.geom, inc.order, inc.method);
+        }
         // The declared order alone settles it when it keeps the rule.
         let declared_fits = d.consider_declared() <= declared;
         let outcome = if declared_fits {

@@ -144,6 +144,18 @@ fn uses_by_path(uses: &[Vec<PathUse>], paths: usize) -> Vec<Vec<(usize, std::ops
 
 impl Problem {
     pub fn new(s: &Struct, separate_soft: bool) -> Result<Problem, SolveError> {
+        Problem::with_blocks(s, separate_soft, Blocks::Free)
+    }
+
+    /// [`Problem::new`] with the `#if` blocks free to move among each other
+    /// inside their section ([`Blocks::Free`], the rule), or kept in their
+    /// declared order ([`Blocks::Ordered`]: a smaller space the search
+    /// explores first, whose layouts seed the free one).
+    pub fn with_blocks(
+        s: &Struct,
+        separate_soft: bool,
+        blocks: Blocks,
+    ) -> Result<Problem, SolveError> {
         check_geometry(s)?;
         let n = s.fields.len();
         let mut p = Problem {
@@ -195,7 +207,7 @@ impl Problem {
             // segments allow.
             p.free.sort_by_key(|&f| p.segment[f]);
         }
-        p.tree = Tree::new(s, |f| p.pin[f].is_none() && p.tail != Some(f));
+        p.tree = Tree::new(s, |f| p.pin[f].is_none() && p.tail != Some(f), blocks);
         p.segmented |= p.tree.constrains();
         p.pinned = (0..n).filter(|&i| p.pin[i].is_some()).collect();
         p.pinned.sort_by_key(|&i| (p.pin[i], p.size[i] > 0, i));
@@ -458,8 +470,18 @@ pub(crate) fn sections_allowed(
         .collect()
 }
 
+/// How the search treats the `#if` blocks among each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Blocks {
+    /// Each block moves as a whole inside its section (the rule).
+    Free,
+    /// The blocks also keep their declared order among each other and the
+    /// line breaks.
+    Ordered,
+}
+
 impl Tree {
-    fn new(s: &Struct, unpinned: impl Fn(usize) -> bool) -> Tree {
+    fn new(s: &Struct, unpinned: impl Fn(usize) -> bool, order: Blocks) -> Tree {
         let n = s.fields.len();
         let keep = |f: &usize| *f < n && unpinned(*f);
         let mut blocks: Vec<Vec<usize>> = s
@@ -482,7 +504,7 @@ impl Tree {
         units.extend(
             blocks
                 .iter()
-                .filter(|b| b.iter().any(|f| breaks.contains(f)))
+                .filter(|b| order == Blocks::Ordered || b.iter().any(|f| breaks.contains(f)))
                 .cloned(),
         );
         // Only the outermost nodes: one inside another moves with it.
