@@ -49,6 +49,10 @@ pub(crate) fn build(
     };
     let mut pending: Vec<Pending> = Vec::new();
     let mut prev_bitfield = false;
+    // The member declaration of the last bit-field, and where the storage
+    // units of the current run end (bytes).
+    let mut prev_decl = usize::MAX;
+    let mut run_units_end = 0u64;
     for p in &layout.placed {
         let Item::Field { member, declarator } = p.item else {
             prev_bitfield = false;
@@ -80,8 +84,14 @@ pub(crate) fn build(
         match p.bits {
             Some(w) => {
                 // A zero-width bit-field ends a run (the next bits start a
-                // new unit) and opens the next one.
-                if !prev_bitfield || w == 0 {
+                // new unit) and opens the next one. So does a declaration
+                // whose storage unit starts where the run's units end
+                // (`u8 a:4, b:4; u8 c:8;` is two runs, as the compiler's
+                // debug info groups them: either moves alone).
+                let (unit_start, unit_end) = bit_unit(p);
+                let new_unit = member != prev_decl && unit_start >= run_units_end;
+                if !prev_bitfield || w == 0 || new_unit {
+                    run_units_end = 0;
                     pending.push(Pending {
                         field: Field::new("", "", 0, 1),
                         bits: None,
@@ -95,6 +105,8 @@ pub(crate) fn build(
                     });
                 }
                 prev_bitfield = true;
+                prev_decl = member;
+                run_units_end = run_units_end.max(unit_end);
                 let run = pending.last_mut().expect("pushed above");
                 extend_run(
                     run,
@@ -311,6 +323,15 @@ fn first_name(h: &Header, ty: &TypeRef) -> Option<String> {
         }
     }
     None
+}
+
+/// The storage unit of a bit-field (bytes from the record's start): the
+/// aligned unit of its declared type that holds its first bit, as BTF and
+/// DWARF show it.
+fn bit_unit(p: &Placed) -> (u64, u64) {
+    let size = p.size.max(1);
+    let start = p.bit_offset / (size * 8) * size;
+    (start, start + size)
 }
 
 /// Adds one bit-field to the run: the field covers the bytes its named
