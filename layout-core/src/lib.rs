@@ -34,9 +34,11 @@ pub mod btf;
 #[cfg(feature = "c-header")]
 pub mod c;
 pub mod class;
+pub mod containers;
 pub mod cost;
 #[cfg(feature = "dwarf")]
 pub mod dwarf;
+pub mod embedder_search;
 pub mod emit;
 pub mod error;
 pub mod growth;

@@ -97,7 +97,15 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     };
     let before = &loaded.declared;
     let view = ProposalView::new(s, before, &solved.layout);
-    let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
+    let containers: Vec<Option<&str>> = loaded.containers.iter().map(Option::as_deref).collect();
+    let assertion = emit::phase_assertions(&containers, &solved.layout);
+    let unpinned = emit::unpinned_offsets(&containers, &solved.layout);
+    let placement_note = layout_core::containers::placement_note(
+        loaded.embedders.as_deref(),
+        &solved.layout.placement,
+        solved.layout.line,
+        &unpinned,
+    );
     let changelog = a.changelog.then(|| {
         let notes = ChangelogNotes {
             lower_bound: solved.lower_bound,
@@ -150,6 +158,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             ));
             out.push_str(&dissolved_note(dissolved.as_ref()));
             out.push_str(&regroup_note);
+            out.push_str(&placement_note);
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
             }
@@ -194,7 +203,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         eprint!(
             "{}{}",
             summary(&view, &solved, separated.as_ref(), assertion.as_deref()),
-            dissolved_note(dissolved.as_ref()) + &regroup_note
+            dissolved_note(dissolved.as_ref()) + &regroup_note + &placement_note
         );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
@@ -387,8 +396,16 @@ fn summary(
     let mut t = String::new();
     let delta = after.size as i64 - before.size as i64;
     let where_ = match after.placement {
-        Placement::Offset(o) => format!("at offset {o} (phase {})", o % after.line),
         Placement::Aligned => "at every placement".to_string(),
+        _ => {
+            let at: Vec<String> = after
+                .placement
+                .offsets()
+                .iter()
+                .map(|o| format!("offset {o} (phase {})", o % after.line))
+                .collect();
+            format!("at {}", at.join(" and "))
+        }
     };
     let _ = writeln!(
         t,
@@ -433,7 +450,11 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
         );
     }
     if let Some(a) = assertion {
-        let _ = writeln!(t, "the layout relies on the struct's phase; pin it:\n  {a}");
+        let _ = writeln!(
+            t,
+            "the layout relies on the struct's phase; pin it:\n  {}",
+            a.replace('\n', "\n  ")
+        );
     }
     for (g, was, now) in segments::grown_groups(s, &view.before.offsets, &view.after.offsets) {
         let _ = writeln!(

@@ -7,6 +7,7 @@ mod support;
 
 mod cli_btf_dwarf;
 mod cli_config;
+mod cli_containers;
 mod cli_errors;
 mod cli_groups;
 mod cli_growth;

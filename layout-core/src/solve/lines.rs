@@ -83,6 +83,8 @@ impl Cells {
     /// multiple of its alignment, cells starting at multiples of it.
     fn of(p: &Problem, g: Geometry) -> Option<Cells> {
         let cells = match g.phases {
+            // Packings describe one phase or all of an alignment's.
+            Phases::Set(_) => return None,
             Phases::One(phase) => Cells {
                 width: g.line,
                 phase,
