@@ -207,6 +207,7 @@ pub(crate) mod tests {
         match g.phases {
             Phases::One(p) => vec![p],
             Phases::EveryMultipleOf(a) => (0..g.line).step_by(a as usize).collect(),
+            Phases::Set(set) => set.iter().collect(),
         }
     }
 
@@ -231,6 +232,10 @@ pub(crate) mod tests {
             for o in [0, 8, 48, 63, 100] {
                 gs.push(Geometry::at_offset(line, 1, o));
             }
+            // Several containers.
+            for offsets in [&[136, 172112][..], &[8, 40], &[0, 1, 31], &[5, 5 + line]] {
+                gs.push(Geometry::at_offsets(line, 1, offsets));
+            }
             for g in &gs {
                 for end in 1..300 {
                     let x = g.sep_start(end);
@@ -243,6 +248,16 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn several_containers_keep_their_phases() {
+        let g = Geometry::at_offsets(64, 8, &[136, 172112]);
+        assert_eq!(g.phases, Phases::Set(PhaseSet::of([8, 16])));
+        assert_eq!(g.report, 8);
+        assert_eq!(g.placement.offsets(), [136, 172112]);
+        // Equal phases are one.
+        assert_eq!(Geometry::at_offsets(64, 8, &[8, 72]).phases, Phases::One(8));
     }
 
     #[test]
