@@ -101,7 +101,10 @@ mod tests {
 
     #[test]
     fn members_by_value_only() {
-        assert!(embeds("struct x {\n\tstruct lruvec\t\tlruvec;\n};", "lruvec"));
+        assert!(embeds(
+            "struct x {\n\tstruct lruvec\t\tlruvec;\n};",
+            "lruvec"
+        ));
         assert!(embeds("struct lruvec v[2];", "lruvec"));
         assert!(!embeds("struct lruvec *lruvec;", "lruvec"));
         assert!(!embeds("struct lruvec {\n\tint a;\n};", "lruvec"));

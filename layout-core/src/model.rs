@@ -200,12 +200,14 @@ impl Placement {
         match offsets {
             [] => Ok(Placement::Aligned),
             [o] => Ok(Placement::Offset(*o)),
-            _ => Offsets::new(offsets).map(Placement::Offsets).ok_or_else(|| {
-                format!(
-                    "{} container offsets given: at most {MAX_CONTAINERS} are supported",
-                    offsets.len()
-                )
-            }),
+            _ => Offsets::new(offsets)
+                .map(Placement::Offsets)
+                .ok_or_else(|| {
+                    format!(
+                        "{} container offsets given: at most {MAX_CONTAINERS} are supported",
+                        offsets.len()
+                    )
+                }),
         }
     }
 

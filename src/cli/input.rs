@@ -6,8 +6,8 @@
 use super::args::InputArgs;
 use super::files;
 use layout_core::access::{AccessFile, MemberNames};
-use layout_core::containers::EmbeddingPath;
 use layout_core::c::{Defines, TypeTable};
+use layout_core::containers::EmbeddingPath;
 use layout_core::source::StructSource;
 use layout_core::typedb::{self, TypeDb};
 use layout_core::{Diagnostic, Layout, Placement, Struct, Target};
@@ -66,7 +66,9 @@ fn container_offsets(
             a.container.len(),
             a.offset.len()
         ))
-        .help("or leave --offset out with --btf, --dwarf or a compiler probe, which know the offsets"));
+        .help(
+            "or leave --offset out with --btf, --dwarf or a compiler probe, which know the offsets",
+        ));
     }
     let mut offsets = Vec::new();
     for (i, c) in a.container.iter().enumerate() {

@@ -84,14 +84,27 @@ fn two_containers_from_dwarf_are_solved_at_both_phases() {
         .args(["-g", "-c", "use.c", "-o", "use.o"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let base = [
-        "stats.h", "--dwarf", "use.o", "--struct", "stats", "--access", "stats.toml",
+        "stats.h",
+        "--dwarf",
+        "use.o",
+        "--struct",
+        "stats",
+        "--access",
+        "stats.toml",
     ];
     let both = ["--container", "node.s", "--container", "table.st"];
 
     // Declared: conflicts at both phases, each container's lines its own.
-    let out = run_in(d, &[&["show"], &base[..], &both, &["--format", "json"]].concat());
+    let out = run_in(
+        d,
+        &[&["show"], &base[..], &both, &["--format", "json"]].concat(),
+    );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["container_offsets"], serde_json::json!([8, 40]));
@@ -101,10 +114,19 @@ fn two_containers_from_dwarf_are_solved_at_both_phases() {
     // A given offset that the types contradict is refused.
     let out = run_in(
         d,
-        &[&["show"], &base[..], &["--container", "node.s", "--offset", "16"]].concat(),
+        &[
+            &["show"],
+            &base[..],
+            &["--container", "node.s", "--offset", "16"],
+        ]
+        .concat(),
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("at offset 8 in the types, not 16"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("at offset 8 in the types, not 16"),
+        "{}",
+        stderr(&out)
+    );
 
     // Proposed for both: no conflict at either phase, two assertions, and
     // the diff, compiled, is the proposed layout.
@@ -116,15 +138,28 @@ fn two_containers_from_dwarf_are_solved_at_both_phases() {
             && err.contains("static_assert(offsetof(struct table, st) % 64 == 40);"),
         "{err}"
     );
-    assert!(err.contains("node.s at offset 8 (phase 8): solved for"), "{err}");
-    assert!(err.contains("table.st at offset 40 (phase 40): solved for"), "{err}");
+    assert!(
+        err.contains("node.s at offset 8 (phase 8): solved for"),
+        "{err}"
+    );
+    assert!(
+        err.contains("table.st at offset 40 (phase 40): solved for"),
+        "{err}"
+    );
     apply_p1(d, &stdout(&out), "stats");
     for (container, offset) in [("node", 8), ("table", 40)] {
         let member = if container == "node" { "s" } else { "st" };
         let out = run_in(
             d,
             &[
-                &["show", "stats.h", "--struct", "stats", "--access", "stats.toml"][..],
+                &[
+                    "show",
+                    "stats.h",
+                    "--struct",
+                    "stats",
+                    "--access",
+                    "stats.toml",
+                ][..],
                 &["--offset", &offset.to_string(), "--format", "json"],
             ]
             .concat(),
@@ -150,19 +185,42 @@ fn a_container_without_types_needs_its_offset() {
     std::fs::write(d.join("stats.h"), PROJECT).unwrap();
     let out = run_in(
         d,
-        &["show", "stats.h", "--struct", "stats", "--container", "node.s"],
-    );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("give --offset for each --container"), "{}", stderr(&out));
-    let out = run_in(
-        d,
         &[
-            "show", "stats.h", "--struct", "stats", "--container", "node.s", "--offset", "8",
-            "--offset", "40",
+            "show",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--container",
+            "node.s",
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("one offset per container"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("give --offset for each --container"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_in(
+        d,
+        &[
+            "show",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--container",
+            "node.s",
+            "--offset",
+            "8",
+            "--offset",
+            "40",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("one offset per container"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 // ---- The kernel: lru_gen_struct of Debian's 6.1 headers ----
@@ -190,7 +248,12 @@ macro_rules! require_kernel_tree {
 
 /// `show` of the header in `dir` (a copy of the tree's, shadowing it) at
 /// the given containers: its JSON.
-fn show_in(dir: &Path, cache: &Path, k: &str, containers: &[&str]) -> (Option<i32>, serde_json::Value) {
+fn show_in(
+    dir: &Path,
+    cache: &Path,
+    k: &str,
+    containers: &[&str],
+) -> (Option<i32>, serde_json::Value) {
     let shadow = format!("gcc -I{}", dir.join("include").display());
     let mut args = vec![
         "show",
@@ -254,10 +317,15 @@ fn lru_gen_struct_in_both_containers_has_no_conflict_at_phase_8_or_16() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let err = stderr(&out);
         assert!(
-            err.contains("static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 8);"),
+            err.contains(
+                "static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 8);"
+            ),
             "{err}"
         );
-        assert!(err.contains("mem_cgroup_per_node.lruvec.lrugen at offset 136 (phase 8): solved for"), "{err}");
+        assert!(
+            err.contains("mem_cgroup_per_node.lruvec.lrugen at offset 136 (phase 8): solved for"),
+            "{err}"
+        );
         let pgdat_line = "pglist_data.__lruvec.lrugen at offset 172112 (phase 16)";
         apply_p1(c, &stdout(&out), "lru_gen_struct");
         // The patched header compiled again, at both containers.
@@ -266,16 +334,25 @@ fn lru_gen_struct_in_both_containers_has_no_conflict_at_phase_8_or_16() {
         if solved_for.len() == 2 {
             assert!(err.contains(&format!("{pgdat_line}: solved for")), "{err}");
             assert!(
-                err.contains("static_assert(offsetof(struct pglist_data, __lruvec.lrugen) % 64 == 16);"),
+                err.contains(
+                    "static_assert(offsetof(struct pglist_data, __lruvec.lrugen) % 64 == 16);"
+                ),
                 "{err}"
             );
             assert_eq!(code, Some(0), "{:?}", conflicts(&after));
             assert!(conflicts(&after).is_empty());
         } else {
             // Solved for one container only: said so, and the other still conflicts.
-            assert!(err.contains(&format!("{pgdat_line}: NOT solved for")), "{err}");
+            assert!(
+                err.contains(&format!("{pgdat_line}: NOT solved for")),
+                "{err}"
+            );
             assert_eq!(code, Some(1));
-            assert!(conflicts(&after).iter().all(|x| x.0 == 16), "{:?}", conflicts(&after));
+            assert!(
+                conflicts(&after).iter().all(|x| x.0 == 16),
+                "{:?}",
+                conflicts(&after)
+            );
         }
     }
 }
@@ -306,11 +383,19 @@ fn kbuild_growth_finds_embedders_in_other_headers() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.contains(&"lru_gen_struct 1328 -> 1408 (+80)"), "{text}");
-    assert!(lines.contains(&"lruvec 1592 -> 1672 (+80)"), "{text}");
-    assert!(lines.contains(&"mem_cgroup_per_node 2560 -> 2640 (+80)"), "{text}");
     assert!(
-        lines.iter().any(|l| l.starts_with("pglist_data 174208 -> 174272")),
+        lines.contains(&"lru_gen_struct 1328 -> 1408 (+80)"),
+        "{text}"
+    );
+    assert!(lines.contains(&"lruvec 1592 -> 1672 (+80)"), "{text}");
+    assert!(
+        lines.contains(&"mem_cgroup_per_node 2560 -> 2640 (+80)"),
+        "{text}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("pglist_data 174208 -> 174272")),
         "{text}"
     );
     assert!(text.contains("include/linux/memcontrol.h"), "{text}");

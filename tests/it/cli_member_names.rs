@@ -75,7 +75,11 @@ fn fixture(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
             .arg(&obj)
             .output()
             .expect("gcc runs");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         objs.push(obj);
     }
     let dwarf = objs.pop().unwrap();
@@ -139,7 +143,10 @@ fn access(dir: &Path, file: &str, name: &str, read: &[String], written: &[String
 /// `(offset, size, access)` of every field, the layout every front-end
 /// must agree on.
 fn bytes_and_classes(v: &serde_json::Value) -> Vec<(u64, u64, String)> {
-    fields(v).into_iter().map(|(_, o, s, a)| (o, s, a)).collect()
+    fields(v)
+        .into_iter()
+        .map(|(_, o, s, a)| (o, s, a))
+        .collect()
 }
 
 #[test]
@@ -168,10 +175,7 @@ fn names_any_front_end_prints_are_accepted_by_all_of_them() {
     for (printer, args) in &front_ends {
         let mut a = args.clone();
         a.extend(["--struct", "fx"]);
-        let names: Vec<String> = fields(&show_json(d, &a))
-            .into_iter()
-            .map(|f| f.0)
-            .collect();
+        let names: Vec<String> = fields(&show_json(d, &a)).into_iter().map(|f| f.0).collect();
         // head and the union are read-mostly, every other field lockless.
         let union = |n: &String| n == "alpha" || n.starts_with("anon_union@");
         let read: Vec<String> = names
@@ -238,10 +242,21 @@ fn a_misspelt_run_name_is_still_refused() {
     let file = access(d, "bad.toml", "fx", &["chrono_type:nonagle".into()], &[]);
     let out = run_in(
         d,
-        &["show", "fx.h", "--struct", "fx", "--access", file.to_str().unwrap()],
+        &[
+            "show",
+            "fx.h",
+            "--struct",
+            "fx",
+            "--access",
+            file.to_str().unwrap(),
+        ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
-    assert!(stderr(&out).contains("chrono_type:nonagle"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("chrono_type:nonagle"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -270,7 +285,16 @@ fn two_separate_u8_runs_stay_two_fields_in_every_front_end() {
         let at: Vec<(u64, u64)> = f.iter().map(|x| (x.1, x.2)).collect();
         assert_eq!(
             at,
-            [(0, 8), (8, 1), (9, 1), (10, 1), (12, 4), (16, 4), (20, 1), (24, 8)],
+            [
+                (0, 8),
+                (8, 1),
+                (9, 1),
+                (10, 1),
+                (12, 4),
+                (16, 4),
+                (20, 1),
+                (24, 8)
+            ],
             "{args:?}: {f:?}"
         );
     }
@@ -292,8 +316,19 @@ fn kbuild_tcp_sock_takes_the_names_of_its_btf_and_dwarf() {
     let src = srctree(&tree);
     let k = tree.to_str().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let base = ["show", "include/linux/tcp.h", "--struct", "tcp_sock", "--kbuild", k];
-    let out = run_cached(&src, cache.path(), &[&base[..], &["--format", "json"]].concat());
+    let base = [
+        "show",
+        "include/linux/tcp.h",
+        "--struct",
+        "tcp_sock",
+        "--kbuild",
+        k,
+    ];
+    let out = run_cached(
+        &src,
+        cache.path(),
+        &[&base[..], &["--format", "json"]].concat(),
+    );
     assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     let kbuild = fields(&json(&out));
     let runs: Vec<&(String, u64, u64, String)> = kbuild
@@ -314,7 +349,11 @@ fn kbuild_tcp_sock_takes_the_names_of_its_btf_and_dwarf() {
     let btf = work.path().join("probe-btf.o");
     std::fs::copy(&probe, &btf).unwrap();
     let out = Command::new("pahole").arg("-J").arg(&btf).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for (option, obj) in [("--dwarf", &probe), ("--btf", &btf)] {
         let o = obj.to_str().unwrap();
         let v = show_json(work.path(), &[option, o, "--struct", "tcp_sock"]);
@@ -334,7 +373,10 @@ fn kbuild_tcp_sock_takes_the_names_of_its_btf_and_dwarf() {
         );
         let file = access(work.path(), "names.toml", "tcp_sock", &[], &synthetic);
         let f = file.to_str().unwrap();
-        let own = show_json(work.path(), &[option, o, "--struct", "tcp_sock", "--access", f]);
+        let own = show_json(
+            work.path(),
+            &[option, o, "--struct", "tcp_sock", "--access", f],
+        );
         let out = run_cached(
             &src,
             cache.path(),

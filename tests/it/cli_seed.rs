@@ -143,7 +143,10 @@ fn propose_at_offset_304_costs_nothing_and_pins_the_phase() {
     assert_eq!(diff.status.code(), Some(0));
     // Without the container's name: no placeholder assertion, but how to get one.
     let err = stderr(&diff);
-    assert!(!err.contains("static_assert(") && !err.contains("CONTAINER,"), "{err}");
+    assert!(
+        !err.contains("static_assert(") && !err.contains("CONTAINER,"),
+        "{err}"
+    );
     assert!(
         err.contains("offset 304 has no container name, so no static_assert pins it"),
         "{err}"

@@ -60,7 +60,12 @@ impl Header {
 /// bit-field joins the run when its storage unit (the aligned unit of its
 /// type that holds its first bit) starts before the run's units end, as
 /// `crate::typedb` groups them.
-fn run_names(h: &Header, r: &Resolver, idx: usize, out: &mut MemberNames) -> Result<(), Diagnostic> {
+fn run_names(
+    h: &Header,
+    r: &Resolver,
+    idx: usize,
+    out: &mut MemberNames,
+) -> Result<(), Diagnostic> {
     let rec = &h.ast.records[idx];
     let layout = r.record(idx, rec.specifier.start)?;
     // (names, first bit, end bit, end of the units) of the open run.

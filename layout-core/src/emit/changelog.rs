@@ -98,7 +98,11 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
             after_s.name,
             at.join(" and "),
             if at.len() > 1 { "s" } else { "" },
-            if a.lines().count() > 1 { "these assertions" } else { "this assertion" },
+            if a.lines().count() > 1 {
+                "these assertions"
+            } else {
+                "this assertion"
+            },
         )));
         paragraphs.push(code_block(a));
     }

@@ -403,26 +403,31 @@ fn case(max_fields: usize) -> impl Strategy<Value = (Struct, SolveOptions)> {
         any::<bool>(),
         preset,
     )
-        .prop_map(|(spec, line, mode, (raw_offset, raw_other), separate_soft, preset)| {
-            let s = build_struct(&spec);
-            let natural = s.natural_align();
-            let (o1, o2) = (raw_offset / natural * natural, raw_other / natural * natural);
-            // Aligned, one container, or two (each at its own phase).
-            let placement = match mode {
-                0 | 1 => Placement::Aligned,
-                2 => Placement::Offset(o1),
-                _ => Placement::at_offsets(&[o1, o2]).unwrap(),
-            };
-            let opts = SolveOptions {
-                line,
-                placement,
-                separate_soft,
-                preset,
-                time_limit: Duration::from_secs(30),
-                ..SolveOptions::default()
-            };
-            (s, opts)
-        })
+        .prop_map(
+            |(spec, line, mode, (raw_offset, raw_other), separate_soft, preset)| {
+                let s = build_struct(&spec);
+                let natural = s.natural_align();
+                let (o1, o2) = (
+                    raw_offset / natural * natural,
+                    raw_other / natural * natural,
+                );
+                // Aligned, one container, or two (each at its own phase).
+                let placement = match mode {
+                    0 | 1 => Placement::Aligned,
+                    2 => Placement::Offset(o1),
+                    _ => Placement::at_offsets(&[o1, o2]).unwrap(),
+                };
+                let opts = SolveOptions {
+                    line,
+                    placement,
+                    separate_soft,
+                    preset,
+                    time_limit: Duration::from_secs(30),
+                    ..SolveOptions::default()
+                };
+                (s, opts)
+            },
+        )
 }
 
 /// The size of the declaration order as C lays it out.
