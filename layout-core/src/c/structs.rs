@@ -85,11 +85,13 @@ pub(crate) fn build(
             Some(w) => {
                 // A zero-width bit-field ends a run (the next bits start a
                 // new unit) and opens the next one. So does a declaration
-                // whose storage unit starts where the run's units end
-                // (`u8 a:4, b:4; u8 c:8;` is two runs, as the compiler's
-                // debug info groups them: either moves alone).
+                // whose first, named bit-field's storage unit starts where
+                // the units of the run's named bit-fields end (`u8 a:4, b:4;
+                // u8 c:8;` is two runs, as BTF and DWARF group them, which
+                // leave unnamed bit-fields out: either moves alone).
+                let named = d.is_some_and(|d| d.name.is_some());
                 let (unit_start, unit_end) = bit_unit(p);
-                let new_unit = member != prev_decl && unit_start >= run_units_end;
+                let new_unit = named && member != prev_decl && unit_start >= run_units_end;
                 if !prev_bitfield || w == 0 || new_unit {
                     run_units_end = 0;
                     pending.push(Pending {
@@ -106,7 +108,9 @@ pub(crate) fn build(
                 }
                 prev_bitfield = true;
                 prev_decl = member;
-                run_units_end = run_units_end.max(unit_end);
+                if named && w > 0 {
+                    run_units_end = run_units_end.max(unit_end);
+                }
                 let run = pending.last_mut().expect("pushed above");
                 extend_run(
                     run,

@@ -57,7 +57,7 @@ pub struct LayoutJson {
     pub offset: Option<u64>,
     /// With several containers, the offset in each (the first is `offset`):
     /// the hard rule was checked at each one's phase.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub container_offsets: Vec<u64>,
     /// Every member in offset order, zero-size markers included.
     pub fields: Vec<FieldJson>,
