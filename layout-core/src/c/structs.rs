@@ -53,6 +53,7 @@ pub(crate) fn build(
     // units of the current run end (bytes).
     let mut prev_decl = usize::MAX;
     let mut run_units_end = 0u64;
+    let mut run_has_unnamed = false;
     for p in &layout.placed {
         let Item::Field { member, declarator } = p.item else {
             prev_bitfield = false;
@@ -85,15 +86,27 @@ pub(crate) fn build(
             Some(w) => {
                 // A zero-width bit-field ends a run (the next bits start a
                 // new unit) and opens the next one. So does a declaration
-                // whose first, named bit-field's storage unit starts where
-                // the units of the run's named bit-fields end (`u8 a:4, b:4;
-                // u8 c:8;` is two runs, as BTF and DWARF group them, which
-                // leave unnamed bit-fields out: either moves alone).
+                // whose first, named bit-field starts a storage unit right
+                // where the run's bits end, past the units of its named
+                // bit-fields (`u8 a:4, b:4; u8 c:8;` is two runs, as BTF and
+                // DWARF group them: either moves alone, and packs the same
+                // after the other). Not after unnamed bits, which may share
+                // that unit (`long a:43; int :23; short b:7;`), nor where the
+                // bit-field skipped bits for not fitting the unit before,
+                // nor in a run that has no named bits yet.
                 let named = d.is_some_and(|d| d.name.is_some());
                 let (unit_start, unit_end) = bit_unit(p);
-                let new_unit = named && member != prev_decl && unit_start >= run_units_end;
+                let run_end = pending.last().filter(|r| r.is_run).map(|r| r.end_bits);
+                let new_unit = named
+                    && member != prev_decl
+                    && !run_has_unnamed
+                    && run_end == Some(p.bit_offset)
+                    && p.bit_offset == unit_start * 8
+                    && run_units_end > 0
+                    && unit_start >= run_units_end;
                 if !prev_bitfield || w == 0 || new_unit {
                     run_units_end = 0;
+                    run_has_unnamed = false;
                     pending.push(Pending {
                         field: Field::new("", "", 0, 1),
                         bits: None,
@@ -111,6 +124,7 @@ pub(crate) fn build(
                 if named && w > 0 {
                     run_units_end = run_units_end.max(unit_end);
                 }
+                run_has_unnamed |= !named && w > 0;
                 let run = pending.last_mut().expect("pushed above");
                 extend_run(
                     run,

@@ -692,8 +692,10 @@ fn parse_facts(out: &str) -> HashMap<String, Facts> {
 ///
 /// Bit-field runs as the front-end models them: a zero-width bit-field
 /// ends a run and opens the next, and so does a declaration whose first
-/// bit-field is named and starts a storage unit at or after the end of the
-/// units of the run's named bit-fields; a run of unnamed bit-fields only pads the
+/// bit-field is named and starts a storage unit right where the run's bits
+/// end, at or after the end of the units of the run's named bit-fields,
+/// when the run has named bits and no unnamed ones;
+/// a run of unnamed bit-fields only pads the
 /// run or member before it (or the run after it, at the start); a run
 /// covers its unnamed bits too.
 fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
@@ -712,6 +714,8 @@ fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
     let mut in_run = false;
     // The end of the storage units of the open run's named bit-fields.
     let mut units_end = 0u64;
+    // Whether it holds unnamed bits (which keep the next declaration in it).
+    let mut run_unnamed = false;
     for a in &ch.atoms {
         match a {
             Atom::Bit {
@@ -721,9 +725,21 @@ fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
                 opens,
             } => {
                 let unit_of = |n: &String| f.bits[n] / (unit * 8) * unit;
-                let new_unit = *opens && name.as_ref().is_some_and(|n| unit_of(n) >= units_end);
+                let run_hi = match groups.last() {
+                    Some(G::Run { hi, .. }) if in_run => Some(*hi),
+                    _ => None,
+                };
+                let new_unit = *opens
+                    && !run_unnamed
+                    && name.as_ref().is_some_and(|n| {
+                        run_hi == Some(f.bits[n])
+                            && f.bits[n] == unit_of(n) * 8
+                            && units_end > 0
+                            && unit_of(n) >= units_end
+                    });
                 if !in_run || *width == 0 || new_unit {
                     units_end = 0;
+                    run_unnamed = false;
                     groups.push(G::Run {
                         first: None,
                         lo: u64::MAX,
@@ -746,6 +762,7 @@ fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
                 if let Some(n) = name.as_ref().filter(|_| *width > 0) {
                     units_end = units_end.max(unit_of(n) + unit);
                 }
+                run_unnamed |= name.is_none() && *width > 0;
                 match name {
                     Some(n) => {
                         let bit = f.bits[n];
