@@ -125,6 +125,22 @@ pub(crate) fn opens_with_guard(ty: &str) -> bool {
     ty.split("; ").next().is_some_and(|p| p.ends_with(":0"))
 }
 
+/// Whether a bit-field run of `size` bytes fills them with its declared
+/// bits (`u8 a:2, b:1, c:5;`): nothing packs into its last byte after it.
+pub(crate) fn fills_its_bytes(ty: &str, size: u64) -> bool {
+    let mut bits = 0u64;
+    for piece in ty.split("; ") {
+        match piece
+            .rsplit_once(':')
+            .and_then(|(_, w)| w.trim().parse::<u64>().ok())
+        {
+            Some(w) => bits += w,
+            None => return false,
+        }
+    }
+    bits == size * 8
+}
+
 /// Whether a run that opens with a zero-width guard (`signed char :0`) is
 /// started by it on a multiple of `align`: its type is at least that
 /// aligned (an unknown type name is taken to be).
