@@ -140,9 +140,12 @@ fn access(dir: &Path, file: &str, name: &str, read: &[String], written: &[String
     p
 }
 
+/// `(offset, size, access)` of every field.
+type Classes = Vec<(u64, u64, String)>;
+
 /// `(offset, size, access)` of every field, the layout every front-end
 /// must agree on.
-fn bytes_and_classes(v: &serde_json::Value) -> Vec<(u64, u64, String)> {
+fn bytes_and_classes(v: &serde_json::Value) -> Classes {
     fields(v)
         .into_iter()
         .map(|(_, o, s, a)| (o, s, a))
@@ -171,7 +174,7 @@ fn names_any_front_end_prints_are_accepted_by_all_of_them() {
     ];
     // The names each front-end prints; then an access file written from
     // them, read by every front-end.
-    let mut layouts: Vec<(String, Vec<(u64, u64, String)>)> = Vec::new();
+    let mut layouts: Vec<(String, Classes)> = Vec::new();
     for (printer, args) in &front_ends {
         let mut a = args.clone();
         a.extend(["--struct", "fx"]);
@@ -216,7 +219,7 @@ fn names_any_front_end_prints_are_accepted_by_all_of_them() {
         let v = show_json(d, &a);
         layouts.push((format!("member names, {reader}"), bytes_and_classes(&v)));
     }
-    let expected: Vec<(u64, u64, String)> = [
+    let expected: Classes = [
         (0, 8, "read_mostly"),
         (8, 1, "lockless_atomic"),
         (9, 1, "lockless_atomic"),
