@@ -399,4 +399,43 @@ fn kbuild_growth_finds_embedders_in_other_headers() {
         "{text}"
     );
     assert!(text.contains("include/linux/memcontrol.h"), "{text}");
+
+    // The same through a proposal that grows the struct (keeping lockless
+    // fields off the locked ones costs 8 bytes at both phases).
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::write(copy.path().join("lru_gen.toml"), LRU_GEN_ACCESS).unwrap();
+    let access = copy.path().join("lru_gen.toml");
+    let out = run_cached(
+        &src,
+        cache.path(),
+        &[
+            "propose",
+            "include/linux/mmzone.h",
+            "--struct",
+            "lru_gen_struct",
+            "--kbuild",
+            k,
+            "--access",
+            access.to_str().unwrap(),
+            "--container",
+            MEMCG,
+            "--container",
+            PGDAT,
+            "--separate-locked",
+            "--growth",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json(&out);
+    let grown = v["after"]["size"].as_u64().unwrap();
+    assert!(grown > 1328, "{grown}");
+    let entries = v["growth"]["entries"].as_array().unwrap();
+    let memcg = entries
+        .iter()
+        .find(|e| e["name"] == "mem_cgroup_per_node")
+        .unwrap_or_else(|| panic!("mem_cgroup_per_node is an embedder: {entries:?}"));
+    assert_eq!(memcg["old"]["size"], 2560);
+    assert_eq!(memcg["new"]["size"].as_u64(), Some(2560 + grown - 1328));
 }
