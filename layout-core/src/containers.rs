@@ -159,15 +159,21 @@ fn walk(
 
 /// The summary lines about containers: each embedder the type graph
 /// knows, with its offset and phase, and whether the layout was solved for
-/// that phase; then the offsets no assertion pins (`unpinned`).
+/// (`solved`; else checked at) that phase; then the offsets no assertion
+/// pins (`unpinned`).
 pub fn placement_note(
     paths: Option<&[EmbeddingPath]>,
     placement: &crate::model::Placement,
     line: u64,
     unpinned: &[u64],
+    solved: bool,
 ) -> String {
+    let (done, not_done) = match solved {
+        true => ("solved for", "NOT solved for"),
+        false => ("checked", "NOT checked"),
+    };
     let line = line.max(1);
-    let solved: Vec<u64> = placement.offsets().iter().map(|o| o % line).collect();
+    let phases: Vec<u64> = placement.offsets().iter().map(|o| o % line).collect();
     let mut out = String::new();
     if let Some(paths) = paths.filter(|p| !p.is_empty()) {
         out.push_str("embedders in the types read:\n");
@@ -175,10 +181,10 @@ pub fn placement_note(
             let phase = p.offset % line;
             let verdict = if placement.offsets().is_empty() {
                 "the layout holds at every placement".to_string()
-            } else if solved.contains(&phase) {
-                "solved for".to_string()
+            } else if phases.contains(&phase) {
+                done.to_string()
             } else {
-                format!("NOT solved for: add --container {}", p.spelled())
+                format!("{not_done}: add --container {}", p.spelled())
             };
             out.push_str(&format!(
                 "  {} at offset {} (phase {phase}): {verdict}\n",

@@ -105,6 +105,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         &solved.layout.placement,
         solved.layout.line,
         &unpinned,
+        true,
     );
     let changelog = a.changelog.then(|| {
         let notes = ChangelogNotes {
