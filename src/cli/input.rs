@@ -231,10 +231,14 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
     let placement = Placement::at_offsets(&offsets.offsets).map_err(|e| {
         Diagnostic::new(e).help("give the containers whose phases differ; equal phases need one")
     })?;
-    let embedders = db.as_ref().and_then(|db| {
-        let agg = db.find_struct(&a.struct_name).ok()?;
-        Some(layout_core::containers::embedding_paths(db, agg))
-    });
+    // Listed with containers only (the summary's note), so computed then.
+    let embedders = db
+        .as_ref()
+        .filter(|_| !offsets.offsets.is_empty())
+        .and_then(|db| {
+            let agg = db.find_struct(&a.struct_name).ok()?;
+            Some(layout_core::containers::embedding_paths(db, agg))
+        });
     let declared =
         Layout::declared(&model, size, align, target.line, placement).ok_or_else(|| {
             Diagnostic::new("the front-end gave a field without an offset")
