@@ -94,14 +94,14 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
             .collect();
         paragraphs.push(wrap(&format!(
             "The layout relies on struct {} starting at {} of its cacheline-aligned \
-             container{}; {} fails the build if that changes:",
+             container{}; {} the build if that changes:",
             after_s.name,
             at.join(" and "),
             if at.len() > 1 { "s" } else { "" },
             if a.lines().count() > 1 {
-                "these assertions"
+                "these assertions fail"
             } else {
-                "this assertion"
+                "this assertion fails"
             },
         )));
         paragraphs.push(code_block(a));
