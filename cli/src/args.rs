@@ -81,9 +81,12 @@ pub struct InputArgs {
     pub struct_name: String,
     /// TOML access file: [struct.NAME] read_mostly / locked_write.LOCK / lockless_atomic /
     /// cold / pinned lists, [struct.NAME.paths] hot paths (tx = [...]), plus [types] sizes
-    /// and [defines] constants. Unlisted fields are cold. Names: fields, members of
-    /// anonymous unions/structs and struct_groups, single bitfields, and dotted
-    /// sub-members (rx_opt.rcv_tsval).
+    /// and [defines] constants. Unlisted fields are cold. Names, the same in every
+    /// front-end (header, --btf, --dwarf, --kbuild/--cc): fields; members of anonymous
+    /// unions/structs and struct_groups (snd_nxt); each bit-field by its own name
+    /// (is_cwnd_limited); dotted sub-members (rx_opt.rcv_tsval); and the names show --btf /
+    /// --dwarf print for a bit-field run (save_syn:syn_data:syn_fastopen) and an anonymous
+    /// union or struct (anon_union@1304).
     #[arg(long, value_name = "FILE")]
     pub access: Option<PathBuf>,
     /// Define a constant or config option: -D MAX_NR_ZONES=5, -D CONFIG_LRU_GEN (=1).
@@ -106,10 +109,17 @@ pub struct InputArgs {
     #[arg(long, value_name = "FILE")]
     pub dwarf: Option<PathBuf>,
     /// Offset of the struct inside a line-aligned container (e.g. 304 for lrugen inside
-    /// mem_cgroup_per_node). Lines are then numbered from the container's start.
-    /// Overrides `offset` in the access file.
+    /// mem_cgroup_per_node). Lines are then numbered from the (first) container's start.
+    /// Repeatable, one per container (--offset 136 --offset 172112): the layout is solved
+    /// and checked at every container's phase. Overrides `offset` in the access file.
     #[arg(long, value_name = "BYTES")]
-    pub offset: Option<u64>,
+    pub offset: Vec<u64>,
+    /// Where the struct sits: CONTAINER.MEMBER.PATH, e.g. mem_cgroup_per_node.lruvec.lrugen
+    /// (array steps as name[N]). Repeatable, one per container; the N-th goes with the N-th
+    /// --offset. With --btf, --dwarf or a compiler probe the offsets come from the types
+    /// (--offset may be left out); propose writes one static_assert per container.
+    #[arg(long, value_name = "PATH")]
+    pub container: Vec<String>,
     #[command(flatten)]
     pub probe: super::probe::ProbeArgs,
 }
@@ -153,10 +163,6 @@ pub struct ProposeArgs {
     /// are reused or removed, never duplicated.
     #[arg(long, value_enum, default_value_t = CStyle::Aligned, value_name = "STYLE")]
     pub style: CStyle,
-    /// Where the struct sits, for the assertion that pins the phase with --offset:
-    /// CONTAINER.MEMBER.PATH, e.g. mem_cgroup_per_node.lruvec.lrugen.
-    #[arg(long, value_name = "PATH", requires = "offset")]
-    pub container: Option<String>,
     /// Print a commit-message paragraph (what shared which line, the line tables before
     /// and after, the size change and its proof): before the diff, separated by `---` as
     /// `git am` reads it; after the table; as "changelog" in JSON.

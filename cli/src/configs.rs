@@ -118,10 +118,11 @@ fn for_configuration(
     let mut args = a.clone();
     args.header = Some(header.to_path_buf());
     args.access = None;
-    args.offset = match placement {
-        Placement::Offset(o) => Some(o),
-        Placement::Aligned => None,
-    };
+    // Named containers give their offsets from each configuration's types;
+    // bare offsets (the access file's too, which is left out) carry over.
+    if a.container.is_empty() {
+        args.offset = placement.offsets().to_vec();
+    }
     args.probe.flip = flip;
     args
 }

@@ -68,13 +68,16 @@ fn grow_by_size(a: &GrowthArgs) -> Result<GrowthReport, Diagnostic> {
             )
         }
     }
+    let mut searched = None;
     let (db, skipped) = if let Some(p) = &a.btf {
         (files::btf(p)?, Vec::new())
     } else if let Some(p) = &a.dwarf {
         (files::dwarf(p)?, Vec::new())
     } else if a.probe.is_set() {
         let path = a.header.clone().expect("one source is given");
-        (super::probe::run(&a.probe, &[path])?.db, Vec::new())
+        let (p, added) = super::probe::run_with_embedders(&a.probe, &path, &a.struct_name)?;
+        searched = searched_note(&added);
+        (p.db, Vec::new())
     } else {
         let path = a.header.as_deref().expect("one source is given");
         let (defines, types) = header_settings(a.access.as_deref(), &a.defines)?;
@@ -85,6 +88,7 @@ fn grow_by_size(a: &GrowthArgs) -> Result<GrowthReport, Diagnostic> {
     let root = db.find_struct(&a.struct_name)?;
     let align = a.align.unwrap_or(root.align);
     let mut report = growth::grow(&db, &a.struct_name, Shape { size, align })?;
+    report.notes.extend(searched);
     for (name, d) in &skipped {
         report.notes.push(format!(
             "struct {name} could not be laid out, so it is not in this report: {}",
@@ -102,6 +106,7 @@ pub fn for_proposal(
     model: &Struct,
     layout: &Layout,
 ) -> Result<GrowthReport, Diagnostic> {
+    let mut searched = None;
     let db = if let Some(p) = &input.btf {
         files::btf(p)?
     } else if let Some(p) = &input.dwarf {
@@ -111,7 +116,10 @@ pub fn for_proposal(
             .header
             .clone()
             .ok_or_else(|| Diagnostic::new("--growth needs the header"))?;
-        super::probe::run(&input.probe, &[header])?.db
+        let (p, added) =
+            super::probe::run_with_embedders(&input.probe, &header, &input.struct_name)?;
+        searched = searched_note(&added);
+        p.db
     } else {
         let path = input.header.as_deref().ok_or_else(|| {
             Diagnostic::new("--growth needs the header, --btf or --dwarf")
@@ -130,7 +138,21 @@ pub fn for_proposal(
     };
     let old = db.find_struct(&input.struct_name)?;
     let new = growth::proposed_layout(old, model, layout)?;
-    growth::grow_to(&db, &input.struct_name, &new)
+    let mut report = growth::grow_to(&db, &input.struct_name, &new)?;
+    report.notes.extend(searched);
+    Ok(report)
+}
+
+/// The note that says which headers of the tree were compiled in for their
+/// embedders.
+fn searched_note(added: &[std::path::PathBuf]) -> Option<String> {
+    (!added.is_empty()).then(|| {
+        let names: Vec<String> = added.iter().map(|p| p.display().to_string()).collect();
+        format!(
+            "embedders were also searched in the tree's headers that embed the struct: {}",
+            names.join(", ")
+        )
+    })
 }
 
 pub fn render(report: &GrowthReport, format: GrowthFormat) -> String {

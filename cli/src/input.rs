@@ -7,6 +7,7 @@ use super::args::InputArgs;
 use super::files;
 use layout_core::access::{AccessFile, MemberNames};
 use layout_core::c::{Defines, TypeTable};
+use layout_core::containers::EmbeddingPath;
 use layout_core::scan::infer::TypeDefaults;
 use layout_core::source::StructSource;
 use layout_core::typedb::{self, TypeDb};
@@ -33,6 +34,85 @@ pub struct Loaded {
     pub placement: Placement,
     /// The layout as declared.
     pub declared: Layout,
+    /// The container path (`--container`) of each offset of `placement`,
+    /// where one was given.
+    pub containers: Vec<Option<String>>,
+    /// Where the type graph (BTF, DWARF, a probe) embeds the struct, when
+    /// one was read.
+    pub embedders: Option<Vec<EmbeddingPath>>,
+}
+
+/// The container offsets a run asks for, and the `--container` path of each.
+struct ContainerOffsets {
+    offsets: Vec<u64>,
+    names: Vec<Option<String>>,
+}
+
+/// `--offset` (or the access file's `offset`) and `--container`: the N-th
+/// container goes with the N-th offset; with a type graph a container's
+/// offset comes from it (and a given one must agree).
+fn container_offsets(
+    a: &InputArgs,
+    file: Option<&AccessFile>,
+    db: Option<&TypeDb>,
+) -> Result<ContainerOffsets, Diagnostic> {
+    if a.container.is_empty() {
+        let offsets = match a.offset.is_empty() {
+            true => file
+                .and_then(|f| f.struct_offset(&a.struct_name))
+                .into_iter()
+                .collect(),
+            false => a.offset.clone(),
+        };
+        let names = vec![None; offsets.len()];
+        return Ok(ContainerOffsets { offsets, names });
+    }
+    if !a.offset.is_empty() && a.offset.len() != a.container.len() {
+        return Err(Diagnostic::new(format!(
+            "{} --container but {} --offset: give one offset per container, in the same order",
+            a.container.len(),
+            a.offset.len()
+        ))
+        .help(
+            "or leave --offset out with --btf, --dwarf or a compiler probe, which know the offsets",
+        ));
+    }
+    let mut offsets = Vec::new();
+    for (i, c) in a.container.iter().enumerate() {
+        let given = a.offset.get(i).copied();
+        let known = match db {
+            Some(db) => {
+                let (at, holds) = layout_core::containers::container_offset(db, c)?;
+                if holds != a.struct_name.trim().trim_start_matches("struct ").trim() {
+                    return Err(Diagnostic::new(format!(
+                        "--container {c} holds struct {holds}, not struct {}",
+                        a.struct_name
+                    )));
+                }
+                Some(at)
+            }
+            None => None,
+        };
+        offsets.push(match (given, known) {
+            (Some(g), Some(k)) if g != k => {
+                return Err(Diagnostic::new(format!(
+                    "--container {c} is at offset {k} in the types, not {g}"
+                ))
+                .help("leave --offset out to take the offset from the types"))
+            }
+            (Some(o), _) | (None, Some(o)) => o,
+            (None, None) => {
+                return Err(Diagnostic::new(format!(
+                    "--container {c}: its offset is unknown from a header alone"
+                ))
+                .help("give --offset for each --container, or use --btf, --dwarf or --kbuild"))
+            }
+        });
+    }
+    Ok(ContainerOffsets {
+        offsets,
+        names: a.container.iter().cloned().map(Some).collect(),
+    })
 }
 
 /// A struct as a front-end read it: fields with offsets, size and alignment.
@@ -147,29 +227,34 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         }
         None => Some(layout_core::scan::infer::type_defaults(&mut model)),
     };
-    let offset = a.offset.or_else(|| {
-        access_file
-            .as_ref()
-            .and_then(|f| f.struct_offset(&a.struct_name))
-    });
-    let placement = match offset {
-        Some(o) if o > MAX_OFFSET || o.checked_add(size).is_none_or(|end| end > MAX_OFFSET) => {
+    let offsets = container_offsets(a, access_file.as_ref(), db.as_ref())?;
+    for &o in &offsets.offsets {
+        if o > MAX_OFFSET || o.checked_add(size).is_none_or(|end| end > MAX_OFFSET) {
             return Err(Diagnostic::new(format!(
                 "offset {o} puts struct {} past 2^48 bytes, the largest address space",
                 a.struct_name
             ))
-            .help("give the struct's offset inside its container (e.g. --offset 304)"))
+            .help("give the struct's offset inside its container (e.g. --offset 304)"));
         }
-        Some(o) if o % align != 0 => {
+        if o % align != 0 {
             return Err(Diagnostic::new(format!(
                 "offset {o} is not a multiple of the alignment of struct {} ({align})",
                 a.struct_name
             ))
-            .help("give the struct's real offset inside its container"))
+            .help("give the struct's real offset inside its container"));
         }
-        Some(o) => Placement::Offset(o),
-        None => Placement::Aligned,
-    };
+    }
+    let placement = Placement::at_offsets(&offsets.offsets).map_err(|e| {
+        Diagnostic::new(e).help("give the containers whose phases differ; equal phases need one")
+    })?;
+    // Listed with containers only (the summary's note), so computed then.
+    let embedders = db
+        .as_ref()
+        .filter(|_| !offsets.offsets.is_empty())
+        .and_then(|db| {
+            let agg = db.find_struct(&a.struct_name).ok()?;
+            Some(layout_core::containers::embedding_paths(db, agg))
+        });
     let declared =
         Layout::declared(&model, size, align, target.line, placement).ok_or_else(|| {
             Diagnostic::new("the front-end gave a field without an offset")
@@ -193,6 +278,8 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         origin,
         target,
         placement,
+        containers: offsets.names,
+        embedders,
         declared,
     })
 }
@@ -212,6 +299,12 @@ fn load_probe(a: &InputArgs) -> Result<Option<super::probe::Probe>, Diagnostic> 
         Diagnostic::new("the compiler front-end needs the header that defines the struct")
             .help("e.g. cachelayout show include/linux/tcp.h --struct tcp_sock --kbuild /usr/src/linux-headers-$(uname -r)")
     })?;
+    // With containers asked for, the types of the tree's headers that embed
+    // the struct too: the containers and the embedders listed come from them.
+    if !a.container.is_empty() || !a.offset.is_empty() {
+        let (probe, _) = super::probe::run_with_embedders(&a.probe, header, &a.struct_name)?;
+        return Ok(Some(probe));
+    }
     super::probe::run(&a.probe, std::slice::from_ref(header)).map(Some)
 }
 

@@ -40,7 +40,16 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let dissolved = solved.dissolved.as_ref();
     let regroup_note = regroup_note(&solved.groups_kept_for);
     let view = ProposalView::new(s, before, &solved.layout);
-    let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
+    let containers: Vec<Option<&str>> = loaded.containers.iter().map(Option::as_deref).collect();
+    let assertion = emit::phase_assertions(&containers, &solved.layout);
+    let unpinned = emit::unpinned_offsets(&containers, &solved.layout);
+    let placement_note = layout_core::containers::placement_note(
+        loaded.embedders.as_deref(),
+        &solved.layout.placement,
+        solved.layout.line,
+        &unpinned,
+        true,
+    );
     let configurations = if a.check_configs {
         let source = solved.subject.source.as_ref().ok_or_else(|| {
             Diagnostic::new("--check-configs needs the header's text").help("give the header")
@@ -118,6 +127,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             out.push_str(&configs_text);
             out.push_str(&dissolved_note(dissolved));
             out.push_str(&regroup_note);
+            out.push_str(&placement_note);
             if let Some(text) = &changelog {
                 let _ = write!(out, "\nChangelog:\n{text}");
             }
@@ -166,7 +176,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         eprint!(
             "{}{}",
             summary(&view, &solved, assertion.as_deref()) + &configs_text,
-            dissolved_note(dissolved) + &regroup_note
+            dissolved_note(dissolved) + &regroup_note + &placement_note
         );
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
@@ -241,8 +251,16 @@ fn summary(view: &ProposalView, solved: &Proposal, assertion: Option<&str>) -> S
     let mut t = String::new();
     let delta = after.size as i64 - before.size as i64;
     let where_ = match after.placement {
-        Placement::Offset(o) => format!("at offset {o} (phase {})", o % after.line),
         Placement::Aligned => "at every placement".to_string(),
+        _ => {
+            let at: Vec<String> = after
+                .placement
+                .offsets()
+                .iter()
+                .map(|o| format!("offset {o} (phase {})", o % after.line))
+                .collect();
+            format!("at {}", at.join(" and "))
+        }
     };
     let _ = writeln!(
         t,
@@ -298,7 +316,11 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
         );
     }
     if let Some(a) = assertion {
-        let _ = writeln!(t, "the layout relies on the struct's phase; pin it:\n  {a}");
+        let _ = writeln!(
+            t,
+            "the layout relies on the struct's phase; pin it:\n  {}",
+            a.replace('\n', "\n  ")
+        );
     }
     for (g, was, now) in segments::grown_groups(s, &view.before.offsets, &view.after.offsets) {
         let _ = writeln!(

@@ -27,6 +27,16 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
                     conflicts.len()
                 );
             }
+            // Where the types embed the struct, and which phases were checked.
+            if !l.placement.offsets().is_empty() {
+                out.push_str(&layout_core::containers::placement_note(
+                    loaded.embedders.as_deref(),
+                    &l.placement,
+                    l.line,
+                    &[],
+                    false,
+                ));
+            }
         }
     }
     super::print_stdout(&out)?;

@@ -147,6 +147,7 @@ fn main() -> Result<(), String> {
             let placement = match inst.placement {
                 Placement::Aligned => serde_json::json!("aligned"),
                 Placement::Offset(o) => serde_json::json!(o),
+                Placement::Offsets(o) => serde_json::json!(o.as_slice()),
             };
             let line = serde_json::json!({
                 "id": format!("{band}-{k}"),

@@ -82,6 +82,7 @@ fn main() -> Result<(), String> {
                 match placement {
                     Placement::Aligned => "aligned".to_string(),
                     Placement::Offset(o) => format!("offset {o}"),
+                    Placement::Offsets(o) => format!("offsets {:?}", o.as_slice()),
                 },
                 limit,
                 wall,

@@ -62,10 +62,7 @@ impl Layout {
     /// The byte offset of the struct's start inside its line-aligned container
     /// used for numbering lines in reports: the `--offset` in phase mode, 0 otherwise.
     pub fn base_offset(&self) -> u64 {
-        match self.placement {
-            Placement::Offset(o) => o,
-            Placement::Aligned => 0,
-        }
+        self.placement.first_offset().unwrap_or(0)
     }
 
     /// Every phase (start offset modulo the line size) at which an instance of
@@ -100,10 +97,15 @@ impl Layout {
 /// The set of phases of a placement; see [`Layout::phases`].
 pub fn phases(placement: Placement, align: u64, line: u64) -> Vec<u64> {
     match placement {
-        Placement::Offset(o) => vec![o % line],
         Placement::Aligned => {
             let step = align.clamp(1, line);
             (0..line).step_by(step as usize).collect()
+        }
+        _ => {
+            let mut v: Vec<u64> = placement.offsets().iter().map(|o| o % line).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
         }
     }
 }
@@ -222,7 +224,21 @@ fn names(s: &Struct, idx: &[usize]) -> Vec<String> {
 
 /// Conflicts to report for a layout: at the given placement in phase mode; in
 /// aligned mode at phase 0 if there are any, else at the first phase that has any.
+///
+/// With several containers, the conflicts at each one's phase, its lines
+/// counted from its own start.
 pub fn reported_conflicts(s: &Struct, layout: &Layout) -> Vec<LineConflict> {
+    if let Placement::Offsets(o) = layout.placement {
+        let mut all: Vec<LineConflict> = Vec::new();
+        for &base in o.as_slice() {
+            let phase = base % layout.line.max(1);
+            if all.iter().any(|c| c.phase == phase) {
+                continue;
+            }
+            all.extend(hard_conflicts_at(s, layout, phase, base));
+        }
+        return all;
+    }
     let base = layout.base_offset();
     for phase in layout.phases() {
         let c = hard_conflicts_at(s, layout, phase, base);

@@ -40,9 +40,11 @@ pub mod btf;
 pub mod c;
 pub mod class;
 pub mod configs;
+pub mod containers;
 pub mod cost;
 #[cfg(feature = "dwarf")]
 pub mod dwarf;
+pub mod embedder_search;
 pub mod emit;
 pub mod error;
 pub mod files;

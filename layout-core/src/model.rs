@@ -186,6 +186,78 @@ pub enum Placement {
     /// The struct sits at this byte offset inside a line-aligned container;
     /// its phase is `offset % line`.
     Offset(u64),
+    /// The struct sits in several line-aligned containers, at these offsets
+    /// (one per container, the first numbers the report's lines): the hard
+    /// rule must hold at each of their phases.
+    Offsets(Offsets),
+}
+
+impl Placement {
+    /// The placement for these container offsets: `Aligned` for none,
+    /// `Offset` for one, `Offsets` for up to [`MAX_CONTAINERS`] (more are an
+    /// error).
+    pub fn at_offsets(offsets: &[u64]) -> Result<Placement, String> {
+        match offsets {
+            [] => Ok(Placement::Aligned),
+            [o] => Ok(Placement::Offset(*o)),
+            _ => Offsets::new(offsets)
+                .map(Placement::Offsets)
+                .ok_or_else(|| {
+                    format!(
+                        "{} container offsets given: at most {MAX_CONTAINERS} are supported",
+                        offsets.len()
+                    )
+                }),
+        }
+    }
+
+    /// The container offsets (empty in aligned mode).
+    pub fn offsets(&self) -> &[u64] {
+        match self {
+            Placement::Aligned => &[],
+            Placement::Offset(o) => std::slice::from_ref(o),
+            Placement::Offsets(o) => o.as_slice(),
+        }
+    }
+
+    /// The offset that numbers the report's lines: the first container's.
+    pub fn first_offset(&self) -> Option<u64> {
+        self.offsets().first().copied()
+    }
+}
+
+/// Most containers one layout is solved for at once.
+pub const MAX_CONTAINERS: usize = 8;
+
+/// Two to [`MAX_CONTAINERS`] container offsets, in the order given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offsets {
+    len: u8,
+    at: [u64; MAX_CONTAINERS],
+}
+
+impl Offsets {
+    pub fn new(offsets: &[u64]) -> Option<Offsets> {
+        if offsets.len() > MAX_CONTAINERS {
+            return None;
+        }
+        let mut at = [0; MAX_CONTAINERS];
+        at[..offsets.len()].copy_from_slice(offsets);
+        Some(Offsets {
+            len: offsets.len() as u8,
+            at,
+        })
+    }
+
+    pub fn as_slice(&self) -> &[u64] {
+        &self.at[..self.len as usize]
+    }
+}
+
+impl Serialize for Offsets {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(ser)
+    }
 }
 
 /// Machine geometry.

@@ -80,8 +80,8 @@ pub fn path_bytes(s: &Struct, path: u32) -> u64 {
 fn bases(l: &Layout) -> Vec<u64> {
     let line = l.line.max(1);
     match l.placement {
-        Placement::Offset(o) => vec![o % line],
         Placement::Aligned => (0..line).step_by(l.align.clamp(1, line) as usize).collect(),
+        _ => l.placement.offsets().iter().map(|o| o % line).collect(),
     }
 }
 

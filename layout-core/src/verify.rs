@@ -297,7 +297,7 @@ pub fn check_structure(s: &Struct, l: &Layout) -> Result<(), VerifyError> {
     }
     check_segments(s, &placed)?;
     check_tree(s, &placed)?;
-    if let Placement::Offset(o) = l.placement {
+    for &o in l.placement.offsets() {
         if o % l.align != 0 && !(o % l.line).is_multiple_of(l.align) {
             return Err(VerifyError::PlacementMisaligned {
                 offset: o,
@@ -539,7 +539,12 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
     check_structure(s, l)?;
     let line = l.line;
     let phases: Vec<u64> = match l.placement {
-        Placement::Offset(o) => vec![o % line],
+        Placement::Offset(_) | Placement::Offsets(_) => {
+            let mut v: Vec<u64> = l.placement.offsets().iter().map(|o| o % line).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
         Placement::Aligned => {
             let mut v = Vec::new();
             let mut p = 0;
@@ -550,9 +555,9 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
             v
         }
     };
-    let base = match l.placement {
-        Placement::Offset(o) => o - o % line,
-        Placement::Aligned => 0,
+    let base = match l.placement.first_offset() {
+        Some(o) => o - o % line,
+        None => 0,
     };
     let mut offset = vec![0u64; s.fields.len()];
     for sl in &l.slots {

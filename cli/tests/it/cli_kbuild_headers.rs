@@ -192,7 +192,12 @@ fn kbuild_lays_out_pci_dev_whose_pm_bits_share_a_unit() {
     assert_eq!(off % align, 0, "{run}");
     let pm_cap = field(&v, "pm_cap")["offset"].as_u64().unwrap();
     assert_eq!(off, pm_cap + 1, "the run starts after pm_cap: {run}");
-    // pahole puts the run's bits in the unit at pm_cap - 1, the last ones in the next.
+    // The next declaration starts a fresh unit right where the run's bits
+    // end: a run of its own, as BTF and DWARF group them.
+    let next = field(&v, "hotplug_user_indicators");
+    assert_eq!(next["offset"].as_u64(), Some(off + size), "{next}");
+    // pahole puts the run's bits in the unit at pm_cap - 1, the next run's
+    // (to clear_retrain_link) in the unit after it.
     if have("pahole") {
         let probe = std::fs::read_dir(cache.path().join("cachelayout/probes"))
             .unwrap()
@@ -200,12 +205,14 @@ fn kbuild_lays_out_pci_dev_whose_pm_bits_share_a_unit() {
             .find(|p| p.is_file())
             .unwrap();
         let unit = pahole_offset(&probe, "pci_dev", "pme_support").unwrap();
-        let last = pahole_offset(&probe, "pci_dev", "clear_retrain_link").unwrap();
+        let last = pahole_offset(&probe, "pci_dev", "ignore_hotplug").unwrap();
         assert_eq!(unit, pm_cap - 1);
-        assert!(
-            off + size > last && last >= off,
-            "{run}: last bits at {last}"
+        assert_eq!(
+            last, unit,
+            "{run}: its last bit-field shares the first's unit"
         );
+        let next_unit = pahole_offset(&probe, "pci_dev", "clear_retrain_link").unwrap();
+        assert_eq!(Some(next_unit), next["offset"].as_u64(), "{next}");
     }
 }
 

@@ -11,7 +11,14 @@
 //!   own name (`snd_nxt`);
 //! - a single bitfield (`is_cwnd_limited`);
 //! - a sub-member of an embedded struct with a dotted path
-//!   (`rx_opt.rcv_tsval`, `inet_conn.icsk_ack.pending`).
+//!   (`rx_opt.rcv_tsval`, `inet_conn.icsk_ack.pending`);
+//! - the names BTF and DWARF give a field that is no single member, in every
+//!   front-end: a run of bitfields sharing storage units by its bitfields'
+//!   names joined with `:` (`save_syn:syn_data:syn_fastopen`), an anonymous
+//!   struct or union by its offset (`anon_union@1304`, `anon_struct@8`);
+//! - a bitfield run or an anonymous aggregate by the name the C header
+//!   front-end gives it (its first bitfield, its first member): that is
+//!   itself a member's name, so every front-end lists it already.
 //!
 //! Each name stands for its own bytes inside the field that holds it. A
 //! class given to such a name goes to the whole field (the field gets the
@@ -85,8 +92,25 @@ impl MemberNames {
     pub fn from_typedb(db: &TypeDb, agg: &Aggregate) -> MemberNames {
         let mut out = MemberNames::new();
         walk_aggregate(db, agg, 0, None, 0, &mut out);
+        // The model's names for runs and anonymous members, for a model
+        // whose fields carry other names (the header's, under a probe).
+        for f in &db.to_model(agg).fields {
+            if let (true, Some(o)) = (is_synthetic(&f.name), f.original_offset) {
+                out.push(f.name.clone(), o..o + f.size);
+            }
+        }
         out
     }
+}
+
+/// Whether a field name is one BTF and DWARF make up for a field that is no
+/// single member: `a:b` (a bitfield run), `anon_union@8`, `anon_struct@8`,
+/// `bitfield@4` (a run of unnamed bitfields).
+pub fn is_synthetic(name: &str) -> bool {
+    name.contains(':')
+        || ["anon_union@", "anon_struct@", "bitfield@"]
+            .iter()
+            .any(|p| name.starts_with(p))
 }
 
 /// Lists the members of `agg` (at `base` in the struct) under `prefix`

@@ -28,6 +28,7 @@ impl Header {
         if let Some(idx) = idx {
             let resolver = Resolver::new(self);
             walk(self, &resolver, idx, 0, None, 0, &mut out)?;
+            run_names(self, &resolver, idx, &mut out)?;
         }
         Ok(out)
     }
@@ -51,6 +52,59 @@ impl Header {
         }
         None
     }
+}
+
+/// The names BTF and DWARF give the struct's bit-field runs: the named
+/// bit-fields of each run of storage units joined with `:`
+/// (`save_syn:syn_data`), or `bitfield@OFFSET` for a run without names. A
+/// bit-field joins the run when its storage unit (the aligned unit of its
+/// type that holds its first bit) starts before the run's units end, as
+/// `crate::typedb` groups them.
+fn run_names(
+    h: &Header,
+    r: &Resolver,
+    idx: usize,
+    out: &mut MemberNames,
+) -> Result<(), Diagnostic> {
+    let rec = &h.ast.records[idx];
+    let layout = r.record(idx, rec.specifier.start)?;
+    // (names, first bit, end bit, end of the units) of the open run.
+    let mut run: Option<(Vec<String>, u64, u64, u64)> = None;
+    let close = |run: &mut Option<(Vec<String>, u64, u64, u64)>, out: &mut MemberNames| {
+        if let Some((names, first, end, _)) = run.take() {
+            let bytes = first / 8..end.div_ceil(8);
+            let name = match names.is_empty() {
+                true => format!("bitfield@{}", bytes.start),
+                false => names.join(":"),
+            };
+            out.push(name, bytes);
+        }
+    };
+    for p in &layout.placed {
+        let width = match (&p.item, p.bits) {
+            (Item::Field { .. }, Some(w)) if w > 0 => w,
+            _ => {
+                close(&mut run, out);
+                continue;
+            }
+        };
+        let Item::Field { member, declarator } = p.item else {
+            continue;
+        };
+        let name = declarator.and_then(|k| rec.members[member].declarators[k].name.clone());
+        let size = p.size.max(1);
+        let unit = p.bit_offset / (size * 8) * size;
+        if run.as_ref().is_some_and(|r| unit >= r.3) {
+            close(&mut run, out);
+        }
+        let r = run.get_or_insert((Vec::new(), p.bit_offset, p.bit_offset, 0));
+        r.0.extend(name);
+        r.1 = r.1.min(p.bit_offset);
+        r.2 = r.2.max(p.bit_offset + width);
+        r.3 = r.3.max(unit + size);
+    }
+    close(&mut run, out);
+    Ok(())
 }
 
 /// Lists the members of record `idx` laid out at `base` under `prefix`

@@ -49,6 +49,11 @@ pub(crate) fn build(
     };
     let mut pending: Vec<Pending> = Vec::new();
     let mut prev_bitfield = false;
+    // The member declaration of the last bit-field, and where the storage
+    // units of the current run end (bytes).
+    let mut prev_decl = usize::MAX;
+    let mut run_units_end = 0u64;
+    let mut run_has_unnamed = false;
     for p in &layout.placed {
         let Item::Field { member, declarator } = p.item else {
             prev_bitfield = false;
@@ -80,8 +85,28 @@ pub(crate) fn build(
         match p.bits {
             Some(w) => {
                 // A zero-width bit-field ends a run (the next bits start a
-                // new unit) and opens the next one.
-                if !prev_bitfield || w == 0 {
+                // new unit) and opens the next one. So does a declaration
+                // whose first, named bit-field starts a storage unit right
+                // where the run's bits end, past the units of its named
+                // bit-fields (`u8 a:4, b:4; u8 c:8;` is two runs, as BTF and
+                // DWARF group them: either moves alone, and packs the same
+                // after the other). Not after unnamed bits, which may share
+                // that unit (`long a:43; int :23; short b:7;`), nor where the
+                // bit-field skipped bits for not fitting the unit before,
+                // nor in a run that has no named bits yet.
+                let named = d.is_some_and(|d| d.name.is_some());
+                let (unit_start, unit_end) = bit_unit(p);
+                let run_end = pending.last().filter(|r| r.is_run).map(|r| r.end_bits);
+                let new_unit = named
+                    && member != prev_decl
+                    && !run_has_unnamed
+                    && run_end == Some(p.bit_offset)
+                    && p.bit_offset == unit_start * 8
+                    && run_units_end > 0
+                    && unit_start >= run_units_end;
+                if !prev_bitfield || w == 0 || new_unit {
+                    run_units_end = 0;
+                    run_has_unnamed = false;
                     pending.push(Pending {
                         field: Field::new("", "", 0, 1),
                         bits: None,
@@ -95,6 +120,11 @@ pub(crate) fn build(
                     });
                 }
                 prev_bitfield = true;
+                prev_decl = member;
+                if named && w > 0 {
+                    run_units_end = run_units_end.max(unit_end);
+                }
+                run_has_unnamed |= !named && w > 0;
                 let run = pending.last_mut().expect("pushed above");
                 extend_run(
                     run,
@@ -311,6 +341,15 @@ fn first_name(h: &Header, ty: &TypeRef) -> Option<String> {
         }
     }
     None
+}
+
+/// The storage unit of a bit-field (bytes from the record's start): the
+/// aligned unit of its declared type that holds its first bit, as BTF and
+/// DWARF show it.
+fn bit_unit(p: &Placed) -> (u64, u64) {
+    let size = p.size.max(1);
+    let start = p.bit_offset / (size * 8) * size;
+    (start, start + size)
 }
 
 /// Adds one bit-field to the run: the field covers the bytes its named

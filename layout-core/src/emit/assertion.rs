@@ -1,37 +1,52 @@
-//! The build-time check that pins the phase a layout was made for.
+//! The build-time checks that pin the phases a layout was made for.
 
 use crate::layout::Layout;
-use crate::model::Placement;
 
-/// In `Offset` mode, the C line that fails the build when the struct no
-/// longer starts at the phase the layout assumes, e.g.
-/// `static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 48);`.
+/// With known containers, the C lines that fail the build when the struct no
+/// longer starts at the phases the layout assumes, one per container, e.g.
+/// `static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 8);`.
 ///
-/// `container_hint` names the container and the path to the struct inside
-/// it: `mem_cgroup_per_node.lruvec.lrugen` (also accepted: a `struct ` prefix,
-/// and `:` or `, ` after the container name). Without a usable hint the result
-/// is a comment that explains the check for the user to fill in. `None` in
-/// aligned mode, where the layout holds at any placement.
-pub fn phase_assertion(
-    struct_name: &str,
-    container_hint: Option<&str>,
-    l: &Layout,
-) -> Option<String> {
-    let Placement::Offset(offset) = l.placement else {
-        return None;
-    };
+/// `containers` names the container of each offset of the placement, in
+/// order: `mem_cgroup_per_node.lruvec.lrugen` (also accepted: a `struct `
+/// prefix, and `:` or `, ` after the container name). An offset without a
+/// usable name gets no line (no placeholder to fill in: the caller says
+/// how to name it). `None` when no line is written, and in aligned mode,
+/// where the layout holds at any placement.
+pub fn phase_assertions(containers: &[Option<&str>], l: &Layout) -> Option<String> {
     let line = l.line.max(1);
-    let phase = offset % line;
-    Some(match container_hint.and_then(parse_hint) {
-        Some((container, member)) => format!(
-            "static_assert(offsetof(struct {container}, {member}) % {line} == {phase});"
-        ),
-        None => format!(
-            "/* struct {struct_name} is laid out for offset {offset} of a cacheline-aligned \
-             container: pin it with static_assert(offsetof(CONTAINER, MEMBER) % {line} == {phase}); \
-             where MEMBER is the path to the struct {struct_name} inside CONTAINER */"
-        ),
-    })
+    let lines: Vec<String> = l
+        .placement
+        .offsets()
+        .iter()
+        .zip(containers)
+        .filter_map(|(&offset, hint)| {
+            let (container, member) = parse_hint((*hint)?)?;
+            Some(format!(
+                "static_assert(offsetof(struct {container}, {member}) % {line} == {});",
+                offset % line
+            ))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// The offsets of the placement that [`phase_assertions`] cannot pin, for
+/// lack of a container name.
+pub fn unpinned_offsets(containers: &[Option<&str>], l: &Layout) -> Vec<u64> {
+    l.placement
+        .offsets()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            containers
+                .get(*i)
+                .copied()
+                .flatten()
+                .and_then(parse_hint)
+                .is_none()
+        })
+        .map(|(_, &o)| o)
+        .collect()
 }
 
 /// `struct a.b.c` / `a:b.c` / `a, b.c` → (`a`, `b.c`).

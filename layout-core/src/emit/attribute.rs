@@ -125,6 +125,45 @@ pub(crate) fn opens_with_guard(ty: &str) -> bool {
     ty.split("; ").next().is_some_and(|p| p.ends_with(":0"))
 }
 
+/// Whether a bit-field run of `size` bytes fills them with its declared
+/// bits (`u8 a:2, b:1, c:5;`): nothing packs into its last byte after it.
+pub(crate) fn fills_its_bytes(ty: &str, size: u64) -> bool {
+    let mut bits = 0u64;
+    for piece in ty.split("; ") {
+        match piece
+            .rsplit_once(':')
+            .and_then(|(_, w)| w.trim().parse::<u64>().ok())
+        {
+            Some(w) => bits += w,
+            None => return false,
+        }
+    }
+    bits == size * 8
+}
+
+/// Whether a run that opens with a zero-width guard (`signed char :0`) is
+/// started by it on a multiple of `align`: its type is at least that
+/// aligned (an unknown type name is taken to be).
+pub(crate) fn guard_aligns_to(ty: &str, align: u64) -> bool {
+    let Some(first) = ty.split("; ").next() else {
+        return false;
+    };
+    let words: Vec<&str> = first.trim_end_matches(":0").split_whitespace().collect();
+    let has = |w: &str| words.contains(&w);
+    let own = if has("char") || has("_Bool") || has("u8") || has("s8") {
+        1
+    } else if has("short") || has("u16") || has("s16") {
+        2
+    } else if has("long") || has("u64") || has("s64") {
+        8
+    } else if has("int") || has("unsigned") || has("signed") || has("u32") || has("s32") {
+        4
+    } else {
+        return true;
+    };
+    own >= align
+}
+
 /// The zero-width bit-field that starts what follows on a multiple of
 /// `align` bytes, without changing the struct's alignment.
 pub(crate) fn guard_declaration(align: u64) -> Option<&'static str> {

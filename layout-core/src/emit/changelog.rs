@@ -86,12 +86,23 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
     paragraphs.push(table(av, &after_frame, &after_names));
     paragraphs.push(wrap(&cost(before_s, before, after, notes)));
     if let Some(a) = &notes.phase_assertion {
+        let at: Vec<String> = after
+            .placement
+            .offsets()
+            .iter()
+            .map(|o| format!("offset {o} (phase {})", o % after.line))
+            .collect();
         paragraphs.push(wrap(&format!(
-            "The layout relies on struct {} starting at offset {} of its cacheline-aligned \
-             container (phase {}); this assertion fails the build if that changes:",
+            "The layout relies on struct {} starting at {} of its cacheline-aligned \
+             container{}; {} the build if that changes:",
             after_s.name,
-            after.base_offset(),
-            after.base_offset() % after.line
+            at.join(" and "),
+            if at.len() > 1 { "s" } else { "" },
+            if a.lines().count() > 1 {
+                "these assertions fail"
+            } else {
+                "this assertion fails"
+            },
         )));
         paragraphs.push(code_block(a));
     }
@@ -112,9 +123,9 @@ impl Frame {
     /// The container offset in phase mode; in aligned mode the phase of the
     /// first conflict (or 0).
     fn before(l: &Layout, conflicts: &[LineConflict]) -> Frame {
-        let start = match l.placement {
-            Placement::Offset(o) => o,
-            Placement::Aligned => conflicts.first().map_or(0, |c| c.phase),
+        let start = match l.placement.first_offset() {
+            Some(o) => o,
+            None => conflicts.first().map_or(0, |c| c.phase),
         };
         Frame {
             start,
@@ -126,9 +137,9 @@ impl Frame {
     /// lands in the before table's frame: the same offset, rounded up to the
     /// new alignment (as an embedding struct would place it).
     fn after(l: &Layout, before_start: u64) -> Frame {
-        let start = match l.placement {
-            Placement::Offset(o) => o,
-            Placement::Aligned => align_up(before_start, l.align),
+        let start = match l.placement.first_offset() {
+            Some(o) => o,
+            None => align_up(before_start, l.align),
         };
         Frame {
             start,
@@ -172,11 +183,21 @@ fn role(a: &Access) -> String {
     a.label(Style::Prose)
 }
 
+/// `a, b and c`.
+fn list(offsets: &[u64]) -> String {
+    let words: Vec<String> = offsets.iter().map(u64::to_string).collect();
+    match words.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => words.join(""),
+    }
+}
+
 /// The first paragraph: which lockless fields share which lines with what.
 fn problem(s: &Struct, conflicts: &[LineConflict], l: &Layout) -> String {
     if conflicts.is_empty() {
         let at = match l.placement {
             Placement::Offset(o) => format!("at offset {o} of its container"),
+            Placement::Offsets(o) => format!("at offsets {} of its containers", list(o.as_slice())),
             Placement::Aligned => "at any placement".into(),
         };
         return format!(
@@ -262,7 +283,7 @@ fn capitalize(s: &str) -> String {
 fn frame_sentence(s: &Struct, before: &Layout, bf: &Frame, af: &Frame) -> String {
     let line = bf.line;
     let mut text = match before.placement {
-        Placement::Offset(_) => format!(
+        Placement::Offset(_) | Placement::Offsets(_) => format!(
             "Offsets below are counted from the start of the cacheline-aligned \
              container, in which struct {} starts at offset {}, so line N is bytes \
              N*{line} to N*{line}+{}.",
@@ -532,6 +553,7 @@ fn lockless_result(v: &LayoutView, frame: &Frame) -> String {
     let everywhere = match l.placement {
         Placement::Aligned => "at any placement",
         Placement::Offset(_) => "at this placement",
+        Placement::Offsets(_) => "at these placements",
     };
     if lockless.is_empty() {
         return format!("No field is written without a lock; nothing conflicts {everywhere}.");

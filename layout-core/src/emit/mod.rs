@@ -8,7 +8,7 @@
 //! - [`changelog`]: a commit-message paragraph with the numbers (the mm changelogs'
 //!   style): what shared which line, what moved, the line table before and
 //!   after, the size change and the proof.
-//! - [`phase_assertion`]: the C line that pins the phase a layout was made for.
+//! - [`phase_assertions`]: the C lines that pin the phases a layout was made for.
 //!
 //! The C diff is built in steps, so that the styles share the placement logic:
 //! 1. `plan` replays C's sequential member placement over the layout's order
@@ -37,7 +37,7 @@ mod plan;
 mod render;
 mod replay;
 
-pub use assertion::phase_assertion;
+pub use assertion::{phase_assertions, unpinned_offsets};
 pub use cdiff::c_diff;
 pub use changelog::{changelog, changelog_of, ChangelogNotes};
 

@@ -17,8 +17,8 @@
 //! [`replay`]: super::replay
 
 use super::attribute::{
-    guard_declaration, insertion_point, is_anonymous, is_bitfield_run, line_break_attribute,
-    opens_with_guard, FieldAttributes, KERNEL_LINE,
+    fills_its_bytes, guard_aligns_to, guard_declaration, insertion_point, is_anonymous,
+    is_bitfield_run, line_break_attribute, opens_with_guard, FieldAttributes, KERNEL_LINE,
 };
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
@@ -110,10 +110,18 @@ impl<'a> Renderer<'a> {
                     // before it ends, or right after the bits before it:
                     // unless padding or a break puts it at its offset, a
                     // guard starts it on its own unit.
-                    if is_bitfield_run(&f.ty) && !opens_with_guard(&f.ty) && !padded && !line_break
-                    {
+                    // A guard of its own that aligns less than the run
+                    // (`signed char :0` before a `long` unit) does not.
+                    let own_guard = opens_with_guard(&f.ty) && guard_aligns_to(&f.ty, f.align);
+                    if is_bitfield_run(&f.ty) && !own_guard && !padded && !line_break {
+                        // After a run that fills its bytes, a run of byte
+                        // units starts on the next byte anyway.
+                        let byte_units = f.align == 1;
                         fields[field].guard = before.is_some_and(|(b, end)| {
-                            is_bitfield_run(&s.fields[b].ty) || end < offset
+                            let prev = &s.fields[b];
+                            let packs_into = is_bitfield_run(&prev.ty)
+                                && !(byte_units && fills_its_bytes(&prev.ty, prev.size));
+                            (packs_into && !opens_with_guard(&f.ty)) || end < offset
                         });
                     }
                     before = Some((field, offset + f.size));

@@ -17,6 +17,7 @@ mod compile;
 mod compile_commands;
 mod conditions;
 mod definitions;
+mod embedders;
 mod hash;
 mod kbuild;
 mod prelude;
@@ -25,6 +26,7 @@ mod words;
 
 pub use batch::probe_tree;
 pub use compile::Toolchain;
+pub use embedders::run_with_embedders;
 pub use kbuild::KbuildTree;
 
 use crate::c::Defines;

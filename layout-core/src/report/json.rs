@@ -37,7 +37,7 @@
 use super::LayoutView;
 use crate::cost::SoftLine;
 use crate::layout::Layout;
-use crate::model::{Placement, Struct};
+use crate::model::Struct;
 use crate::segments;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -55,6 +55,10 @@ pub struct LayoutJson {
     pub line: u64,
     /// The struct's offset in its container; `null` in aligned mode.
     pub offset: Option<u64>,
+    /// With several containers, the offset in each (the first is `offset`):
+    /// the hard rule was checked at each one's phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub container_offsets: Vec<u64>,
     /// Every member in offset order, zero-size markers included.
     pub fields: Vec<FieldJson>,
     pub cacheline_groups: Vec<GroupJson>,
@@ -174,10 +178,7 @@ impl LayoutJson {
                 read_mostly: c.read_mostly.clone(),
             })
             .collect();
-        let offset = match l.placement {
-            Placement::Offset(o) => Some(o),
-            Placement::Aligned => None,
-        };
+        let offset = l.placement.first_offset();
         let paths = v
             .paths
             .iter()
@@ -195,6 +196,10 @@ impl LayoutJson {
             align: l.align,
             line: l.line,
             offset,
+            container_offsets: match l.placement.offsets() {
+                [_, _, ..] => l.placement.offsets().to_vec(),
+                _ => Vec::new(),
+            },
             fields,
             cacheline_groups: groups,
             hard_conflicts: conflicts,

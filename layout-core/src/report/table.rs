@@ -21,7 +21,6 @@
 
 use super::{conflict_sentence, LayoutView, Syntax};
 use crate::layout::LineConflict;
-use crate::model::Placement;
 use std::collections::BTreeMap;
 
 /// Widest type and name columns before a long entry is let run over.
@@ -63,10 +62,16 @@ pub(super) fn render(v: &LayoutView) -> String {
     }
 
     let mut rows = Vec::new();
-    if let Placement::Offset(o) = l.placement {
+    if let Some(o) = l.placement.first_offset() {
         rows.push(Row::Comment(format!(
             "placed at offset {o} of a cacheline-aligned container (phase {placement_phase}):"
         )));
+        for &other in &l.placement.offsets()[1..] {
+            rows.push(Row::Comment(format!(
+                "also at offset {other} of another (phase {}), where the rule is checked too",
+                other % l.line.max(1)
+            )));
+        }
         rows.push(Row::Comment(
             "offsets are the struct's, cachelines are counted from the container".into(),
         ));

@@ -47,6 +47,9 @@ pub(crate) fn size_bound(p: &Problem, g: &Geometry) -> u64 {
         let worst_phase = match g.phases {
             Phases::One(ph) => ph,
             Phases::EveryMultipleOf(_) => 0,
+            // A layout that holds at every phase of the set holds at its
+            // first: that phase's bound is one.
+            Phases::Set(set) => set.first(),
         };
         lb = lb.max(((lines - 1) * line + 1).saturating_sub(worst_phase));
         lb = lb.max(last_line_bound(p, line).saturating_sub(worst_phase));
@@ -133,6 +136,7 @@ fn unfilled(gaps: u64, width: u64, large: u64, small: u64) -> u64 {
 fn cell_bound(p: &Problem, g: &Geometry) -> u64 {
     let (w, phase, m) = match g.phases {
         Phases::One(ph) => (g.line, ph, 1),
+        Phases::Set(set) => (g.line, set.first(), 1),
         Phases::EveryMultipleOf(a) => (a, 0, g.line / a),
     };
     let colours = colour_bytes(p).count() as u64;

@@ -203,8 +203,11 @@ impl<'p> Evaluator<'p> {
             return 0;
         }
         let phases: Vec<u64> = match (g.placement, g.phases) {
-            (crate::model::Placement::Offset(_), _) => vec![g.report],
+            (crate::model::Placement::Offset(_) | crate::model::Placement::Offsets(_), _) => {
+                vec![g.report]
+            }
             (_, Phases::One(ph)) => vec![ph],
+            (_, Phases::Set(set)) => set.iter().collect(),
             (_, Phases::EveryMultipleOf(a)) => (0..g.line).step_by(a as usize).collect(),
         };
         self.placed.clear();

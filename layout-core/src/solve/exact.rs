@@ -363,6 +363,7 @@ impl<'a, 'p> Search<'a, 'p> {
         let line = g.line;
         let q = match g.phases {
             Phases::One(q) => q,
+            Phases::Set(set) => set.first(),
             Phases::EveryMultipleOf(_) => 0,
         };
         let line_start = (q + cur.end) / line * line;

@@ -25,6 +25,33 @@ pub(crate) enum Phases {
     One(u64),
     /// Every multiple of this alignment below the line size (alignment < line).
     EveryMultipleOf(u64),
+    /// Each of these phases (several containers, each at its own offset).
+    Set(PhaseSet),
+}
+
+/// A set of phases below 256 (the largest line size), as a bit set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PhaseSet([u64; 4]);
+
+impl PhaseSet {
+    pub fn of(phases: impl IntoIterator<Item = u64>) -> PhaseSet {
+        let mut bits = [0u64; 4];
+        for p in phases {
+            let p = p % 256;
+            bits[(p / 64) as usize] |= 1 << (p % 64);
+        }
+        PhaseSet(bits)
+    }
+
+    /// The phases, ascending.
+    pub fn iter(self) -> impl Iterator<Item = u64> {
+        (0..256u64).filter(move |&p| self.0[(p / 64) as usize] & (1 << (p % 64)) != 0)
+    }
+
+    /// The smallest phase (0 for an empty set).
+    pub fn first(self) -> u64 {
+        self.iter().next().unwrap_or(0)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,6 +75,25 @@ impl Geometry {
             phases: Phases::One(p),
             report: p,
             placement: Placement::Offset(offset),
+        }
+    }
+
+    /// Several containers: the struct keeps its natural alignment, and the
+    /// rule holds at the phase of each offset; soft costs and read lines are
+    /// judged at the first one's.
+    pub fn at_offsets(line: u64, align: u64, offsets: &[u64]) -> Geometry {
+        let set = PhaseSet::of(offsets.iter().map(|o| o % line));
+        let report = offsets.first().map_or(0, |o| o % line);
+        let phases = match set.iter().count() {
+            1 => Phases::One(report),
+            _ => Phases::Set(set),
+        };
+        Geometry {
+            line,
+            align,
+            phases,
+            report,
+            placement: Placement::at_offsets(offsets).unwrap_or(Placement::Offset(report)),
         }
     }
 
@@ -77,6 +123,11 @@ impl Geometry {
         match self.phases {
             Phases::One(p) => one_phase_sep(self.line, p, end),
             Phases::EveryMultipleOf(a) => self.line + a * ((end - 1) / a),
+            Phases::Set(set) => set
+                .iter()
+                .map(|p| one_phase_sep(self.line, p, end))
+                .max()
+                .unwrap_or(end),
         }
     }
 
@@ -93,6 +144,11 @@ impl Geometry {
                     a * ((start - self.line) / a + 1)
                 }
             }
+            Phases::Set(set) => set
+                .iter()
+                .map(|p| ((p + start) / self.line * self.line).saturating_sub(p))
+                .min()
+                .unwrap_or(0),
         }
     }
 
@@ -128,6 +184,7 @@ pub(crate) fn candidates(
 ) -> Vec<Geometry> {
     match placement {
         Placement::Offset(o) => vec![Geometry::at_offset(line, natural, o)],
+        Placement::Offsets(o) => vec![Geometry::at_offsets(line, natural, o.as_slice())],
         Placement::Aligned => {
             let mut v = vec![Geometry::aligned(line, natural)];
             let mut a = natural;
@@ -150,6 +207,7 @@ pub(crate) mod tests {
         match g.phases {
             Phases::One(p) => vec![p],
             Phases::EveryMultipleOf(a) => (0..g.line).step_by(a as usize).collect(),
+            Phases::Set(set) => set.iter().collect(),
         }
     }
 
@@ -174,6 +232,10 @@ pub(crate) mod tests {
             for o in [0, 8, 48, 63, 100] {
                 gs.push(Geometry::at_offset(line, 1, o));
             }
+            // Several containers.
+            for offsets in [&[136, 172112][..], &[8, 40], &[0, 1, 31], &[5, 5 + line]] {
+                gs.push(Geometry::at_offsets(line, 1, offsets));
+            }
             for g in &gs {
                 for end in 1..300 {
                     let x = g.sep_start(end);
@@ -186,6 +248,16 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn several_containers_keep_their_phases() {
+        let g = Geometry::at_offsets(64, 8, &[136, 172112]);
+        assert_eq!(g.phases, Phases::Set(PhaseSet::of([8, 16])));
+        assert_eq!(g.report, 8);
+        assert_eq!(g.placement.offsets(), [136, 172112]);
+        // Equal phases are one.
+        assert_eq!(Geometry::at_offsets(64, 8, &[8, 72]).phases, Phases::One(8));
     }
 
     #[test]

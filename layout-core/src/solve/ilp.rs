@@ -215,6 +215,15 @@ fn build_model(
                 model.geq(Lin::var(mu_j, line), end_j.add_const(ph));
                 model.geq(start(j + 1).add_const(ph), Lin::var(mu_j, line));
             }
+            // A line boundary between the runs at each phase of the set.
+            Phases::Set(set) => {
+                for ph in set.iter() {
+                    let mu = model.add_var(0, big);
+                    let ph = ph as f64;
+                    model.geq(Lin::var(mu, line), end_j.clone().add_const(ph));
+                    model.geq(start(j + 1).add_const(ph), Lin::var(mu, line));
+                }
+            }
             Phases::EveryMultipleOf(a) => {
                 let a = a as f64;
                 model.geq(Lin::var(mu_j, a), end_j.add_const(-a));

@@ -83,6 +83,8 @@ impl Cells {
     /// multiple of its alignment, cells starting at multiples of it.
     fn of(p: &Problem, g: Geometry) -> Option<Cells> {
         let cells = match g.phases {
+            // Packings describe one phase or all of an alignment's.
+            Phases::Set(_) => return None,
             Phases::One(phase) => Cells {
                 width: g.line,
                 phase,
@@ -676,6 +678,7 @@ mod tests {
             let layout = sol.layout.layout();
             let g = match placement {
                 Placement::Offset(o) => Geometry::at_offset(line, p.natural_align, o),
+                Placement::Offsets(o) => Geometry::at_offsets(line, p.natural_align, o.as_slice()),
                 Placement::Aligned => Geometry::aligned(line, layout.align),
             };
             let mut work = Work::new(10_000_000, Duration::from_secs(60), Instant::now());

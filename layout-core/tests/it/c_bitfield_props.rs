@@ -254,12 +254,21 @@ fn item_1_bitfield_proposals_compile_to_the_verified_layout() {
             "case {case}\n{patched}"
         );
         for f in &mut back.model.fields {
-            f.access = match s.field_index(&f.name) {
+            // A run whose declarations shared a storage unit only where
+            // they stood (`char :0; char a:2; long b:54;`, `b` in `a`'s
+            // unit) may read back as two runs, one storage unit each: each
+            // keeps the class of the run it came from.
+            let run_of = |name: &str| {
+                s.fields
+                    .iter()
+                    .position(|r| r.ty.contains(&format!(" {name}:")))
+            };
+            f.access = match s.field_index(&f.name).or_else(|| run_of(&f.name)) {
                 Some(i) => s.fields[i].access.clone(),
                 None => {
                     assert!(
                         f.name.starts_with("__cacheline_pad"),
-                        "case {case}: {}",
+                        "case {case}: {}\n{text}\n{patched}",
                         f.name
                     );
                     Access::Cold

@@ -134,8 +134,14 @@ enum Atom {
     Plain { name: String, flex: bool },
     /// An anonymous struct or union, named after its first field.
     Anon { first: String },
-    /// One bit-field (`None` name when unnamed).
-    Bit { name: Option<String>, width: u64 },
+    /// One bit-field (`None` name when unnamed), the bytes of its type (its
+    /// storage unit), and whether it opens its declaration.
+    Bit {
+        name: Option<String>,
+        width: u64,
+        unit: u64,
+        opens: bool,
+    },
     /// A zero-size marker (`CACHELINE_PADDING`): no field, but it ends a
     /// run of bit-fields.
     Marker,
@@ -262,13 +268,17 @@ impl Gen {
                 for _ in 0..1 + self.rng.below(3) {
                     let (t, bits) = *self.rng.pick(BIT_TYPES);
                     let mut decls = Vec::new();
-                    for _ in 0..1 + self.rng.below(2) {
+                    let unit = bits.div_ceil(8);
+                    for k in 0..1 + self.rng.below(2) {
+                        let opens = k == 0;
                         if self.rng.chance(15) {
                             let w = self.rng.below(bits.min(9) + 1);
                             decls.push(format!(": {w}"));
                             atoms.push(Atom::Bit {
                                 name: None,
                                 width: w,
+                                unit,
+                                opens,
                             });
                         } else {
                             let w = 1 + self.rng.below(bits);
@@ -277,6 +287,8 @@ impl Gen {
                             atoms.push(Atom::Bit {
                                 name: Some(n),
                                 width: w,
+                                unit,
+                                opens,
                             });
                         }
                     }
@@ -617,6 +629,7 @@ fn program(header: &str, checks: &[Check]) -> String {
                 Atom::Bit {
                     name: Some(n),
                     width,
+                    ..
                 } => {
                     let _ = writeln!(
                         c,
@@ -678,7 +691,11 @@ fn parse_facts(out: &str) -> HashMap<String, Facts> {
 /// whose bits gcc cannot show (the bit-field property test probes those).
 ///
 /// Bit-field runs as the front-end models them: a zero-width bit-field
-/// ends a run and opens the next; a run of unnamed bit-fields only pads the
+/// ends a run and opens the next, and so does a declaration whose first
+/// bit-field is named and starts a storage unit right where the run's bits
+/// end, at or after the end of the units of the run's named bit-fields,
+/// when the run has named bits and no unnamed ones;
+/// a run of unnamed bit-fields only pads the
 /// run or member before it (or the run after it, at the start); a run
 /// covers its unnamed bits too.
 fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
@@ -695,10 +712,34 @@ fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
     }
     let mut groups: Vec<G> = Vec::new();
     let mut in_run = false;
+    // The end of the storage units of the open run's named bit-fields.
+    let mut units_end = 0u64;
+    // Whether it holds unnamed bits (which keep the next declaration in it).
+    let mut run_unnamed = false;
     for a in &ch.atoms {
         match a {
-            Atom::Bit { name, width } => {
-                if !in_run || *width == 0 {
+            Atom::Bit {
+                name,
+                width,
+                unit,
+                opens,
+            } => {
+                let unit_of = |n: &String| f.bits[n] / (unit * 8) * unit;
+                let run_hi = match groups.last() {
+                    Some(G::Run { hi, .. }) if in_run => Some(*hi),
+                    _ => None,
+                };
+                let new_unit = *opens
+                    && !run_unnamed
+                    && name.as_ref().is_some_and(|n| {
+                        run_hi == Some(f.bits[n])
+                            && f.bits[n] == unit_of(n) * 8
+                            && units_end > 0
+                            && unit_of(n) >= units_end
+                    });
+                if !in_run || *width == 0 || new_unit {
+                    units_end = 0;
+                    run_unnamed = false;
                     groups.push(G::Run {
                         first: None,
                         lo: u64::MAX,
@@ -718,6 +759,10 @@ fn expected(ch: &Check, f: &Facts) -> Vec<(String, u64, u64, Option<u64>)> {
                 else {
                     unreachable!()
                 };
+                if let Some(n) = name.as_ref().filter(|_| *width > 0) {
+                    units_end = units_end.max(unit_of(n) + unit);
+                }
+                run_unnamed |= name.is_none() && *width > 0;
                 match name {
                     Some(n) => {
                         let bit = f.bits[n];

@@ -14,7 +14,7 @@ use crate::support;
 
 use layout_core::access;
 use layout_core::c::{parse_header, CStruct, Defines, TypeTable};
-use layout_core::emit::{c_diff, changelog, phase_assertion, CStyle, ChangelogNotes};
+use layout_core::emit::{c_diff, changelog, phase_assertions, CStyle, ChangelogNotes};
 use layout_core::layout::Slot;
 use layout_core::solve::{solve, Solution, SolveOptions};
 use layout_core::{verify, Access, Layout, Placement, Struct, VerifiedLayout};
@@ -237,7 +237,7 @@ fn seed_layouts_in_every_style_compile_to_the_verified_offsets() {
     let c = seed();
     for (config, sol) in seed_solutions(&c.model) {
         let v = &sol.layout;
-        let pin = phase_assertion(&c.model.name, Some("mem_cgroup_per_node.lruvec.lrugen"), v);
+        let pin = phase_assertions(&[Some("mem_cgroup_per_node.lruvec.lrugen")], v);
         let extra: Vec<String> = pin.into_iter().collect();
         for style in STYLES {
             let (patched, diff) = check_style(
@@ -843,9 +843,8 @@ fn seed_changelog_has_the_numbers_and_fits_72_columns() {
             lower_bound: sol.lower_bound,
             optimal: sol.optimal,
             separated_size: separated,
-            phase_assertion: phase_assertion(
-                &c.model.name,
-                Some("mem_cgroup_per_node.lruvec.lrugen"),
+            phase_assertion: phase_assertions(
+                &[Some("mem_cgroup_per_node.lruvec.lrugen")],
                 &sol.layout,
             ),
         };

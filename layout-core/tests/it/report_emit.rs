@@ -6,7 +6,7 @@
 
 use crate::support;
 
-use layout_core::emit::{c_diff, phase_assertion, CStyle};
+use layout_core::emit::{c_diff, phase_assertions, unpinned_offsets, CStyle};
 use layout_core::emit::{changelog_of, ChangelogNotes};
 use layout_core::layout::Slot;
 use layout_core::report::json::ConflictJson;
@@ -631,31 +631,38 @@ fn layout_json_is_a_type_that_reads_back() {
 #[test]
 fn phase_assertion_forms() {
     let (_, l) = seed_before();
+    let named = [Some("mem_cgroup_per_node.lruvec.lrugen")];
     assert_eq!(
-        phase_assertion(
-            "lru_gen_folio",
-            Some("mem_cgroup_per_node.lruvec.lrugen"),
-            &l
-        )
-        .as_deref(),
+        phase_assertions(&named, &l).as_deref(),
         Some("static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 48);")
     );
-    let comment = phase_assertion("lru_gen_folio", None, &l).unwrap();
-    assert!(
-        comment.starts_with("/*") && comment.ends_with("*/"),
-        "{comment}"
-    );
-    assert!(
-        comment.contains("offsetof(CONTAINER, MEMBER) % 64 == 48"),
-        "{comment}"
-    );
+    // No placeholder without a container's name: nothing to paste.
+    assert_eq!(phase_assertions(&[None], &l), None);
+    assert_eq!(unpinned_offsets(&[None], &l), [304]);
+    assert!(unpinned_offsets(&named, &l).is_empty());
     let aligned = Layout {
         placement: Placement::Aligned,
+        ..l.clone()
+    };
+    assert_eq!(phase_assertions(&[Some("x.y")], &aligned), None);
+    // Two containers: one assertion each, at each one's phase.
+    let two = Layout {
+        placement: Placement::at_offsets(&[136, 172112]).unwrap(),
         ..l
     };
     assert_eq!(
-        phase_assertion("lru_gen_folio", Some("x.y"), &aligned),
-        None
+        phase_assertions(
+            &[
+                Some("mem_cgroup_per_node.lruvec.lrugen"),
+                Some("pglist_data.__lruvec.lrugen")
+            ],
+            &two
+        )
+        .as_deref(),
+        Some(
+            "static_assert(offsetof(struct mem_cgroup_per_node, lruvec.lrugen) % 64 == 8);\n\
+             static_assert(offsetof(struct pglist_data, __lruvec.lrugen) % 64 == 16);"
+        )
     );
 }
 
@@ -1115,7 +1122,7 @@ mod with_front_end {
         let diff = c_diff(&src, &v, CStyle::Aligned).unwrap();
         let dir = scratch_dir("fe-seed-phase");
         apply(&dir, LRU_GEN_PATH, LRU_GEN, &diff);
-        let pin = phase_assertion(&s.name, Some("mem_cgroup_per_node.lruvec.lrugen"), &v).unwrap();
+        let pin = phase_assertions(&[Some("mem_cgroup_per_node.lruvec.lrugen")], &v).unwrap();
         assert_gcc_layout_with(&dir, STATIC_ASSERT, LRU_GEN_PATH, &v, &[pin], &[]);
     }
 

@@ -265,9 +265,9 @@ fn exhaustive_min_churn(s: &Struct, line: u64, placement: Placement, cap: u64) -
     perms(&mut (0..s.fields.len()).collect(), 0, &mut all);
     let mut best: Option<u64> = None;
     for align in aligns {
-        let phases = match placement {
-            Placement::Offset(o) => vec![o % line],
+        let phases: Vec<u64> = match placement {
             Placement::Aligned => (0..line).step_by(align.min(line) as usize).collect(),
+            _ => placement.offsets().iter().map(|o| o % line).collect(),
         };
         for order in &all {
             let mut e = Exhaustive {
@@ -322,9 +322,9 @@ fn exhaustive_min_size(
     }
     let mut best: Option<u64> = None;
     for align in aligns {
-        let phases = match placement {
-            Placement::Offset(o) => vec![o % line],
+        let phases: Vec<u64> = match placement {
             Placement::Aligned => (0..line).step_by(align.min(line) as usize).collect(),
+            _ => placement.offsets().iter().map(|o| o % line).collect(),
         };
         let mut e = Exhaustive {
             s,
@@ -398,29 +398,36 @@ fn case(max_fields: usize) -> impl Strategy<Value = (Struct, SolveOptions)> {
     (
         fields,
         line,
-        any::<bool>(),
-        0u64..512,
+        0u8..4,
+        (0u64..512, 0u64..512),
         any::<bool>(),
         preset,
     )
-        .prop_map(|(spec, line, aligned, raw_offset, separate_soft, preset)| {
-            let s = build_struct(&spec);
-            let natural = s.natural_align();
-            let placement = if aligned {
-                Placement::Aligned
-            } else {
-                Placement::Offset(raw_offset / natural * natural)
-            };
-            let opts = SolveOptions {
-                line,
-                placement,
-                separate_soft,
-                preset,
-                time_limit: Duration::from_secs(30),
-                ..SolveOptions::default()
-            };
-            (s, opts)
-        })
+        .prop_map(
+            |(spec, line, mode, (raw_offset, raw_other), separate_soft, preset)| {
+                let s = build_struct(&spec);
+                let natural = s.natural_align();
+                let (o1, o2) = (
+                    raw_offset / natural * natural,
+                    raw_other / natural * natural,
+                );
+                // Aligned, one container, or two (each at its own phase).
+                let placement = match mode {
+                    0 | 1 => Placement::Aligned,
+                    2 => Placement::Offset(o1),
+                    _ => Placement::at_offsets(&[o1, o2]).unwrap(),
+                };
+                let opts = SolveOptions {
+                    line,
+                    placement,
+                    separate_soft,
+                    preset,
+                    time_limit: Duration::from_secs(30),
+                    ..SolveOptions::default()
+                };
+                (s, opts)
+            },
+        )
 }
 
 /// The size of the declaration order as C lays it out.
@@ -442,7 +449,7 @@ fn check_solution(s: &Struct, opts: &SolveOptions, sol: &Solution) -> Result<(),
     prop_assert_eq!(l.placement, opts.placement);
     prop_assert_eq!(sol.cost, cost_of(s, l, &opts.weights));
     prop_assert!(sol.lower_bound <= l.size);
-    if let Placement::Offset(_) = opts.placement {
+    if opts.placement != Placement::Aligned {
         prop_assert_eq!(l.align, s.natural_align());
     }
     // The hard rule once more, with the separate-soft pairs, by brute force.

@@ -127,8 +127,8 @@ fn item_17_trailing_flexible_array_class_covers_the_bytes_after_it() {
         // data stays last and starts on a line after counter's, at every phase.
         assert!(l.slots.last().unwrap().field == 2, "{l:?}");
         let phases: Vec<u64> = match placement {
-            Placement::Offset(o) => vec![o % 64],
             Placement::Aligned => (0..64).step_by(l.align as usize).collect(),
+            _ => placement.offsets().iter().map(|o| o % 64).collect(),
         };
         for p in phases {
             assert!(
@@ -233,8 +233,8 @@ fn a_spent_time_limit_says_so() {
 /// The brute-force definition: distinct lines over every byte of every use.
 fn brute_path_lines(s: &Struct, l: &Layout) -> Vec<u64> {
     let bases: Vec<u64> = match l.placement {
-        Placement::Offset(o) => vec![o],
         Placement::Aligned => (0..l.line).step_by(l.align as usize).collect(),
+        _ => l.placement.offsets().iter().map(|o| o % l.line).collect(),
     };
     (0..s.paths.len())
         .map(|path| {
