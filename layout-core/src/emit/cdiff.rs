@@ -27,7 +27,7 @@ use crate::model::Struct;
 use crate::report::ordered_slots;
 use crate::source::StructSource;
 use crate::verify::VerifiedLayout;
-use similar::{Algorithm, TextDiff};
+use similar::{capture_diff, group_diff_ops, Algorithm, DiffOp, DiffTag};
 use std::ops::Range;
 
 /// A unified diff (`--- a/PATH`, `+++ b/PATH`, 3 lines of context) that turns
@@ -463,28 +463,132 @@ fn diff_path(src: &StructSource) -> String {
 
 /// A unified diff with 3 lines of context and git-style hunk context (the
 /// nearest line above the hunk that starts with an identifier).
+///
+/// Blank lines stay where they are in the body (see [`body`]): when both
+/// texts have as many blank lines, the k-th blank line of the old text is
+/// the k-th of the new one, and the text between two blank lines is
+/// diffed on its own, so the diff shows members moving, never blank lines.
 fn unified_diff(path: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Patience)
-        .diff_lines(old, new);
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let ops = anchored_ops(&old_lines, &new_lines);
     let mut out = format!("--- a/{path}\n+++ b/{path}\n");
-    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-        let text = hunk.to_string();
-        let (header, rest) = text.split_once('\n').unwrap_or((&text, ""));
-        out.push_str(header);
-        let first_old = hunk.ops().first().map_or(0, |op| op.old_range().start);
-        if let Some(f) = function_context(&old_lines, first_old) {
+    for group in group_diff_ops(merge_equal(ops), 3) {
+        if group.iter().all(|op| op.tag() == DiffTag::Equal) {
+            continue;
+        }
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        out.push_str(&format!(
+            "@@ -{} +{} @@",
+            hunk_range(&old_range),
+            hunk_range(&new_range)
+        ));
+        if let Some(f) = function_context(&old_lines, old_range.start) {
             out.push(' ');
             out.push_str(f);
         }
         out.push('\n');
-        out.push_str(rest);
+        for op in &group {
+            let (tag, o, n) = op.as_tag_tuple();
+            let (mark, lines) = match tag {
+                DiffTag::Equal => (' ', &old_lines[o]),
+                DiffTag::Delete => ('-', &old_lines[o]),
+                DiffTag::Insert => ('+', &new_lines[n]),
+                DiffTag::Replace => {
+                    push_lines(&mut out, '-', &old_lines[o]);
+                    ('+', &new_lines[n])
+                }
+            };
+            push_lines(&mut out, mark, lines);
+        }
     }
     out
+}
+
+/// Adjacent equal runs as one (what [`group_diff_ops`] expects).
+fn merge_equal(ops: Vec<DiffOp>) -> Vec<DiffOp> {
+    let mut out: Vec<DiffOp> = Vec::with_capacity(ops.len());
+    for op in ops {
+        if let (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) =
+            (out.last_mut(), &op)
+        {
+            *len += more;
+            continue;
+        }
+        if op.old_range().is_empty() && op.new_range().is_empty() {
+            continue;
+        }
+        out.push(op);
+    }
+    out
+}
+
+/// `start,count` of a hunk header (the line before the hunk when it is
+/// empty, as diff writes it).
+fn hunk_range(r: &Range<usize>) -> String {
+    match r.len() {
+        0 => format!("{},0", r.start),
+        1 => format!("{}", r.start + 1),
+        n => format!("{},{n}", r.start + 1),
+    }
+}
+
+fn push_lines(out: &mut String, mark: char, lines: &[&str]) {
+    for line in lines {
+        out.push(mark);
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+}
+
+/// The diff operations from `old` to `new`: between blank lines, paired
+/// in order when both have as many; over the whole text otherwise.
+fn anchored_ops(old: &[&str], new: &[&str]) -> Vec<DiffOp> {
+    let blanks = |lines: &[&str]| -> Vec<usize> {
+        (0..lines.len())
+            .filter(|&i| lines[i].trim().is_empty() && lines[i].ends_with('\n'))
+            .collect()
+    };
+    let (ob, nb) = (blanks(old), blanks(new));
+    if ob.len() != nb.len() {
+        return capture_diff(Algorithm::Patience, old, 0..old.len(), new, 0..new.len());
+    }
+    let mut ops = Vec::new();
+    let (mut o, mut n) = (0, 0);
+    for (&bo, &bn) in ob
+        .iter()
+        .zip(&nb)
+        .chain(std::iter::once((&old.len(), &new.len())))
+    {
+        ops.extend(capture_diff(Algorithm::Patience, old, o..bo, new, n..bn));
+        if bo < old.len() {
+            ops.push(if old[bo] == new[bn] {
+                DiffOp::Equal {
+                    old_index: bo,
+                    new_index: bn,
+                    len: 1,
+                }
+            } else {
+                DiffOp::Replace {
+                    old_index: bo,
+                    old_len: 1,
+                    new_index: bn,
+                    new_len: 1,
+                }
+            });
+        }
+        (o, n) = (bo + 1, bn + 1);
+    }
+    ops
 }
 
 fn function_context<'a>(lines: &[&'a str], before: usize) -> Option<&'a str> {
