@@ -125,14 +125,23 @@ pub(crate) fn opens_with_guard(ty: &str) -> bool {
     ty.split("; ").next().is_some_and(|p| p.ends_with(":0"))
 }
 
+/// The bits a bit-field run declares (the sum of its widths), when every
+/// width is a number.
+pub(crate) fn run_bits(ty: &str) -> Option<u64> {
+    ty.split("; ")
+        .map(|piece| piece.rsplit_once(':')?.1.trim().parse::<u64>().ok())
+        .sum()
+}
+
 /// The zero-width bit-field that starts what follows on a multiple of
-/// `align` bytes, without changing the struct's alignment.
+/// `align` bytes, without changing the struct's alignment (spelled as
+/// checkpatch wants it: no space before the colon).
 pub(crate) fn guard_declaration(align: u64) -> Option<&'static str> {
     Some(match align {
-        1 => "char :0;",
-        2 => "short :0;",
-        4 => "int :0;",
-        8 => "long :0;",
+        1 => "char:0;",
+        2 => "short:0;",
+        4 => "int:0;",
+        8 => "long:0;",
         _ => return None,
     })
 }

@@ -18,7 +18,7 @@
 
 use super::attribute::{
     guard_declaration, insertion_point, is_anonymous, is_bitfield_run, line_break_attribute,
-    opens_with_guard, FieldAttributes, KERNEL_LINE,
+    opens_with_guard, run_bits, FieldAttributes, KERNEL_LINE,
 };
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
@@ -35,7 +35,7 @@ use std::ops::Range;
 struct FieldPlan {
     line_break: bool,
     /// A bit-field run that gcc would pack into what precedes it without a
-    /// zero-width guard (`unsigned int :0;`) before it.
+    /// zero-width guard (`int:0;`) before it.
     guard: bool,
     /// Padding before the field: (struct offset where it starts, bytes).
     pad_before: Option<(u64, u64)>,
@@ -93,8 +93,9 @@ impl<'a> Renderer<'a> {
             .collect();
         let mut tail_pad = None;
         let mut last_field = None;
-        // The member before, in layout order: (field, where it ends).
-        let mut before: Option<(usize, u64)> = None;
+        // The member before, in layout order: (field, where it starts,
+        // where it ends).
+        let mut before: Option<(usize, u64, u64)> = None;
         let mut padded = false;
         for item in items {
             match *item {
@@ -112,11 +113,17 @@ impl<'a> Renderer<'a> {
                     // guard starts it on its own unit.
                     if is_bitfield_run(&f.ty) && !opens_with_guard(&f.ty) && !padded && !line_break
                     {
-                        fields[field].guard = before.is_some_and(|(b, end)| {
-                            is_bitfield_run(&s.fields[b].ty) || end < offset
-                        });
+                        fields[field].guard =
+                            before.is_some_and(|(b, start, end)| match &s.fields[b].ty {
+                                // Bits that end exactly where this run starts
+                                // leave gcc nothing to pack into: no guard.
+                                ty if is_bitfield_run(ty) => {
+                                    run_bits(ty).map(|bits| start * 8 + bits) != Some(offset * 8)
+                                }
+                                _ => end < offset,
+                            });
                     }
-                    before = Some((field, offset + f.size));
+                    before = Some((field, offset, offset + f.size));
                     padded = false;
                 }
                 Item::Pad {
