@@ -26,6 +26,9 @@ pub struct Loaded {
     pub placement: Placement,
     /// The layout as declared.
     pub declared: Layout,
+    /// Every macro the compiler probe saw (`None` without a probe): the
+    /// idioms a diff may write.
+    pub macro_names: Option<Vec<String>>,
 }
 
 /// A struct as a front-end read it: fields with offsets, size and alignment.
@@ -66,6 +69,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             }
         }
     }
+    let macro_names = probe.as_ref().map(|p| p.macro_names.clone());
     let db = match probe {
         Some(p) => Some(p.db),
         None => load_typedb(a)?,
@@ -176,6 +180,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         target,
         placement,
         declared,
+        macro_names,
     })
 }
 

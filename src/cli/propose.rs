@@ -115,6 +115,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         None
     };
     let mut out = String::new();
+    let mut check_function = String::new();
     match a.format {
         ProposeFormat::Diff => {
             let source = loaded.source.as_ref().ok_or_else(|| {
@@ -129,7 +130,13 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = write!(out, "{text}\n---\n");
             }
             if !same_layout(before, &solved.layout) {
-                out.push_str(&emit::c_diff(source, &solved.layout, style)?);
+                let idioms = match &loaded.macro_names {
+                    Some(names) => emit::TreeIdioms::of_macros(names),
+                    None => emit::TreeIdioms::of_text(&source.text),
+                };
+                let d = emit::c_diff_in(source, &solved.layout, style, &idioms)?;
+                out.push_str(&d.diff);
+                check_function = check_function_note(&s.name, style, d.check_function);
             }
         }
         ProposeFormat::Table => {
@@ -199,8 +206,24 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
         }
+        eprint!("{check_function}");
     }
     Ok(EXIT_OK)
+}
+
+/// The `Groups` style's check function, printed apart from the diff: it
+/// belongs in the `.c` file that uses the struct, as the kernel keeps them.
+fn check_function_note(name: &str, style: emit::CStyle, function: Option<String>) -> String {
+    match function {
+        Some(f) => format!(
+            "\nthe check function, for the .c file that uses struct {name} (as \
+             net_dev_struct_check() lives in net/core/dev.c):\n{f}"
+        ),
+        None if style == emit::CStyle::Groups => format!(
+            "no check function for struct {name}: the tree has no CACHELINE_ASSERT_GROUP_MEMBER\n"
+        ),
+        None => String::new(),
+    }
 }
 
 /// `--regroup` and `--move-first`: what the solver may undo of what the

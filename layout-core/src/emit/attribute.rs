@@ -1,7 +1,7 @@
 //! Cacheline attributes on member declarations: where they are, where a new
 //! one goes; and the alignment attribute of the struct itself.
 
-use crate::idioms;
+use crate::idioms::{self, KernelSpellings};
 use crate::lex::{tokenize, TokKind};
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
@@ -96,13 +96,20 @@ pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
 /// the kernel's `____cacheline_aligned_in_smp` for 64-byte lines (what it
 /// means on x86_64), else an explicit alignment (`__aligned(N)` in a kernel
 /// header, `__attribute__((__aligned__(N)))` in others).
-pub(crate) fn line_break_attribute(line: u64, kernel: bool) -> String {
-    if line == KERNEL_LINE {
+pub(crate) fn line_break_attribute(line: u64, spell: KernelSpellings) -> String {
+    if line == KERNEL_LINE && spell.line_attribute {
         idioms::LINE_BREAK_ATTRIBUTE.to_string()
-    } else if kernel {
-        format!("__aligned({line})")
     } else {
-        format!("__attribute__((__aligned__({line})))")
+        aligned_attribute(line, spell)
+    }
+}
+
+/// `__aligned(N)` where the header can spell it, else the GNU attribute.
+pub(crate) fn aligned_attribute(align: u64, spell: KernelSpellings) -> String {
+    if spell.aligned {
+        format!("__aligned({align})")
+    } else {
+        format!("__attribute__((__aligned__({align})))")
     }
 }
 
@@ -185,17 +192,13 @@ pub(crate) fn insertion_point(text: &str, m: &MemberSource) -> usize {
 pub(crate) fn struct_alignment(
     src: &StructSource,
     align: u64,
-    kernel: bool,
+    spell: KernelSpellings,
 ) -> (Range<usize>, String) {
     let text = &src.text;
     let tail_end = text[src.definition.end..]
         .find(';')
         .map_or(src.definition.end, |p| src.definition.end + p);
-    let new_attribute = if kernel {
-        format!("__aligned({align})")
-    } else {
-        format!("__attribute__((__aligned__({align})))")
-    };
+    let new_attribute = aligned_attribute(align, spell);
     // The tail comes after the head, so its last attribute wins.
     for part in [
         src.definition.end..tail_end,

@@ -18,9 +18,9 @@ use super::body::{self, Node};
 use super::check_fn;
 use super::groups::{plan_groups, Group, Member};
 use super::plan::{plan, Item, StructBreak};
-use super::render::{looks_like_kernel, newline_of, Renderer};
+use super::render::{newline_of, Renderer};
 use super::replay;
-use super::CStyle;
+use super::{CStyle, TreeIdioms};
 use crate::error::{line_col, Diagnostic};
 use crate::layout::Layout;
 use crate::model::Struct;
@@ -46,6 +46,50 @@ use std::ops::Range;
 /// style's C would not reproduce exactly (the help then suggests
 /// `--style aligned`).
 pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<String, Diagnostic> {
+    let idioms = TreeIdioms {
+        groups: true,
+        aligned_groups: true,
+        assert_member: true,
+        ..TreeIdioms::of_text(&src.text)
+    };
+    diff_and_check(src, v, style, &idioms, true).map(|(diff, _)| diff)
+}
+
+/// A diff for the translation unit a header lands in, with what the
+/// `Groups` style's check function is, apart: the kernel keeps these in a
+/// `.c` file (`net_dev_struct_check()` in `net/core/dev.c`), not in the
+/// header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CDiff {
+    pub diff: String,
+    /// The check function, for a `.c` file; `None` in the other styles,
+    /// or when the tree has no `CACHELINE_ASSERT_GROUP_MEMBER`.
+    pub check_function: Option<String>,
+}
+
+/// [`c_diff`] written only with the idioms `idioms` says the translation
+/// unit defines: `--style groups` is refused where the tree has no group
+/// markers (or no aligned ones where a group needs them), attributes are
+/// spelled as the header can, and the check function comes apart.
+pub fn c_diff_in(
+    src: &StructSource,
+    v: &VerifiedLayout,
+    style: CStyle,
+    idioms: &TreeIdioms,
+) -> Result<CDiff, Diagnostic> {
+    diff_and_check(src, v, style, idioms, false).map(|(diff, check_function)| CDiff {
+        diff,
+        check_function,
+    })
+}
+
+fn diff_and_check(
+    src: &StructSource,
+    v: &VerifiedLayout,
+    style: CStyle,
+    idioms: &TreeIdioms,
+    check_in_header: bool,
+) -> Result<(String, Option<String>), Diagnostic> {
     let (stripped, stripped_layout, stripped_src, kept_markers, index) =
         without_markers(src, v.strukt(), v);
     let (s, l, src): (&Struct, &Layout, &StructSource) =
@@ -65,6 +109,9 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         ))));
     }
     check_ranges(src, s).map_err(at_struct)?;
+    if style.writes_groups() {
+        refuse_missing_groups(s, idioms, false).map_err(at_struct)?;
+    }
     let nodes = body::parse(src).map_err(at_struct)?;
     if !style.writes_groups() {
         refuse_group_markers(src, s, &nodes, style, &kept_markers)?;
@@ -104,7 +151,10 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         let members = group_members(&planned.items, &carriers);
         // The author's groups are dissolved (`--regroup`; a kept group is
         // refused above): new groups are named from classes and paths only.
-        plan_groups(s, l, &members, &vec![None; s.fields.len()]).map_err(at_struct)?
+        let groups = plan_groups(s, l, &members, &vec![None; s.fields.len()]).map_err(at_struct)?;
+        let aligned = groups.iter().any(|g| g.aligned_begin || g.aligned_end);
+        refuse_missing_groups(s, idioms, aligned).map_err(at_struct)?;
+        groups
     } else {
         Vec::new()
     };
@@ -120,6 +170,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         packed,
     )
     .keeping(kept_markers)
+    .spelling(idioms.spellings)
     .render(&flat, &carriers)
     .map_err(at_struct)?;
     // gcc applies the last alignment attribute of the definition: the new
@@ -130,10 +181,13 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
 
     let mut edits: Vec<(Range<usize>, String)> = vec![(src.body.clone(), rendered.body)];
     if let Some(a) = planned.struct_align {
-        edits.push(struct_alignment(src, a, looks_like_kernel(&src.text)));
+        edits.push(struct_alignment(src, a, idioms.spellings));
     }
-    if style.writes_check_function() {
+    let mut check_function = None;
+    if style.writes_check_function() && check_in_header {
         edits.push(check_function_edit(src, s, &groups));
+    } else if style.writes_check_function() && idioms.assert_member {
+        check_function = Some(check_function_text(src, s, &groups));
     }
     edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
     let mut new_text = src.text.clone();
@@ -152,7 +206,24 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         limit = r.start;
         new_text.replace_range(r, &with);
     }
-    Ok(unified_diff(&diff_path(src), &src.text, &new_text))
+    Ok((
+        unified_diff(&diff_path(src), &src.text, &new_text),
+        check_function,
+    ))
+}
+
+/// Refuses the `Groups` style where the tree lacks the markers it writes.
+fn refuse_missing_groups(s: &Struct, idioms: &TreeIdioms, aligned: bool) -> Result<(), Diagnostic> {
+    let missing = idioms.missing_group_macros(aligned);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Diagnostic::new(format!(
+        "--style groups writes {} for struct {}, which this tree does not define",
+        missing.join(", "),
+        s.name
+    ))
+    .help("use --style aligned (____cacheline_aligned_in_smp) or --style padding on this tree"))
 }
 
 /// The names of the kept markers (`kept`) that have a marker line in the
@@ -360,6 +431,14 @@ fn is_packed(src: &StructSource) -> bool {
             t.kind == crate::lex::TokKind::Ident && crate::idioms::is_packed_word(t.text(part))
         })
     })
+}
+
+/// The check function alone, for a `.c` file.
+fn check_function_text(src: &StructSource, s: &Struct, groups: &[Group]) -> String {
+    check_function_edit(src, s, groups)
+        .1
+        .trim_start_matches(['\r', '\n'])
+        .to_string()
 }
 
 /// The check function of a style that writes one: where it goes (replacing the

@@ -36,10 +36,12 @@ mod groups;
 mod plan;
 mod render;
 mod replay;
+mod tree_idioms;
 
 pub use assertion::phase_assertion;
-pub use cdiff::c_diff;
+pub use cdiff::{c_diff, c_diff_in, CDiff};
 pub use changelog::{changelog, changelog_of, ChangelogNotes};
+pub use tree_idioms::TreeIdioms;
 
 use std::fmt;
 use std::str::FromStr;

@@ -26,6 +26,7 @@ use super::plan::Item;
 use super::replay::{CAlign, CItem};
 use super::CStyle;
 use crate::error::Diagnostic;
+use crate::idioms::KernelSpellings;
 use crate::layout::Layout;
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
@@ -70,6 +71,8 @@ pub(crate) struct Renderer<'a> {
     /// (`_pad1_`, `__cacheline_group_begin__g`): their lines stay where
     /// they are, in every style.
     author_markers: Vec<String>,
+    /// The attribute macros the header can spell.
+    spellings: KernelSpellings,
 }
 
 impl<'a> Renderer<'a> {
@@ -160,7 +163,15 @@ impl<'a> Renderer<'a> {
             packed,
             record: Vec::new(),
             author_markers: Vec::new(),
+            spellings: KernelSpellings::of(&src.text),
         }
+    }
+
+    /// Spells attributes as the translation unit can (see
+    /// [`super::TreeIdioms`]).
+    pub(crate) fn spelling(mut self, spellings: KernelSpellings) -> Self {
+        self.spellings = spellings;
+        self
     }
 
     /// Keeps the marker lines whose members the model still has (see
@@ -466,7 +477,7 @@ impl<'a> Renderer<'a> {
                 }
                 (true, false, CStyle::Aligned) => {
                     let at = insertion_point(text, m);
-                    let attribute = line_break_attribute(self.l.line, looks_like_kernel(text));
+                    let attribute = line_break_attribute(self.l.line, self.spellings);
                     edits.push((at..at, format!(" {attribute}")));
                     attributed = true;
                 }
@@ -562,7 +573,7 @@ impl<'a> Renderer<'a> {
         let nl = newline_of(&self.src.text[anchor.lines.clone()]);
         let offset = self.l.slot_of(f).map_or(0, |sl| sl.offset);
         let why = pad_reason(self.s, self.l, f, offset, offset);
-        let attribute = line_break_attribute(self.l.line, looks_like_kernel(&self.src.text));
+        let attribute = line_break_attribute(self.l.line, self.spellings);
         self.record.push(CItem::Marker { align: self.l.line });
         format!(
             "{}{} {}[0] {attribute};\t/* {why} */{nl}",
