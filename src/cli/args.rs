@@ -173,6 +173,10 @@ pub struct ProposeArgs {
     /// struct to it, like tcp_sk()).
     #[arg(long)]
     pub move_first: bool,
+    /// With --format patch: end the changelog with `Signed-off-by:` from git's
+    /// user.name and user.email.
+    #[arg(long, requires = "format")]
+    pub signoff: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,6 +190,9 @@ pub enum ProposeFormat {
     Diff,
     Table,
     Json,
+    /// A mail as `git format-patch` writes it (From, Subject, the changelog,
+    /// the diffstat and the diff, paths relative to the tree root), for `git am`.
+    Patch,
 }
 
 #[derive(Args, Debug)]

@@ -5,6 +5,7 @@ mod args;
 mod files;
 mod growth;
 mod input;
+mod mail;
 mod output;
 mod probe;
 mod propose;

@@ -98,7 +98,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let before = &loaded.declared;
     let view = ProposalView::new(s, before, &solved.layout);
     let assertion = emit::phase_assertion(&s.name, a.container.as_deref(), &solved.layout);
-    let changelog = a.changelog.then(|| {
+    let changelog = (a.changelog || a.format == ProposeFormat::Patch).then(|| {
         let notes = ChangelogNotes {
             lower_bound: solved.lower_bound,
             // The changelog speaks of size only: proven when it meets the bound
@@ -137,6 +137,43 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let d = emit::c_diff_in(source, &solved.layout, style, &idioms)?;
                 out.push_str(&d.diff);
                 check_function = check_function_note(&s.name, style, d.check_function);
+            }
+        }
+        ProposeFormat::Patch => {
+            let source = loaded.source.as_ref().ok_or_else(|| {
+                loaded.source_error.clone().unwrap_or_else(|| {
+                    Diagnostic::new("a patch needs the C header that defines the struct")
+                        .help("pass the header as well as --btf/--dwarf")
+                })
+            })?;
+            if !same_layout(before, &solved.layout) {
+                let idioms = match &loaded.macro_names {
+                    Some(names) => emit::TreeIdioms::of_macros(names),
+                    None => emit::TreeIdioms::of_text(&source.text),
+                };
+                let d = emit::c_diff_in(source, &solved.layout, style, &idioms)?;
+                check_function = check_function_note(&s.name, style, d.check_function);
+                let header = a.input.header.as_deref().unwrap_or(&source.path);
+                let path = super::mail::tree_path(header, a.input.probe.kbuild.as_deref())?;
+                let dir = std::fs::canonicalize(header)
+                    .ok()
+                    .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                    .unwrap_or_else(|| std::path::PathBuf::from("."));
+                let author = super::mail::author(&dir)?;
+                let subject = format!(
+                    "{}: reorder struct {} {}",
+                    emit::subsystem(&path),
+                    s.name,
+                    subject_purpose(&view)
+                );
+                out = emit::patch_mail(&emit::Mail {
+                    author: &author,
+                    subject: &subject,
+                    body: changelog.as_deref().unwrap_or(""),
+                    signoff: a.signoff,
+                    path: &path,
+                    diff: &d.diff,
+                });
             }
         }
         ProposeFormat::Table => {
@@ -197,7 +234,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         }
     }
     write_output(a, &out)?;
-    if a.format == ProposeFormat::Diff {
+    if matches!(a.format, ProposeFormat::Diff | ProposeFormat::Patch) {
         eprint!(
             "{}{}",
             summary(&view, &solved, separated.as_ref(), assertion.as_deref()),
@@ -209,6 +246,24 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         eprint!("{check_function}");
     }
     Ok(EXIT_OK)
+}
+
+/// What a subject line says the reorder is for: fewer lines on the hot
+/// paths, or no lockless write on a read-mostly line.
+fn subject_purpose(view: &ProposalView) -> &'static str {
+    let fewer = view
+        .before
+        .paths
+        .iter()
+        .zip(&view.after.paths)
+        .any(|(o, n)| n.lines < o.lines);
+    if fewer {
+        "for fewer hot-path cache lines"
+    } else if view.after.conflicts.len() < view.before.conflicts.len() {
+        "to keep lockless writes off read-mostly lines"
+    } else {
+        "for fewer cache lines"
+    }
 }
 
 /// The `Groups` style's check function, printed apart from the diff: it

@@ -33,6 +33,7 @@ mod cdiff;
 mod changelog;
 mod check_fn;
 mod groups;
+mod mail;
 mod plan;
 mod render;
 mod replay;
@@ -41,6 +42,7 @@ mod tree_idioms;
 pub use assertion::phase_assertion;
 pub use cdiff::{c_diff, c_diff_in, CDiff};
 pub use changelog::{changelog, changelog_of, ChangelogNotes};
+pub use mail::{patch_mail, rfc2822, subsystem, Author, Mail};
 pub use tree_idioms::TreeIdioms;
 
 use std::fmt;
