@@ -14,6 +14,7 @@ mod cli_kbuild;
 mod cli_kbuild_headers;
 mod cli_kernel;
 mod cli_lock_words;
+mod cli_patch_review;
 mod cli_paths;
 mod cli_probe_trust;
 mod cli_reliability;
