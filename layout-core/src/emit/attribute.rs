@@ -298,7 +298,14 @@ mod tests {
 
     fn aligned(text: &str, align: u64, kernel: bool) -> String {
         let src = source(text);
-        let (r, with) = struct_alignment(&src, align, kernel);
+        let (r, with) = struct_alignment(
+            &src,
+            align,
+            KernelSpellings {
+                line_attribute: kernel,
+                aligned: kernel,
+            },
+        );
         let mut out = text.to_string();
         out.replace_range(r, &with);
         out
