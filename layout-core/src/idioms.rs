@@ -136,6 +136,8 @@ pub const LINE_BREAK_ATTRIBUTE: &str = "____cacheline_aligned_in_smp";
 /// (`<linux/...>`, `<net/...>`, `<asm/...>`: its includes reach
 /// `<linux/cache.h>` and `<linux/compiler_attributes.h>`). A plain C
 /// header gets `__attribute__((__aligned__(N)))` instead.
+/// A header in a kernel tree's `include/linux/` or `include/net/` counts as
+/// including them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelSpellings {
     /// `____cacheline_aligned_in_smp` (and the other cacheline macros).
@@ -147,9 +149,21 @@ pub struct KernelSpellings {
 impl KernelSpellings {
     /// What `text` (a whole header) can spell.
     pub fn of(text: &str) -> Self {
-        let in_tree = ["#include <linux/", "#include <net/", "#include <asm/"]
+        Self::of_header(std::path::Path::new(""), text)
+    }
+
+    /// What the header at `path` can spell: a header under a kernel tree's
+    /// `include/linux/`, `include/net/` or `arch/*/include/` reaches the
+    /// kernel's macros through its includes too.
+    pub fn of_header(path: &std::path::Path, text: &str) -> Self {
+        let p = path.to_string_lossy().replace('\\', "/");
+        let kernel_path = ["include/linux/", "include/net/", "include/asm-generic/"]
             .iter()
-            .any(|i| text.contains(i));
+            .any(|d| p.starts_with(d) || p.contains(&format!("/{d}")));
+        let in_tree = kernel_path
+            || ["#include <linux/", "#include <net/", "#include <asm/"]
+                .iter()
+                .any(|i| text.contains(i));
         let names = |w: &str| {
             text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .any(|t| t == w)

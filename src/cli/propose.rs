@@ -132,7 +132,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if !same_layout(before, &solved.layout) {
                 let idioms = match &loaded.macro_names {
                     Some(names) => emit::TreeIdioms::of_macros(names),
-                    None => emit::TreeIdioms::of_text(&source.text),
+                    None => emit::TreeIdioms::of_header(&source.path, &source.text),
                 };
                 let d = emit::c_diff_in(source, &solved.layout, style, &idioms)?;
                 out.push_str(&d.diff);
@@ -149,7 +149,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if !same_layout(before, &solved.layout) {
                 let idioms = match &loaded.macro_names {
                     Some(names) => emit::TreeIdioms::of_macros(names),
-                    None => emit::TreeIdioms::of_text(&source.text),
+                    None => emit::TreeIdioms::of_header(&source.path, &source.text),
                 };
                 let d = emit::c_diff_in(source, &solved.layout, style, &idioms)?;
                 check_function = check_function_note(&s.name, style, d.check_function);

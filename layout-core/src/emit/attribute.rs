@@ -83,13 +83,43 @@ fn top_level_end(s: &str) -> usize {
 }
 
 /// Byte ranges of cacheline attributes in `s`, skipping comments and
-/// literals.
+/// literals: the kernel's macros, and the explicit alignments to the line
+/// the diffs write where those are not defined (`__aligned(64)`,
+/// `__attribute__((__aligned__(64)))`).
 pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
-    tokenize(s)
+    let toks: Vec<_> = tokenize(s)
         .into_iter()
-        .filter(|t| t.kind == TokKind::Ident && idioms::is_cacheline_attribute(t.text(s)))
-        .map(|t| t.range)
-        .collect()
+        .filter(|t| !matches!(t.kind, TokKind::Comment | TokKind::Newline))
+        .collect();
+    let text = |i: usize| toks.get(i).map_or("", |t| t.text(s));
+    let line = KERNEL_LINE.to_string();
+    let line = line.as_str();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        let matched = if t.kind != TokKind::Ident {
+            0
+        } else if idioms::is_cacheline_attribute(t.text(s)) {
+            1
+        } else if t.text(s) == "__aligned" && (1..4).map(|k| text(i + k)).eq(["(", line, ")"]) {
+            4
+        } else if t.text(s) == "__attribute__"
+            && [1, 2, 4, 5, 6, 7, 8].map(|k| text(i + k)) == ["(", "(", "(", line, ")", ")", ")"]
+            && matches!(text(i + 3), "__aligned__" | "aligned")
+        {
+            9
+        } else {
+            0
+        };
+        if matched > 0 {
+            spans.push(t.range.start..toks[i + matched - 1].range.end);
+            i += matched;
+        } else {
+            i += 1;
+        }
+    }
+    spans
 }
 
 /// The attribute that makes a member start a new line of `line` bytes:

@@ -24,9 +24,12 @@ pub(crate) use crate::idioms::MarkerKind;
 pub(crate) enum Node<'a> {
     /// Source text kept as it is, where it is.
     Keep(Range<usize>),
+    /// A marker line: its member, and its whole lines without a leading
+    /// comment (which stays where it is, as `Keep` text: the marker may go).
     Marker {
         member: &'a MemberSource,
         kind: MarkerKind,
+        lines: Range<usize>,
     },
     /// One declaration: its whole lines, its members (one per declarator or
     /// bit-field) and their fields in source order.
@@ -81,7 +84,11 @@ pub(crate) fn parse<'a>(src: &'a StructSource) -> Result<Vec<Node<'a>>, Diagnost
             }
             Some(_) => top.push(Node::Keep(m.lines.clone())),
             None => match marker_kind(decl) {
-                Some(kind) => top.push(Node::Marker { member: m, kind }),
+                Some(kind) => top.push(Node::Marker {
+                    member: m,
+                    kind,
+                    lines: m.lines.clone(),
+                }),
                 None => top.push(Node::Keep(m.lines.clone())),
             },
         }
@@ -123,7 +130,10 @@ fn anchor_section_comments<'a>(text: &str, nodes: Vec<Node<'a>>) -> Vec<Node<'a>
                 && match &nodes[i + 1] {
                     Node::Keep(_) => false,
                     Node::Block(inner) => !inner.iter().all(|n| n.fields().is_empty()),
-                    Node::Decl { .. } | Node::Marker { .. } => true,
+                    Node::Decl { .. } => true,
+                    // A marker ends a group or starts a line: what follows
+                    // it is another paragraph.
+                    Node::Marker { .. } => false,
                 }
         })
         .collect();
@@ -152,6 +162,21 @@ fn anchor_section_comments<'a>(text: &str, nodes: Vec<Node<'a>>) -> Vec<Node<'a>
                 });
             }
             Node::Block(inner) => out.push(Node::Block(anchor_section_comments(text, inner))),
+            Node::Marker {
+                member,
+                kind,
+                lines,
+            } => {
+                let decl_line = line_start(text, member.decl.start).max(lines.start);
+                if decl_line > lines.start {
+                    out.push(Node::Keep(lines.start..decl_line));
+                }
+                out.push(Node::Marker {
+                    member,
+                    kind,
+                    lines: decl_line..lines.end,
+                });
+            }
             other => out.push(other),
         }
     }
@@ -287,7 +312,7 @@ fn ranks_of(
             .iter()
             .flat_map(|n| ranks_of(n, rank, marker_rank))
             .collect(),
-        Node::Marker { member, kind } => marker_rank(member, *kind).into_iter().collect(),
+        Node::Marker { member, kind, .. } => marker_rank(member, *kind).into_iter().collect(),
         Node::Keep(_) => Vec::new(),
     }
 }

@@ -50,7 +50,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         groups: true,
         aligned_groups: true,
         assert_member: true,
-        ..TreeIdioms::of_text(&src.text)
+        ..TreeIdioms::of_header(&src.path, &src.text)
     };
     diff_and_check(src, v, style, &idioms, true).map(|(diff, _)| diff)
 }
@@ -233,7 +233,7 @@ fn marker_lines(src: &StructSource, nodes: &[Node], kept: &[String]) -> Vec<Stri
     body::flatten(nodes, &mut flat);
     flat.iter()
         .filter_map(|n| match n {
-            Node::Marker { member, kind } => {
+            Node::Marker { member, kind, .. } => {
                 body::marker_field_name(&src.text[member.decl.clone()], *kind)
             }
             _ => None,
@@ -346,7 +346,7 @@ fn refuse_group_markers(
     body::flatten(nodes, &mut flat);
     let text = &src.text;
     let marker = flat.iter().find_map(|n| match n {
-        Node::Marker { member, kind }
+        Node::Marker { member, kind, .. }
             if kind.is_group()
                 && !body::marker_field_name(&text[member.decl.clone()], *kind)
                     .is_some_and(|name| kept.contains(&name)) =>

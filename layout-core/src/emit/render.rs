@@ -163,7 +163,7 @@ impl<'a> Renderer<'a> {
             packed,
             record: Vec::new(),
             author_markers: Vec::new(),
-            spellings: KernelSpellings::of(&src.text),
+            spellings: KernelSpellings::of_header(&src.path, &src.text),
         }
     }
 
@@ -218,7 +218,7 @@ impl<'a> Renderer<'a> {
             .enumerate()
             .map(|(i, n)| match n {
                 Node::Marker { .. } if keep_marker[i] => Some(true),
-                Node::Marker { member, kind }
+                Node::Marker { member, kind, .. }
                     if kind.is_group() && self.kept_author_marker(member, *kind) =>
                 {
                     let decl = text[member.decl.clone()].trim_start();
@@ -237,10 +237,19 @@ impl<'a> Renderer<'a> {
         let (begins, ends) = self.group_positions(flat.len(), carriers);
         let mut out = String::new();
         let mut dropped_line = false;
+        // Where a section comment that sits right above the next node starts
+        // in `out`: a group marker or padding line the next declaration
+        // needs goes above it, so the comment heads its section.
+        let mut glued: Option<usize> = None;
         for (i, node) in flat.iter().enumerate() {
-            for &g in &begins[i] {
-                self.group_marker(&mut out, g, true);
+            if !begins[i].is_empty() {
+                let tail = glued.map(|at| out.split_off(at)).unwrap_or_default();
+                for &g in &begins[i] {
+                    self.group_marker(&mut out, g, true);
+                }
+                out.push_str(&tail);
             }
+            let at = out.len();
             match node {
                 Node::Keep(r) => {
                     let mut kept = &text[r.clone()];
@@ -253,18 +262,25 @@ impl<'a> Renderer<'a> {
                     }
                     out.push_str(kept);
                     dropped_line = false;
+                    let t = kept.trim_start();
+                    glued = ((t.starts_with("/*") || t.starts_with("//"))
+                        && !ends_with_blank_line(kept))
+                    .then_some(at);
+                    continue;
                 }
-                Node::Marker { member, .. } if keep_marker[i] => {
-                    out.push_str(&text[member.lines.clone()]);
+                Node::Marker { lines, .. } if keep_marker[i] => {
+                    out.push_str(&text[lines.clone()]);
                     self.record.push(CItem::Marker {
                         align: self.padding_align(),
                     });
                     dropped_line = false;
                 }
-                Node::Marker { member, kind }
-                    if kind.is_group() && self.kept_author_marker(member, *kind) =>
-                {
-                    out.push_str(&text[member.lines.clone()]);
+                Node::Marker {
+                    member,
+                    kind,
+                    lines,
+                } if kind.is_group() && self.kept_author_marker(member, *kind) => {
+                    out.push_str(&text[lines.clone()]);
                     let record = self.group_marker_record(*kind);
                     self.record.extend(record);
                     dropped_line = false;
@@ -277,6 +293,10 @@ impl<'a> Renderer<'a> {
                 } => {
                     let by_marker = kept_marker_before(text, flat, &line_markers, i);
                     let decl = self.declaration(lines, members, fields, by_marker, &mut padding)?;
+                    let tail = match (&decl.padding_line, glued) {
+                        (Some(_), Some(at)) => out.split_off(at),
+                        _ => String::new(),
+                    };
                     if decl.padding_line.is_some() && !ends_with_blank_line(&out) {
                         out.push_str(decl.nl);
                     }
@@ -285,12 +305,14 @@ impl<'a> Renderer<'a> {
                         out.push_str(decl.nl);
                         out.push_str(decl.nl);
                     }
+                    out.push_str(&tail);
                     out.push_str(&decl.text);
                     dropped_line = false;
                 }
                 // `flatten` opens every block.
                 Node::Block(_) => {}
             }
+            glued = None;
             for &g in &ends[i] {
                 // Padding before the next group ends this one: read back,
                 // the padding member is a cold field, which joins the group
@@ -379,6 +401,7 @@ impl<'a> Renderer<'a> {
             let Node::Marker {
                 member,
                 kind: MarkerKind::Padding,
+                ..
             } = node
             else {
                 continue;
@@ -391,9 +414,13 @@ impl<'a> Renderer<'a> {
             if self.style == CStyle::Groups || self.l.line != KERNEL_LINE {
                 continue;
             }
-            let next = flat[i + 1..]
-                .iter()
-                .find(|n| !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()));
+            // Past blank lines and comments (a section comment stays below
+            // its padding).
+            let next = flat[i + 1..].iter().find(|n| {
+                !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()
+                    || text[r.clone()].trim_start().starts_with("/*")
+                    || text[r.clone()].trim_start().starts_with("//"))
+            });
             if let Some(Node::Decl { fields, .. }) = next {
                 let f = &self.fields[fields[0]];
                 keep[i] = f.line_break && f.pad_before.is_none();
@@ -637,13 +664,20 @@ struct Declaration {
 }
 
 /// Whether a kept marker that starts a line (`line_markers[j] ==
-/// Some(true)`) precedes node `i`, past blank lines and other kept markers.
+/// Some(true)`) precedes node `i`, past blank lines, section comments and
+/// other kept markers.
 fn kept_marker_before(text: &str, flat: &[&Node], line_markers: &[Option<bool>], i: usize) -> bool {
     for j in (0..i).rev() {
         match (flat[j], line_markers[j]) {
             (_, Some(true)) => return true,
             (_, Some(false)) => continue,
-            (Node::Keep(r), None) if text[r.clone()].trim().is_empty() => continue,
+            (Node::Keep(r), None)
+                if text[r.clone()].trim().is_empty()
+                    || text[r.clone()].trim_start().starts_with("/*")
+                    || text[r.clone()].trim_start().starts_with("//") =>
+            {
+                continue
+            }
             _ => return false,
         }
     }
@@ -748,6 +782,7 @@ impl PaddingNames {
             if let Node::Marker {
                 member,
                 kind: MarkerKind::Padding,
+                ..
             } = n
             {
                 if let (false, Some(name)) = (

@@ -30,11 +30,19 @@ const ASSERT_MEMBER: &str = "CACHELINE_ASSERT_GROUP_MEMBER";
 impl TreeIdioms {
     /// What a header's text uses or defines (no compiler probe).
     pub fn of_text(text: &str) -> Self {
+        Self::of_header(std::path::Path::new(""), text)
+    }
+
+    /// What the header at `path` uses or defines, and reaches through its
+    /// place in a kernel tree (see [`KernelSpellings::of_header`]).
+    pub fn of_header(path: &std::path::Path, text: &str) -> Self {
         let words: std::collections::HashSet<&str> = text
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .filter(|w| !w.is_empty())
             .collect();
-        Self::from_names(KernelSpellings::of(text), |name| words.contains(name))
+        Self::from_names(KernelSpellings::of_header(path, text), |name| {
+            words.contains(name)
+        })
     }
 
     /// What the translation unit defines: `macros` are the names of every
