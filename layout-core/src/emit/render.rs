@@ -505,7 +505,18 @@ impl<'a> Renderer<'a> {
                 (true, false, CStyle::Aligned) => {
                     let at = insertion_point(text, m);
                     let attribute = line_break_attribute(self.l.line, self.spellings);
-                    edits.push((at..at, format!(" {attribute}")));
+                    let own_line = members.len() == 1
+                        && columns(line_around(text, at)) + 1 + attribute.len() > MAX_COLUMNS;
+                    if own_line {
+                        // After the name the line would pass checkpatch's
+                        // 100 columns: the attribute opens the declaration,
+                        // on a line of its own.
+                        let start = line_start_of(text, m.decl.start);
+                        let nl = newline_of(&text[m.lines.clone()]);
+                        edits.push((start..start, format!("{}{attribute}{nl}", m.indent)));
+                    } else {
+                        edits.push((at..at, format!(" {attribute}")));
+                    }
                     attributed = true;
                 }
                 (true, false, _) => {
@@ -734,6 +745,29 @@ fn pad_reason(s: &Struct, l: &Layout, field: usize, at: u64, offset: u64) -> Str
     } else {
         format!("{name} at offset {offset}")
     }
+}
+
+/// The longest line checkpatch accepts (`--max-line-length`, 100 since 5.7).
+const MAX_COLUMNS: usize = 100;
+
+/// The whole line that holds byte `at`, without its newline.
+fn line_around(text: &str, at: usize) -> &str {
+    let start = line_start_of(text, at);
+    let end = text[at..].find('\n').map_or(text.len(), |p| at + p);
+    text[start..end].trim_end_matches('\r')
+}
+
+/// Where the line holding byte `at` starts.
+fn line_start_of(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |p| p + 1)
+}
+
+/// The columns a line takes with 8-column tabs, as checkpatch counts them.
+fn columns(line: &str) -> usize {
+    line.chars().fold(0, |col, c| match c {
+        '\t' => col + 8 - col % 8,
+        _ => col + 1,
+    })
 }
 
 /// The prefix of the padding members the diff writes (`__cacheline_pad0`).
