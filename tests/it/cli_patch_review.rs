@@ -153,7 +153,7 @@ fn propose(
 
 // ---- The body's skeleton (item 1) ----
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Blank,
     Define,
@@ -205,19 +205,21 @@ fn semicolons(l: &str) -> usize {
 /// comment opens a paragraph (blank line, directive or the body's start
 /// before it) and is followed by another comment or by a paragraph of two
 /// or more declarations; lines inside `#if` blocks belong to the block.
-fn classify(lines: &[&str]) -> Vec<Kind> {
+fn classify(lines: &[&str], known: Option<&[String]>) -> Vec<Kind> {
     let mut kinds = vec![Kind::Member; lines.len()];
     // Lines inside a nested struct or union belong to its member.
     let mut braces = 0i32;
-    let nested: Vec<bool> = lines
+    // (inside a nested body before the line, depth after it)
+    let braces_at: Vec<(bool, i32)> = lines
         .iter()
         .map(|l| {
             let inside = braces > 0;
             let code = code_of(l);
             braces += code.matches('{').count() as i32 - code.matches('}').count() as i32;
-            inside
+            (inside, braces)
         })
         .collect();
+    let nested: Vec<bool> = braces_at.iter().map(|d| d.0).collect();
     let mut depth = 0i32;
     let mut i = 0;
     while i < lines.len() {
@@ -253,12 +255,23 @@ fn classify(lines: &[&str]) -> Vec<Kind> {
             }
             let next = lines.get(end + 1).map_or("", |l| l.trim());
             let another_comment = next.starts_with("/*") || next.starts_with("//");
-            let decls: usize = lines[end + 1..]
-                .iter()
-                .take_while(|l| !l.trim().is_empty() && !is_directive(l))
-                .map(|l| semicolons(l))
+            // Top-level declarations: a nested body counts once.
+            let decls: usize = (end + 1..lines.len())
+                .take_while(|&k| {
+                    !lines[k].trim().is_empty() && (braces_at[k].0 || !is_directive(lines[k]))
+                })
+                .filter(|&k| braces_at[k].1 == 0)
+                .map(|k| semicolons(lines[k]))
                 .sum();
-            if opens && (another_comment || decls >= 2) {
+            let section = match known {
+                // The patched text: the section comments of the original,
+                // by their text (what follows them may differ now).
+                Some(known) => lines[i..=end]
+                    .iter()
+                    .all(|l| known.iter().any(|k| k == l.trim_end())),
+                None => opens && (another_comment || decls >= 2),
+            };
+            if section {
                 for k in &mut kinds[i..=end] {
                     *k = Kind::Section;
                 }
@@ -271,9 +284,9 @@ fn classify(lines: &[&str]) -> Vec<Kind> {
 }
 
 /// The anchored lines in order, each run of member lines as one `M`.
-fn skeleton(lines: &[&str]) -> Vec<String> {
+fn skeleton(lines: &[&str], known: Option<&[String]>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for (l, k) in lines.iter().zip(classify(lines)) {
+    for (l, k) in lines.iter().zip(classify(lines, known)) {
         match k {
             Kind::Member if out.last().is_some_and(|m| m == "M") => {}
             Kind::Member => out.push("M".into()),
@@ -287,7 +300,7 @@ fn skeleton(lines: &[&str]) -> Vec<String> {
 /// Each top-level own comment (a comment that is no section comment) with
 /// the line right after it.
 fn own_comments(lines: &[&str]) -> Vec<(String, String)> {
-    let kinds = classify(lines);
+    let kinds = classify(lines, None);
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -364,7 +377,14 @@ fn comments_defines_and_blank_lines_stay_where_they_are() {
         apply_p1(c, &diff, name);
         let patched = std::fs::read_to_string(c.join(header)).unwrap();
         let (old, new) = (body_lines(&original, name), body_lines(&patched, name));
-        let (old_skeleton, new_skeleton) = (skeleton(&old), skeleton(&new));
+        let sections: Vec<String> = old
+            .iter()
+            .zip(classify(&old, None))
+            .filter(|(_, k)| *k == Kind::Section)
+            .map(|(l, _)| l.trim_end().to_string())
+            .collect();
+        let old_skeleton = skeleton(&old, None);
+        let new_skeleton = skeleton(&new, Some(&sections));
         let anchored = old_skeleton.iter().filter(|l| *l != "M").count();
         assert!(
             old_skeleton.iter().any(|l| l.starts_with("#define")) || name != "net_device",
