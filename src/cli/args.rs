@@ -175,7 +175,7 @@ pub struct ProposeArgs {
     pub move_first: bool,
     /// With --format patch: end the changelog with `Signed-off-by:` from git's
     /// user.name and user.email.
-    #[arg(long, requires = "format")]
+    #[arg(long)]
     pub signoff: bool,
 }
 

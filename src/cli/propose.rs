@@ -11,6 +11,12 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
+    if a.signoff && a.format != ProposeFormat::Patch {
+        return Err(
+            Diagnostic::new("--signoff signs a mail: it goes with --format patch")
+                .help("add --format patch, or drop --signoff"),
+        );
+    }
     let preset = a.objective;
     let mut loaded = input::load(&a.input)?;
     // Under --regroup --objective hot-lines, the struct with the author's

@@ -667,6 +667,17 @@ fn a_plain_c_header_gets_gnu_attributes_and_compiles_with_plain_gcc() {
         !diff.contains("____cacheline_aligned_in_smp") && !diff.contains("__aligned("),
         "no kernel macro in a plain C header:\n{diff}"
     );
+    let unsigned = run_in(d, &[&args[..], &["--signoff"]].concat());
+    assert_eq!(
+        unsigned.status.code(),
+        Some(2),
+        "--signoff needs --format patch"
+    );
+    assert!(
+        stderr(&unsigned).contains("--format patch"),
+        "{}",
+        stderr(&unsigned)
+    );
     let json = json(&run_in(d, &[&args[..], &["--format", "json"]].concat()));
     apply_p1(d, &diff, "stats.h");
     let mut prog =

@@ -198,7 +198,7 @@ fn comment_units(text: &str, range: Range<usize>) -> Vec<usize> {
     for line in text[range.clone()].split_inclusive('\n') {
         let t = line.trim();
         let slashes = t.starts_with("//");
-        if !in_block && !t.is_empty() && !(slashes && after_slashes) {
+        if !(in_block || t.is_empty() || slashes && after_slashes) {
             units.push(at);
             in_block = t.starts_with("/*");
         }
