@@ -9,6 +9,9 @@
 //!   style): what shared which line, what moved, the line table before and
 //!   after, the size change and the proof.
 //! - [`phase_assertion`]: the C line that pins the phase a layout was made for.
+//! - [`c_diff_in`]: the C diff written only with the idioms the translation
+//!   unit defines ([`TreeIdioms`]), the `Groups` style's check function apart.
+//! - [`patch_mail`]: the changelog and the diff as a `git format-patch` mail.
 //!
 //! The C diff is built in steps, so that the styles share the placement logic:
 //! 1. `plan` replays C's sequential member placement over the layout's order
