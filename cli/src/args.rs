@@ -189,6 +189,10 @@ pub struct ProposeArgs {
     /// JSON ("configurations").
     #[arg(long)]
     pub check_configs: bool,
+    /// With --format patch: end the changelog with `Signed-off-by:` from git's
+    /// user.name and user.email.
+    #[arg(long)]
+    pub signoff: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +206,9 @@ pub enum ProposeFormat {
     Diff,
     Table,
     Json,
+    /// A mail as `git format-patch` writes it (From, Subject, the changelog,
+    /// the diffstat and the diff, paths relative to the tree root), for `git am`.
+    Patch,
 }
 
 #[derive(Args, Debug)]

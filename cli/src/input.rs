@@ -40,6 +40,9 @@ pub struct Loaded {
     /// Where the type graph (BTF, DWARF, a probe) embeds the struct, when
     /// one was read.
     pub embedders: Option<Vec<EmbeddingPath>>,
+    /// Every macro the compiler probe saw (`None` without a probe): the
+    /// idioms a diff may write.
+    pub macro_names: Option<Vec<String>>,
 }
 
 /// The container offsets a run asks for, and the `--container` path of each.
@@ -158,6 +161,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
             }
         }
     }
+    let macro_names = probe.as_ref().map(|p| p.macro_names.clone());
     let db = match probe {
         Some(p) => Some(p.db),
         None => load_typedb(a)?,
@@ -281,6 +285,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         containers: offsets.names,
         embedders,
         declared,
+        macro_names,
     })
 }
 

@@ -9,6 +9,7 @@ mod args;
 mod configs;
 mod growth;
 mod input;
+mod mail;
 mod output;
 mod propose;
 mod scan;

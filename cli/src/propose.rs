@@ -12,6 +12,12 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
+    if a.signoff && a.format != ProposeFormat::Patch {
+        return Err(
+            Diagnostic::new("--signoff signs a mail: it goes with --format patch")
+                .help("add --format patch, or drop --signoff"),
+        );
+    }
     let loaded = input::load(&a.input)?;
     if let Some(d) = &loaded.type_defaults {
         eprintln!("{}", d.note());
@@ -74,7 +80,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         .as_deref()
         .map(layout_core::configs::report)
         .unwrap_or_default();
-    let changelog = a.changelog.then(|| {
+    let changelog = (a.changelog || a.format == ProposeFormat::Patch).then(|| {
         let notes = ChangelogNotes {
             lower_bound: solved.lower_bound,
             // The changelog speaks of size only: proven when it meets the bound
@@ -96,6 +102,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         None
     };
     let mut out = String::new();
+    let mut check_function = String::new();
     match a.format {
         ProposeFormat::Diff => {
             let source = solved.subject.source.as_ref().ok_or_else(|| {
@@ -110,7 +117,50 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = write!(out, "{text}\n---\n");
             }
             if !solved.moves_nothing() {
-                out.push_str(&emit::c_diff(source, &solved.layout, a.style)?);
+                let idioms = match &loaded.macro_names {
+                    Some(names) => emit::TreeIdioms::of_macros(names),
+                    None => emit::TreeIdioms::of_header(&source.path, &source.text),
+                };
+                let d = emit::c_diff_in(source, &solved.layout, a.style, &idioms)?;
+                out.push_str(&d.diff);
+                check_function = check_function_note(&s.name, a.style, d.check_function);
+            }
+        }
+        ProposeFormat::Patch => {
+            let source = solved.subject.source.as_ref().ok_or_else(|| {
+                loaded.source_error.clone().unwrap_or_else(|| {
+                    Diagnostic::new("a patch needs the C header that defines the struct")
+                        .help("pass the header as well as --btf/--dwarf")
+                })
+            })?;
+            if !solved.moves_nothing() {
+                let idioms = match &loaded.macro_names {
+                    Some(names) => emit::TreeIdioms::of_macros(names),
+                    None => emit::TreeIdioms::of_header(&source.path, &source.text),
+                };
+                let d = emit::c_diff_in(source, &solved.layout, a.style, &idioms)?;
+                check_function = check_function_note(&s.name, a.style, d.check_function);
+                let header = a.input.header.as_deref().unwrap_or(&source.path);
+                let path = super::mail::tree_path(header, a.input.probe.kbuild.as_deref())?;
+                let dir = std::fs::canonicalize(header)
+                    .ok()
+                    .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
+                    .unwrap_or_else(|| std::path::PathBuf::from("."));
+                let author = super::mail::author(&dir)?;
+                let subject = format!(
+                    "{}: reorder struct {} {}",
+                    emit::subsystem(&path),
+                    s.name,
+                    subject_purpose(&view)
+                );
+                out = emit::patch_mail(&emit::Mail {
+                    author: &author,
+                    subject: &subject,
+                    body: changelog.as_deref().unwrap_or(""),
+                    signoff: a.signoff,
+                    path: &path,
+                    diff: &d.diff,
+                });
             }
         }
         ProposeFormat::Table => {
@@ -172,7 +222,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         }
     }
     write_output(a, &out)?;
-    if a.format == ProposeFormat::Diff {
+    if matches!(a.format, ProposeFormat::Diff | ProposeFormat::Patch) {
         eprint!(
             "{}{}",
             summary(&view, &solved, assertion.as_deref()) + &configs_text,
@@ -181,8 +231,42 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         if let Some(g) = &growth {
             eprint!("\nGrowth:\n{}", g.text());
         }
+        eprint!("{check_function}");
     }
     Ok(EXIT_OK)
+}
+
+/// What a subject line says the reorder is for: fewer lines on the hot
+/// paths, or no lockless write on a read-mostly line.
+fn subject_purpose(view: &ProposalView) -> &'static str {
+    let fewer = view
+        .before
+        .paths
+        .iter()
+        .zip(&view.after.paths)
+        .any(|(o, n)| n.lines < o.lines);
+    if fewer {
+        "for fewer hot-path cache lines"
+    } else if view.after.conflicts.len() < view.before.conflicts.len() {
+        "to keep lockless writes off read-mostly lines"
+    } else {
+        "for fewer cache lines"
+    }
+}
+
+/// The `Groups` style's check function, printed apart from the diff: it
+/// belongs in the `.c` file that uses the struct, as the kernel keeps them.
+fn check_function_note(name: &str, style: emit::CStyle, function: Option<String>) -> String {
+    match function {
+        Some(f) => format!(
+            "\nthe check function, for the .c file that uses struct {name} (as \
+             net_dev_struct_check() lives in net/core/dev.c):\n{f}"
+        ),
+        None if style == emit::CStyle::Groups => format!(
+            "no check function for struct {name}: the tree has no CACHELINE_ASSERT_GROUP_MEMBER\n"
+        ),
+        None => String::new(),
+    }
 }
 
 /// The summary line that says why `--regroup` kept the author's groups.

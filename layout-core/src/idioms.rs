@@ -131,6 +131,50 @@ pub fn is_cacheline_attribute(name: &str) -> bool {
 /// The cacheline attribute the emitters write for a line break.
 pub const LINE_BREAK_ATTRIBUTE: &str = "____cacheline_aligned_in_smp";
 
+/// Which of the kernel's attribute macros a header can spell: those its
+/// text uses or defines, and all of them when it includes a kernel header
+/// (`<linux/...>`, `<net/...>`, `<asm/...>`: its includes reach
+/// `<linux/cache.h>` and `<linux/compiler_attributes.h>`). A plain C
+/// header gets `__attribute__((__aligned__(N)))` instead.
+/// A header in a kernel tree's `include/linux/` or `include/net/` counts as
+/// including them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpellings {
+    /// `____cacheline_aligned_in_smp` (and the other cacheline macros).
+    pub line_attribute: bool,
+    /// `__aligned(N)`.
+    pub aligned: bool,
+}
+
+impl KernelSpellings {
+    /// What `text` (a whole header) can spell.
+    pub fn of(text: &str) -> Self {
+        Self::of_header(std::path::Path::new(""), text)
+    }
+
+    /// What the header at `path` can spell: a header under a kernel tree's
+    /// `include/linux/`, `include/net/` or `arch/*/include/` reaches the
+    /// kernel's macros through its includes too.
+    pub fn of_header(path: &std::path::Path, text: &str) -> Self {
+        let p = path.to_string_lossy().replace('\\', "/");
+        let kernel_path = ["include/linux/", "include/net/", "include/asm-generic/"]
+            .iter()
+            .any(|d| p.starts_with(d) || p.contains(&format!("/{d}")));
+        let in_tree = kernel_path
+            || ["#include <linux/", "#include <net/", "#include <asm/"]
+                .iter()
+                .any(|i| text.contains(i));
+        let names = |w: &str| {
+            text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(|t| t == w)
+        };
+        KernelSpellings {
+            line_attribute: in_tree || names(LINE_BREAK_ATTRIBUTE),
+            aligned: in_tree || names("__aligned"),
+        }
+    }
+}
+
 /// Words that make a struct `packed` when they appear in its attributes:
 /// the macro and the GNU attribute's two spellings.
 pub fn is_packed_word(word: &str) -> bool {

@@ -335,6 +335,18 @@ fn styles_and_changelog_from_the_command_line() {
         ];
         std::fs::copy(kernel_dir().join(ACCESS), dir.path().join(ACCESS)).unwrap();
         let out = run_in(dir.path(), &args);
+        if style == "groups" {
+            // lru_gen.h defines no __cacheline_group_begin: the groups style
+            // would not compile there, and is refused (issue 20, item 3).
+            assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+            assert!(
+                stderr(&out).contains("__cacheline_group_begin")
+                    && stderr(&out).contains("does not define"),
+                "{}",
+                stderr(&out)
+            );
+            continue;
+        }
         assert_eq!(out.status.code(), Some(0), "{style}: {}", stderr(&out));
         let text = stdout(&out);
         let (message, patch) = text
@@ -345,13 +357,7 @@ fn styles_and_changelog_from_the_command_line() {
             "{message}"
         );
         assert!(patch.starts_with("--- a/lru_gen.h"), "{patch}");
-        match style {
-            "groups" => assert!(
-                patch.contains("__cacheline_group_begin")
-                    && patch.contains("CACHELINE_ASSERT_GROUP_MEMBER")
-            ),
-            _ => assert!(!patch.contains("__cacheline_group_begin")),
-        }
+        assert!(!patch.contains("__cacheline_group_begin"));
         std::fs::write(dir.path().join("fix.patch"), text.as_bytes()).unwrap();
         let applied = std::process::Command::new("patch")
             .current_dir(dir.path())

@@ -624,10 +624,12 @@ impl<'a> Builder<'a> {
                     .named_children(&mut c.walk())
                     .find(|n| n.kind() != "comment")
                     .map(|n| n.byte_range());
+                // `<=`: tree-sitter's empty name of `long:0;` sits right at
+                // the colon.
                 match declarators
                     .iter_mut()
                     .rev()
-                    .find(|d| d.range.start < c.start_byte())
+                    .find(|d| d.range.start <= c.start_byte())
                 {
                     Some(d) => d.bitfield = width,
                     // An unnamed bit-field: `int : 3;`
@@ -867,6 +869,17 @@ mod tests {
         assert!(bf[0].bitfield.is_some() && bf[1].bitfield.is_some() && bf[1].name.is_none());
         assert_eq!(a.comments.len(), 1);
         assert!(a.errors.is_empty());
+    }
+
+    #[test]
+    fn an_unnamed_bit_field_without_blanks_is_one() {
+        // checkpatch's spelling of a zero-width guard: no blank before the colon.
+        let a = ast("struct s {\n\tchar c;\n\tlong:0;\n\tint x:3;\n};\n");
+        let s = &a.records[0];
+        let guard = &s.members[1].declarators;
+        assert_eq!(guard.len(), 1, "{guard:?}");
+        assert!(guard[0].name.is_none() && guard[0].bitfield.is_some());
+        assert!(a.errors.is_empty(), "{:?}", a.errors);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Cacheline attributes on member declarations: where they are, where a new
 //! one goes; and the alignment attribute of the struct itself.
 
-use crate::idioms;
+use crate::idioms::{self, KernelSpellings};
 use crate::lex::{tokenize, TokKind};
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
@@ -83,26 +83,63 @@ fn top_level_end(s: &str) -> usize {
 }
 
 /// Byte ranges of cacheline attributes in `s`, skipping comments and
-/// literals.
+/// literals: the kernel's macros, and the explicit alignments to the line
+/// the diffs write where those are not defined (`__aligned(64)`,
+/// `__attribute__((__aligned__(64)))`).
 pub(crate) fn attribute_spans(s: &str) -> Vec<Range<usize>> {
-    tokenize(s)
+    let toks: Vec<_> = tokenize(s)
         .into_iter()
-        .filter(|t| t.kind == TokKind::Ident && idioms::is_cacheline_attribute(t.text(s)))
-        .map(|t| t.range)
-        .collect()
+        .filter(|t| !matches!(t.kind, TokKind::Comment | TokKind::Newline))
+        .collect();
+    let text = |i: usize| toks.get(i).map_or("", |t| t.text(s));
+    let line = KERNEL_LINE.to_string();
+    let line = line.as_str();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let t = &toks[i];
+        let matched = if t.kind != TokKind::Ident {
+            0
+        } else if idioms::is_cacheline_attribute(t.text(s)) {
+            1
+        } else if t.text(s) == "__aligned" && (1..4).map(|k| text(i + k)).eq(["(", line, ")"]) {
+            4
+        } else if t.text(s) == "__attribute__"
+            && [1, 2, 4, 5, 6, 7, 8].map(|k| text(i + k)) == ["(", "(", "(", line, ")", ")", ")"]
+            && matches!(text(i + 3), "__aligned__" | "aligned")
+        {
+            9
+        } else {
+            0
+        };
+        if matched > 0 {
+            spans.push(t.range.start..toks[i + matched - 1].range.end);
+            i += matched;
+        } else {
+            i += 1;
+        }
+    }
+    spans
 }
 
 /// The attribute that makes a member start a new line of `line` bytes:
 /// the kernel's `____cacheline_aligned_in_smp` for 64-byte lines (what it
 /// means on x86_64), else an explicit alignment (`__aligned(N)` in a kernel
 /// header, `__attribute__((__aligned__(N)))` in others).
-pub(crate) fn line_break_attribute(line: u64, kernel: bool) -> String {
-    if line == KERNEL_LINE {
+pub(crate) fn line_break_attribute(line: u64, spell: KernelSpellings) -> String {
+    if line == KERNEL_LINE && spell.line_attribute {
         idioms::LINE_BREAK_ATTRIBUTE.to_string()
-    } else if kernel {
-        format!("__aligned({line})")
     } else {
-        format!("__attribute__((__aligned__({line})))")
+        aligned_attribute(line, spell)
+    }
+}
+
+/// `__aligned(N)` where the header can spell it, else the GNU attribute.
+pub(crate) fn aligned_attribute(align: u64, spell: KernelSpellings) -> String {
+    if spell.aligned {
+        format!("__aligned({align})")
+    } else {
+        format!("__attribute__((__aligned__({align})))")
     }
 }
 
@@ -123,22 +160,6 @@ pub(crate) fn is_bitfield_run(ty: &str) -> bool {
 /// starts it on a new unit of its own alignment).
 pub(crate) fn opens_with_guard(ty: &str) -> bool {
     ty.split("; ").next().is_some_and(|p| p.ends_with(":0"))
-}
-
-/// Whether a bit-field run of `size` bytes fills them with its declared
-/// bits (`u8 a:2, b:1, c:5;`): nothing packs into its last byte after it.
-pub(crate) fn fills_its_bytes(ty: &str, size: u64) -> bool {
-    let mut bits = 0u64;
-    for piece in ty.split("; ") {
-        match piece
-            .rsplit_once(':')
-            .and_then(|(_, w)| w.trim().parse::<u64>().ok())
-        {
-            Some(w) => bits += w,
-            None => return false,
-        }
-    }
-    bits == size * 8
 }
 
 /// Whether a run that opens with a zero-width guard (`signed char :0`) is
@@ -164,14 +185,23 @@ pub(crate) fn guard_aligns_to(ty: &str, align: u64) -> bool {
     own >= align
 }
 
+/// The bits a bit-field run declares (the sum of its widths), when every
+/// width is a number.
+pub(crate) fn run_bits(ty: &str) -> Option<u64> {
+    ty.split("; ")
+        .map(|piece| piece.rsplit_once(':')?.1.trim().parse::<u64>().ok())
+        .sum()
+}
+
 /// The zero-width bit-field that starts what follows on a multiple of
-/// `align` bytes, without changing the struct's alignment.
+/// `align` bytes, without changing the struct's alignment (spelled as
+/// checkpatch wants it: no space before the colon).
 pub(crate) fn guard_declaration(align: u64) -> Option<&'static str> {
     Some(match align {
-        1 => "char :0;",
-        2 => "short :0;",
-        4 => "int :0;",
-        8 => "long :0;",
+        1 => "char:0;",
+        2 => "short:0;",
+        4 => "int:0;",
+        8 => "long:0;",
         _ => return None,
     })
 }
@@ -215,17 +245,13 @@ pub(crate) fn insertion_point(text: &str, m: &MemberSource) -> usize {
 pub(crate) fn struct_alignment(
     src: &StructSource,
     align: u64,
-    kernel: bool,
+    spell: KernelSpellings,
 ) -> (Range<usize>, String) {
     let text = &src.text;
     let tail_end = text[src.definition.end..]
         .find(';')
         .map_or(src.definition.end, |p| src.definition.end + p);
-    let new_attribute = if kernel {
-        format!("__aligned({align})")
-    } else {
-        format!("__attribute__((__aligned__({align})))")
-    };
+    let new_attribute = aligned_attribute(align, spell);
     // The tail comes after the head, so its last attribute wins.
     for part in [
         src.definition.end..tail_end,
@@ -325,7 +351,14 @@ mod tests {
 
     fn aligned(text: &str, align: u64, kernel: bool) -> String {
         let src = source(text);
-        let (r, with) = struct_alignment(&src, align, kernel);
+        let (r, with) = struct_alignment(
+            &src,
+            align,
+            KernelSpellings {
+                line_attribute: kernel,
+                aligned: kernel,
+            },
+        );
         let mut out = text.to_string();
         out.replace_range(r, &with);
         out

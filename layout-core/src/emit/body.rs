@@ -24,9 +24,12 @@ pub(crate) use crate::idioms::MarkerKind;
 pub(crate) enum Node<'a> {
     /// Source text kept as it is, where it is.
     Keep(Range<usize>),
+    /// A marker line: its member, and its whole lines without a leading
+    /// comment (which stays where it is, as `Keep` text: the marker may go).
     Marker {
         member: &'a MemberSource,
         kind: MarkerKind,
+        lines: Range<usize>,
     },
     /// One declaration: its whole lines, its members (one per declarator or
     /// bit-field) and their fields in source order.
@@ -81,7 +84,11 @@ pub(crate) fn parse<'a>(src: &'a StructSource) -> Result<Vec<Node<'a>>, Diagnost
             }
             Some(_) => top.push(Node::Keep(m.lines.clone())),
             None => match marker_kind(decl) {
-                Some(kind) => top.push(Node::Marker { member: m, kind }),
+                Some(kind) => top.push(Node::Marker {
+                    member: m,
+                    kind,
+                    lines: m.lines.clone(),
+                }),
                 None => top.push(Node::Keep(m.lines.clone())),
             },
         }
@@ -96,7 +103,122 @@ pub(crate) fn parse<'a>(src: &'a StructSource) -> Result<Vec<Node<'a>>, Diagnost
     if src.body.end > cursor {
         top.push(Node::Keep(cursor..src.body.end));
     }
-    Ok(stack.pop().expect("the body level"))
+    let nodes = stack.pop().expect("the body level");
+    Ok(anchor_section_comments(text, nodes))
+}
+
+/// Splits the comments above a declaration that describe a section, not
+/// the member, off the declaration: they stay where they are (as `Keep`
+/// text), while a member's own comment moves with it.
+///
+/// Of the comments directly above a declaration, all but the last describe
+/// the section. The last one is the member's own unless it opens a
+/// paragraph of several members: nothing but blank lines, directives or
+/// other kept text before it, and another member right after the
+/// declaration (`/* Slow start and congestion control */` above
+/// `snd_ssthresh`, `snd_cwnd`, ...). A comment above a member alone in its
+/// paragraph (`/* Header prediction flags */` above `pred_flags`) or
+/// inside a paragraph is the member's own.
+fn anchor_section_comments<'a>(text: &str, nodes: Vec<Node<'a>>) -> Vec<Node<'a>> {
+    let n = nodes.len();
+    let opens: Vec<bool> = (0..n)
+        .map(|i| i == 0 || !matches!(nodes[i - 1], Node::Decl { .. }))
+        .collect();
+    let followed: Vec<bool> = (0..n)
+        .map(|i| {
+            i + 1 < n
+                && match &nodes[i + 1] {
+                    Node::Keep(_) => false,
+                    Node::Block(inner) => !inner.iter().all(|n| n.fields().is_empty()),
+                    Node::Decl { .. } => true,
+                    // A marker ends a group or starts a line: what follows
+                    // it is another paragraph.
+                    Node::Marker { .. } => false,
+                }
+        })
+        .collect();
+    let mut out = Vec::with_capacity(n);
+    for (i, node) in nodes.into_iter().enumerate() {
+        match node {
+            Node::Decl {
+                lines,
+                members,
+                fields,
+            } => {
+                let decl_line = line_start(text, members[0].decl.start).max(lines.start);
+                let units = comment_units(text, lines.start..decl_line);
+                let own_start = match units.last() {
+                    None => lines.start,
+                    Some(_) if units.len() == 1 && opens[i] && followed[i] => decl_line,
+                    Some(&last) => last,
+                };
+                if own_start > lines.start {
+                    out.push(Node::Keep(lines.start..own_start));
+                }
+                out.push(Node::Decl {
+                    lines: own_start..lines.end,
+                    members,
+                    fields,
+                });
+            }
+            Node::Block(inner) => out.push(Node::Block(anchor_section_comments(text, inner))),
+            Node::Marker {
+                member,
+                kind,
+                lines,
+            } => {
+                let decl_line = line_start(text, member.decl.start).max(lines.start);
+                if decl_line > lines.start {
+                    out.push(Node::Keep(lines.start..decl_line));
+                }
+                out.push(Node::Marker {
+                    member,
+                    kind,
+                    lines: decl_line..lines.end,
+                });
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Where the line holding byte `at` starts.
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |p| p + 1)
+}
+
+/// Where each comment in `range` (whole lines of comments only) starts:
+/// a `/* ... */` block over one or more lines, or a run of `//` lines.
+fn comment_units(text: &str, range: Range<usize>) -> Vec<usize> {
+    let mut units = Vec::new();
+    let mut in_block = false;
+    let mut after_slashes = false;
+    let mut at = range.start;
+    for line in text[range.clone()].split_inclusive('\n') {
+        let t = line.trim();
+        let slashes = t.starts_with("//");
+        if !(in_block || t.is_empty() || slashes && after_slashes) {
+            units.push(at);
+            in_block = t.starts_with("/*");
+        }
+        after_slashes = slashes && !in_block;
+        if in_block && block_closes(t) {
+            in_block = false;
+        }
+        at += line.len();
+    }
+    units
+}
+
+/// Whether a line of a `/* */` comment closes it (the last `/*` on the line
+/// has a `*/` after it, or the line has a `*/` and opens none).
+fn block_closes(line: &str) -> bool {
+    match (line.rfind("/*"), line.rfind("*/")) {
+        (Some(open), Some(close)) => close > open,
+        (None, Some(_)) => true,
+        _ => false,
+    }
 }
 
 /// Adds member `m` of `field`: to the declaration it shares lines or its
@@ -190,7 +312,7 @@ fn ranks_of(
             .iter()
             .flat_map(|n| ranks_of(n, rank, marker_rank))
             .collect(),
-        Node::Marker { member, kind } => marker_rank(member, *kind).into_iter().collect(),
+        Node::Marker { member, kind, .. } => marker_rank(member, *kind).into_iter().collect(),
         Node::Keep(_) => Vec::new(),
     }
 }

@@ -18,16 +18,16 @@ use super::body::{self, Node};
 use super::check_fn;
 use super::groups::{plan_groups, Group, Member};
 use super::plan::{plan, Item, StructBreak};
-use super::render::{looks_like_kernel, newline_of, Renderer};
+use super::render::{newline_of, Renderer};
 use super::replay;
-use super::CStyle;
+use super::{CStyle, TreeIdioms};
 use crate::error::{line_col, Diagnostic};
 use crate::layout::Layout;
 use crate::model::Struct;
 use crate::report::ordered_slots;
 use crate::source::StructSource;
 use crate::verify::VerifiedLayout;
-use similar::{Algorithm, TextDiff};
+use similar::{capture_diff, group_diff_ops, Algorithm, DiffOp, DiffTag};
 use std::ops::Range;
 
 /// A unified diff (`--- a/PATH`, `+++ b/PATH`, 3 lines of context) that turns
@@ -46,6 +46,50 @@ use std::ops::Range;
 /// style's C would not reproduce exactly (the help then suggests
 /// `--style aligned`).
 pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<String, Diagnostic> {
+    let idioms = TreeIdioms {
+        groups: true,
+        aligned_groups: true,
+        assert_member: true,
+        ..TreeIdioms::of_header(&src.path, &src.text)
+    };
+    diff_and_check(src, v, style, &idioms, true).map(|(diff, _)| diff)
+}
+
+/// A diff for the translation unit a header lands in, with what the
+/// `Groups` style's check function is, apart: the kernel keeps these in a
+/// `.c` file (`net_dev_struct_check()` in `net/core/dev.c`), not in the
+/// header.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CDiff {
+    pub diff: String,
+    /// The check function, for a `.c` file; `None` in the other styles,
+    /// or when the tree has no `CACHELINE_ASSERT_GROUP_MEMBER`.
+    pub check_function: Option<String>,
+}
+
+/// [`c_diff`] written only with the idioms `idioms` says the translation
+/// unit defines: `--style groups` is refused where the tree has no group
+/// markers (or no aligned ones where a group needs them), attributes are
+/// spelled as the header can, and the check function comes apart.
+pub fn c_diff_in(
+    src: &StructSource,
+    v: &VerifiedLayout,
+    style: CStyle,
+    idioms: &TreeIdioms,
+) -> Result<CDiff, Diagnostic> {
+    diff_and_check(src, v, style, idioms, false).map(|(diff, check_function)| CDiff {
+        diff,
+        check_function,
+    })
+}
+
+fn diff_and_check(
+    src: &StructSource,
+    v: &VerifiedLayout,
+    style: CStyle,
+    idioms: &TreeIdioms,
+    check_in_header: bool,
+) -> Result<(String, Option<String>), Diagnostic> {
     let (stripped, stripped_layout, stripped_src, kept_markers, index) =
         without_markers(src, v.strukt(), v);
     let (s, l, src): (&Struct, &Layout, &StructSource) =
@@ -65,6 +109,9 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         ))));
     }
     check_ranges(src, s).map_err(at_struct)?;
+    if style.writes_groups() {
+        refuse_missing_groups(s, idioms, false).map_err(at_struct)?;
+    }
     let nodes = body::parse(src).map_err(at_struct)?;
     if !style.writes_groups() {
         refuse_group_markers(src, s, &nodes, style, &kept_markers)?;
@@ -104,7 +151,10 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         let members = group_members(&planned.items, &carriers);
         // The author's groups are dissolved (`--regroup`; a kept group is
         // refused above): new groups are named from classes and paths only.
-        plan_groups(s, l, &members, &vec![None; s.fields.len()]).map_err(at_struct)?
+        let groups = plan_groups(s, l, &members, &vec![None; s.fields.len()]).map_err(at_struct)?;
+        let aligned = groups.iter().any(|g| g.aligned_begin || g.aligned_end);
+        refuse_missing_groups(s, idioms, aligned).map_err(at_struct)?;
+        groups
     } else {
         Vec::new()
     };
@@ -120,6 +170,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         packed,
     )
     .keeping(kept_markers)
+    .spelling(idioms.spellings)
     .render(&flat, &carriers)
     .map_err(at_struct)?;
     // gcc applies the last alignment attribute of the definition: the new
@@ -130,10 +181,13 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
 
     let mut edits: Vec<(Range<usize>, String)> = vec![(src.body.clone(), rendered.body)];
     if let Some(a) = planned.struct_align {
-        edits.push(struct_alignment(src, a, looks_like_kernel(&src.text)));
+        edits.push(struct_alignment(src, a, idioms.spellings));
     }
-    if style.writes_check_function() {
+    let mut check_function = None;
+    if style.writes_check_function() && check_in_header {
         edits.push(check_function_edit(src, s, &groups));
+    } else if style.writes_check_function() && idioms.assert_member {
+        check_function = Some(check_function_text(src, s, &groups));
     }
     edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
     let mut new_text = src.text.clone();
@@ -152,7 +206,24 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         limit = r.start;
         new_text.replace_range(r, &with);
     }
-    Ok(unified_diff(&diff_path(src), &src.text, &new_text))
+    Ok((
+        unified_diff(&diff_path(src), &src.text, &new_text),
+        check_function,
+    ))
+}
+
+/// Refuses the `Groups` style where the tree lacks the markers it writes.
+fn refuse_missing_groups(s: &Struct, idioms: &TreeIdioms, aligned: bool) -> Result<(), Diagnostic> {
+    let missing = idioms.missing_group_macros(aligned);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(Diagnostic::new(format!(
+        "--style groups writes {} for struct {}, which this tree does not define",
+        missing.join(", "),
+        s.name
+    ))
+    .help("use --style aligned (____cacheline_aligned_in_smp) or --style padding on this tree"))
 }
 
 /// The names of the kept markers (`kept`) that have a marker line in the
@@ -162,7 +233,7 @@ fn marker_lines(src: &StructSource, nodes: &[Node], kept: &[String]) -> Vec<Stri
     body::flatten(nodes, &mut flat);
     flat.iter()
         .filter_map(|n| match n {
-            Node::Marker { member, kind } => {
+            Node::Marker { member, kind, .. } => {
                 body::marker_field_name(&src.text[member.decl.clone()], *kind)
             }
             _ => None,
@@ -275,7 +346,7 @@ fn refuse_group_markers(
     body::flatten(nodes, &mut flat);
     let text = &src.text;
     let marker = flat.iter().find_map(|n| match n {
-        Node::Marker { member, kind }
+        Node::Marker { member, kind, .. }
             if kind.is_group()
                 && !body::marker_field_name(&text[member.decl.clone()], *kind)
                     .is_some_and(|name| kept.contains(&name)) =>
@@ -360,6 +431,14 @@ fn is_packed(src: &StructSource) -> bool {
             t.kind == crate::lex::TokKind::Ident && crate::idioms::is_packed_word(t.text(part))
         })
     })
+}
+
+/// The check function alone, for a `.c` file.
+fn check_function_text(src: &StructSource, s: &Struct, groups: &[Group]) -> String {
+    check_function_edit(src, s, groups)
+        .1
+        .trim_start_matches(['\r', '\n'])
+        .to_string()
 }
 
 /// The check function of a style that writes one: where it goes (replacing the
@@ -463,28 +542,132 @@ fn diff_path(src: &StructSource) -> String {
 
 /// A unified diff with 3 lines of context and git-style hunk context (the
 /// nearest line above the hunk that starts with an identifier).
+///
+/// Blank lines stay where they are in the body (see [`body`]): when both
+/// texts have as many blank lines, the k-th blank line of the old text is
+/// the k-th of the new one, and the text between two blank lines is
+/// diffed on its own, so the diff shows members moving, never blank lines.
 fn unified_diff(path: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Patience)
-        .diff_lines(old, new);
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let ops = anchored_ops(&old_lines, &new_lines);
     let mut out = format!("--- a/{path}\n+++ b/{path}\n");
-    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
-        let text = hunk.to_string();
-        let (header, rest) = text.split_once('\n').unwrap_or((&text, ""));
-        out.push_str(header);
-        let first_old = hunk.ops().first().map_or(0, |op| op.old_range().start);
-        if let Some(f) = function_context(&old_lines, first_old) {
+    for group in group_diff_ops(merge_equal(ops), 3) {
+        if group.iter().all(|op| op.tag() == DiffTag::Equal) {
+            continue;
+        }
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_range = first.old_range().start..last.old_range().end;
+        let new_range = first.new_range().start..last.new_range().end;
+        out.push_str(&format!(
+            "@@ -{} +{} @@",
+            hunk_range(&old_range),
+            hunk_range(&new_range)
+        ));
+        if let Some(f) = function_context(&old_lines, old_range.start) {
             out.push(' ');
             out.push_str(f);
         }
         out.push('\n');
-        out.push_str(rest);
+        for op in &group {
+            let (tag, o, n) = op.as_tag_tuple();
+            let (mark, lines) = match tag {
+                DiffTag::Equal => (' ', &old_lines[o]),
+                DiffTag::Delete => ('-', &old_lines[o]),
+                DiffTag::Insert => ('+', &new_lines[n]),
+                DiffTag::Replace => {
+                    push_lines(&mut out, '-', &old_lines[o]);
+                    ('+', &new_lines[n])
+                }
+            };
+            push_lines(&mut out, mark, lines);
+        }
     }
     out
+}
+
+/// Adjacent equal runs as one (what [`group_diff_ops`] expects).
+fn merge_equal(ops: Vec<DiffOp>) -> Vec<DiffOp> {
+    let mut out: Vec<DiffOp> = Vec::with_capacity(ops.len());
+    for op in ops {
+        if let (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) =
+            (out.last_mut(), &op)
+        {
+            *len += more;
+            continue;
+        }
+        if op.old_range().is_empty() && op.new_range().is_empty() {
+            continue;
+        }
+        out.push(op);
+    }
+    out
+}
+
+/// `start,count` of a hunk header (the line before the hunk when it is
+/// empty, as diff writes it).
+fn hunk_range(r: &Range<usize>) -> String {
+    match r.len() {
+        0 => format!("{},0", r.start),
+        1 => format!("{}", r.start + 1),
+        n => format!("{},{n}", r.start + 1),
+    }
+}
+
+fn push_lines(out: &mut String, mark: char, lines: &[&str]) {
+    for line in lines {
+        out.push(mark);
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+}
+
+/// The diff operations from `old` to `new`: between blank lines, paired
+/// in order when both have as many; over the whole text otherwise.
+fn anchored_ops(old: &[&str], new: &[&str]) -> Vec<DiffOp> {
+    let blanks = |lines: &[&str]| -> Vec<usize> {
+        (0..lines.len())
+            .filter(|&i| lines[i].trim().is_empty() && lines[i].ends_with('\n'))
+            .collect()
+    };
+    let (ob, nb) = (blanks(old), blanks(new));
+    if ob.len() != nb.len() {
+        return capture_diff(Algorithm::Patience, old, 0..old.len(), new, 0..new.len());
+    }
+    let mut ops = Vec::new();
+    let (mut o, mut n) = (0, 0);
+    for (&bo, &bn) in ob
+        .iter()
+        .zip(&nb)
+        .chain(std::iter::once((&old.len(), &new.len())))
+    {
+        ops.extend(capture_diff(Algorithm::Patience, old, o..bo, new, n..bn));
+        if bo < old.len() {
+            ops.push(if old[bo] == new[bn] {
+                DiffOp::Equal {
+                    old_index: bo,
+                    new_index: bn,
+                    len: 1,
+                }
+            } else {
+                DiffOp::Replace {
+                    old_index: bo,
+                    old_len: 1,
+                    new_index: bn,
+                    new_len: 1,
+                }
+            });
+        }
+        (o, n) = (bo + 1, bn + 1);
+    }
+    ops
 }
 
 fn function_context<'a>(lines: &[&'a str], before: usize) -> Option<&'a str> {

@@ -84,6 +84,9 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
     let after_names = after_rows(av, &after_frame, &shown_after);
     paragraphs.push("After:".into());
     paragraphs.push(table(av, &after_frame, &after_names));
+    if let Some(paths) = hot_paths(bv, av) {
+        paragraphs.push(wrap(&paths));
+    }
     paragraphs.push(wrap(&cost(before_s, before, after, notes)));
     if let Some(a) = &notes.phase_assertion {
         let at: Vec<String> = after
@@ -106,9 +109,44 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
         )));
         paragraphs.push(code_block(a));
     }
+    paragraphs.push(wrap(&measure(after_s)));
     let mut out = paragraphs.join("\n\n");
     out.push('\n');
     out
+}
+
+/// What each hot path of the access file touches before and after, with
+/// the fewest lines its bytes can fit in (`ceil(bytes / line)`, no layout
+/// does better).
+fn hot_paths(bv: &LayoutView, av: &LayoutView) -> Option<String> {
+    if bv.paths.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = bv
+        .paths
+        .iter()
+        .zip(&av.paths)
+        .map(|(o, n)| {
+            format!(
+                "{} touches {} -> {} cachelines (its {} bytes need at least {})",
+                o.name, o.lines, n.lines, o.bytes, o.bound
+            )
+        })
+        .collect();
+    Some(format!(
+        "Hot paths, as the access file lists their fields: {}.",
+        each.join("; ")
+    ))
+}
+
+/// How a reviewer can see the effect: the false sharing in `perf c2c`.
+fn measure(s: &Struct) -> String {
+    format!(
+        "To measure: run a workload that exercises struct {} under `perf c2c record -a` \
+         before and after the change; `perf c2c report --stdio` lists the cachelines with \
+         HITM loads and the fields behind them.",
+        s.name
+    )
 }
 
 /// Where struct byte 0 sits for the tables: `start` bytes into a

@@ -9,6 +9,9 @@
 //!   style): what shared which line, what moved, the line table before and
 //!   after, the size change and the proof.
 //! - [`phase_assertions`]: the C lines that pin the phases a layout was made for.
+//! - [`c_diff_in`]: the C diff written only with the idioms the translation
+//!   unit defines ([`TreeIdioms`]), the `Groups` style's check function apart.
+//! - [`patch_mail`]: the changelog and the diff as a `git format-patch` mail.
 //!
 //! The C diff is built in steps, so that the styles share the placement logic:
 //! 1. `plan` replays C's sequential member placement over the layout's order
@@ -33,13 +36,17 @@ mod cdiff;
 mod changelog;
 mod check_fn;
 mod groups;
+mod mail;
 mod plan;
 mod render;
 mod replay;
+mod tree_idioms;
 
 pub use assertion::{phase_assertions, unpinned_offsets};
-pub use cdiff::c_diff;
+pub use cdiff::{c_diff, c_diff_in, CDiff};
 pub use changelog::{changelog, changelog_of, ChangelogNotes};
+pub use mail::{patch_mail, rfc2822, subsystem, Author, Mail};
+pub use tree_idioms::TreeIdioms;
 
 use std::fmt;
 use std::str::FromStr;

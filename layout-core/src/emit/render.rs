@@ -17,8 +17,8 @@
 //! [`replay`]: super::replay
 
 use super::attribute::{
-    fills_its_bytes, guard_aligns_to, guard_declaration, insertion_point, is_anonymous,
-    is_bitfield_run, line_break_attribute, opens_with_guard, FieldAttributes, KERNEL_LINE,
+    guard_aligns_to, guard_declaration, insertion_point, is_anonymous, is_bitfield_run,
+    line_break_attribute, opens_with_guard, run_bits, FieldAttributes, KERNEL_LINE,
 };
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
@@ -26,6 +26,7 @@ use super::plan::Item;
 use super::replay::{CAlign, CItem};
 use super::CStyle;
 use crate::error::Diagnostic;
+use crate::idioms::KernelSpellings;
 use crate::layout::Layout;
 use crate::model::Struct;
 use crate::source::{MemberSource, StructSource};
@@ -35,7 +36,7 @@ use std::ops::Range;
 struct FieldPlan {
     line_break: bool,
     /// A bit-field run that gcc would pack into what precedes it without a
-    /// zero-width guard (`unsigned int :0;`) before it.
+    /// zero-width guard (`int:0;`) before it.
     guard: bool,
     /// Padding before the field: (struct offset where it starts, bytes).
     pad_before: Option<(u64, u64)>,
@@ -70,6 +71,8 @@ pub(crate) struct Renderer<'a> {
     /// (`_pad1_`, `__cacheline_group_begin__g`): their lines stay where
     /// they are, in every style.
     author_markers: Vec<String>,
+    /// The attribute macros the header can spell.
+    spellings: KernelSpellings,
 }
 
 impl<'a> Renderer<'a> {
@@ -93,8 +96,9 @@ impl<'a> Renderer<'a> {
             .collect();
         let mut tail_pad = None;
         let mut last_field = None;
-        // The member before, in layout order: (field, where it ends).
-        let mut before: Option<(usize, u64)> = None;
+        // The member before, in layout order: (field, where it starts,
+        // where it ends).
+        let mut before: Option<(usize, u64, u64)> = None;
         let mut padded = false;
         for item in items {
             match *item {
@@ -114,17 +118,22 @@ impl<'a> Renderer<'a> {
                     // (`signed char :0` before a `long` unit) does not.
                     let own_guard = opens_with_guard(&f.ty) && guard_aligns_to(&f.ty, f.align);
                     if is_bitfield_run(&f.ty) && !own_guard && !padded && !line_break {
-                        // After a run that fills its bytes, a run of byte
-                        // units starts on the next byte anyway.
-                        let byte_units = f.align == 1;
-                        fields[field].guard = before.is_some_and(|(b, end)| {
-                            let prev = &s.fields[b];
-                            let packs_into = is_bitfield_run(&prev.ty)
-                                && !(byte_units && fills_its_bytes(&prev.ty, prev.size));
-                            (packs_into && !opens_with_guard(&f.ty)) || end < offset
-                        });
+                        fields[field].guard =
+                            before.is_some_and(|(b, start, end)| match &s.fields[b].ty {
+                                // A run opening with its own smaller guard
+                                // needs one only after a gap.
+                                ty if is_bitfield_run(ty) && opens_with_guard(&f.ty) => {
+                                    end < offset
+                                }
+                                // Bits that end exactly where this run starts
+                                // leave gcc nothing to pack into: no guard.
+                                ty if is_bitfield_run(ty) => {
+                                    run_bits(ty).map(|bits| start * 8 + bits) != Some(offset * 8)
+                                }
+                                _ => end < offset,
+                            });
                     }
-                    before = Some((field, offset + f.size));
+                    before = Some((field, offset, offset + f.size));
                     padded = false;
                 }
                 Item::Pad {
@@ -161,7 +170,15 @@ impl<'a> Renderer<'a> {
             packed,
             record: Vec::new(),
             author_markers: Vec::new(),
+            spellings: KernelSpellings::of_header(&src.path, &src.text),
         }
+    }
+
+    /// Spells attributes as the translation unit can (see
+    /// [`super::TreeIdioms`]).
+    pub(crate) fn spelling(mut self, spellings: KernelSpellings) -> Self {
+        self.spellings = spellings;
+        self
     }
 
     /// Keeps the marker lines whose members the model still has (see
@@ -208,7 +225,7 @@ impl<'a> Renderer<'a> {
             .enumerate()
             .map(|(i, n)| match n {
                 Node::Marker { .. } if keep_marker[i] => Some(true),
-                Node::Marker { member, kind }
+                Node::Marker { member, kind, .. }
                     if kind.is_group() && self.kept_author_marker(member, *kind) =>
                 {
                     let decl = text[member.decl.clone()].trim_start();
@@ -227,10 +244,19 @@ impl<'a> Renderer<'a> {
         let (begins, ends) = self.group_positions(flat.len(), carriers);
         let mut out = String::new();
         let mut dropped_line = false;
+        // Where a section comment that sits right above the next node starts
+        // in `out`: a group marker or padding line the next declaration
+        // needs goes above it, so the comment heads its section.
+        let mut glued: Option<usize> = None;
         for (i, node) in flat.iter().enumerate() {
-            for &g in &begins[i] {
-                self.group_marker(&mut out, g, true);
+            if !begins[i].is_empty() {
+                let tail = glued.map(|at| out.split_off(at)).unwrap_or_default();
+                for &g in &begins[i] {
+                    self.group_marker(&mut out, g, true);
+                }
+                out.push_str(&tail);
             }
+            let at = out.len();
             match node {
                 Node::Keep(r) => {
                     let mut kept = &text[r.clone()];
@@ -243,18 +269,25 @@ impl<'a> Renderer<'a> {
                     }
                     out.push_str(kept);
                     dropped_line = false;
+                    let t = kept.trim_start();
+                    glued = ((t.starts_with("/*") || t.starts_with("//"))
+                        && !ends_with_blank_line(kept))
+                    .then_some(at);
+                    continue;
                 }
-                Node::Marker { member, .. } if keep_marker[i] => {
-                    out.push_str(&text[member.lines.clone()]);
+                Node::Marker { lines, .. } if keep_marker[i] => {
+                    out.push_str(&text[lines.clone()]);
                     self.record.push(CItem::Marker {
                         align: self.padding_align(),
                     });
                     dropped_line = false;
                 }
-                Node::Marker { member, kind }
-                    if kind.is_group() && self.kept_author_marker(member, *kind) =>
-                {
-                    out.push_str(&text[member.lines.clone()]);
+                Node::Marker {
+                    member,
+                    kind,
+                    lines,
+                } if kind.is_group() && self.kept_author_marker(member, *kind) => {
+                    out.push_str(&text[lines.clone()]);
                     let record = self.group_marker_record(*kind);
                     self.record.extend(record);
                     dropped_line = false;
@@ -267,6 +300,10 @@ impl<'a> Renderer<'a> {
                 } => {
                     let by_marker = kept_marker_before(text, flat, &line_markers, i);
                     let decl = self.declaration(lines, members, fields, by_marker, &mut padding)?;
+                    let tail = match (&decl.padding_line, glued) {
+                        (Some(_), Some(at)) => out.split_off(at),
+                        _ => String::new(),
+                    };
                     if decl.padding_line.is_some() && !ends_with_blank_line(&out) {
                         out.push_str(decl.nl);
                     }
@@ -275,12 +312,14 @@ impl<'a> Renderer<'a> {
                         out.push_str(decl.nl);
                         out.push_str(decl.nl);
                     }
+                    out.push_str(&tail);
                     out.push_str(&decl.text);
                     dropped_line = false;
                 }
                 // `flatten` opens every block.
                 Node::Block(_) => {}
             }
+            glued = None;
             for &g in &ends[i] {
                 // Padding before the next group ends this one: read back,
                 // the padding member is a cold field, which joins the group
@@ -369,6 +408,7 @@ impl<'a> Renderer<'a> {
             let Node::Marker {
                 member,
                 kind: MarkerKind::Padding,
+                ..
             } = node
             else {
                 continue;
@@ -381,9 +421,13 @@ impl<'a> Renderer<'a> {
             if self.style == CStyle::Groups || self.l.line != KERNEL_LINE {
                 continue;
             }
-            let next = flat[i + 1..]
-                .iter()
-                .find(|n| !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()));
+            // Past blank lines and comments (a section comment stays below
+            // its padding).
+            let next = flat[i + 1..].iter().find(|n| {
+                !matches!(n, Node::Keep(r) if text[r.clone()].trim().is_empty()
+                    || text[r.clone()].trim_start().starts_with("/*")
+                    || text[r.clone()].trim_start().starts_with("//"))
+            });
             if let Some(Node::Decl { fields, .. }) = next {
                 let f = &self.fields[fields[0]];
                 keep[i] = f.line_break && f.pad_before.is_none();
@@ -467,8 +511,19 @@ impl<'a> Renderer<'a> {
                 }
                 (true, false, CStyle::Aligned) => {
                     let at = insertion_point(text, m);
-                    let attribute = line_break_attribute(self.l.line, looks_like_kernel(text));
-                    edits.push((at..at, format!(" {attribute}")));
+                    let attribute = line_break_attribute(self.l.line, self.spellings);
+                    let own_line = members.len() == 1
+                        && columns(line_around(text, at)) + 1 + attribute.len() > MAX_COLUMNS;
+                    if own_line {
+                        // After the name the line would pass checkpatch's
+                        // 100 columns: the attribute opens the declaration,
+                        // on a line of its own.
+                        let start = line_start_of(text, m.decl.start);
+                        let nl = newline_of(&text[m.lines.clone()]);
+                        edits.push((start..start, format!("{}{attribute}{nl}", m.indent)));
+                    } else {
+                        edits.push((at..at, format!(" {attribute}")));
+                    }
                     attributed = true;
                 }
                 (true, false, _) => {
@@ -563,7 +618,7 @@ impl<'a> Renderer<'a> {
         let nl = newline_of(&self.src.text[anchor.lines.clone()]);
         let offset = self.l.slot_of(f).map_or(0, |sl| sl.offset);
         let why = pad_reason(self.s, self.l, f, offset, offset);
-        let attribute = line_break_attribute(self.l.line, looks_like_kernel(&self.src.text));
+        let attribute = line_break_attribute(self.l.line, self.spellings);
         self.record.push(CItem::Marker { align: self.l.line });
         format!(
             "{}{} {}[0] {attribute};\t/* {why} */{nl}",
@@ -627,13 +682,20 @@ struct Declaration {
 }
 
 /// Whether a kept marker that starts a line (`line_markers[j] ==
-/// Some(true)`) precedes node `i`, past blank lines and other kept markers.
+/// Some(true)`) precedes node `i`, past blank lines, section comments and
+/// other kept markers.
 fn kept_marker_before(text: &str, flat: &[&Node], line_markers: &[Option<bool>], i: usize) -> bool {
     for j in (0..i).rev() {
         match (flat[j], line_markers[j]) {
             (_, Some(true)) => return true,
             (_, Some(false)) => continue,
-            (Node::Keep(r), None) if text[r.clone()].trim().is_empty() => continue,
+            (Node::Keep(r), None)
+                if text[r.clone()].trim().is_empty()
+                    || text[r.clone()].trim_start().starts_with("/*")
+                    || text[r.clone()].trim_start().starts_with("//") =>
+            {
+                continue
+            }
             _ => return false,
         }
     }
@@ -692,6 +754,29 @@ fn pad_reason(s: &Struct, l: &Layout, field: usize, at: u64, offset: u64) -> Str
     }
 }
 
+/// The longest line checkpatch accepts (`--max-line-length`, 100 since 5.7).
+const MAX_COLUMNS: usize = 100;
+
+/// The whole line that holds byte `at`, without its newline.
+fn line_around(text: &str, at: usize) -> &str {
+    let start = line_start_of(text, at);
+    let end = text[at..].find('\n').map_or(text.len(), |p| at + p);
+    text[start..end].trim_end_matches('\r')
+}
+
+/// Where the line holding byte `at` starts.
+fn line_start_of(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |p| p + 1)
+}
+
+/// The columns a line takes with 8-column tabs, as checkpatch counts them.
+fn columns(line: &str) -> usize {
+    line.chars().fold(0, |col, c| match c {
+        '\t' => col + 8 - col % 8,
+        _ => col + 1,
+    })
+}
+
 /// The prefix of the padding members the diff writes (`__cacheline_pad0`).
 const PAD_PREFIX: &str = "__cacheline_pad";
 
@@ -738,6 +823,7 @@ impl PaddingNames {
             if let Node::Marker {
                 member,
                 kind: MarkerKind::Padding,
+                ..
             } = n
             {
                 if let (false, Some(name)) = (

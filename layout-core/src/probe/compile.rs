@@ -324,6 +324,20 @@ fn trim(message: &str) -> String {
     }
 }
 
+/// The name of every macro in `-dM` output (`NAME` of `#define NAME(x) ...`).
+pub fn macro_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|line| line.strip_prefix("#define "))
+        .map(|rest| {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            rest[..end].to_string()
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
 /// The object-like macros of `-dM` output whose value is an integer
 /// (directly or through other such macros): what the header's own parser
 /// needs for array sizes and conditions.

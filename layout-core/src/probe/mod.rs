@@ -79,6 +79,9 @@ impl ProbeArgs {
 pub struct Probe {
     pub db: TypeDb,
     pub macros: Vec<(String, i64)>,
+    /// The name of every macro the compiler saw, function-like ones too:
+    /// which idioms a diff may write.
+    pub macro_names: Vec<String>,
     pub config: Option<PathBuf>,
     /// How it was compiled: the toolchain and the probed headers (absolute,
     /// the prelude's first).
@@ -420,6 +423,7 @@ fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> 
     Ok(Probe {
         db,
         macros: compile::integer_macros(&macros),
+        macro_names: compile::macro_names(&macros),
         config,
         toolchain: None,
         probed: Vec::new(),

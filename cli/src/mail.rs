@@ -1,0 +1,105 @@
+//! What `propose --format patch` needs from outside the layout: git's
+//! author identity (`git var GIT_AUTHOR_IDENT`, which reads user.name,
+//! user.email and GIT_AUTHOR_* as git commit does) and the header's path
+//! from the tree root. Only git runs.
+
+use layout_core::emit::Author;
+use layout_core::Diagnostic;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// git's author identity, run from the header's directory.
+pub fn author(dir: &Path) -> Result<Author, Diagnostic> {
+    let no_identity = || {
+        Diagnostic::new("--format patch needs git's author identity (user.name and user.email)")
+            .help("git config --global user.name 'Your Name'; git config --global user.email you@example.org")
+    };
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["var", "GIT_AUTHOR_IDENT"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|_| no_identity())?;
+    if !out.status.success() {
+        return Err(no_identity());
+    }
+    parse_ident(String::from_utf8_lossy(&out.stdout).trim()).ok_or_else(no_identity)
+}
+
+/// `Name <email> 1700000000 +0100`.
+fn parse_ident(ident: &str) -> Option<Author> {
+    let (name, rest) = ident.split_once(" <")?;
+    let (email, rest) = rest.split_once("> ")?;
+    let (time, tz) = rest.trim().split_once(' ')?;
+    let sign = if tz.starts_with('-') { -1 } else { 1 };
+    let digits = tz.trim_start_matches(['+', '-']);
+    let (h, m) = (
+        digits.get(..2)?.parse::<i32>().ok()?,
+        digits.get(2..4)?.parse::<i32>().ok()?,
+    );
+    Some(Author {
+        name: name.trim().to_string(),
+        email: email.to_string(),
+        time: time.parse().ok()?,
+        tz_minutes: sign * (h * 60 + m),
+    })
+}
+
+/// The header's path from the root of its tree, `/`-separated: under the
+/// --kbuild tree when it lies there, else under the git work tree that
+/// holds it, else under the directory above its `include/`, else under its
+/// directory's parent.
+pub fn tree_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagnostic> {
+    let abs = std::fs::canonicalize(header).map_err(|e| {
+        Diagnostic::new(format!("cannot resolve {}: {e}", header.display()))
+            .help("give the path of the header the patch changes")
+    })?;
+    let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
+    let kbuild = kbuild.and_then(|k| std::fs::canonicalize(k).ok());
+    let root = kbuild
+        .filter(|k| abs.starts_with(k))
+        .or_else(|| git_toplevel(&dir).filter(|t| abs.starts_with(t)))
+        .or_else(|| {
+            abs.ancestors()
+                .find(|a| a.file_name().is_some_and(|n| n == "include"))
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| dir.parent().unwrap_or(&dir).to_path_buf());
+    let rel = abs.strip_prefix(&root).unwrap_or(&abs);
+    Ok(rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/"))
+}
+
+fn git_toplevel(dir: &Path) -> Option<PathBuf> {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["rev-parse", "--show-toplevel"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then(|| {
+        let top = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        std::fs::canonicalize(&top).unwrap_or(top)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_identities_parse() {
+        let a = parse_ident("A U Thor <a@example.org> 1796144186 -0130").unwrap();
+        assert_eq!(
+            (a.name.as_str(), a.email.as_str()),
+            ("A U Thor", "a@example.org")
+        );
+        assert_eq!((a.time, a.tz_minutes), (1_796_144_186, -90));
+        assert!(parse_ident("nobody").is_none());
+    }
+}
