@@ -30,10 +30,11 @@ pub fn options_in_body(source: &StructSource) -> Vec<String> {
             continue;
         }
         for word in rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
-            if word.starts_with("CONFIG_") && word.len() > "CONFIG_".len() {
-                if !out.iter().any(|o| o == word) {
-                    out.push(word.to_string());
-                }
+            if word.starts_with("CONFIG_")
+                && word.len() > "CONFIG_".len()
+                && !out.iter().any(|o| o == word)
+            {
+                out.push(word.to_string());
             }
         }
     }
@@ -164,11 +165,7 @@ pub fn apply_diff(text: &str, diff: &str) -> Option<String> {
         let Some(header) = line.strip_prefix("@@ -") else {
             continue;
         };
-        let start: usize = header
-            .split(|c: char| c == ',' || c == ' ')
-            .next()?
-            .parse()
-            .ok()?;
+        let start: usize = header.split([',', ' ']).next()?.parse().ok()?;
         // A hunk of `-0,0` inserts after line 0.
         let first = start.saturating_sub(1).max(at);
         while at < first {
