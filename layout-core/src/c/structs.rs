@@ -35,6 +35,33 @@ struct Pending {
     slots: Vec<(usize, Option<usize>)>,
 }
 
+impl Pending {
+    /// An ordinary member, or a zero-size marker (no slots).
+    fn member(field: Field, slots: Vec<(usize, Option<usize>)>) -> Self {
+        Pending {
+            field,
+            bits: None,
+            unit_align: 1,
+            guard_align: 1,
+            pack_align: 1,
+            end_bits: 0,
+            is_run: false,
+            named: true,
+            slots,
+        }
+    }
+
+    /// A bit-field run, before its first bit-field joins it.
+    fn run() -> Self {
+        Pending {
+            field: Field::new("", "", 0, 1),
+            is_run: true,
+            named: false,
+            ..Pending::member(Field::new("", "", 0, 1), Vec::new())
+        }
+    }
+}
+
 pub(crate) fn build(
     h: &Header,
     r: &Resolver,
@@ -47,6 +74,55 @@ pub(crate) fn build(
         text: &h.text,
         comments: &h.ast.comments,
     };
+    let pending = merge_unnamed_runs(pending_fields(h, r, rec, &layout.placed, &lines));
+    let mut pending = pending;
+    pending.retain(|p| p.named);
+    let mut min_align = layout.attr_align;
+    for p in &mut pending {
+        if let Some(bits) = &p.bits {
+            let guard = p.guard_align.max(p.pack_align);
+            min_align = min_align.max(settle_run(&mut p.field, bits, p.unit_align, guard));
+        }
+    }
+    let mut slot_field: HashMap<(usize, Option<usize>), usize> = HashMap::new();
+    let mut fields = Vec::with_capacity(pending.len());
+    for (i, p) in pending.into_iter().enumerate() {
+        for s in p.slots {
+            slot_field.insert(s, i);
+        }
+        fields.push(p.field);
+    }
+    let members = members(h, rec, &slot_field, &lines);
+    let mut model = Struct::new(name, fields);
+    model.min_align = min_align;
+    crate::segments::assign(&mut model, crate::segments::Keep::default());
+    let source = StructSource {
+        path: h.path.clone(),
+        text: h.text.clone(),
+        definition: rec.specifier.clone(),
+        body: rec.body.clone(),
+        members,
+    };
+    crate::blocks::keep_conditional_blocks(&mut model, &source);
+    crate::blocks::keep_declarator_lists(&mut model, &source);
+    Ok(CStruct {
+        model,
+        size: layout.size,
+        align: layout.align,
+        source,
+    })
+}
+
+/// The struct's fields in placement order, before the runs without named
+/// bit-fields are merged ([`merge_unnamed_runs`]): ordinary members, the
+/// zero-size markers, and one run per group of bit-fields sharing units.
+fn pending_fields(
+    h: &Header,
+    r: &Resolver,
+    rec: &RecordDef,
+    placed: &[Placed],
+    lines: &LineRanges,
+) -> Vec<Pending> {
     let mut pending: Vec<Pending> = Vec::new();
     let mut prev_bitfield = false;
     // The member declaration of the last bit-field, and where the storage
@@ -54,7 +130,7 @@ pub(crate) fn build(
     let mut prev_decl = usize::MAX;
     let mut run_units_end = 0u64;
     let mut run_has_unnamed = false;
-    for p in &layout.placed {
+    for p in placed {
         let Item::Field { member, declarator } = p.item else {
             prev_bitfield = false;
             if let Item::Marker(k) = p.item {
@@ -65,17 +141,7 @@ pub(crate) fn build(
                     .max()
                     .unwrap_or(0);
                 for field in marker_fields(h, k, p, end) {
-                    pending.push(Pending {
-                        field,
-                        bits: None,
-                        unit_align: 1,
-                        guard_align: 1,
-                        pack_align: 1,
-                        end_bits: 0,
-                        is_run: false,
-                        named: true,
-                        slots: Vec::new(),
-                    });
+                    pending.push(Pending::member(field, Vec::new()));
                 }
             }
             continue;
@@ -107,17 +173,7 @@ pub(crate) fn build(
                 if !prev_bitfield || w == 0 || new_unit {
                     run_units_end = 0;
                     run_has_unnamed = false;
-                    pending.push(Pending {
-                        field: Field::new("", "", 0, 1),
-                        bits: None,
-                        unit_align: 1,
-                        guard_align: 1,
-                        pack_align: 1,
-                        end_bits: 0,
-                        is_run: true,
-                        named: false,
-                        slots: Vec::new(),
-                    });
+                    pending.push(Pending::run());
                 }
                 prev_bitfield = true;
                 prev_decl = member;
@@ -133,7 +189,7 @@ pub(crate) fn build(
                     f,
                     d.expect("bit-fields have declarators"),
                     h,
-                    &lines,
+                    lines,
                     rec,
                 );
                 run.slots.push((member, declarator));
@@ -159,20 +215,17 @@ pub(crate) fn build(
                     at,
                     lines.member_lines(f.range.clone(), rec.body.clone()),
                 ));
-                pending.push(Pending {
-                    field,
-                    bits: None,
-                    unit_align: 1,
-                    guard_align: 1,
-                    pack_align: 1,
-                    end_bits: 0,
-                    is_run: false,
-                    named: true,
-                    slots: vec![(member, declarator)],
-                });
+                pending.push(Pending::member(field, vec![(member, declarator)]));
             }
         }
     }
+    pending
+}
+
+/// Runs without named bit-fields join what they pad: the run before them,
+/// or the ordinary member before them, or (at the struct's start) the run
+/// after them.
+fn merge_unnamed_runs(pending: Vec<Pending>) -> Vec<Pending> {
     // A run without named bit-fields (`int :0;` or `int :5;` after a run,
     // before an ordinary member) pads the run before it: part of it.
     let mut merged: Vec<Pending> = Vec::with_capacity(pending.len());
@@ -226,42 +279,7 @@ pub(crate) fn build(
         slots.append(&mut next.slots);
         next.slots = slots;
     }
-    let mut pending = merged;
-    pending.retain(|p| p.named);
-    let mut min_align = layout.attr_align;
-    for p in &mut pending {
-        if let Some(bits) = &p.bits {
-            let guard = p.guard_align.max(p.pack_align);
-            min_align = min_align.max(settle_run(&mut p.field, bits, p.unit_align, guard));
-        }
-    }
-    let mut slot_field: HashMap<(usize, Option<usize>), usize> = HashMap::new();
-    let mut fields = Vec::with_capacity(pending.len());
-    for (i, p) in pending.into_iter().enumerate() {
-        for s in p.slots {
-            slot_field.insert(s, i);
-        }
-        fields.push(p.field);
-    }
-    let members = members(h, rec, &slot_field, &lines);
-    let mut model = Struct::new(name, fields);
-    model.min_align = min_align;
-    crate::segments::assign(&mut model, crate::segments::Keep::default());
-    let source = StructSource {
-        path: h.path.clone(),
-        text: h.text.clone(),
-        definition: rec.specifier.clone(),
-        body: rec.body.clone(),
-        members,
-    };
-    crate::blocks::keep_conditional_blocks(&mut model, &source);
-    crate::blocks::keep_declarator_lists(&mut model, &source);
-    Ok(CStruct {
-        model,
-        size: layout.size,
-        align: layout.align,
-        source,
-    })
+    merged
 }
 
 /// The zero-size members a struct-body marker macro declares, named as the
