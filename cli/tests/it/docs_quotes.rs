@@ -388,6 +388,38 @@ fn output_of(quote: &Quote, dir: &Path, cache: &Path) -> String {
     }
 }
 
+/// `DOCS_QUOTES=overwrite cargo test -p cachelayout-cli --test it
+/// docs_quotes::`: pastes the new output into the doc (read the diff
+/// before committing it).
+fn overwrite(block: &Block, expected: &str, actual: &str) {
+    let path = root().join(block.doc);
+    let text = std::fs::read_to_string(&path).expect("the doc is readable");
+    // Blocks inside list items are indented: try the usual indentations.
+    let indent = |t: &str, by: &str| -> String {
+        t.split_inclusive('\n')
+            .map(|l| {
+                if l == "\n" {
+                    l.to_string()
+                } else {
+                    format!("{by}{l}")
+                }
+            })
+            .collect()
+    };
+    for by in ["    ", "  ", ""] {
+        let (old, new) = (indent(expected, by), indent(actual, by));
+        if text.matches(&old).count() == 1 {
+            std::fs::write(&path, text.replacen(&old, &new, 1)).expect("the doc is writable");
+            eprintln!("{}:{}: quote overwritten", block.doc, block.line);
+            return;
+        }
+    }
+    panic!(
+        "{}:{}: the quote is not found once as written: paste it by hand",
+        block.doc, block.line
+    );
+}
+
 fn check_quote(quote: &Quote, block: &Block, scratch: &Path, cache: &Path) {
     let dir = match dir_of(quote, scratch) {
         Ok(dir) => dir,
@@ -408,6 +440,12 @@ fn check_quote(quote: &Quote, block: &Block, scratch: &Path, cache: &Path) {
         );
     }
     let actual = output_of(quote, &dir, cache);
+    if std::env::var("DOCS_QUOTES").is_ok_and(|v| v == "overwrite")
+        && normalise(&expected) != normalise(&actual)
+    {
+        overwrite(block, &expected, &actual);
+        return;
+    }
     assert_eq!(
         normalise(&expected),
         normalise(&actual),
