@@ -88,6 +88,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             optimal: solved.layout.size <= solved.lower_bound,
             separated_size: separated.map(|alt| alt.layout.size),
             phase_assertion: assertion.clone(),
+            kept: solved.constraints.iter().map(|c| c.text()).collect(),
+            prices: solved
+                .constraints
+                .iter()
+                .filter_map(|c| c.price_text())
+                .collect(),
         };
         let mut text = emit::changelog_of(&view, &notes);
         if !configs_text.is_empty() {

@@ -32,6 +32,11 @@ pub struct ChangelogNotes {
     pub separated_size: Option<u64>,
     /// The build-time assertion that pins the phase (`phase_assertion`).
     pub phase_assertion: Option<String>,
+    /// The constraints the layout is proven under, as the summary names
+    /// them (`first member (sk)`, `#if blocks (...)`).
+    pub kept: Vec<String>,
+    /// What keeping each costs, where that is proven (one sentence each).
+    pub prices: Vec<String>,
 }
 
 /// The changelog paragraph for moving `before_s` from `before` to `after`.
@@ -673,9 +678,20 @@ fn cost(s: &Struct, before: &Layout, after: &VerifiedLayout, notes: &ChangelogNo
         ));
     }
     text.push('.');
-    if notes.optimal || after.size <= notes.lower_bound {
+    let under = if notes.kept.is_empty() {
+        String::new()
+    } else {
+        format!(" while keeping the {}", and_list(&notes.kept))
+    };
+    if after.size <= notes.lower_bound {
         text.push_str(&format!(
             " No smaller layout obeys the rule: lower bound {} bytes.",
+            notes.lower_bound
+        ));
+    } else if notes.optimal {
+        text.push_str(&format!(
+            " No smaller layout obeys the rule{under}; without those constraints the \
+             lower bound is {} bytes.",
             notes.lower_bound
         ));
     } else {
@@ -684,6 +700,15 @@ fn cost(s: &Struct, before: &Layout, after: &VerifiedLayout, notes: &ChangelogNo
             notes.lower_bound,
             after.size - notes.lower_bound
         ));
+    }
+    for price in &notes.prices {
+        text.push(' ');
+        let mut chars = price.chars();
+        if let Some(first) = chars.next() {
+            text.extend(first.to_uppercase());
+            text.push_str(chars.as_str());
+        }
+        text.push('.');
     }
     if let Some(sep) = notes.separated_size.filter(|&sep| sep > after.size) {
         text.push_str(&format!(

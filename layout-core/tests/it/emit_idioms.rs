@@ -847,6 +847,7 @@ fn seed_changelog_has_the_numbers_and_fits_72_columns() {
                 &[Some("mem_cgroup_per_node.lruvec.lrugen")],
                 &sol.layout,
             ),
+            ..ChangelogNotes::default()
         };
         let text = changelog(&c.model, &before, &sol.layout, &notes);
         println!("=== {config}\n{text}");
@@ -936,6 +937,7 @@ fn changelog_of_the_seed_fix_matches_seed_000() {
         optimal: false,
         separated_size: None,
         phase_assertion: None,
+        ..ChangelogNotes::default()
     };
     let text = changelog(s, &before, &v, &notes);
     println!("{text}");
