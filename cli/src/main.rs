@@ -7,6 +7,7 @@
 
 mod args;
 mod growth;
+mod infer;
 mod input;
 mod output;
 mod propose;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
         args::Command::Propose(a) => propose::run(a),
         args::Command::Growth(a) => growth::run(a),
         args::Command::Scan(a) => scan::run(a),
+        args::Command::Infer(a) => infer::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

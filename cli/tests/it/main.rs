@@ -22,3 +22,4 @@ mod cli_reliability;
 mod cli_scan;
 mod cli_seed;
 mod cli_solver;
+mod infer_profiles;
