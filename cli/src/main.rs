@@ -8,6 +8,8 @@
 mod args;
 mod growth;
 mod infer;
+#[cfg(feature = "infer-clang")]
+mod infer_clang;
 mod input;
 mod output;
 mod propose;

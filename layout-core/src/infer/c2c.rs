@@ -84,7 +84,9 @@ fn header_names(line: &str) -> Vec<String> {
 }
 
 fn hex(token: &str) -> Option<u64> {
-    let t = token.strip_prefix("0x").or_else(|| token.strip_prefix("0X"))?;
+    let t = token
+        .strip_prefix("0x")
+        .or_else(|| token.strip_prefix("0X"))?;
     u64::from_str_radix(t, 16).ok()
 }
 
@@ -178,15 +180,24 @@ pub fn parse(path: &Path, text: &str) -> Result<C2cReport, Diagnostic> {
             Section::None => {}
             Section::Table => {
                 if names.is_empty() {
-                    return Err(err(at, "a cache line row before the table's header line".into()));
+                    return Err(err(
+                        at,
+                        "a cache line row before the table's header line".into(),
+                    ));
                 }
                 report.lines.push(table_row(&names, &tokens).ok_or_else(|| {
-                    err(at, format!("cannot read this Shared Data Cache Line Table row: `{line}`"))
+                    err(
+                        at,
+                        format!("cannot read this Shared Data Cache Line Table row: `{line}`"),
+                    )
                 })?);
             }
             Section::Pareto => {
                 if names.is_empty() {
-                    return Err(err(at, "a Pareto row before the Pareto's header line".into()));
+                    return Err(err(
+                        at,
+                        "a Pareto row before the Pareto's header line".into(),
+                    ));
                 }
                 if tokens.first().is_some_and(|t| t.ends_with('%')) {
                     let Some((addr, counts)) = &current else {
@@ -257,7 +268,11 @@ fn pareto_row(
     at: usize,
 ) -> Option<OffsetSamples> {
     let n = share_cols.len();
-    let shares: Vec<f64> = tokens.get(..n)?.iter().map(|t| percent(t)).collect::<Option<_>>()?;
+    let shares: Vec<f64> = tokens
+        .get(..n)?
+        .iter()
+        .map(|t| percent(t))
+        .collect::<Option<_>>()?;
     let part = |pred: fn(&str) -> bool| -> u64 {
         share_cols
             .iter()
@@ -278,12 +293,17 @@ fn pareto_row(
         .and_then(|i| rest.get(i))
         .and_then(|t| count(t))?;
     // The symbol follows its `[k]` / `[.]` marker; the source line is `file:line`.
-    let marker = rest.iter().position(|t| t.starts_with('[') && t.ends_with(']') && t.len() <= 3);
+    let marker = rest
+        .iter()
+        .position(|t| t.starts_with('[') && t.ends_with(']') && t.len() <= 3);
     let symbol = marker.and_then(|m| rest.get(m + 1)).map(|s| s.to_string());
     let source_line = marker.and_then(|m| {
         rest[m + 1..]
             .iter()
-            .find(|t| t.rsplit_once(':').is_some_and(|(_, l)| l.parse::<u64>().is_ok()))
+            .find(|t| {
+                t.rsplit_once(':')
+                    .is_some_and(|(_, l)| l.parse::<u64>().is_ok())
+            })
             .map(|s| s.to_string())
     });
     Some(OffsetSamples {
@@ -319,8 +339,20 @@ mod tests {
     #[test]
     fn header_words_are_joined() {
         assert_eq!(
-            header_names("#   Num  RmtHitm  LclHitm   L1 Hit  L1 Miss  Offset  Node  PA cnt  Code address"),
-            ["Num", "RmtHitm", "LclHitm", "L1Hit", "L1Miss", "Offset", "Node", "PAcnt", "Codeaddress"]
+            header_names(
+                "#   Num  RmtHitm  LclHitm   L1 Hit  L1 Miss  Offset  Node  PA cnt  Code address"
+            ),
+            [
+                "Num",
+                "RmtHitm",
+                "LclHitm",
+                "L1Hit",
+                "L1Miss",
+                "Offset",
+                "Node",
+                "PAcnt",
+                "Codeaddress"
+            ]
         );
     }
 }

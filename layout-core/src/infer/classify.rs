@@ -159,22 +159,38 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
                     h.cite,
                     h.loads,
                     h.stores,
-                    if h.unknown > 0 { format!(", {} accesses", h.unknown) } else { String::new() },
-                    if h.hitm > 0 { format!(", {} HITM", h.hitm) } else { String::new() }
+                    if h.unknown > 0 {
+                        format!(", {} accesses", h.unknown)
+                    } else {
+                        String::new()
+                    },
+                    if h.hitm > 0 {
+                        format!(", {} HITM", h.hitm)
+                    } else {
+                        String::new()
+                    }
                 )
             })
             .collect();
         let mut my_sites: Vec<Site> = sites.iter().filter(|x| x.field == i).cloned().collect();
         my_sites.sort_by(|a, b| {
-            (a.heat, &a.file, a.line, &a.function, a.kind, &a.how)
-                .cmp(&(b.heat, &b.file, b.line, &b.function, b.kind, &b.how))
+            (a.heat, &a.file, a.line, &a.function, a.kind, &a.how).cmp(&(
+                b.heat,
+                &b.file,
+                b.line,
+                &b.function,
+                b.kind,
+                &b.how,
+            ))
         });
         my_sites.dedup();
         let freq = frequency(&mut counts, &my_sites, rules);
         let (class, confidence, ambiguous, reason) = match freq {
             Frequency::Cold(r) => (Class::Cold, Confidence::High, None, r),
             Frequency::ReadMostly(r) => {
-                let conf = if counts.loads + counts.stores >= 5 * rules.min_samples || !my_sites.is_empty() {
+                let conf = if counts.loads + counts.stores >= 5 * rules.min_samples
+                    || !my_sites.is_empty()
+                {
                     Confidence::High
                 } else {
                     Confidence::Medium
@@ -183,7 +199,11 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             }
             Frequency::Written(r) => {
                 let (class, lock_note) = lock_class(&my_sites, rules);
-                let conf = if lock_note.is_some() { Confidence::Medium } else { Confidence::High };
+                let conf = if lock_note.is_some() {
+                    Confidence::Medium
+                } else {
+                    Confidence::High
+                };
                 let reason = match lock_note {
                     Some(n) => format!("{r}; {n}"),
                     None => r,
@@ -192,9 +212,17 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             }
             Frequency::Ambiguous { written: true, why } => {
                 let (class, _) = lock_class(&my_sites, rules);
-                (class, Confidence::Low, Some(why), "treated as written (the safe side)".into())
+                (
+                    class,
+                    Confidence::Low,
+                    Some(why),
+                    "treated as written (the safe side)".into(),
+                )
             }
-            Frequency::Ambiguous { written: false, why } => (
+            Frequency::Ambiguous {
+                written: false,
+                why,
+            } => (
                 Class::ReadMostly,
                 Confidence::Low,
                 Some(why),
@@ -247,7 +275,9 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             return match hot_static_write(sites) {
                 Some(w) => Frequency::Ambiguous {
                     written: true,
-                    why: format!("the profile says read-mostly ({frac}) but a hot path writes it at {w}"),
+                    why: format!(
+                        "the profile says read-mostly ({frac}) but a hot path writes it at {w}"
+                    ),
                 },
                 None => Frequency::ReadMostly(format!("read-mostly: {frac}")),
             };
@@ -267,13 +297,20 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
         .collect();
     if let Some(w) = hot.iter().find(|x| x.kind.writes()) {
         let note = if sampled > 0 {
-            format!(" (the profile has {sampled} samples, fewer than {})", rules.min_samples)
+            format!(
+                " (the profile has {sampled} samples, fewer than {})",
+                rules.min_samples
+            )
         } else {
             String::new()
         };
         return Frequency::Written(format!(
             "{} writes it at {}{note}",
-            if rules.have_roots { "a hot path" } else { "the code" },
+            if rules.have_roots {
+                "a hot path"
+            } else {
+                "the code"
+            },
             w.cite()
         ));
     }
@@ -292,7 +329,11 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
         }
         return Frequency::ReadMostly(format!(
             "only read on {} ({})",
-            if rules.have_roots { "hot paths" } else { "the given sources" },
+            if rules.have_roots {
+                "hot paths"
+            } else {
+                "the given sources"
+            },
             r.cite()
         ));
     }
@@ -302,7 +343,11 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             why: format!(
                 "not enough samples: {sampled} (at least {} needed){}",
                 rules.min_samples,
-                if sites.is_empty() { "" } else { ", and no hot path touches it" }
+                if sites.is_empty() {
+                    ""
+                } else {
+                    ", and no hot path touches it"
+                }
             ),
         };
     }
@@ -327,7 +372,11 @@ fn hot_static_write(sites: &[Site]) -> Option<String> {
 /// holds one lock; else lockless, with a note when the sources cannot say.
 fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
     let writes: Vec<&Site> = sites.iter().filter(|x| x.kind.writes()).collect();
-    let hot: Vec<&Site> = writes.iter().copied().filter(|x| x.heat == Heat::Hot).collect();
+    let hot: Vec<&Site> = writes
+        .iter()
+        .copied()
+        .filter(|x| x.heat == Heat::Hot)
+        .collect();
     let considered = if hot.is_empty() { writes } else { hot };
     if considered.is_empty() {
         let why = if rules.have_sources {

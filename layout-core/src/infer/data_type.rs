@@ -94,7 +94,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
                 .and_then(|t| t.parse::<u64>().ok());
             match (name, n) {
                 (Some(name), Some(n)) => annotate = Some((name, n)),
-                _ => return Err(err(at, format!("cannot read this annotate header: `{line}`"))),
+                _ => {
+                    return Err(err(
+                        at,
+                        format!("cannot read this annotate header: `{line}`"),
+                    ))
+                }
             }
             continue;
         }
@@ -108,7 +113,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
                 continue;
             }
             let (Some(pct), Some(offset)) = (
-                tokens.first().and_then(|t| t.trim_end_matches('%').parse::<f64>().ok()),
+                tokens
+                    .first()
+                    .and_then(|t| t.trim_end_matches('%').parse::<f64>().ok()),
                 tokens.get(1).and_then(|t| t.parse::<u64>().ok()),
             ) else {
                 return Err(err(at, format!("cannot read this annotate row: `{line}`")));
@@ -135,7 +142,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
             continue;
         }
         // perf report -s type,typeoff: `30.00%  [360]  struct page_counter  struct page_counter +0 (usage.counter)`
-        let Some(pct) = tokens.first().and_then(|t| t.strip_suffix('%')).and_then(|t| t.parse::<f64>().ok()) else {
+        let Some(pct) = tokens
+            .first()
+            .and_then(|t| t.strip_suffix('%'))
+            .and_then(|t| t.parse::<f64>().ok())
+        else {
             return Err(err(at, format!("cannot read this row: `{line}`")));
         };
         let mut k = 1;
@@ -150,7 +161,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
         } else {
             None
         };
-        let Some(plus) = tokens.iter().position(|t| t.strip_prefix('+').is_some_and(|n| n.parse::<u64>().is_ok())) else {
+        let Some(plus) = tokens.iter().position(|t| {
+            t.strip_prefix('+')
+                .is_some_and(|n| n.parse::<u64>().is_ok())
+        }) else {
             // A type without offsets (`(unknown)`, `(stack operation)`) says nothing of members.
             continue;
         };
@@ -175,7 +189,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
             (None, None) => {
                 return Err(err(
                     at,
-                    "no sample count: neither a Samples column (-n) nor a `# Samples:` header".into(),
+                    "no sample count: neither a Samples column (-n) nor a `# Samples:` header"
+                        .into(),
                 ))
             }
         };

@@ -105,7 +105,10 @@ fn cite(file: &str, line: usize, symbol: Option<&str>) -> String {
 }
 
 fn type_matches(perf_name: &str, name: &str) -> bool {
-    perf_name == name || perf_name.strip_prefix("struct ").is_some_and(|n| n.trim() == name)
+    perf_name == name
+        || perf_name
+            .strip_prefix("struct ")
+            .is_some_and(|n| n.trim() == name)
 }
 
 /// The data-type rows of struct `s` (or of its container at `at.offset`).

@@ -29,14 +29,23 @@ fn quote(s: &str) -> String {
 }
 
 fn comment(s: &str) -> String {
-    s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
+    s.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// The access file.
 pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "# Access classes of struct {} inferred by `cachelayout infer`.", inputs.struct_name);
-    let _ = writeln!(o, "# Review them before use: ambiguous members come first in each list.");
+    let _ = writeln!(
+        o,
+        "# Access classes of struct {} inferred by `cachelayout infer`.",
+        inputs.struct_name
+    );
+    let _ = writeln!(
+        o,
+        "# Review them before use: ambiguous members come first in each list."
+    );
     if !inputs.sources.is_empty() {
         let _ = writeln!(o, "# sources: {}", comment(&inputs.sources.join(" ")));
     }
@@ -54,7 +63,11 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
     }
     let ambiguous: Vec<&Verdict> = verdicts.iter().filter(|v| v.ambiguous.is_some()).collect();
     if !ambiguous.is_empty() {
-        let _ = writeln!(o, "#\n# AMBIGUOUS ({}): the rules could not decide these:", ambiguous.len());
+        let _ = writeln!(
+            o,
+            "#\n# AMBIGUOUS ({}): the rules could not decide these:",
+            ambiguous.len()
+        );
         for v in &ambiguous {
             let _ = writeln!(
                 o,
@@ -65,9 +78,15 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
             );
         }
     }
-    let victims: Vec<&Verdict> = verdicts.iter().filter(|v| !v.victim_of.is_empty()).collect();
+    let victims: Vec<&Verdict> = verdicts
+        .iter()
+        .filter(|v| !v.victim_of.is_empty())
+        .collect();
     if !victims.is_empty() {
-        let _ = writeln!(o, "#\n# False sharing: read-mostly members taking HITMs on a line another member writes:");
+        let _ = writeln!(
+            o,
+            "#\n# False sharing: read-mostly members taking HITMs on a line another member writes:"
+        );
         for v in &victims {
             let _ = writeln!(
                 o,
@@ -121,9 +140,17 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
                 let _ = writeln!(o, "    # {heat} {}", comment(&s.cite()));
             }
             if v.sites.len() > MAX_SITES {
-                let _ = writeln!(o, "    # ... {} more site(s) in --format json", v.sites.len() - MAX_SITES);
+                let _ = writeln!(
+                    o,
+                    "    # ... {} more site(s) in --format json",
+                    v.sites.len() - MAX_SITES
+                );
             }
-            let flag = if v.ambiguous.is_some() { "AMBIGUOUS, " } else { "" };
+            let flag = if v.ambiguous.is_some() {
+                "AMBIGUOUS, "
+            } else {
+                ""
+            };
             let victim = if v.victim_of.is_empty() {
                 String::new()
             } else {
@@ -144,7 +171,10 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
 
 /// A lock name as a TOML key: bare when it can be.
 fn quote_key(k: &str) -> String {
-    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
         k.to_string()
     } else {
         quote(k)

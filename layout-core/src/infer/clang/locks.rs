@@ -1,0 +1,88 @@
+//! Which calls take and release a lock, and the lock's name: the member
+//! that holds it (`&zone->lock` → `lock`, `&lruvec->lru_lock` →
+//! `lru_lock`), as the access file's `locked_write.NAME` says it.
+
+/// The name without leading underscores and a `raw_` prefix
+/// (`_raw_spin_lock_irqsave` → `spin_lock_irqsave`).
+fn base(name: &str) -> &str {
+    let n = name.trim_start_matches('_');
+    n.strip_prefix("raw_").unwrap_or(n)
+}
+
+const ACQUIRE: &[&str] = &[
+    "spin_lock",
+    "spin_trylock",
+    "mutex_lock",
+    "mutex_trylock",
+    "read_lock",
+    "write_lock",
+    "down_read",
+    "down_write",
+    "write_seqlock",
+];
+const RELEASE: &[&str] = &[
+    "spin_unlock",
+    "mutex_unlock",
+    "read_unlock",
+    "write_unlock",
+    "up_read",
+    "up_write",
+    "write_sequnlock",
+];
+
+fn matches(name: &str, prefixes: &[&str]) -> bool {
+    let b = base(name);
+    !b.ends_with("_init")
+        && !b.contains("_is_")
+        && prefixes
+            .iter()
+            .any(|p| b == *p || b.strip_prefix(p).is_some_and(|r| r.starts_with('_')))
+}
+
+/// Whether a call of `name` takes the lock its first argument points to.
+pub fn acquires(name: &str, wrappers: &[String]) -> bool {
+    wrappers.iter().any(|w| w == name) || matches(name, ACQUIRE)
+}
+
+/// Whether a call of `name` releases the lock its first argument points to.
+pub fn releases(name: &str, wrappers: &[String]) -> bool {
+    // A wrapper's release is spelled like the kernel's own (spin_unlock_irqrestore).
+    let _ = wrappers;
+    matches(name, RELEASE)
+}
+
+/// Whether a macro named `name` asserts a lock is held.
+pub fn asserts_held(name: &str) -> bool {
+    name.starts_with("lockdep_assert_held")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for n in [
+            "spin_lock",
+            "_raw_spin_lock_irqsave",
+            "spin_lock_irq",
+            "mutex_lock_nested",
+            "down_write",
+        ] {
+            assert!(acquires(n, &[]), "{n}");
+        }
+        for n in [
+            "spin_lock_init",
+            "spinlock_check",
+            "mutex_is_locked",
+            "spin_unlock",
+        ] {
+            assert!(!acquires(n, &[]), "{n}");
+        }
+        assert!(releases("spin_unlock_irqrestore", &[]));
+        assert!(acquires(
+            "compact_lock_irqsave",
+            &["compact_lock_irqsave".into()]
+        ));
+    }
+}

@@ -1,0 +1,554 @@
+//! One translation unit's accesses to the struct's members, function by
+//! function: each access's kind (read, write, read-modify-write), its form
+//! (plain, `READ_ONCE`, `atomic_long_add`, `set_bit`, `list_del`, ...), the
+//! locks held there (lock calls in statement order, per branch), and
+//! whether it sits on an `unlikely()` branch; and every function's callees.
+
+use super::ffi::{Cursor, Place, Unit};
+use super::locks;
+use crate::infer::sites::Kind;
+use clang_sys::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An access found in the sources.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RawSite {
+    /// Byte offset of the accessed (outermost) member in the struct.
+    pub offset: u64,
+    /// The member as the code names it (`usage.counter`).
+    pub member: String,
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    pub kind: Kind,
+    pub how: String,
+    pub locks: Vec<String>,
+    /// `unlikely()` when the site is on such a branch.
+    pub cold_branch: Option<String>,
+}
+
+/// A macro use the analysis reads: its range in its file and its name.
+struct MacroUse {
+    file: String,
+    start: u32,
+    end: u32,
+    name: String,
+    /// For `lockdep_assert_held(&x->lock)`: `lock`.
+    lock: Option<String>,
+}
+
+fn interesting_macro(name: &str) -> bool {
+    matches!(
+        name,
+        "READ_ONCE"
+            | "WRITE_ONCE"
+            | "data_race"
+            | "smp_load_acquire"
+            | "smp_store_release"
+            | "xchg"
+            | "cmpxchg"
+            | "try_cmpxchg"
+            | "cmpxchg64"
+            | "cmpxchg_relaxed"
+            | "xchg_relaxed"
+    ) || name.starts_with("this_cpu_")
+        || name.starts_with("__this_cpu_")
+        || name.starts_with("raw_cpu_")
+        || locks::asserts_held(name)
+}
+
+pub struct Walker<'u, 'i> {
+    unit: &'u Unit<'i>,
+    target: &'u str,
+    wrappers: &'u [String],
+    macros: Vec<MacroUse>,
+    pub sites: Vec<RawSite>,
+    /// Function name → its callees.
+    pub calls: BTreeMap<String, BTreeSet<String>>,
+    /// Whether the struct was seen (a member access or its definition).
+    pub saw_struct: bool,
+    // The function being walked.
+    function: String,
+    held: Vec<String>,
+    cold: Option<String>,
+    stack: Vec<Cursor>,
+}
+
+impl<'u, 'i> Walker<'u, 'i> {
+    pub fn new(unit: &'u Unit<'i>, target: &'u str, wrappers: &'u [String]) -> Self {
+        Walker {
+            unit,
+            target,
+            wrappers,
+            macros: Vec::new(),
+            sites: Vec::new(),
+            calls: BTreeMap::new(),
+            saw_struct: false,
+            function: String::new(),
+            held: Vec::new(),
+            cold: None,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Walks every function definition of the unit (the file's and its
+    /// headers' inline ones).
+    pub fn run(&mut self) {
+        let top = self.unit.cursor().children();
+        for c in &top {
+            if c.kind() == CXCursor_MacroExpansion {
+                let name = c.spelling();
+                if interesting_macro(&name) {
+                    let (s, e) = c.extent();
+                    let lock = if locks::asserts_held(&name) {
+                        lock_from_tokens(&self.unit.tokens(*c))
+                    } else {
+                        None
+                    };
+                    self.macros.push(MacroUse {
+                        file: s.file,
+                        start: s.offset,
+                        end: e.offset,
+                        name,
+                        lock,
+                    });
+                }
+            }
+        }
+        for c in top {
+            match c.kind() {
+                CXCursor_FunctionDecl if c.is_definition() => self.function(c),
+                CXCursor_StructDecl if c.spelling() == self.target && c.is_definition() => {
+                    self.saw_struct = true
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn function(&mut self, f: Cursor) {
+        self.function = f.spelling();
+        self.calls.entry(self.function.clone()).or_default();
+        self.held.clear();
+        self.cold = None;
+        self.stack.clear();
+        for c in f.children() {
+            if c.kind() == CXCursor_CompoundStmt {
+                self.walk(c);
+            }
+        }
+    }
+
+    /// Walks a statement or expression; true when it ends its block
+    /// (`return`, `goto`, `break`, `continue`).
+    fn walk(&mut self, c: Cursor) -> bool {
+        match c.kind() {
+            // sizeof, alignof: not evaluated.
+            CXCursor_UnaryExpr => false,
+            CXCursor_IfStmt => self.if_stmt(c),
+            CXCursor_CompoundStmt => {
+                let mut ended = false;
+                for s in c.children() {
+                    if s.kind() == CXCursor_LabelStmt {
+                        ended = false;
+                    }
+                    self.assertions(s);
+                    if self.walk(s) {
+                        ended = true;
+                    }
+                }
+                ended
+            }
+            CXCursor_ReturnStmt
+            | CXCursor_GotoStmt
+            | CXCursor_BreakStmt
+            | CXCursor_ContinueStmt => {
+                self.children(c);
+                true
+            }
+            CXCursor_MemberRefExpr => {
+                self.member(c);
+                self.children(c);
+                false
+            }
+            CXCursor_CallExpr => {
+                self.children(c);
+                self.call(c);
+                false
+            }
+            _ => {
+                self.children(c);
+                false
+            }
+        }
+    }
+
+    fn children(&mut self, c: Cursor) {
+        self.stack.push(c);
+        for k in c.children() {
+            self.walk(k);
+        }
+        self.stack.pop();
+    }
+
+    /// `lockdep_assert_held()` at the start of statement `s`: the lock is held from here on.
+    fn assertions(&mut self, s: Cursor) {
+        if self.macros.iter().all(|m| m.lock.is_none()) {
+            return;
+        }
+        let p = s.place();
+        let lock = self
+            .macros
+            .iter()
+            .find(|m| {
+                m.lock.is_some() && m.file == p.file && m.start <= p.offset && p.offset <= m.end
+            })
+            .and_then(|m| m.lock.clone());
+        if let Some(l) = lock {
+            if !self.held.contains(&l) {
+                self.held.push(l);
+            }
+        }
+    }
+
+    fn if_stmt(&mut self, c: Cursor) -> bool {
+        let kids = c.children();
+        let Some(cond) = kids.first() else {
+            return false;
+        };
+        self.stack.push(c);
+        self.walk(*cond);
+        let expect = expectation(*cond);
+        let before = self.held.clone();
+        let cold_before = self.cold.clone();
+        let branch = |w: &mut Self, b: Option<&Cursor>, cold: bool| -> (bool, Vec<String>) {
+            w.held = before.clone();
+            w.cold = if cold {
+                Some("unlikely()".into())
+            } else {
+                cold_before.clone()
+            };
+            let ended = b.is_some_and(|b| w.walk(*b));
+            (ended, w.held.clone())
+        };
+        let (t_end, t_held) = branch(self, kids.get(1), expect == Some(false));
+        let (e_end, e_held) = branch(self, kids.get(2), expect == Some(true));
+        self.cold = cold_before;
+        self.stack.pop();
+        self.held = match (t_end, e_end) {
+            (true, true) => before,
+            (true, false) => e_held,
+            (false, true) => t_held,
+            (false, false) => t_held.into_iter().filter(|l| e_held.contains(l)).collect(),
+        };
+        t_end && e_end
+    }
+
+    fn call(&mut self, c: Cursor) {
+        let name = c.spelling();
+        if name.is_empty() {
+            return;
+        }
+        self.calls
+            .entry(self.function.clone())
+            .or_default()
+            .insert(name.clone());
+        let args = c.children();
+        let first = args.get(1).copied();
+        if locks::acquires(&name, self.wrappers) {
+            let l = first.and_then(lock_name).unwrap_or_else(|| name.clone());
+            if !self.held.contains(&l) {
+                self.held.push(l);
+            }
+        } else if locks::releases(&name, self.wrappers) {
+            match first.and_then(lock_name) {
+                Some(l) => self.held.retain(|h| *h != l),
+                None => {
+                    self.held.pop();
+                }
+            }
+        }
+    }
+
+    /// The record of struct `target` this field belongs to (through anonymous members), if any.
+    fn target_record(&self, field: Cursor) -> Option<Cursor> {
+        let mut p = field.semantic_parent()?;
+        while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
+            p = p.semantic_parent()?;
+        }
+        (matches!(p.kind(), CXCursor_StructDecl) && p.spelling() == self.target).then_some(p)
+    }
+
+    fn member(&mut self, c: Cursor) {
+        let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
+            return;
+        };
+        let Some(record) = self.target_record(field) else {
+            return;
+        };
+        self.saw_struct = true;
+        let name = field.spelling();
+        let Some(bits) = record.member_bit_offset(&name) else {
+            return;
+        };
+        let Some((kind, how, member)) = self.access(c, name) else {
+            return; // in sizeof / typeof
+        };
+        let p = c.place();
+        let (kind, how) = self.macro_form(&p, kind, how);
+        let mut held = self.held.clone();
+        if locks::acquires(&how, self.wrappers) || locks::releases(&how, self.wrappers) {
+            // The lock word itself is written by whoever holds it.
+            held.push(member.split('.').next().unwrap_or(&member).to_string());
+        }
+        held.sort();
+        held.dedup();
+        self.sites.push(RawSite {
+            offset: (bits / 8) as u64,
+            member,
+            file: p.file,
+            line: p.line,
+            function: self.function.clone(),
+            kind,
+            how,
+            locks: held,
+            cold_branch: self.cold.clone(),
+        });
+    }
+
+    /// The innermost macro the analysis reads around `p`, which names the form.
+    fn macro_form(&self, p: &Place, kind: Kind, how: String) -> (Kind, String) {
+        let m = self
+            .macros
+            .iter()
+            .filter(|m| {
+                m.lock.is_none() && m.file == p.file && m.start <= p.offset && p.offset <= m.end
+            })
+            .min_by_key(|m| m.end - m.start);
+        let Some(m) = m else {
+            return (kind, how);
+        };
+        let n = m.name.as_str();
+        let percpu =
+            n.starts_with("this_cpu_") || n.starts_with("__this_cpu_") || n.starts_with("raw_cpu_");
+        if percpu {
+            let k = if n.ends_with("_read") {
+                Kind::Read
+            } else if n.ends_with("_write") {
+                Kind::Write
+            } else {
+                Kind::Rmw
+            };
+            return (k, n.to_string());
+        }
+        if n.contains("xchg") {
+            return (
+                if kind == Kind::Read && how != "asm" {
+                    kind
+                } else {
+                    Kind::Rmw
+                },
+                n.to_string(),
+            );
+        }
+        if how == "plain" || how == "volatile" || how == "asm" {
+            return (kind, n.to_string());
+        }
+        (kind, how)
+    }
+
+    /// How the expression that names the member uses it, from its ancestors.
+    fn access(&self, c: Cursor, name: String) -> Option<(Kind, String, String)> {
+        let mut member = name;
+        let mut addr = 0i32;
+        let mut volatile = false;
+        let mut child = c;
+        let plain = |v: bool| {
+            if v {
+                "volatile".to_string()
+            } else {
+                "plain".to_string()
+            }
+        };
+        for anc in self.stack.iter().rev().copied() {
+            match anc.kind() {
+                CXCursor_UnaryExpr => return None,
+                CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_StmtExpr => {}
+                CXCursor_MemberRefExpr => {
+                    if child.type_is_pointer() {
+                        return Some((Kind::Read, "deref".into(), member));
+                    }
+                    member = format!("{member}.{}", anc.spelling());
+                }
+                CXCursor_CStyleCastExpr => {
+                    if addr > 0 && anc.points_to_volatile() {
+                        volatile = true;
+                    }
+                }
+                CXCursor_ArraySubscriptExpr => {
+                    let base = anc.children().first().is_some_and(|b| b.same(child));
+                    if !base || !child.type_is_array() {
+                        return Some((Kind::Read, "index".into(), member));
+                    }
+                }
+                CXCursor_UnaryOperator => {
+                    // libclang 14 has no operator kinds: the first (prefix) or last (postfix) token.
+                    let t = self.unit.tokens(anc);
+                    let first = t.first().map(String::as_str).unwrap_or("");
+                    let last = t.last().map(String::as_str).unwrap_or("");
+                    let incdec = |s: &str| s == "++" || s == "--";
+                    if incdec(first) || incdec(last) {
+                        return Some((
+                            if addr == 0 { Kind::Rmw } else { Kind::Read },
+                            "++/--".into(),
+                            member,
+                        ));
+                    } else if first == "&" {
+                        addr += 1;
+                    } else if first == "*" {
+                        if addr == 0 {
+                            return Some((Kind::Read, "deref".into(), member));
+                        }
+                        addr -= 1;
+                    } else {
+                        return Some((Kind::Read, plain(volatile), member));
+                    }
+                }
+                CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator => {
+                    let kids = anc.children();
+                    let lhs = kids.first().is_some_and(|k| k.same(child));
+                    if !lhs || addr > 0 {
+                        return Some((Kind::Read, plain(volatile), member));
+                    }
+                    if anc.kind() == CXCursor_CompoundAssignOperator {
+                        return Some((Kind::Rmw, "op=".into(), member));
+                    }
+                    // The operator is the token after the left operand's.
+                    let whole = self.unit.tokens(anc);
+                    let left = self.unit.tokens(kids[0]).len();
+                    let assign = whole.get(left).is_some_and(|t| t == "=");
+                    return Some((
+                        if assign { Kind::Write } else { Kind::Read },
+                        plain(volatile),
+                        member,
+                    ));
+                }
+                CXCursor_CallExpr => {
+                    let callee_side = anc.children().first().is_some_and(|k| k.same(child));
+                    if callee_side || addr == 0 {
+                        return Some((Kind::Read, plain(volatile), member));
+                    }
+                    let f = anc.spelling();
+                    return Some((callee_kind(&f), f, member));
+                }
+                CXCursor_AsmStmt => return Some((Kind::Rmw, "asm".into(), member)),
+                _ => {
+                    return Some((
+                        Kind::Read,
+                        if addr > 0 {
+                            "address taken".into()
+                        } else {
+                            plain(volatile)
+                        },
+                        member,
+                    ));
+                }
+            }
+            child = anc;
+        }
+        Some((Kind::Read, plain(volatile), member))
+    }
+}
+
+/// What a function does to the object its argument points to, by its name.
+fn callee_kind(name: &str) -> Kind {
+    let n = name.trim_start_matches('_');
+    let n = n.strip_prefix("arch_").unwrap_or(n);
+    let n = n.strip_prefix("raw_").unwrap_or(n);
+    if n.starts_with("atomic") {
+        return if n.contains("_read") {
+            Kind::Read
+        } else if n.ends_with("_set") || n.contains("_set_release") {
+            Kind::Write
+        } else {
+            Kind::Rmw
+        };
+    }
+    if n.contains("test_bit") && !n.contains("test_and") {
+        return Kind::Read;
+    }
+    if n.starts_with("list_") || n.starts_with("hlist_") {
+        let reads = [
+            "list_empty",
+            "list_is_",
+            "list_first",
+            "list_last",
+            "list_entry",
+            "list_count",
+            "hlist_empty",
+            "hlist_unhashed",
+        ];
+        return if reads.iter().any(|r| n.starts_with(r)) {
+            Kind::Read
+        } else {
+            Kind::Write
+        };
+    }
+    if n.ends_with("_is_locked") || n.starts_with("lockdep_") || n.starts_with("spin_is") {
+        return Kind::Read;
+    }
+    // set_bit, clear_bit, test_and_*_bit, lock calls, and any other
+    // function given the member's address: it may write it.
+    Kind::Rmw
+}
+
+/// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`): Some(V != 0).
+fn expectation(cond: Cursor) -> Option<bool> {
+    let mut c = cond;
+    loop {
+        match c.kind() {
+            CXCursor_ParenExpr | CXCursor_UnexposedExpr => c = *c.children().first()?,
+            CXCursor_CallExpr if c.spelling() == "__builtin_expect" => {
+                let v = c.children().get(2)?.eval_int()?;
+                return Some(v != 0);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The lock a lock call's first argument names: its outermost member, or the variable.
+fn lock_name(arg: Cursor) -> Option<String> {
+    if arg.kind() == CXCursor_MemberRefExpr {
+        return Some(arg.spelling());
+    }
+    let mut var = None;
+    for k in arg.children() {
+        if let Some(n) = lock_name(k) {
+            if k.kind() == CXCursor_MemberRefExpr || !n.is_empty() {
+                return Some(n);
+            }
+        }
+        if k.kind() == CXCursor_DeclRefExpr && var.is_none() {
+            var = Some(k.spelling());
+        }
+    }
+    if arg.kind() == CXCursor_DeclRefExpr {
+        return Some(arg.spelling());
+    }
+    var
+}
+
+/// `lockdep_assert_held ( & zone -> lock )` → `lock`.
+fn lock_from_tokens(tokens: &[String]) -> Option<String> {
+    let close = tokens.iter().rposition(|t| t == ")")?;
+    tokens[..close]
+        .iter()
+        .rev()
+        .find(|t| {
+            t.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+        .cloned()
+}
