@@ -107,12 +107,47 @@ impl<'i> Unit<'i> {
         out
     }
 
-    /// The spellings of the tokens of `c`'s extent.
+    /// The spellings of the tokens of `c`'s extent: where it is spelled
+    /// inside a macro's body (`&(x)` of `WRITE_ONCE`), the body's tokens;
+    /// elsewhere those of the file.
     pub fn tokens(&self, c: Cursor) -> Vec<String> {
+        // SAFETY: a cursor of this unit; locations of this unit; out-pointers to locals.
+        unsafe {
+            let extent = clang_getCursorExtent(c.0);
+            let spelled = |loc: CXSourceLocation| {
+                let mut file: CXFile = std::ptr::null_mut();
+                let (mut l, mut col, mut off) = (0, 0, 0);
+                clang_getSpellingLocation(loc, &mut file, &mut l, &mut col, &mut off);
+                (file, off)
+            };
+            let in_file = |loc: CXSourceLocation| {
+                let mut file: CXFile = std::ptr::null_mut();
+                let (mut l, mut col, mut off) = (0, 0, 0);
+                clang_getFileLocation(loc, &mut file, &mut l, &mut col, &mut off);
+                (file, off)
+            };
+            let (start, end) = (clang_getRangeStart(extent), clang_getRangeEnd(extent));
+            let (f1, o1) = spelled(start);
+            let (f2, o2) = spelled(end);
+            let in_macro = (f1, o1) != in_file(start) || (f2, o2) != in_file(end);
+            if in_macro && !f1.is_null() && f1 == f2 && o1 <= o2 {
+                let range = clang_getRange(
+                    clang_getLocationForOffset(self.tu, f1, o1),
+                    clang_getLocationForOffset(self.tu, f2, o2),
+                );
+                let t = self.range_tokens(range);
+                if !t.is_empty() {
+                    return t;
+                }
+            }
+            self.range_tokens(extent)
+        }
+    }
+
+    fn range_tokens(&self, range: CXSourceRange) -> Vec<String> {
         let mut out = Vec::new();
         // SAFETY: tokens disposed of with the count libclang gave.
         unsafe {
-            let range = clang_getCursorExtent(c.0);
             let mut toks: *mut CXToken = std::ptr::null_mut();
             let mut n: c_uint = 0;
             clang_tokenize(self.tu, range, &mut toks, &mut n);
@@ -207,6 +242,20 @@ impl Cursor {
     pub fn is_definition(self) -> bool {
         // SAFETY: a cursor of a live unit.
         unsafe { clang_isCursorDefinition(self.0) != 0 }
+    }
+
+    /// The canonical spelling of this expression's type, and of what it points to.
+    pub fn type_keys(self) -> (String, Option<String>) {
+        // SAFETY: a cursor of a live unit.
+        unsafe {
+            let t = clang_getCanonicalType(clang_getCursorType(self.0));
+            let pointee = (t.kind == CXType_Pointer).then(|| {
+                string(clang_getTypeSpelling(clang_getCanonicalType(
+                    clang_getPointeeType(t),
+                )))
+            });
+            (string(clang_getTypeSpelling(t)), pointee)
+        }
     }
 
     pub fn type_is_pointer(self) -> bool {

@@ -316,19 +316,21 @@ impl<'u, 'i> Walker<'u, 'i> {
         });
     }
 
-    /// The innermost macro the analysis reads around `p`, which names the form.
-    fn macro_form(&self, p: &Place, kind: Kind, how: String) -> (Kind, String) {
-        let m = self
-            .macros
+    fn innermost_macro(&self, p: &Place) -> Option<&str> {
+        self.macros
             .iter()
             .filter(|m| {
                 m.lock.is_none() && m.file == p.file && m.start <= p.offset && p.offset <= m.end
             })
-            .min_by_key(|m| m.end - m.start);
-        let Some(m) = m else {
+            .min_by_key(|m| m.end - m.start)
+            .map(|m| m.name.as_str())
+    }
+
+    /// The innermost macro the analysis reads around `p`, which names the form.
+    fn macro_form(&self, p: &Place, kind: Kind, how: String) -> (Kind, String) {
+        let Some(n) = self.innermost_macro(p) else {
             return (kind, how);
         };
-        let n = m.name.as_str();
         let percpu =
             n.starts_with("this_cpu_") || n.starts_with("__this_cpu_") || n.starts_with("raw_cpu_");
         if percpu {
@@ -381,6 +383,10 @@ impl<'u, 'i> Walker<'u, 'i> {
                     member = format!("{member}.{}", anc.spelling());
                 }
                 CXCursor_CStyleCastExpr => {
+                    // A member named in the cast's type (`typeof(x)`) is not evaluated.
+                    if !anc.children().last().is_some_and(|k| k.same(child)) {
+                        return None;
+                    }
                     if addr > 0 && anc.points_to_volatile() {
                         volatile = true;
                     }
@@ -392,10 +398,28 @@ impl<'u, 'i> Walker<'u, 'i> {
                     }
                 }
                 CXCursor_UnaryOperator => {
-                    // libclang 14 has no operator kinds: the first (prefix) or last (postfix) token.
+                    // libclang 14 has no operator kinds: the first (prefix) or
+                    // last (postfix) token, or, inside a macro whose tokens
+                    // libclang does not give, the types (`&x` points to x's type).
                     let t = self.unit.tokens(anc);
-                    let first = t.first().map(String::as_str).unwrap_or("");
+                    let mut first = t.first().map(String::as_str).unwrap_or("");
                     let last = t.last().map(String::as_str).unwrap_or("");
+                    let operator = ["&", "*", "++", "--", "!", "-", "~", "+"];
+                    if !operator.contains(&first) && last != "++" && last != "--" {
+                        let (mine, my_pointee) = child.type_keys();
+                        let (whole, whole_pointee) = anc.type_keys();
+                        if whole_pointee
+                            .as_deref()
+                            .is_some_and(|p| strip_quals(p) == strip_quals(&mine))
+                        {
+                            first = "&";
+                        } else if my_pointee
+                            .as_deref()
+                            .is_some_and(|p| strip_quals(p) == strip_quals(&whole))
+                        {
+                            first = "*";
+                        }
+                    }
                     let incdec = |s: &str| s == "++" || s == "--";
                     if incdec(first) || incdec(last) {
                         return Some((
@@ -426,7 +450,13 @@ impl<'u, 'i> Walker<'u, 'i> {
                     // The operator is the token after the left operand's.
                     let whole = self.unit.tokens(anc);
                     let left = self.unit.tokens(kids[0]).len();
-                    let assign = whole.get(left).is_some_and(|t| t == "=");
+                    let assign = match whole.get(left) {
+                        Some(t) => t == "=",
+                        // Inside a macro libclang does not tokenize: the stores it is known for.
+                        None => self
+                            .innermost_macro(&c.place())
+                            .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release")),
+                    };
                     return Some((
                         if assign { Kind::Write } else { Kind::Read },
                         plain(volatile),
@@ -458,6 +488,14 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         Some((Kind::Read, plain(volatile), member))
     }
+}
+
+/// A type's spelling without `const` and `volatile`.
+fn strip_quals(t: &str) -> String {
+    t.split_whitespace()
+        .filter(|w| *w != "const" && *w != "volatile")
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What a function does to the object its argument points to, by its name.
