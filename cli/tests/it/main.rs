@@ -23,3 +23,4 @@ mod cli_scan;
 mod cli_seed;
 mod cli_solver;
 mod infer_profiles;
+mod infer_sources;

@@ -64,7 +64,11 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             Diagnostic::new(format!("cannot parse the source: {e}")).in_file(&src.path)
         })?;
         let problems = unit.problems();
-        if let Some(f) = problems.iter().find(|p| p.fatal) {
+        // A missing header is fatal to the compiler (libclang keeps going): the flags are wrong.
+        if let Some(f) = problems
+            .iter()
+            .find(|p| p.fatal || p.text.contains("file not found"))
+        {
             return Err(Diagnostic::new(format!("libclang stopped: {}", f.text))
                 .in_file(&src.path)
                 .help("the flags do not compile this file: give the tree it belongs to (--kbuild DIR) or its compile_commands.json"));
