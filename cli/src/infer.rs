@@ -37,8 +37,9 @@ pub struct InferArgs {
     #[arg(long = "cold", value_name = "FUNC")]
     pub cold: Vec<String>,
     /// A function that takes the lock its first argument points to (like spin_lock), e.g.
-    /// compact_lock_irqsave. Repeatable.
-    #[arg(long = "lock-wrapper", value_name = "FUNC")]
+    /// compact_lock_irqsave; FUNC=LOCK for one that finds the lock itself
+    /// (folio_lruvec_lock_irq=lru_lock). A FUNC named *unlock* releases it. Repeatable.
+    #[arg(long = "lock-wrapper", value_name = "FUNC[=LOCK]")]
     pub lock_wrappers: Vec<String>,
     /// The text of `perf c2c report --stdio` (needs --base). Repeatable.
     #[arg(long = "perf-c2c", value_name = "FILE")]

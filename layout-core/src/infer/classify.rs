@@ -199,6 +199,30 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             }
             Frequency::Written(r) => {
                 let (class, lock_note) = lock_class(&my_sites, rules);
+                if let (Class::LockedWrite(lock), None) = (&class, profile_decided(&counts, rules))
+                {
+                    if let Some(read) = lockless_hot_read(&my_sites, lock, rules) {
+                        let why = format!(
+                            "written under {lock} on hot paths ({r}) and read without it at {}: only the write frequency separates read-mostly from contended (give a profile)",
+                            read.cite()
+                        );
+                        out.push(Verdict {
+                            field: i,
+                            name: access_name(&f.name),
+                            class: class.clone(),
+                            confidence: Confidence::Low,
+                            ambiguous: Some(why),
+                            reason: "kept locked_write (the safe side)".into(),
+                            counts,
+                            profile,
+                            sites: my_sites,
+                            victim_of: Vec::new(),
+                            line: (rules.phase + f.original_offset.unwrap_or(0))
+                                / rules.line.max(1),
+                        });
+                        continue;
+                    }
+                }
                 let conf = if lock_note.is_some() {
                     Confidence::Medium
                 } else {
@@ -359,6 +383,20 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             sites.len()
         ))
     }
+}
+
+/// Whether a profile had enough samples to decide the frequency.
+fn profile_decided(counts: &Counts, rules: &Rules) -> Option<()> {
+    (counts.loads + counts.stores >= rules.min_samples).then_some(())
+}
+
+/// A hot read of the member that does not hold `lock` (`READ_ONCE` outside it).
+fn lockless_hot_read<'a>(sites: &'a [Site], lock: &str, rules: &Rules) -> Option<&'a Site> {
+    sites.iter().find(|x| {
+        (x.heat == Heat::Hot || !rules.have_roots)
+            && x.kind == super::sites::Kind::Read
+            && !x.locks.iter().any(|l| l == lock)
+    })
 }
 
 fn hot_static_write(sites: &[Site]) -> Option<String> {

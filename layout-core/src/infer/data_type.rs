@@ -174,7 +174,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
         let offset: u64 = tokens[plus][1..].parse().unwrap_or(0);
         let words = &tokens[k..plus];
         let half = words.len() / 2;
-        let type_words = if words.len() % 2 == 0 && words[..half] == words[half..] {
+        let type_words = if words.len().is_multiple_of(2) && words[..half] == words[half..] {
             &words[half..]
         } else {
             words

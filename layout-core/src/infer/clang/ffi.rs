@@ -239,6 +239,19 @@ impl Cursor {
         unsafe { clang_Cursor_isAnonymous(self.0) != 0 }
     }
 
+    /// Whether the function has internal linkage (`static`, `static
+    /// inline` of a header): every caller is in the translation units that see it.
+    pub fn is_internal(self) -> bool {
+        // SAFETY: a cursor of a live unit.
+        unsafe { clang_getCursorLinkage(self.0) == CXLinkage_Internal }
+    }
+
+    /// Whether the cursor is in the main file (not in a header it includes).
+    pub fn in_main_file(self) -> bool {
+        // SAFETY: a cursor of a live unit.
+        unsafe { clang_Location_isFromMainFile(clang_getCursorLocation(self.0)) != 0 }
+    }
+
     pub fn is_definition(self) -> bool {
         // SAFETY: a cursor of a live unit.
         unsafe { clang_isCursorDefinition(self.0) != 0 }

@@ -50,13 +50,16 @@ pub fn for_libclang(flags: &[String], directory: &Path) -> Vec<String> {
         } else if f.starts_with("-D")
             || f.starts_with("-U")
             || f.starts_with("-std=")
-            || f == "-nostdinc"
+            || matches!(
+                f,
+                "-nostdinc"
+                    | "-funsigned-char"
+                    | "-fsigned-char"
+                    | "-fshort-wchar"
+                    | "-m64"
+                    | "-m32"
+            )
         {
-            out.push(f.to_string());
-        } else if matches!(
-            f,
-            "-funsigned-char" | "-fsigned-char" | "-fshort-wchar" | "-m64" | "-m32"
-        ) {
             out.push(f.to_string());
         }
         i += 1;

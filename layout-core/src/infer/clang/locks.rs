@@ -39,16 +39,37 @@ fn matches(name: &str, prefixes: &[&str]) -> bool {
             .any(|p| b == *p || b.strip_prefix(p).is_some_and(|r| r.starts_with('_')))
 }
 
-/// Whether a call of `name` takes the lock its first argument points to.
-pub fn acquires(name: &str, wrappers: &[String]) -> bool {
-    wrappers.iter().any(|w| w == name) || matches(name, ACQUIRE)
+/// A user's `--lock-wrapper FUNC[=LOCK]`: `FUNC` takes the lock its first
+/// argument points to, or the lock named `LOCK` (for wrappers that find the
+/// lock themselves: `folio_lruvec_lock_irq=lru_lock`); a `FUNC` whose name
+/// says `unlock` releases it.
+fn wrapper<'w>(name: &str, wrappers: &'w [String]) -> Option<(bool, Option<&'w str>)> {
+    wrappers.iter().find_map(|w| {
+        let (f, lock) = match w.split_once('=') {
+            Some((f, l)) => (f, Some(l)),
+            None => (w.as_str(), None),
+        };
+        (f == name).then(|| (!name.contains("unlock"), lock))
+    })
 }
 
-/// Whether a call of `name` releases the lock its first argument points to.
-pub fn releases(name: &str, wrappers: &[String]) -> bool {
-    // A wrapper's release is spelled like the kernel's own (spin_unlock_irqrestore).
-    let _ = wrappers;
-    matches(name, RELEASE)
+/// Whether a call of `name` takes a lock: `Some(lock named by the
+/// wrapper)`, `Some(None)` for the lock its first argument points to.
+pub fn acquires<'w>(name: &str, wrappers: &'w [String]) -> Option<Option<&'w str>> {
+    match wrapper(name, wrappers) {
+        Some((true, lock)) => Some(lock),
+        Some((false, _)) => None,
+        None => matches(name, ACQUIRE).then_some(None),
+    }
+}
+
+/// Whether a call of `name` releases a lock (as [`acquires`]).
+pub fn releases<'w>(name: &str, wrappers: &'w [String]) -> Option<Option<&'w str>> {
+    match wrapper(name, wrappers) {
+        Some((false, lock)) => Some(lock),
+        Some((true, _)) => None,
+        None => matches(name, RELEASE).then_some(None),
+    }
 }
 
 /// Whether a macro named `name` asserts a lock is held.

@@ -55,6 +55,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let index = ffi::Index::new();
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut call_sites = Vec::new();
+    let mut file_local = BTreeSet::new();
+    let mut header_inline = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
     for src in &req.sources {
@@ -85,6 +88,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         w.run();
         saw |= w.saw_struct;
         raw.extend(std::mem::take(&mut w.sites));
+        call_sites.append(&mut w.call_sites);
+        file_local.append(&mut w.file_local);
+        header_inline.append(&mut w.header_inline);
         for (f, callees) in std::mem::take(&mut w.calls) {
             calls.entry(f).or_default().extend(callees);
         }
@@ -107,6 +113,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         }
     }
     let reached = reach::hot_functions(&calls, &req.hot, &req.cold);
+    let entry = reach::entry_locks(&call_sites, &file_local, &header_inline);
     raw.sort();
     raw.dedup();
     for r in raw {
@@ -129,6 +136,12 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         } else {
             (Heat::Hot, None)
         };
+        let mut locks = r.locks;
+        if let Some(l) = entry.get(&r.function) {
+            locks.extend(l.iter().cloned());
+            locks.sort();
+            locks.dedup();
+        }
         out.sites.push(Site {
             field,
             member: r.member,
@@ -137,7 +150,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             function: r.function,
             kind: r.kind,
             how: r.how,
-            locks: r.locks,
+            locks,
             heat,
             cold_because,
         });

@@ -22,6 +22,74 @@ pub fn hot_functions(
     seen
 }
 
+/// The locks every caller holds when it calls each `static` function (a
+/// .c file's, or a header's `static inline`: its callers are in the
+/// translation units given, or the user did not give them), through callers of
+/// callers: the greatest fixpoint of "held at every call site, or on entry
+/// to the caller". A function without a caller in the sources gets none. A
+/// header's `static inline` function that nothing calls is dead code in
+/// these units: its calls do not count.
+pub fn entry_locks(
+    call_sites: &[(String, String, Vec<String>)],
+    file_local: &BTreeSet<String>,
+    header_inline: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let called: BTreeSet<&str> = call_sites
+        .iter()
+        .filter(|(a, b, _)| a != b)
+        .map(|(_, b, _)| b.as_str())
+        .collect();
+    let mut callers: BTreeMap<&str, Vec<(&str, BTreeSet<&str>)>> = BTreeMap::new();
+    for (caller, callee, held) in call_sites {
+        let dead = header_inline.contains(caller) && !called.contains(caller.as_str());
+        if file_local.contains(callee) && caller != callee && !dead {
+            callers
+                .entry(callee.as_str())
+                .or_default()
+                .push((caller.as_str(), held.iter().map(String::as_str).collect()));
+        }
+    }
+    // Start from "every lock a call site holds" and shrink until stable.
+    let mut entry: BTreeMap<&str, BTreeSet<&str>> = callers
+        .iter()
+        .map(|(f, sites)| {
+            (
+                *f,
+                sites.iter().flat_map(|(_, h)| h.iter().copied()).collect(),
+            )
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for (f, sites) in &callers {
+            let mut common: Option<BTreeSet<&str>> = None;
+            for (caller, held) in sites {
+                let mut have = held.clone();
+                if let Some(e) = entry.get(caller) {
+                    have.extend(e.iter().copied());
+                }
+                common = Some(match common {
+                    None => have,
+                    Some(c) => c.intersection(&have).copied().collect(),
+                });
+            }
+            let common = common.unwrap_or_default();
+            if entry.get(f) != Some(&common) {
+                entry.insert(f, common);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    entry
+        .into_iter()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(f, l)| (f.to_string(), l.into_iter().map(str::to_string).collect()))
+        .collect()
+}
+
 /// A help text naming defined functions close to `name`.
 pub fn close_names(name: &str, calls: &BTreeMap<String, BTreeSet<String>>) -> String {
     let close = crate::suggest::close_names(name, calls.keys().map(String::as_str));
@@ -36,6 +104,31 @@ pub fn close_names(name: &str, calls: &BTreeMap<String, BTreeSet<String>>) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locks_are_lifted_from_every_caller() {
+        let s = |a: &str, b: &str, l: &[&str]| {
+            (
+                a.to_string(),
+                b.to_string(),
+                l.iter().map(|x| x.to_string()).collect(),
+            )
+        };
+        let sites = vec![
+            s("top", "helper", &["lru_lock"]),
+            s("helper", "inner", &[]),
+            s("top", "mixed", &["lru_lock"]),
+            s("other", "mixed", &[]),
+        ];
+        let local: BTreeSet<String> = ["helper", "inner", "mixed"]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        let e = entry_locks(&sites, &local, &BTreeSet::new());
+        assert_eq!(e["helper"].iter().collect::<Vec<_>>(), ["lru_lock"]);
+        assert_eq!(e["inner"].iter().collect::<Vec<_>>(), ["lru_lock"]);
+        assert!(!e.contains_key("mixed"));
+    }
 
     #[test]
     fn cold_roots_cut_the_graph() {

@@ -67,6 +67,13 @@ pub struct Walker<'u, 'i> {
     pub calls: BTreeMap<String, BTreeSet<String>>,
     /// Whether the struct was seen (a member access or its definition).
     pub saw_struct: bool,
+    /// Every call: caller, callee, the locks held there.
+    pub call_sites: Vec<(String, String, Vec<String>)>,
+    /// The `static` functions (their callers are all in the units given).
+    pub file_local: BTreeSet<String>,
+    /// The `static inline` functions of headers (defined in every unit that
+    /// includes them, called or not).
+    pub header_inline: BTreeSet<String>,
     // The function being walked.
     function: String,
     held: Vec<String>,
@@ -84,6 +91,9 @@ impl<'u, 'i> Walker<'u, 'i> {
             sites: Vec::new(),
             calls: BTreeMap::new(),
             saw_struct: false,
+            call_sites: Vec::new(),
+            file_local: BTreeSet::new(),
+            header_inline: BTreeSet::new(),
             function: String::new(),
             held: Vec::new(),
             cold: None,
@@ -128,6 +138,12 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn function(&mut self, f: Cursor) {
         self.function = f.spelling();
+        if f.is_internal() {
+            self.file_local.insert(self.function.clone());
+            if !f.in_main_file() {
+                self.header_inline.insert(self.function.clone());
+            }
+        }
         self.calls.entry(self.function.clone()).or_default();
         self.held.clear();
         self.cold = None;
@@ -158,6 +174,14 @@ impl<'u, 'i> Walker<'u, 'i> {
                     }
                 }
                 ended
+            }
+            // A loop leaves the locks as it found them: a body that drops
+            // and retakes a lock (cond_resched) or leaves by goto changes nothing after it.
+            CXCursor_ForStmt | CXCursor_WhileStmt | CXCursor_DoStmt => {
+                let before = self.held.clone();
+                self.children(c);
+                self.held = before;
+                false
             }
             CXCursor_ReturnStmt
             | CXCursor_GotoStmt
@@ -253,15 +277,23 @@ impl<'u, 'i> Walker<'u, 'i> {
             .entry(self.function.clone())
             .or_default()
             .insert(name.clone());
+        self.call_sites
+            .push((self.function.clone(), name.clone(), self.held.clone()));
         let args = c.children();
         let first = args.get(1).copied();
-        if locks::acquires(&name, self.wrappers) {
-            let l = first.and_then(lock_name).unwrap_or_else(|| name.clone());
+        if let Some(named) = locks::acquires(&name, self.wrappers) {
+            let l = named
+                .map(str::to_string)
+                .or_else(|| first.and_then(lock_name))
+                .unwrap_or_else(|| name.clone());
             if !self.held.contains(&l) {
                 self.held.push(l);
             }
-        } else if locks::releases(&name, self.wrappers) {
-            match first.and_then(lock_name) {
+        } else if let Some(named) = locks::releases(&name, self.wrappers) {
+            match named
+                .map(str::to_string)
+                .or_else(|| first.and_then(lock_name))
+            {
                 Some(l) => self.held.retain(|h| *h != l),
                 None => {
                     self.held.pop();
@@ -297,7 +329,9 @@ impl<'u, 'i> Walker<'u, 'i> {
         let p = c.place();
         let (kind, how) = self.macro_form(&p, kind, how);
         let mut held = self.held.clone();
-        if locks::acquires(&how, self.wrappers) || locks::releases(&how, self.wrappers) {
+        if locks::acquires(&how, self.wrappers).is_some()
+            || locks::releases(&how, self.wrappers).is_some()
+        {
             // The lock word itself is written by whoever holds it.
             held.push(member.split('.').next().unwrap_or(&member).to_string());
         }
@@ -365,6 +399,8 @@ impl<'u, 'i> Walker<'u, 'i> {
         let mut addr = 0i32;
         let mut volatile = false;
         let mut child = c;
+        // The innermost ancestor-or-self that is not an implicit cast or parentheses.
+        let mut typed = c;
         let plain = |v: bool| {
             if v {
                 "volatile".to_string()
@@ -392,8 +428,11 @@ impl<'u, 'i> Walker<'u, 'i> {
                     }
                 }
                 CXCursor_ArraySubscriptExpr => {
+                    // An element of an array member (its decay to a pointer
+                    // is an implicit cast) is the member; an index, or a
+                    // pointer member subscripted, is a read of it.
                     let base = anc.children().first().is_some_and(|b| b.same(child));
-                    if !base || !child.type_is_array() {
+                    if !base || !typed.type_is_array() {
                         return Some((Kind::Read, "index".into(), member));
                     }
                 }
@@ -485,6 +524,9 @@ impl<'u, 'i> Walker<'u, 'i> {
                 }
             }
             child = anc;
+            if !matches!(anc.kind(), CXCursor_UnexposedExpr | CXCursor_ParenExpr) {
+                typed = anc;
+            }
         }
         Some((Kind::Read, plain(volatile), member))
     }
