@@ -56,7 +56,6 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut call_sites = Vec::new();
-    let mut file_local = BTreeSet::new();
     let mut header_inline = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
@@ -89,7 +88,6 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         saw |= w.saw_struct;
         raw.extend(std::mem::take(&mut w.sites));
         call_sites.append(&mut w.call_sites);
-        file_local.append(&mut w.file_local);
         header_inline.append(&mut w.header_inline);
         for (f, callees) in std::mem::take(&mut w.calls) {
             calls.entry(f).or_default().extend(callees);
@@ -113,7 +111,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         }
     }
     let reached = reach::hot_functions(&calls, &req.hot, &req.cold);
-    let entry = reach::entry_locks(&call_sites, &file_local, &header_inline);
+    let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
     for r in raw {

@@ -22,16 +22,15 @@ pub fn hot_functions(
     seen
 }
 
-/// The locks every caller holds when it calls each `static` function (a
-/// .c file's, or a header's `static inline`: its callers are in the
-/// translation units given, or the user did not give them), through callers of
+/// The locks every caller in the given sources holds when it calls each
+/// function (a `static` one's callers are all there; for the others, the
+/// user gives the files whose callers matter), through callers of
 /// callers: the greatest fixpoint of "held at every call site, or on entry
 /// to the caller". A function without a caller in the sources gets none. A
 /// header's `static inline` function that nothing calls is dead code in
 /// these units: its calls do not count.
 pub fn entry_locks(
     call_sites: &[(String, String, Vec<String>)],
-    file_local: &BTreeSet<String>,
     header_inline: &BTreeSet<String>,
 ) -> BTreeMap<String, BTreeSet<String>> {
     let called: BTreeSet<&str> = call_sites
@@ -42,7 +41,7 @@ pub fn entry_locks(
     let mut callers: BTreeMap<&str, Vec<(&str, BTreeSet<&str>)>> = BTreeMap::new();
     for (caller, callee, held) in call_sites {
         let dead = header_inline.contains(caller) && !called.contains(caller.as_str());
-        if file_local.contains(callee) && caller != callee && !dead {
+        if caller != callee && !dead {
             callers
                 .entry(callee.as_str())
                 .or_default()
@@ -124,7 +123,8 @@ mod tests {
             .iter()
             .map(|x| x.to_string())
             .collect();
-        let e = entry_locks(&sites, &local, &BTreeSet::new());
+        let _ = local;
+        let e = entry_locks(&sites, &BTreeSet::new());
         assert_eq!(e["helper"].iter().collect::<Vec<_>>(), ["lru_lock"]);
         assert_eq!(e["inner"].iter().collect::<Vec<_>>(), ["lru_lock"]);
         assert!(!e.contains_key("mixed"));

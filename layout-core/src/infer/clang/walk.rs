@@ -69,8 +69,6 @@ pub struct Walker<'u, 'i> {
     pub saw_struct: bool,
     /// Every call: caller, callee, the locks held there.
     pub call_sites: Vec<(String, String, Vec<String>)>,
-    /// The `static` functions (their callers are all in the units given).
-    pub file_local: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
     /// includes them, called or not).
     pub header_inline: BTreeSet<String>,
@@ -92,7 +90,6 @@ impl<'u, 'i> Walker<'u, 'i> {
             calls: BTreeMap::new(),
             saw_struct: false,
             call_sites: Vec::new(),
-            file_local: BTreeSet::new(),
             header_inline: BTreeSet::new(),
             function: String::new(),
             held: Vec::new(),
@@ -139,7 +136,6 @@ impl<'u, 'i> Walker<'u, 'i> {
     fn function(&mut self, f: Cursor) {
         self.function = f.spelling();
         if f.is_internal() {
-            self.file_local.insert(self.function.clone());
             if !f.in_main_file() {
                 self.header_inline.insert(self.function.clone());
             }
@@ -177,6 +173,11 @@ impl<'u, 'i> Walker<'u, 'i> {
             }
             // A loop leaves the locks as it found them: a body that drops
             // and retakes a lock (cond_resched) or leaves by goto changes nothing after it.
+            // `do { ... } while (0)` is a macro's block, not a loop.
+            CXCursor_DoStmt if c.children().last().and_then(|k| k.eval_int()) == Some(0) => {
+                self.children(c);
+                false
+            }
             CXCursor_ForStmt | CXCursor_WhileStmt | CXCursor_DoStmt => {
                 let before = self.held.clone();
                 self.children(c);
@@ -263,7 +264,22 @@ impl<'u, 'i> Walker<'u, 'i> {
             (true, true) => before,
             (true, false) => e_held,
             (false, true) => t_held,
-            (false, false) => t_held.into_iter().filter(|l| e_held.contains(l)).collect(),
+            // Both branches go on: a lock either took is taken after the
+            // `if` (the kernel pairs `if (x) lock(); ... if (x) unlock();`),
+            // one either released is released.
+            (false, false) => {
+                let mut held: Vec<String> = t_held
+                    .iter()
+                    .filter(|l| e_held.contains(l) || !before.contains(l))
+                    .cloned()
+                    .collect();
+                for l in e_held {
+                    if !before.contains(&l) && !held.contains(&l) {
+                        held.push(l);
+                    }
+                }
+                held
+            }
         };
         t_end && e_end
     }
@@ -329,7 +345,8 @@ impl<'u, 'i> Walker<'u, 'i> {
         let p = c.place();
         let (kind, how) = self.macro_form(&p, kind, how);
         let mut held = self.held.clone();
-        if locks::acquires(&how, self.wrappers).is_some()
+        if how == "spinlock_check"
+            || locks::acquires(&how, self.wrappers).is_some()
             || locks::releases(&how, self.wrappers).is_some()
         {
             // The lock word itself is written by whoever holds it.
@@ -597,26 +614,29 @@ fn expectation(cond: Cursor) -> Option<bool> {
     }
 }
 
-/// The lock a lock call's first argument names: its outermost member, or the variable.
+/// The lock a lock call's first argument names: its outermost member
+/// (`spinlock_check(&zone->lock)` → `lock`), or else the variable.
 fn lock_name(arg: Cursor) -> Option<String> {
-    if arg.kind() == CXCursor_MemberRefExpr {
-        return Some(arg.spelling());
+    first_member(arg).or_else(|| first_variable(arg))
+}
+
+fn first_member(c: Cursor) -> Option<String> {
+    if c.kind() == CXCursor_MemberRefExpr {
+        return Some(c.spelling());
     }
-    let mut var = None;
-    for k in arg.children() {
-        if let Some(n) = lock_name(k) {
-            if k.kind() == CXCursor_MemberRefExpr || !n.is_empty() {
-                return Some(n);
-            }
+    c.children().into_iter().find_map(first_member)
+}
+
+fn first_variable(c: Cursor) -> Option<String> {
+    if c.kind() == CXCursor_DeclRefExpr {
+        let is_var = c
+            .referenced()
+            .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+        if is_var {
+            return Some(c.spelling());
         }
-        if k.kind() == CXCursor_DeclRefExpr && var.is_none() {
-            var = Some(k.spelling());
-        }
     }
-    if arg.kind() == CXCursor_DeclRefExpr {
-        return Some(arg.spelling());
-    }
-    var
+    c.children().into_iter().find_map(first_variable)
 }
 
 /// `lockdep_assert_held ( & zone -> lock )` → `lock`.
