@@ -268,6 +268,17 @@ fn bad_source_arguments_are_clear_errors() {
     );
 }
 
+/// The C files of mm/ the kernel tests analyse.
+const MM_FILES: &[&str] = &[
+    "page_counter.c",
+    "memcontrol.c",
+    "vmscan.c",
+    "workingset.c",
+    "page_alloc.c",
+    "compaction.c",
+    "vmstat.c",
+];
+
 /// mm/ of Debian's linux-source-6.1, extracted once (the headers and the C files the tests use).
 fn kernel_mm() -> Option<&'static Path> {
     static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
@@ -289,10 +300,7 @@ fn kernel_mm() -> Option<&'static Path> {
                 "--wildcards",
                 "linux-source-6.1/mm/*.h",
             ])
-            .args([
-                "linux-source-6.1/mm/page_counter.c",
-                "linux-source-6.1/mm/memcontrol.c",
-            ])
+            .args(MM_FILES.iter().map(|f| format!("linux-source-6.1/mm/{f}")))
             .status()
             .unwrap()
             .success();
@@ -489,4 +497,331 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
             "usage and {r} share a line: {offs:?}"
         );
     }
+}
+
+/// lru_gen_struct (6.1's name of lru_gen_folio), as the multi-gen LRU's
+/// seed fix classes it: the sequence numbers and timestamps change once per
+/// aging generation; the lists and their sizes under lru_lock on every
+/// add, isolate and sort; the refault counters with atomics from refaults.
+const LRU_GEN_TRUTH: &Truth = &[
+    ("max_seq", "read_mostly", "mm/vmscan.c:4390 smp_store_release in inc_max_seq, once per generation; READ_ONCE readers at 4446"),
+    ("min_seq", "read_mostly", "mm/vmscan.c:4330 WRITE_ONCE under lru_lock, once per generation; read on every add (mm_inline.h)"),
+    ("timestamps", "read_mostly", "mm/vmscan.c:4388 WRITE_ONCE once per generation"),
+    ("folios", "locked_write.lru_lock", "mm/vmscan.c:4776 list_move in sort_folio under lru_lock (from evict_folios)"),
+    ("nr_pages", "locked_write.lru_lock", "mm/vmscan.c:3757 WRITE_ONCE in reset_batch_size under lru_lock; mm_inline.h lru_gen_update_size"),
+    ("avg_refaulted", "locked_write.lru_lock", "mm/vmscan.c:3640 WRITE_ONCE after lockdep_assert_held(lru_lock) at 3627"),
+    ("avg_total", "locked_write.lru_lock", "mm/vmscan.c:3646 likewise"),
+    ("protected", "locked_write.lru_lock", "mm/vmscan.c:3653 likewise; sort_folio under lru_lock"),
+    ("evicted", "lockless_atomic", "mm/workingset.c:242 atomic_long_add in lru_gen_eviction, no lock"),
+    ("refaulted", "lockless_atomic", "mm/workingset.c:284 atomic_long_add in lru_gen_refault, no lock"),
+    ("enabled", "read_mostly", "mm_inline.h lru_gen_add_folio reads it; written by lru_gen_change_state (sysfs)"),
+];
+
+/// zone: as examples/kernel/zone.toml classes it (page allocator, compaction, vmstat).
+const ZONE_TRUTH: &Truth = &[
+    (
+        "_watermark",
+        "read_mostly",
+        "mm/page_alloc.c zone_watermark_ok on every allocation; set by setup_per_zone_wmarks",
+    ),
+    (
+        "watermark_boost",
+        "read_mostly",
+        "mm/page_alloc.c:2777 boost_watermark under zone->lock, on fallback only",
+    ),
+    (
+        "nr_reserved_highatomic",
+        "read_mostly",
+        "mm/page_alloc.c:2932 reserve_highatomic_pageblock, rare",
+    ),
+    (
+        "lowmem_reserve",
+        "read_mostly",
+        "mm/page_alloc.c:4073 __zone_watermark_ok",
+    ),
+    ("node", "read_mostly", "mmzone.h zone_to_nid"),
+    ("zone_pgdat", "read_mostly", "set at init"),
+    (
+        "per_cpu_pageset",
+        "read_mostly",
+        "a per-CPU pointer: this_cpu_ptr reads it",
+    ),
+    (
+        "per_cpu_zonestats",
+        "read_mostly",
+        "a per-CPU pointer: per_cpu_ptr reads it",
+    ),
+    (
+        "pageset_high",
+        "read_mostly",
+        "zone_set_pageset_high_and_batch, sysctl",
+    ),
+    ("pageset_batch", "read_mostly", "likewise"),
+    ("zone_start_pfn", "read_mostly", "mmzone.h zone_end_pfn"),
+    (
+        "managed_pages",
+        "read_mostly",
+        "mmzone.h zone_managed_pages; written at boot and hotplug",
+    ),
+    ("spanned_pages", "read_mostly", "mmzone.h zone_end_pfn"),
+    ("present_pages", "read_mostly", "mmzone.h populated_zone"),
+    (
+        "span_seqlock",
+        "read_mostly",
+        "read around span reads; written on hotplug",
+    ),
+    (
+        "percpu_drift_mark",
+        "read_mostly",
+        "mm/page_alloc.c:4163 zone_watermark_ok_safe",
+    ),
+    (
+        "contiguous",
+        "read_mostly",
+        "mm/internal.h:380 pageblock_pfn_to_page",
+    ),
+    (
+        "free_area",
+        "locked_write.lock",
+        "mm/page_alloc.c:1070 del_page_from_free_list under zone->lock",
+    ),
+    (
+        "flags",
+        "locked_write.lock",
+        "mm/page_alloc.c:2819 set_bit in steal_suitable_fallback under zone->lock",
+    ),
+    ("lock", "locked_write.lock", "the lock word"),
+    (
+        "nr_isolate_pageblock",
+        "locked_write.lock",
+        "page_isolation.c under zone->lock (not among the sources)",
+    ),
+    (
+        "compact_cached_free_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:229 reset_cached_positions, racy",
+    ),
+    (
+        "compact_cached_migrate_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:227",
+    ),
+    (
+        "compact_init_migrate_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:354",
+    ),
+    (
+        "compact_init_free_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:364",
+    ),
+    (
+        "compact_considered",
+        "lockless_atomic",
+        "mm/compaction.c:156 defer_compaction",
+    ),
+    (
+        "compact_defer_shift",
+        "lockless_atomic",
+        "mm/compaction.c:157",
+    ),
+    (
+        "compact_order_failed",
+        "lockless_atomic",
+        "mm/compaction.c:160",
+    ),
+    (
+        "compact_blockskip_flush",
+        "lockless_atomic",
+        "mm/compaction.c:337",
+    ),
+    (
+        "vm_stat",
+        "lockless_atomic",
+        "vmstat.h:162 atomic_long_add from refresh_cpu_vm_stats",
+    ),
+    (
+        "vm_numa_event",
+        "lockless_atomic",
+        "vmstat.h:142 atomic_long_add when NUMA events are folded",
+    ),
+    ("name", "cold", "set at init, printed"),
+    ("present_early_pages", "cold", "boot only"),
+    ("initialized", "cold", "set at init"),
+];
+
+/// The lru_lock wrappers of memcg (they find the lruvec, then lock it).
+const LRU_LOCK_WRAPPERS: &[&str] = &[
+    "--lock-wrapper",
+    "folio_lruvec_lock_irq=lru_lock",
+    "--lock-wrapper",
+    "folio_lruvec_relock_irq=lru_lock",
+    "--lock-wrapper",
+    "folio_lruvec_lock_irqsave=lru_lock",
+    "--lock-wrapper",
+    "unlock_page_lruvec_irq=lru_lock",
+    "--lock-wrapper",
+    "unlock_page_lruvec_irqrestore=lru_lock",
+];
+
+/// Runs infer on one struct of mm/ (JSON), returns its verdicts and the seconds it took.
+fn infer_mm(
+    header: &str,
+    name: &str,
+    sources: &[&str],
+    extra: &[&str],
+) -> Option<(serde_json::Value, f64)> {
+    let (mm, tree) = (kernel_mm()?, kbuild_tree()?);
+    let header = srctree(&tree).join("include/linux").join(header);
+    let t = tree.to_str().unwrap().to_string();
+    let mut args: Vec<String> = [
+        "infer",
+        header.to_str().unwrap(),
+        "--struct",
+        name,
+        "--kbuild",
+        &t,
+        "--format",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for s in sources {
+        args.push("--source".into());
+        args.push(format!("mm/{s}"));
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let t0 = Instant::now();
+    let o = run_in(&mm.join("linux-source-6.1"), &a);
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    Some((json(&o), secs))
+}
+
+/// Never lockless where the truth says read-mostly, or the other way round,
+/// unless the verdict says it is ambiguous.
+fn no_silent_contradiction(what: &str, truth: &Truth, j: &serde_json::Value) {
+    for (m, class, why) in truth {
+        let v = j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == *m)
+            .unwrap();
+        let g = v["class"].as_str().unwrap();
+        let opposite = (*class == "read_mostly" && g.starts_with("lockless"))
+            || (class.starts_with("lockless") && g == "read_mostly");
+        assert!(
+            !opposite || v["ambiguous"].is_string(),
+            "{what}.{m}: {g}, but {class}: {why}"
+        );
+    }
+}
+
+#[test]
+fn lru_gen_zone_and_page_counter_together_within_a_minute() {
+    let t0 = Instant::now();
+    let Some((lru, lru_s)) = infer_mm(
+        "mmzone.h",
+        "lru_gen_struct",
+        &["vmscan.c", "workingset.c"],
+        &[
+            &[
+                "--hot",
+                "evict_folios",
+                "--hot",
+                "lru_gen_refault",
+                "--hot",
+                "lru_gen_eviction",
+                "--hot",
+                "lru_gen_look_around",
+            ][..],
+            LRU_LOCK_WRAPPERS,
+        ]
+        .concat(),
+    ) else {
+        return;
+    };
+    let (zone, zone_s) = infer_mm(
+        "mmzone.h",
+        "zone",
+        &["page_alloc.c", "compaction.c", "vmstat.c", "vmscan.c"],
+        &[
+            "--hot",
+            "get_page_from_freelist",
+            "--hot",
+            "free_unref_page",
+            "--hot",
+            "free_unref_page_list",
+            "--hot",
+            "__free_pages_ok",
+            "--hot",
+            "compact_zone",
+            "--hot",
+            "try_to_compact_pages",
+            "--hot",
+            "refresh_cpu_vm_stats",
+            "--lock-wrapper",
+            "compact_lock_irqsave",
+        ],
+    )
+    .unwrap();
+    let (pc, pc_s) = infer_mm(
+        "page_counter.h",
+        "page_counter",
+        &["page_counter.c", "memcontrol.c"],
+        PAGE_COUNTER_ROOTS,
+    )
+    .unwrap();
+    // The three runs (the extraction of mm/ from the tarball is not theirs).
+    let total = lru_s + zone_s + pc_s;
+    eprintln!(
+        "time: lru_gen_struct {lru_s:.1} s, zone {zone_s:.1} s, page_counter {pc_s:.1} s; {total:.1} s together ({:.1} s with the extraction)",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(total < 60.0, "{total} s");
+    let mut right = 0;
+    let mut all = 0;
+    for (what, truth, j) in [
+        ("lru_gen_struct", LRU_GEN_TRUTH, &lru),
+        ("zone", ZONE_TRUTH, &zone),
+        ("page_counter", PAGE_COUNTER_TRUTH, &pc),
+    ] {
+        let s = score(what, truth, &classes(j));
+        right += s.values().map(|v| v.0).sum::<u32>();
+        all += truth.len() as u32;
+        no_silent_contradiction(what, truth, j);
+        for m in j["members"].as_array().unwrap() {
+            let touched = !m["sites"].as_array().unwrap().is_empty();
+            assert!(
+                touched || m["class"] == "cold",
+                "{what}.{}: a class without evidence",
+                m["name"]
+            );
+        }
+    }
+    eprintln!(
+        "all three: {right} of {all} classes right ({:.0}%)",
+        100.0 * right as f64 / all as f64
+    );
+    // Measured: 50 of 59 (85%). The rest are listed in the README.
+    assert!(right as f64 >= 0.8 * all as f64, "{right} of {all}");
+    // The hard case the rules flag instead of guessing: min_seq is written
+    // under lru_lock and read without it.
+    let min_seq = lru["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "min_seq")
+        .unwrap();
+    assert!(
+        min_seq["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("only the write frequency"),
+        "{min_seq}"
+    );
 }

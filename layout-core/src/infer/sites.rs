@@ -55,6 +55,8 @@ pub struct Site {
     pub heat: Heat,
     /// Why it is cold, when it is: `unlikely()`, `__init`, `cold root f`, `not reached`.
     pub cold_because: Option<String>,
+    /// How a hot root reaches it: `root > caller > function`.
+    pub hot_via: Option<String>,
 }
 
 impl Site {

@@ -144,7 +144,7 @@ impl<'i> Unit<'i> {
         }
     }
 
-    fn range_tokens(&self, range: CXSourceRange) -> Vec<String> {
+    pub fn range_tokens(&self, range: CXSourceRange) -> Vec<String> {
         let mut out = Vec::new();
         // SAFETY: tokens disposed of with the count libclang gave.
         unsafe {
@@ -244,6 +244,16 @@ impl Cursor {
     pub fn is_internal(self) -> bool {
         // SAFETY: a cursor of a live unit.
         unsafe { clang_getCursorLinkage(self.0) == CXLinkage_Internal }
+    }
+
+    /// The tokens of a declaration before its name (`static noinline bool __init`).
+    pub fn tokens_before_name(self, unit: &Unit) -> Vec<String> {
+        // SAFETY: a cursor of a live unit.
+        let range = unsafe {
+            let extent = clang_getCursorExtent(self.0);
+            clang_getRange(clang_getRangeStart(extent), clang_getCursorLocation(self.0))
+        };
+        unit.range_tokens(range)
     }
 
     /// Whether the cursor is in the main file (not in a header it includes).

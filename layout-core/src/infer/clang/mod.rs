@@ -57,6 +57,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut call_sites = Vec::new();
     let mut header_inline = BTreeSet::new();
+    let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
     for src in &req.sources {
@@ -89,6 +90,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         raw.extend(std::mem::take(&mut w.sites));
         call_sites.append(&mut w.call_sites);
         header_inline.append(&mut w.header_inline);
+        cold_marked.append(&mut w.cold_marked);
         for (f, callees) in std::mem::take(&mut w.calls) {
             calls.entry(f).or_default().extend(callees);
         }
@@ -110,7 +112,10 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .help(reach::close_names(root, &calls)));
         }
     }
-    let reached = reach::hot_functions(&calls, &req.hot, &req.cold);
+    // __init and __cold functions cut the graph like cold roots.
+    let mut cut: Vec<String> = req.cold.clone();
+    cut.extend(cold_marked.iter().filter(|f| !req.hot.contains(f)).cloned());
+    let reached = reach::hot_functions(&calls, &req.hot, &cut);
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
@@ -127,7 +132,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
                 Some(c) => (Heat::Cold, Some(c.clone())),
                 None => (Heat::Hot, None),
             }
-        } else if !reached.contains(&r.function) {
+        } else if !reached.contains_key(&r.function) {
             (Heat::Cold, Some("not reached from a hot root".to_string()))
         } else if let Some(c) = &r.cold_branch {
             (Heat::Cold, Some(c.clone()))
@@ -140,6 +145,8 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             locks.sort();
             locks.dedup();
         }
+        let hot_via =
+            (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(&reached, &r.function));
         out.sites.push(Site {
             field,
             member: r.member,
@@ -151,6 +158,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             locks,
             heat,
             cold_because,
+            hot_via,
         });
     }
     Ok(out)

@@ -3,23 +3,43 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The functions reachable from `hot` without entering a function of `cold`.
+/// The functions reachable from `hot` without entering a function of
+/// `cold`, each with the function it was first reached from (breadth
+/// first, in name order: the shortest call chain, deterministic).
 pub fn hot_functions(
     calls: &BTreeMap<String, BTreeSet<String>>,
     hot: &[String],
     cold: &[String],
-) -> BTreeSet<String> {
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut todo: Vec<&str> = hot.iter().map(String::as_str).collect();
-    while let Some(f) = todo.pop() {
-        if cold.iter().any(|c| c == f) || !seen.insert(f.to_string()) {
+) -> BTreeMap<String, Option<String>> {
+    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut queue: std::collections::VecDeque<(&str, Option<&str>)> =
+        hot.iter().map(|h| (h.as_str(), None)).collect();
+    while let Some((f, from)) = queue.pop_front() {
+        if cold.iter().any(|c| c == f) || seen.contains_key(f) {
             continue;
         }
+        seen.insert(f.to_string(), from.map(str::to_string));
         if let Some(cs) = calls.get(f) {
-            todo.extend(cs.iter().map(String::as_str));
+            queue.extend(cs.iter().map(|c| (c.as_str(), Some(f))));
         }
     }
     seen
+}
+
+/// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
+pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
+    let mut names = vec![f.to_string()];
+    let mut at = f;
+    while let Some(Some(p)) = reached.get(at) {
+        if names.len() == 8 {
+            names.push("...".into());
+            break;
+        }
+        names.push(p.clone());
+        at = p;
+    }
+    names.reverse();
+    names.join(" > ")
 }
 
 /// The locks every caller in the given sources holds when it calls each
@@ -138,6 +158,7 @@ mod tests {
             .extend(["b".to_string(), "c".to_string()]);
         g.entry("c".into()).or_default().insert("d".into());
         let r = hot_functions(&g, &["a".into()], &["c".into()]);
-        assert_eq!(r.into_iter().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(r.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(chain(&r, "b"), "a > b");
     }
 }

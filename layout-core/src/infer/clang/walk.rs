@@ -54,6 +54,7 @@ fn interesting_macro(name: &str) -> bool {
     ) || name.starts_with("this_cpu_")
         || name.starts_with("__this_cpu_")
         || name.starts_with("raw_cpu_")
+        || name == "per_cpu_ptr"
         || locks::asserts_held(name)
 }
 
@@ -69,6 +70,8 @@ pub struct Walker<'u, 'i> {
     pub saw_struct: bool,
     /// Every call: caller, callee, the locks held there.
     pub call_sites: Vec<(String, String, Vec<String>)>,
+    /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
+    pub cold_marked: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
     /// includes them, called or not).
     pub header_inline: BTreeSet<String>,
@@ -91,6 +94,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             saw_struct: false,
             call_sites: Vec::new(),
             header_inline: BTreeSet::new(),
+            cold_marked: BTreeSet::new(),
             function: String::new(),
             held: Vec::new(),
             cold: None,
@@ -135,6 +139,13 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn function(&mut self, f: Cursor) {
         self.function = f.spelling();
+        let marks = f.tokens_before_name(self.unit);
+        if marks
+            .iter()
+            .any(|t| matches!(t.as_str(), "__init" | "__meminit" | "__exit" | "__cold"))
+        {
+            self.cold_marked.insert(self.function.clone());
+        }
         if f.is_internal() {
             if !f.in_main_file() {
                 self.header_inline.insert(self.function.clone());
@@ -382,10 +393,13 @@ impl<'u, 'i> Walker<'u, 'i> {
         let Some(n) = self.innermost_macro(p) else {
             return (kind, how);
         };
-        let percpu =
-            n.starts_with("this_cpu_") || n.starts_with("__this_cpu_") || n.starts_with("raw_cpu_");
+        let percpu = n.starts_with("this_cpu_")
+            || n.starts_with("__this_cpu_")
+            || n.starts_with("raw_cpu_")
+            || n == "per_cpu_ptr";
         if percpu {
-            let k = if n.ends_with("_read") {
+            // this_cpu_ptr(p), per_cpu_ptr(p, cpu): p is read, its per-CPU copy used.
+            let k = if n.ends_with("_read") || n.ends_with("_ptr") {
                 Kind::Read
             } else if n.ends_with("_write") {
                 Kind::Write
@@ -395,14 +409,10 @@ impl<'u, 'i> Walker<'u, 'i> {
             return (k, n.to_string());
         }
         if n.contains("xchg") {
-            return (
-                if kind == Kind::Read && how != "asm" {
-                    kind
-                } else {
-                    Kind::Rmw
-                },
-                n.to_string(),
-            );
+            // The exchanged object (by address, or an asm operand) is
+            // read and written; a value argument is read.
+            let on_it = matches!(how.as_str(), "asm" | "address taken");
+            return (if on_it { Kind::Rmw } else { kind }, n.to_string());
         }
         if how == "plain" || how == "volatile" || how == "asm" {
             return (kind, n.to_string());
@@ -527,7 +537,17 @@ impl<'u, 'i> Walker<'u, 'i> {
                     let f = anc.spelling();
                     return Some((callee_kind(&f), f, member));
                 }
-                CXCursor_AsmStmt => return Some((Kind::Rmw, "asm".into(), member)),
+                // An asm operand: a pointer member's value is an input (the
+                // per-CPU address of this_cpu_ptr()), any other member is
+                // read and written (this_cpu_add(), the arch atomics).
+                CXCursor_AsmStmt => {
+                    let pointer = addr == 0 && typed.type_is_pointer();
+                    return Some((
+                        if pointer { Kind::Read } else { Kind::Rmw },
+                        "asm".into(),
+                        member,
+                    ));
+                }
                 _ => {
                     return Some((
                         Kind::Read,
