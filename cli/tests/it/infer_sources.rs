@@ -825,3 +825,45 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
         "{min_seq}"
     );
 }
+
+#[test]
+fn the_profile_decides_how_often_the_code_decides_the_lock() {
+    let mut args = STATS_ARGS.to_vec();
+    args.extend(["--perf-mem", "stats_types.txt", "--format", "json"]);
+    let o = run_in(&fixtures(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let m = |n: &str| {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    // Written often (the profile), under the lock (the code).
+    assert_eq!(m("nr_items")["class"], "locked_write.lock");
+    // Written often although the code writes it only on a cold path: the
+    // profile wins on frequency; no lock at its writes.
+    assert_eq!(m("limit")["class"], "lockless_atomic");
+    assert!(
+        m("limit")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stores 100/500"),
+        "{}",
+        m("limit")
+    );
+    assert_eq!(m("failcnt")["class"], "lockless_atomic");
+    // The profile saw no store, the code writes it on a hot path: said, not guessed.
+    let hits = m("hits");
+    assert_eq!(hits["class"], "lockless_atomic");
+    assert!(
+        hits["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("a hot path writes it at stats.c:14"),
+        "{hits}"
+    );
+}
