@@ -90,7 +90,7 @@ mod tests {
             "mutex_lock_nested",
             "down_write",
         ] {
-            assert!(acquires(n, &[]), "{n}");
+            assert_eq!(acquires(n, &[]), Some(None), "{n}");
         }
         for n in [
             "spin_lock_init",
@@ -98,12 +98,23 @@ mod tests {
             "mutex_is_locked",
             "spin_unlock",
         ] {
-            assert!(!acquires(n, &[]), "{n}");
+            assert_eq!(acquires(n, &[]), None, "{n}");
         }
-        assert!(releases("spin_unlock_irqrestore", &[]));
-        assert!(acquires(
-            "compact_lock_irqsave",
-            &["compact_lock_irqsave".into()]
-        ));
+        assert_eq!(releases("spin_unlock_irqrestore", &[]), Some(None));
+        let w = [
+            "compact_lock_irqsave".to_string(),
+            "folio_lruvec_lock_irq=lru_lock".into(),
+            "unlock_page_lruvec_irq=lru_lock".into(),
+        ];
+        assert_eq!(acquires("compact_lock_irqsave", &w), Some(None));
+        assert_eq!(
+            acquires("folio_lruvec_lock_irq", &w),
+            Some(Some("lru_lock"))
+        );
+        assert_eq!(
+            releases("unlock_page_lruvec_irq", &w),
+            Some(Some("lru_lock"))
+        );
+        assert_eq!(acquires("unlock_page_lruvec_irq", &w), None);
     }
 }

@@ -146,10 +146,8 @@ impl<'u, 'i> Walker<'u, 'i> {
         {
             self.cold_marked.insert(self.function.clone());
         }
-        if f.is_internal() {
-            if !f.in_main_file() {
-                self.header_inline.insert(self.function.clone());
-            }
+        if f.is_internal() && !f.in_main_file() {
+            self.header_inline.insert(self.function.clone());
         }
         self.calls.entry(self.function.clone()).or_default();
         self.held.clear();
