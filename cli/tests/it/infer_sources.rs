@@ -867,3 +867,24 @@ fn the_profile_decides_how_often_the_code_decides_the_lock() {
         "{hits}"
     );
 }
+
+#[test]
+fn guards_and_must_hold_hold_their_lock() {
+    // fixtures/infer/guard.c: guard() to the end of its block, scoped_guard()
+    // to the end of its statement, __must_hold() for the whole function.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer", "stats.h", "--struct", "stats", "--source", "guard.c", "--cc", "gcc -I.",
+            "--format", "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(site(&j, "nr_items", 7)["locks"][0], "lock");
+    assert_eq!(site(&j, "nr_items", 13)["locks"][0], "lock");
+    assert!(site(&j, "misc", 14)["locks"].as_array().unwrap().is_empty());
+    assert_eq!(site(&j, "created", 19)["locks"][0], "lock");
+    assert_eq!(classes(&j)["nr_items"], "locked_write.lock");
+    assert_eq!(classes(&j)["misc"], "lockless_atomic");
+}

@@ -246,12 +246,15 @@ impl Cursor {
         unsafe { clang_getCursorLinkage(self.0) == CXLinkage_Internal }
     }
 
-    /// The tokens of a declaration before its name (`static noinline bool __init`).
-    pub fn tokens_before_name(self, unit: &Unit) -> Vec<String> {
-        // SAFETY: a cursor of a live unit.
+    /// The tokens from the start of this cursor to the start of `end` (a
+    /// function's header: `static noinline bool __init f(...) __must_hold(l)`).
+    pub fn tokens_until(self, unit: &Unit, end: Cursor) -> Vec<String> {
+        // SAFETY: cursors of a live unit.
         let range = unsafe {
-            let extent = clang_getCursorExtent(self.0);
-            clang_getRange(clang_getRangeStart(extent), clang_getCursorLocation(self.0))
+            clang_getRange(
+                clang_getRangeStart(clang_getCursorExtent(self.0)),
+                clang_getRangeStart(clang_getCursorExtent(end.0)),
+            )
         };
         unit.range_tokens(range)
     }

@@ -72,6 +72,25 @@ pub fn releases<'w>(name: &str, wrappers: &'w [String]) -> Option<Option<&'w str
     }
 }
 
+/// Whether `name` is the constructor `guard(NAME)` and `scoped_guard(NAME)`
+/// call for a lock class (`class_spinlock_irqsave_constructor`).
+pub fn is_guard(name: &str) -> bool {
+    name.strip_prefix("class_")
+        .and_then(|n| n.strip_suffix("_constructor"))
+        .is_some_and(|class| {
+            [
+                "spinlock",
+                "raw_spinlock",
+                "mutex",
+                "rwsem",
+                "read_lock",
+                "write_lock",
+            ]
+            .iter()
+            .any(|k| class.starts_with(k))
+        })
+}
+
 /// Whether a macro named `name` asserts a lock is held.
 pub fn asserts_held(name: &str) -> bool {
     name.starts_with("lockdep_assert_held")
@@ -116,5 +135,8 @@ mod tests {
             Some(Some("lru_lock"))
         );
         assert_eq!(acquires("unlock_page_lruvec_irq", &w), None);
+        assert!(is_guard("class_spinlock_irqsave_constructor"));
+        assert!(is_guard("class_mutex_constructor"));
+        assert!(!is_guard("class_rcu_constructor"));
     }
 }

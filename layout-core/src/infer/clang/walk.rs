@@ -78,6 +78,9 @@ pub struct Walker<'u, 'i> {
     // The function being walked.
     function: String,
     held: Vec<String>,
+    /// Locks taken by `guard()`: the block depth they end with.
+    guards: Vec<(usize, String)>,
+    depth: usize,
     cold: Option<String>,
     stack: Vec<Cursor>,
 }
@@ -97,6 +100,8 @@ impl<'u, 'i> Walker<'u, 'i> {
             cold_marked: BTreeSet::new(),
             function: String::new(),
             held: Vec::new(),
+            guards: Vec::new(),
+            depth: 0,
             cold: None,
             stack: Vec::new(),
         }
@@ -139,25 +144,38 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn function(&mut self, f: Cursor) {
         self.function = f.spelling();
-        let marks = f.tokens_before_name(self.unit);
-        if marks
+        self.calls.entry(self.function.clone()).or_default();
+        self.held.clear();
+        self.guards.clear();
+        self.depth = 0;
+        self.cold = None;
+        self.stack.clear();
+        if f.is_internal() && !f.in_main_file() {
+            self.header_inline.insert(self.function.clone());
+        }
+        let Some(body) = f
+            .children()
+            .into_iter()
+            .find(|c| c.kind() == CXCursor_CompoundStmt)
+        else {
+            return;
+        };
+        // The header's annotations: __init and friends, __must_hold(lock).
+        let header = f.tokens_until(self.unit, body);
+        if header
             .iter()
             .any(|t| matches!(t.as_str(), "__init" | "__meminit" | "__exit" | "__cold"))
         {
             self.cold_marked.insert(self.function.clone());
         }
-        if f.is_internal() && !f.in_main_file() {
-            self.header_inline.insert(self.function.clone());
-        }
-        self.calls.entry(self.function.clone()).or_default();
-        self.held.clear();
-        self.cold = None;
-        self.stack.clear();
-        for c in f.children() {
-            if c.kind() == CXCursor_CompoundStmt {
-                self.walk(c);
+        for (i, t) in header.iter().enumerate() {
+            if t == "__must_hold" {
+                if let Some(l) = lock_from_tokens(&header[i..]) {
+                    self.held.push(l);
+                }
             }
         }
+        self.walk(body);
     }
 
     /// Walks a statement or expression; true when it ends its block
@@ -168,6 +186,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             CXCursor_UnaryExpr => false,
             CXCursor_IfStmt => self.if_stmt(c),
             CXCursor_CompoundStmt => {
+                self.depth += 1;
                 let mut ended = false;
                 for s in c.children() {
                     if s.kind() == CXCursor_LabelStmt {
@@ -178,6 +197,17 @@ impl<'u, 'i> Walker<'u, 'i> {
                         ended = true;
                     }
                 }
+                // A guard() releases its lock where its block ends.
+                let depth = self.depth;
+                let ending: Vec<String> = self
+                    .guards
+                    .iter()
+                    .filter(|(d, _)| *d == depth)
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                self.guards.retain(|(d, _)| *d != depth);
+                self.held.retain(|h| !ending.contains(h));
+                self.depth -= 1;
                 ended
             }
             // A loop leaves the locks as it found them: a body that drops
@@ -306,7 +336,16 @@ impl<'u, 'i> Walker<'u, 'i> {
             .push((self.function.clone(), name.clone(), self.held.clone()));
         let args = c.children();
         let first = args.get(1).copied();
-        if let Some(named) = locks::acquires(&name, self.wrappers) {
+        if locks::is_guard(&name) {
+            // guard(spinlock)(&x->lock): held to the end of the block;
+            // scoped_guard(): to the end of its for statement.
+            if let Some(l) = first.and_then(lock_name) {
+                if !self.held.contains(&l) {
+                    self.held.push(l.clone());
+                    self.guards.push((self.depth, l));
+                }
+            }
+        } else if let Some(named) = locks::acquires(&name, self.wrappers) {
             let l = named
                 .map(str::to_string)
                 .or_else(|| first.and_then(lock_name))
@@ -355,6 +394,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         let (kind, how) = self.macro_form(&p, kind, how);
         let mut held = self.held.clone();
         if how == "spinlock_check"
+            || locks::is_guard(&how)
             || locks::acquires(&how, self.wrappers).is_some()
             || locks::releases(&how, self.wrappers).is_some()
         {
