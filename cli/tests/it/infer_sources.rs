@@ -871,7 +871,8 @@ fn the_profile_decides_how_often_the_code_decides_the_lock() {
 #[test]
 fn guards_and_must_hold_hold_their_lock() {
     // fixtures/infer/guard.c: guard() to the end of its block, scoped_guard()
-    // to the end of its statement, __must_hold() for the whole function.
+    // to the end of its statement, __must_hold() for the whole function;
+    // static_branch_unlikely() as cold.
     let o = run_in(
         &fixtures(),
         &[
@@ -887,4 +888,7 @@ fn guards_and_must_hold_hold_their_lock() {
     assert_eq!(site(&j, "created", 19)["locks"][0], "lock");
     assert_eq!(classes(&j)["nr_items"], "locked_write.lock");
     assert_eq!(classes(&j)["misc"], "lockless_atomic");
+    // static_branch_unlikely() is an unlikely() branch.
+    assert_eq!(site(&j, "failcnt", 28)["cold_because"], "unlikely()");
+    assert_eq!(classes(&j)["failcnt"], "cold");
 }

@@ -657,12 +657,15 @@ fn callee_kind(name: &str) -> Kind {
     Kind::Rmw
 }
 
-/// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`): Some(V != 0).
+/// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`,
+/// and `static_branch_unlikely`'s statement expression): Some(V != 0).
 fn expectation(cond: Cursor) -> Option<bool> {
     let mut c = cond;
     loop {
         match c.kind() {
             CXCursor_ParenExpr | CXCursor_UnexposedExpr => c = *c.children().first()?,
+            // static_branch_unlikely(): ({ ...; unlikely_notrace(branch); })
+            CXCursor_StmtExpr => c = *c.children().first()?.children().last()?,
             CXCursor_CallExpr if c.spelling() == "__builtin_expect" => {
                 let v = c.children().get(2)?.eval_int()?;
                 return Some(v != 0);
