@@ -64,7 +64,8 @@ pub struct Rules {
     pub line: u64,
     /// The struct's offset from a line boundary (`--offset`), for which line a member is on.
     pub phase: u64,
-    /// Whether hot roots were given (without them, every site counts as hot).
+    /// Whether hot roots were given (without them, every site off an
+    /// `unlikely()` branch is hot), for the wording.
     pub have_roots: bool,
     /// Whether sources were given (without them, locks are unknown).
     pub have_sources: bool,
@@ -201,7 +202,7 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
                 let (class, lock_note) = lock_class(&my_sites, rules);
                 if let (Class::LockedWrite(lock), None) = (&class, profile_decided(&counts, rules))
                 {
-                    if let Some(read) = lockless_hot_read(&my_sites, lock, rules) {
+                    if let Some(read) = lockless_hot_read(&my_sites, lock) {
                         let why = format!(
                             "written under {lock} on hot paths ({r}) and read without it at {}: only the write frequency separates read-mostly from contended (give a profile)",
                             read.cite()
@@ -315,10 +316,7 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             ),
         };
     }
-    let hot: Vec<&Site> = sites
-        .iter()
-        .filter(|x| x.heat == Heat::Hot || !rules.have_roots)
-        .collect();
+    let hot: Vec<&Site> = sites.iter().filter(|x| x.heat == Heat::Hot).collect();
     if let Some(w) = hot.iter().find(|x| x.kind.writes()) {
         let note = if sampled > 0 {
             format!(
@@ -391,9 +389,9 @@ fn profile_decided(counts: &Counts, rules: &Rules) -> Option<()> {
 }
 
 /// A hot read of the member that does not hold `lock` (`READ_ONCE` outside it).
-fn lockless_hot_read<'a>(sites: &'a [Site], lock: &str, rules: &Rules) -> Option<&'a Site> {
+fn lockless_hot_read<'a>(sites: &'a [Site], lock: &str) -> Option<&'a Site> {
     sites.iter().find(|x| {
-        (x.heat == Heat::Hot || !rules.have_roots)
+        x.heat == Heat::Hot
             && x.kind == super::sites::Kind::Read
             && !x.locks.iter().any(|l| l == lock)
     })
