@@ -78,12 +78,8 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
         return Err(Diagnostic::new("infer needs evidence: no --source, --perf-c2c or --perf-mem given")
             .help("give the C files that use the struct (--source mm/page_counter.c) and/or perf profiles"));
     }
-    let loaded = input::load(&a.input)?;
-    let model = &loaded.model;
-    let phase = match loaded.placement {
-        Placement::Offset(o) => o,
-        _ => 0,
-    };
+    let (model, phase, line) = layout(a)?;
+    let model = &model;
     let at = profile::Placement {
         bases: a.base.clone(),
         offset: a.input.offset,
@@ -142,7 +138,7 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
     let sites = static_sites(a, model, &mut inputs)?;
     let rules = Rules {
         min_samples: a.min_samples,
-        line: loaded.target.line,
+        line,
         phase,
         have_roots: !a.hot.is_empty(),
         have_sources: !a.sources.is_empty(),
@@ -174,6 +170,52 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
     };
     super::print_stdout(&out)?;
     Ok(EXIT_OK)
+}
+
+/// The struct's fields with their offsets, its offset from a line
+/// boundary, and the line size: from the header, BTF or DWARF as for
+/// `show`, or, with none of them, from the sources as libclang lays it out.
+fn layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diagnostic> {
+    let i = &a.input;
+    let from_sources =
+        i.header.is_none() && i.btf.is_none() && i.dwarf.is_none() && !a.sources.is_empty();
+    if from_sources {
+        return sources_layout(a);
+    }
+    let loaded = input::load(i)?;
+    let phase = match loaded.placement {
+        Placement::Offset(o) => o,
+        _ => 0,
+    };
+    Ok((loaded.model, phase, loaded.target.line))
+}
+
+#[cfg(feature = "infer-clang")]
+fn sources_layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diagnostic> {
+    let sources = super::infer_clang::sources(a, &mut render::Inputs::default())?;
+    let name = &a.input.struct_name;
+    let (model, _size, align) = layout_core::infer::clang::record::struct_model(&sources, name)?
+        .ok_or_else(|| {
+            Diagnostic::new(format!("no --source defines struct {name}"))
+                .help("give the header that defines it (or --btf / --dwarf) before the options")
+        })?;
+    let phase = a.input.offset.unwrap_or(0);
+    if phase % align != 0 {
+        return Err(Diagnostic::new(format!(
+            "offset {phase} is not a multiple of the alignment of struct {name} ({align})"
+        ))
+        .help("give the struct's real offset inside its container"));
+    }
+    Ok((model, phase, a.input.line.line))
+}
+
+#[cfg(not(feature = "infer-clang"))]
+fn sources_layout(_a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diagnostic> {
+    Err(
+        Diagnostic::new("no layout input: give a header, --btf or --dwarf").help(
+            "this cachelayout was built without infer-clang, which takes the layout from --source",
+        ),
+    )
 }
 
 #[cfg(not(feature = "infer-clang"))]

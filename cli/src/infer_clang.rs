@@ -8,14 +8,8 @@ use layout_core::infer::render;
 use layout_core::infer::sites::Site;
 use layout_core::{probe, Diagnostic, Struct};
 
-pub fn sites(
-    a: &InferArgs,
-    model: &Struct,
-    inputs: &mut render::Inputs,
-) -> Result<Vec<Site>, Diagnostic> {
-    if a.sources.is_empty() {
-        return Ok(Vec::new());
-    }
+/// Each `--source` with the flags libclang gets for it.
+pub fn sources(a: &InferArgs, inputs: &mut render::Inputs) -> Result<Vec<Source>, Diagnostic> {
     if !a.input.probe.is_set() {
         return Err(Diagnostic::new("--source needs the flags its files are compiled with")
             .help("give --kbuild DIR (a configured kernel tree), --compile-commands FILE, or --cc 'cc -Iinclude ...'"));
@@ -32,6 +26,18 @@ pub fn sites(
         });
         inputs.sources.push(path.display().to_string());
     }
+    Ok(sources)
+}
+
+pub fn sites(
+    a: &InferArgs,
+    model: &Struct,
+    inputs: &mut render::Inputs,
+) -> Result<Vec<Site>, Diagnostic> {
+    if a.sources.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sources = sources(a, inputs)?;
     let req = Request {
         struct_name: a.input.struct_name.clone(),
         sources,

@@ -892,3 +892,56 @@ fn guards_and_must_hold_hold_their_lock() {
     assert_eq!(site(&j, "failcnt", 28)["cold_because"], "unlikely()");
     assert_eq!(classes(&j)["failcnt"], "cold");
 }
+
+#[test]
+fn without_a_header_the_struct_comes_from_the_sources() {
+    // The same verdicts and the same access file as with the header.
+    let with_header = run_in(&fixtures(), STATS_ARGS);
+    let mut args: Vec<&str> = STATS_ARGS.to_vec();
+    args.remove(1); // stats.h
+    let alone = run_in(&fixtures(), &args);
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    assert_eq!(stdout(&alone), stdout(&with_header));
+    // page_counter from mm/ alone: libclang's offsets are gcc's (the probe's DWARF).
+    let (Some(mm), Some(tree)) = (kernel_mm(), kbuild_tree()) else {
+        return;
+    };
+    let src = mm.join("linux-source-6.1");
+    let header = srctree(&tree).join("include/linux/page_counter.h");
+    let t = tree.to_str().unwrap();
+    let base = [
+        "--struct",
+        "page_counter",
+        "--kbuild",
+        t,
+        "--source",
+        "mm/page_counter.c",
+        "--format",
+        "json",
+    ];
+    let offsets = |o: &std::process::Output| -> Vec<(String, u64, u64)> {
+        assert!(o.status.success(), "{}", stderr(o));
+        json(o)["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap().to_string(),
+                    m["offset"].as_u64().unwrap(),
+                    m["size"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let from_clang = offsets(&run_in(&src, &[&["infer"][..], &base].concat()));
+    let from_gcc = offsets(&run_in(
+        &src,
+        &[&["infer", header.to_str().unwrap()][..], &base].concat(),
+    ));
+    assert_eq!(from_clang, from_gcc);
+    assert!(
+        from_gcc.iter().any(|(n, o, _)| n == "parent" && *o >= 128),
+        "{from_gcc:?}"
+    );
+}

@@ -117,6 +117,9 @@ pub struct Verdict {
     pub victim_of: Vec<String>,
     /// The cache line (from the container's start) it starts on.
     pub line: u64,
+    /// Its offset in the struct and its size, in bytes.
+    pub offset: u64,
+    pub size: u64,
 }
 
 pub const MAX_CITES: usize = 3;
@@ -220,6 +223,8 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
                             victim_of: Vec::new(),
                             line: (rules.phase + f.original_offset.unwrap_or(0))
                                 / rules.line.max(1),
+                            offset: f.original_offset.unwrap_or(0),
+                            size: f.size,
                         });
                         continue;
                     }
@@ -266,6 +271,8 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             sites: my_sites,
             victim_of: Vec::new(),
             line: (rules.phase + f.original_offset.unwrap_or(0)) / rules.line.max(1),
+            offset: f.original_offset.unwrap_or(0),
+            size: f.size,
         });
     }
     mark_victims(s, &mut out, rules);

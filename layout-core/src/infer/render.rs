@@ -206,6 +206,8 @@ pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> serde_json::Value {
             "ambiguous": v.ambiguous,
             "reason": v.reason,
             "line": v.line,
+            "offset": v.offset,
+            "size": v.size,
             "loads": v.counts.loads,
             "stores": v.counts.stores,
             "accesses": v.counts.unknown,

@@ -259,6 +259,41 @@ impl Cursor {
         unit.range_tokens(range)
     }
 
+    /// A field's offset in its record, in bits (negative when unknown).
+    pub fn field_bit_offset(self) -> i64 {
+        // SAFETY: a field declaration cursor.
+        unsafe { clang_Cursor_getOffsetOfField(self.0) }
+    }
+
+    pub fn is_bit_field(self) -> bool {
+        // SAFETY: a field declaration cursor.
+        unsafe { clang_Cursor_isBitField(self.0) != 0 }
+    }
+
+    /// The size and alignment of this cursor's type in bytes (0 when incomplete).
+    pub fn type_size_align(self) -> (u64, u64) {
+        // SAFETY: a cursor of a live unit.
+        unsafe {
+            let t = clang_getCursorType(self.0);
+            (
+                clang_Type_getSizeOf(t).max(0) as u64,
+                clang_Type_getAlignOf(t).max(1) as u64,
+            )
+        }
+    }
+
+    pub fn type_name(self) -> String {
+        // SAFETY: a cursor of a live unit.
+        unsafe { string(clang_getTypeSpelling(clang_getCursorType(self.0))) }
+    }
+
+    /// The declaration of this cursor's type (a record's).
+    pub fn type_declaration(self) -> Option<Cursor> {
+        // SAFETY: a cursor of a live unit; a null cursor is checked.
+        let d = unsafe { clang_getTypeDeclaration(clang_getCursorType(self.0)) };
+        (unsafe { clang_Cursor_isNull(d) } == 0).then_some(Cursor(d))
+    }
+
     /// Whether the cursor is in the main file (not in a header it includes).
     pub fn in_main_file(self) -> bool {
         // SAFETY: a cursor of a live unit.

@@ -15,6 +15,7 @@ mod ffi;
 pub mod flags;
 mod locks;
 mod reach;
+pub mod record;
 #[allow(non_upper_case_globals)]
 mod walk;
 
