@@ -50,5 +50,19 @@ pub fn sites(
         eprintln!("note: analysed {file} in {secs:.2} s");
     }
     inputs.notes.extend(analysis.notes);
+    // Members by their access-file name (a bit-field run by its first bit-field).
+    let name = |i: usize| {
+        let n = &model.fields[i].name;
+        n.split(':').next().unwrap_or(n).to_string()
+    };
+    inputs.paths = analysis
+        .paths
+        .iter()
+        .map(|(root, fields)| {
+            let mut names: Vec<String> = fields.iter().map(|&i| name(i)).collect();
+            names.dedup();
+            (root.clone(), names)
+        })
+        .collect();
     Ok(analysis.sites)
 }

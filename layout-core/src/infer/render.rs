@@ -22,6 +22,8 @@ pub struct Inputs {
     pub hot: Vec<String>,
     pub cold: Vec<String>,
     pub notes: Vec<String>,
+    /// Hot paths: each hot root with the members its hot sites touch.
+    pub paths: Vec<(String, Vec<String>)>,
 }
 
 fn quote(s: &str) -> String {
@@ -166,6 +168,19 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
         }
         let _ = writeln!(o, "]");
     }
+    let paths: Vec<&(String, Vec<String>)> =
+        inputs.paths.iter().filter(|(_, m)| !m.is_empty()).collect();
+    if !paths.is_empty() {
+        let _ = writeln!(
+            o,
+            "\n# Hot paths: the members each hot root's hot sites touch."
+        );
+        let _ = writeln!(o, "[struct.{}.paths]", inputs.struct_name);
+        for (root, members) in paths {
+            let names: Vec<String> = members.iter().map(|m| quote(m)).collect();
+            let _ = writeln!(o, "{} = [{}]", quote_key(root), names.join(", "));
+        }
+    }
     o
 }
 
@@ -199,6 +214,7 @@ pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> serde_json::Value {
         "hot_roots": inputs.hot,
         "cold_roots": inputs.cold,
         "notes": inputs.notes,
+        "paths": inputs.paths.iter().map(|(r, m)| json!({"root": r, "members": m})).collect::<Vec<_>>(),
         "members": verdicts.iter().map(|v| json!({
             "name": v.name,
             "class": v.class.key(),

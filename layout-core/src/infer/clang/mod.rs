@@ -49,6 +49,8 @@ pub struct Analysis {
     pub notes: Vec<String>,
     /// Seconds per source file.
     pub seconds: Vec<(String, f64)>,
+    /// Per hot root, the fields its hot sites touch (declaration order).
+    pub paths: Vec<(String, Vec<usize>)>,
 }
 
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
@@ -120,6 +122,22 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
+    // Each hot root's path: what it reaches, without the cut.
+    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = req
+        .hot
+        .iter()
+        .map(|r| {
+            (
+                r.clone(),
+                reach::hot_functions(&calls, std::slice::from_ref(r), &cut),
+            )
+        })
+        .collect();
+    let mut paths: Vec<(String, BTreeSet<usize>)> = req
+        .hot
+        .iter()
+        .map(|r| (r.clone(), BTreeSet::new()))
+        .collect();
     for r in raw {
         let Some(field) = crate::infer::profile::field_at(model, r.offset) else {
             out.notes.push(format!(
@@ -146,6 +164,13 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             locks.sort();
             locks.dedup();
         }
+        if heat == Heat::Hot {
+            for ((_, reached_from_root), (_, fields)) in per_root.iter().zip(paths.iter_mut()) {
+                if reached_from_root.contains_key(&r.function) {
+                    fields.insert(field);
+                }
+            }
+        }
         let hot_via =
             (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(&reached, &r.function));
         out.sites.push(Site {
@@ -162,5 +187,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             hot_via,
         });
     }
+    out.paths = paths
+        .into_iter()
+        .map(|(r, f)| (r, f.into_iter().collect()))
+        .collect();
     Ok(out)
 }
