@@ -196,6 +196,11 @@ fn stats_access_file_goes_to_propose() {
         text,
         "deterministic"
     );
+    // Each hot root's members, as hot paths.
+    let paths = "[struct.stats.paths]\n\
+        stats_add = [\"lock\", \"nr_items\", \"items\", \"hits\", \"limit\", \"parent\", \"flags\"]\n\
+        stats_remove = [\"lock\", \"nr_items\"]\n";
+    assert!(text.contains(paths), "{text}");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("stats.toml"), &text).unwrap();
     let header = fixtures().join("stats.h");
