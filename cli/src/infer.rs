@@ -200,6 +200,12 @@ fn sources_layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diag
                 .help("give the header that defines it (or --btf / --dwarf) before the options")
         })?;
     let phase = a.input.offset.unwrap_or(0);
+    if phase > 1 << 48 {
+        return Err(Diagnostic::new(format!(
+            "offset {phase} puts struct {name} past 2^48 bytes, the largest address space"
+        ))
+        .help("give the struct's offset inside its container (e.g. --offset 304)"));
+    }
     if phase % align != 0 {
         return Err(Diagnostic::new(format!(
             "offset {phase} is not a multiple of the alignment of struct {name} ({align})"

@@ -11,7 +11,6 @@
 //! line's own row of the Pareto (or the table) gives as counts.
 
 use crate::Diagnostic;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Totals of one cache line, from the Shared Data Cache Line Table.
@@ -287,7 +286,7 @@ fn pareto_row(
     // After the shares the row follows the header from `Offset` on.
     let off_col = names.iter().position(|c| c == "Offset")?;
     let rest = &tokens[n..];
-    let col = |name: &str| names.iter().position(|c| c == name).map(|i| i - off_col);
+    let col = |name: &str| names[off_col..].iter().position(|c| c == name);
     let offset = hex(rest.get(col("Offset")?)?)?;
     let records = col("records")
         .and_then(|i| rest.get(i))
@@ -318,23 +317,31 @@ fn pareto_row(
     })
 }
 
-impl C2cReport {
-    /// Samples per cache line address and offset, summed over code addresses.
-    pub fn by_address(&self) -> BTreeMap<u64, (u64, u64, u64)> {
-        let mut m: BTreeMap<u64, (u64, u64, u64)> = BTreeMap::new();
-        for r in &self.rows {
-            let e = m.entry(r.line + r.offset).or_default();
-            e.0 += r.loads;
-            e.1 += r.stores;
-            e.2 += r.hitm;
-        }
-        m
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text, and any perf-like text with its columns shuffled,
+        /// is a report or an error, never a panic.
+        #[test]
+        fn never_panics(lines in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "Shared Data Cache Line Table", "Shared Cache Line Distribution Pareto",
+                "# Index Address Node PA cnt Hitm Total LclHitm RmtHitm records Loads Stores",
+                "#   Num  RmtHitm  LclHitm  records  Offset  Node  Code address  records  Symbol",
+                "#   Num  Offset RmtHitm", "0 0xffff8881 0 1 50.00% 10 5 5 100 80 20",
+                "      0       30      400  0xffff888104a3c000", "  50.00%  25.00%  0x8  0  1  0xffffffff81  12  [k] f  x.c:1",
+                "100.00% 0x0", "-----", "=====", "", "  0x10 [k]", "# Samples: 1K of event 'mem-loads'",
+                "# Overhead  Samples  Data Type  Data Type Offset", "  5.00%  12  struct a  struct a +8 (b)",
+                "Annotate type: 'struct a' in x (10 samples):", "  10.00  8  8  long  b;", "  1.0  x  y  z;",
+            ]), 0..12)) {
+            let text = lines.join("\n");
+            let _ = parse(Path::new("t"), &text);
+            let _ = crate::infer::data_type::parse(Path::new("t"), &text);
+        }
+    }
 
     #[test]
     fn header_words_are_joined() {

@@ -142,17 +142,20 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
         let mine: Vec<&ProfileHit> = hits.iter().filter(|h| h.field == i).collect();
         let mut counts = Counts::default();
         for h in &mine {
-            counts.loads += h.loads;
-            counts.stores += h.stores;
-            counts.unknown += h.unknown;
-            counts.hitm += h.hitm;
+            counts.loads = counts.loads.saturating_add(h.loads);
+            counts.stores = counts.stores.saturating_add(h.stores);
+            counts.unknown = counts.unknown.saturating_add(h.unknown);
+            counts.hitm = counts.hitm.saturating_add(h.hitm);
             counts.estimated |= h.estimated;
         }
         let mut sorted = mine.clone();
         sorted.sort_by(|a, b| {
-            (b.loads + b.stores + b.unknown + b.hitm)
-                .cmp(&(a.loads + a.stores + a.unknown + a.hitm))
-                .then(a.cite.cmp(&b.cite))
+            let total = |h: &ProfileHit| {
+                [h.loads, h.stores, h.unknown, h.hitm]
+                    .iter()
+                    .fold(0u64, |t, x| t.saturating_add(*x))
+            };
+            total(b).cmp(&total(a)).then(a.cite.cmp(&b.cite))
         });
         let profile: Vec<String> = sorted
             .iter()
@@ -192,7 +195,8 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
         let (class, confidence, ambiguous, reason) = match freq {
             Frequency::Cold(r) => (Class::Cold, Confidence::High, None, r),
             Frequency::ReadMostly(r) => {
-                let conf = if counts.loads + counts.stores >= 5 * rules.min_samples
+                let conf = if counts.loads.saturating_add(counts.stores)
+                    >= rules.min_samples.saturating_mul(5)
                     || !my_sites.is_empty()
                 {
                     Confidence::High
@@ -221,7 +225,7 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
                             profile,
                             sites: my_sites,
                             victim_of: Vec::new(),
-                            line: (rules.phase + f.original_offset.unwrap_or(0))
+                            line: rules.phase.saturating_add(f.original_offset.unwrap_or(0))
                                 / rules.line.max(1),
                             offset: f.original_offset.unwrap_or(0),
                             size: f.size,
@@ -270,7 +274,7 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             profile,
             sites: my_sites,
             victim_of: Vec::new(),
-            line: (rules.phase + f.original_offset.unwrap_or(0)) / rules.line.max(1),
+            line: rules.phase.saturating_add(f.original_offset.unwrap_or(0)) / rules.line.max(1),
             offset: f.original_offset.unwrap_or(0),
             size: f.size,
         });
@@ -286,8 +290,8 @@ fn access_name(name: &str) -> String {
 }
 
 fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
-    let n = counts.loads + counts.stores;
-    let sampled = n + counts.unknown;
+    let n = counts.loads.saturating_add(counts.stores);
+    let sampled = n.saturating_add(counts.unknown);
     if n >= rules.min_samples {
         let (lo, hi) = wilson::interval(counts.stores, n, wilson::Z95);
         let p = counts.stores as f64 / n as f64;
@@ -392,7 +396,7 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
 
 /// Whether a profile had enough samples to decide the frequency.
 fn profile_decided(counts: &Counts, rules: &Rules) -> Option<()> {
-    (counts.loads + counts.stores >= rules.min_samples).then_some(())
+    (counts.loads.saturating_add(counts.stores) >= rules.min_samples).then_some(())
 }
 
 /// A hot read of the member that does not hold `lock` (`READ_ONCE` outside it).
@@ -446,8 +450,8 @@ fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
 fn mark_victims(s: &Struct, out: &mut [Verdict], rules: &Rules) {
     let lines_of = |v: &Verdict| {
         let f = &s.fields[v.field];
-        let start = rules.phase + f.original_offset.unwrap_or(0);
-        let end = start + f.size.max(1) - 1;
+        let start = rules.phase.saturating_add(f.original_offset.unwrap_or(0));
+        let end = start.saturating_add(f.size.max(1) - 1);
         (start / rules.line.max(1), end / rules.line.max(1))
     };
     let written: Vec<(String, (u64, u64))> = out

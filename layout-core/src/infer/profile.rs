@@ -90,7 +90,9 @@ pub fn from_c2c(
             }),
             None => {
                 unmapped.rows += 1;
-                unmapped.samples += r.loads + r.stores;
+                unmapped.samples = unmapped
+                    .samples
+                    .saturating_add(r.loads.saturating_add(r.stores));
             }
         }
     }
@@ -137,7 +139,7 @@ pub fn from_data_type(
         };
         let Some(field) = field_at(s, offset) else {
             unmapped.rows += 1;
-            unmapped.samples += r.samples;
+            unmapped.samples = unmapped.samples.saturating_add(r.samples);
             continue;
         };
         let (loads, stores, unknown) = match r.direction {
