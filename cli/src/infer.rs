@@ -162,8 +162,13 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
             text
         }
         InferFormat::Json => {
-            let mut s =
-                serde_json::to_string_pretty(&render::json(&inputs, &verdicts)).unwrap_or_default();
+            let mut s = serde_json::to_value(render::json(&inputs, &verdicts))
+                .and_then(|v| serde_json::to_string_pretty(&v))
+                .map_err(|e| {
+                    Diagnostic::new(format!("cannot write the JSON: {e}")).help(
+                        "this is a bug in cachelayout infer: please report it with the command line",
+                    )
+                })?;
             s.push('\n');
             s
         }

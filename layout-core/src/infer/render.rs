@@ -6,7 +6,7 @@
 //! first) and followed by its confidence and reason.
 
 use super::classify::{Class, Verdict};
-use serde_json::json;
+use serde::Serialize;
 use std::fmt::Write as _;
 
 /// How many sites of one member the access file cites (the JSON has all).
@@ -204,35 +204,109 @@ fn confidence_word(v: &Verdict) -> &'static str {
     }
 }
 
+/// `infer --format json`: what the run looked at and every member's verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct InferJson {
+    #[serde(rename = "struct")]
+    pub struct_name: String,
+    pub offset: Option<u64>,
+    pub sources: Vec<String>,
+    pub profiles: Vec<String>,
+    pub hot_roots: Vec<String>,
+    pub cold_roots: Vec<String>,
+    pub notes: Vec<String>,
+    pub paths: Vec<PathJson>,
+    pub members: Vec<MemberJson>,
+}
+
+/// A hot path: a hot root and the members its hot sites touch.
+#[derive(Clone, Debug, Serialize)]
+pub struct PathJson {
+    pub root: String,
+    pub members: Vec<String>,
+}
+
+/// One member's verdict with its evidence.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemberJson {
+    pub name: String,
+    /// The access file's key: `read_mostly`, `locked_write.LOCK`, `lockless_atomic`, `cold`.
+    pub class: String,
+    pub confidence: super::classify::Confidence,
+    /// Why the rules could not decide, when they could not.
+    pub ambiguous: Option<String>,
+    pub reason: String,
+    /// The cache line it starts on (from the container's start with --offset).
+    pub line: u64,
+    pub offset: u64,
+    pub size: u64,
+    /// Profile samples: loads, stores, accesses of unknown direction, HITM loads.
+    pub loads: u64,
+    pub stores: u64,
+    pub accesses: u64,
+    pub hitm: u64,
+    /// Whether a count came from a percentage of a rounded total.
+    pub estimated_counts: bool,
+    pub write_fraction: Option<WriteFraction>,
+    /// Written members on its line while it takes HITMs.
+    pub victim_of: Vec<String>,
+    /// The largest profile rows.
+    pub profile: Vec<String>,
+    /// Every source site.
+    pub sites: Vec<super::sites::Site>,
+}
+
+/// The write fraction and its 95 % Wilson interval.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct WriteFraction {
+    pub p: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
 /// The JSON: every member with its verdict, counts and every site.
-pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> serde_json::Value {
-    json!({
-        "struct": inputs.struct_name,
-        "offset": inputs.offset,
-        "sources": inputs.sources,
-        "profiles": inputs.profiles,
-        "hot_roots": inputs.hot,
-        "cold_roots": inputs.cold,
-        "notes": inputs.notes,
-        "paths": inputs.paths.iter().map(|(r, m)| json!({"root": r, "members": m})).collect::<Vec<_>>(),
-        "members": verdicts.iter().map(|v| json!({
-            "name": v.name,
-            "class": v.class.key(),
-            "confidence": v.confidence,
-            "ambiguous": v.ambiguous,
-            "reason": v.reason,
-            "line": v.line,
-            "offset": v.offset,
-            "size": v.size,
-            "loads": v.counts.loads,
-            "stores": v.counts.stores,
-            "accesses": v.counts.unknown,
-            "hitm": v.counts.hitm,
-            "estimated_counts": v.counts.estimated,
-            "write_fraction": v.counts.write_fraction.map(|(p, lo, hi)| json!({"p": p, "low": lo, "high": hi})),
-            "victim_of": v.victim_of,
-            "profile": v.profile,
-            "sites": v.sites,
-        })).collect::<Vec<_>>(),
-    })
+pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> InferJson {
+    InferJson {
+        struct_name: inputs.struct_name.clone(),
+        offset: inputs.offset,
+        sources: inputs.sources.clone(),
+        profiles: inputs.profiles.clone(),
+        hot_roots: inputs.hot.clone(),
+        cold_roots: inputs.cold.clone(),
+        notes: inputs.notes.clone(),
+        paths: inputs
+            .paths
+            .iter()
+            .map(|(root, members)| PathJson {
+                root: root.clone(),
+                members: members.clone(),
+            })
+            .collect(),
+        members: verdicts
+            .iter()
+            .map(|v| MemberJson {
+                name: v.name.clone(),
+                class: v.class.key(),
+                confidence: v.confidence,
+                ambiguous: v.ambiguous.clone(),
+                reason: v.reason.clone(),
+                line: v.line,
+                offset: v.offset,
+                size: v.size,
+                loads: v.counts.loads,
+                stores: v.counts.stores,
+                accesses: v.counts.unknown,
+                hitm: v.counts.hitm,
+                estimated_counts: v.counts.estimated,
+                write_fraction: v.counts.write_fraction.map(|(p, low, high)| WriteFraction {
+                    p,
+                    low,
+                    high,
+                }),
+                victim_of: v.victim_of.clone(),
+                profile: v.profile.clone(),
+                sites: v.sites.clone(),
+            })
+            .collect(),
+    }
 }
