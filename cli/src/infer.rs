@@ -211,7 +211,7 @@ fn sources_layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diag
         ))
         .help("give the struct's offset inside its container (e.g. --offset 304)"));
     }
-    if phase % align != 0 {
+    if !phase.is_multiple_of(align) {
         return Err(Diagnostic::new(format!(
             "offset {phase} is not a multiple of the alignment of struct {name} ({align})"
         ))
