@@ -877,7 +877,7 @@ fn the_profile_decides_how_often_the_code_decides_the_lock() {
 fn guards_and_must_hold_hold_their_lock() {
     // fixtures/infer/guard.c: guard() to the end of its block, scoped_guard()
     // to the end of its statement, __must_hold() for the whole function;
-    // static_branch_unlikely() as cold.
+    // static_branch_unlikely() and error paths as cold.
     let o = run_in(
         &fixtures(),
         &[
@@ -896,6 +896,9 @@ fn guards_and_must_hold_hold_their_lock() {
     // static_branch_unlikely() is an unlikely() branch.
     assert_eq!(site(&j, "failcnt", 28)["cold_because"], "unlikely()");
     assert_eq!(classes(&j)["failcnt"], "cold");
+    // After an `err:` label: an error path.
+    assert_eq!(site(&j, "created", 38)["cold_because"], "error path");
+    assert_eq!(site(&j, "misc", 35)["heat"], "hot");
 }
 
 #[test]

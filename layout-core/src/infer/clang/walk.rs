@@ -187,10 +187,17 @@ impl<'u, 'i> Walker<'u, 'i> {
             CXCursor_IfStmt => self.if_stmt(c),
             CXCursor_CompoundStmt => {
                 self.depth += 1;
+                let block_cold = self.cold.clone();
                 let mut ended = false;
                 for s in c.children() {
                     if s.kind() == CXCursor_LabelStmt {
                         ended = false;
+                        // `err:`, `fail:`, `out_free:` ... : what follows is an error path.
+                        self.cold = if is_error_label(&s.spelling()) {
+                            Some("error path".into())
+                        } else {
+                            block_cold.clone()
+                        };
                     }
                     self.assertions(s);
                     if self.walk(s) {
@@ -207,6 +214,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                     .collect();
                 self.guards.retain(|(d, _)| *d != depth);
                 self.held.retain(|h| !ending.contains(h));
+                self.cold = block_cold;
                 self.depth -= 1;
                 ended
             }
@@ -605,6 +613,15 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         Some((Kind::Read, plain(volatile), member))
     }
+}
+
+/// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
+/// is not one: `out` labels are the common exit).
+fn is_error_label(label: &str) -> bool {
+    let l = label.to_ascii_lowercase();
+    ["err", "fail", "abort", "bad"]
+        .iter()
+        .any(|p| l.starts_with(p))
 }
 
 /// A type's spelling without `const` and `volatile`.
