@@ -953,3 +953,64 @@ fn without_a_header_the_struct_comes_from_the_sources() {
         "{from_gcc:?}"
     );
 }
+
+#[test]
+fn flags_come_from_a_compilation_database() {
+    // The include directory is relative to the entry's directory.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("inc")).unwrap();
+    for f in ["stats.c", "stats.h"] {
+        std::fs::copy(fixtures().join(f), d.join(f)).unwrap();
+    }
+    std::fs::copy(
+        fixtures().join("mini_kernel.h"),
+        d.join("inc/mini_kernel.h"),
+    )
+    .unwrap();
+    let db = serde_json::json!([{
+        "directory": d.to_str().unwrap(),
+        "file": "stats.c",
+        "command": "gcc -Iinc -c stats.c -o stats.o",
+    }]);
+    std::fs::write(d.join("compile_commands.json"), db.to_string()).unwrap();
+    let o = run_in(
+        d,
+        &[
+            "infer",
+            "--struct",
+            "stats",
+            "--source",
+            "stats.c",
+            "--compile-commands",
+            "compile_commands.json",
+            "--hot",
+            "stats_add",
+            "--hot",
+            "stats_remove",
+            "--cold",
+            "stats_set_limit",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = score(
+        "stats (compile_commands.json)",
+        STATS_TRUTH,
+        &classes(&json(&o)),
+    );
+    assert!(
+        s.values().all(|(_, fp, fn_)| *fp == 0 && *fn_ == 0),
+        "{s:?}"
+    );
+    // Without the database's -Iinc the header is missing: a located error.
+    let o = run_in(
+        d,
+        &[
+            "infer", "--struct", "stats", "--source", "stats.c", "--cc", "gcc",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("mini_kernel.h"), "{}", stderr(&o));
+}
