@@ -53,6 +53,37 @@ pub struct Analysis {
     pub paths: Vec<(String, Vec<usize>)>,
 }
 
+/// Parses one source (read bounded) with its flags: a fatal error (a
+/// missing header) is an error; other errors are a note, and the unit is
+/// analysed anyway.
+fn parse<'i>(
+    index: &'i ffi::Index,
+    src: &Source,
+) -> Result<(ffi::Unit<'i>, Option<String>), Diagnostic> {
+    let text = crate::files::text(&src.path, crate::files::Input::Source)?;
+    let unit = ffi::Unit::parse(index, &src.path, &text, &src.args)
+        .map_err(|e| Diagnostic::new(format!("cannot parse the source: {e}")).in_file(&src.path))?;
+    let problems = unit.problems();
+    // A missing header is fatal to the compiler (libclang keeps going): the flags are wrong.
+    if let Some(f) = problems
+        .iter()
+        .find(|p| p.fatal || p.text.contains("file not found"))
+    {
+        return Err(Diagnostic::new(format!("libclang stopped: {}", f.text))
+            .in_file(&src.path)
+            .help("the flags do not compile this file: give the tree it belongs to (--kbuild DIR) or its compile_commands.json"));
+    }
+    let note = problems.first().map(|first| {
+        format!(
+            "{}: {} error(s) from libclang, analysed anyway; first: {}",
+            src.path.display(),
+            problems.len(),
+            first.text
+        )
+    });
+    Ok((unit, note))
+}
+
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
 pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let index = ffi::Index::new();
@@ -65,28 +96,8 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut saw = false;
     for src in &req.sources {
         let t0 = Instant::now();
-        let text = crate::files::text(&src.path, crate::files::Input::Source)?;
-        let unit = ffi::Unit::parse(&index, &src.path, &text, &src.args).map_err(|e| {
-            Diagnostic::new(format!("cannot parse the source: {e}")).in_file(&src.path)
-        })?;
-        let problems = unit.problems();
-        // A missing header is fatal to the compiler (libclang keeps going): the flags are wrong.
-        if let Some(f) = problems
-            .iter()
-            .find(|p| p.fatal || p.text.contains("file not found"))
-        {
-            return Err(Diagnostic::new(format!("libclang stopped: {}", f.text))
-                .in_file(&src.path)
-                .help("the flags do not compile this file: give the tree it belongs to (--kbuild DIR) or its compile_commands.json"));
-        }
-        if let Some(first) = problems.first() {
-            out.notes.push(format!(
-                "{}: {} error(s) from libclang, analysed anyway; first: {}",
-                src.path.display(),
-                problems.len(),
-                first.text
-            ));
-        }
+        let (unit, note) = parse(&index, src)?;
+        out.notes.extend(note);
         let mut w = walk::Walker::new(&unit, &req.struct_name, &req.lock_wrappers);
         w.run();
         saw |= w.saw_struct;

@@ -4,7 +4,7 @@
 //! storage unit is one field (`a:b:c`), an anonymous struct or union one
 //! field named after its first member.
 
-use super::ffi::{Cursor, Index, Unit};
+use super::ffi::{Cursor, Index};
 use super::Source;
 use crate::{Diagnostic, Field, Struct};
 use clang_sys::*;
@@ -16,10 +16,15 @@ pub fn struct_model(
 ) -> Result<Option<(Struct, u64, u64)>, Diagnostic> {
     let index = Index::new();
     for src in sources {
-        let text = crate::files::text(&src.path, crate::files::Input::Source)?;
-        let unit = Unit::parse(&index, &src.path, &text, &src.args).map_err(|e| {
-            Diagnostic::new(format!("cannot parse the source: {e}")).in_file(&src.path)
-        })?;
+        let (unit, note) = super::parse(&index, src)?;
+        if let Some(n) = note {
+            // A layout from a unit with errors may be wrong: say so.
+            return Err(Diagnostic::new(format!(
+                "the layout of struct {name} would come from a unit libclang did not compile cleanly: {n}"
+            ))
+            .in_file(&src.path)
+            .help("give the header with --kbuild/--compile-commands/--cc, or --btf/--dwarf, for the layout"));
+        }
         let found =
             unit.cursor().children().into_iter().find(|c| {
                 c.kind() == CXCursor_StructDecl && c.is_definition() && c.spelling() == name
