@@ -67,3 +67,59 @@ pub fn for_libclang(flags: &[String], directory: &Path) -> Vec<String> {
     out.extend(["-x", "c", "-w", "-ferror-limit=1000"].map(String::from));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_decides_meaning_passes() {
+        let words: Vec<String> = [
+            "-Iinc",
+            "-I",
+            "/abs",
+            "-isystem",
+            "sys",
+            "-DX=1",
+            "-U",
+            "Y",
+            "-std=gnu11",
+            "-O2",
+            "-Xclang",
+            "-load",
+            "-Xclang",
+            "evil.so",
+            "-fplugin=evil.so",
+            "-include",
+            "cfg.h",
+            "-MD",
+            "-o",
+            "x.o",
+            "-c",
+            "x.c",
+        ]
+        .map(String::from)
+        .to_vec();
+        let got = for_libclang(&words, Path::new("/p"));
+        assert_eq!(
+            got,
+            [
+                "-I/p/inc",
+                "-I",
+                "/abs",
+                "-isystem",
+                "/p/sys",
+                "-DX=1",
+                "-U",
+                "Y",
+                "-std=gnu11",
+                "-include",
+                "/p/cfg.h",
+                "-x",
+                "c",
+                "-w",
+                "-ferror-limit=1000",
+            ]
+        );
+    }
+}
