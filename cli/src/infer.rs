@@ -48,6 +48,11 @@ pub struct InferArgs {
     /// --stdio` (Linux 6.8+). Repeatable.
     #[arg(long = "perf-mem", value_name = "FILE")]
     pub perf_mem: Vec<PathBuf>,
+    /// Split the lockless members into writer groups by context: members some hot root
+    /// writes both of share a group (named after its first root); the groups are kept
+    /// on separate lines by propose.
+    #[arg(long)]
+    pub writer_groups: bool,
     /// Fewest samples of a member for the profile to decide its write fraction.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub min_samples: u64,
@@ -144,7 +149,10 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
         have_sources: !a.sources.is_empty(),
         ..Rules::default()
     };
-    let verdicts = infer::classify(model, &hits, &sites, &rules);
+    let mut verdicts = infer::classify(model, &hits, &sites, &rules);
+    if a.writer_groups {
+        infer::classify::writer_groups(&mut verdicts, &a.hot);
+    }
     let out = match a.format {
         InferFormat::Toml => {
             let text = render::access_file(&inputs, &verdicts);

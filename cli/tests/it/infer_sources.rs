@@ -465,6 +465,28 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
         (Some("atomic_long_add_return"), Some("rmw"))
     );
     assert_eq!(site(&j, "watermark", 84)["how"], "WRITE_ONCE");
+    // Writer groups: reclaim's protection check writes emin and elow, the
+    // charge paths the rest: two contexts.
+    let mut grouped = args.clone();
+    grouped.push("--writer-groups");
+    let g = run_in(&src, &grouped);
+    assert!(g.status.success(), "{}", stderr(&g));
+    let text = stdout(&g);
+    let protection = text
+        .split("lockless_atomic.mem_cgroup_calculate_protection = [")
+        .nth(1)
+        .and_then(|t| t.split(']').next())
+        .expect(&text);
+    assert!(
+        protection.contains("\"emin\"")
+            && protection.contains("\"elow\"")
+            && !protection.contains("\"usage\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("lockless_atomic.page_counter_try_charge = ["),
+        "{text}"
+    );
     // propose --access with the inferred file keeps usage apart from the limits and parent.
     let o = run_in(&src, &args);
     assert!(o.status.success(), "{}", stderr(&o));

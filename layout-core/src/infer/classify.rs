@@ -117,12 +117,80 @@ pub struct Verdict {
     pub victim_of: Vec<String>,
     /// The cache line (from the container's start) it starts on.
     pub line: u64,
+    /// The writer group of a lockless member ([`writer_groups`]).
+    pub group: Option<String>,
     /// Its offset in the struct and its size, in bytes.
     pub offset: u64,
     pub size: u64,
 }
 
 pub const MAX_CITES: usize = 3;
+
+impl Verdict {
+    /// The access file's key: `lockless_atomic[.GROUP]`, `locked_write.LOCK`, ...
+    pub fn key(&self) -> String {
+        match (&self.class, &self.group) {
+            (Class::LocklessAtomic, Some(g)) => format!("lockless_atomic.{g}"),
+            (c, _) => c.key(),
+        }
+    }
+}
+
+/// Writer groups: lockless members written from distinct contexts. Two
+/// members are in one group when a hot root writes both (the groups are the
+/// connected components); a group is named after its first root in
+/// `roots` order. Lockless members no hot root writes (a profile's, an
+/// ambiguous one's) form the group `other`. With one group or none, nothing
+/// changes.
+pub fn writer_groups(verdicts: &mut [Verdict], roots: &[String]) {
+    let lockless: Vec<usize> = (0..verdicts.len())
+        .filter(|&i| verdicts[i].class == Class::LocklessAtomic)
+        .collect();
+    let writers = |v: &Verdict| -> BTreeSet<usize> {
+        v.sites
+            .iter()
+            .filter(|x| x.heat == Heat::Hot && x.kind.writes())
+            .flat_map(|x| x.hot_roots.iter())
+            .filter_map(|r| roots.iter().position(|q| q == r))
+            .collect()
+    };
+    // Union-find over the roots.
+    let mut parent: Vec<usize> = (0..roots.len()).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let sets: Vec<(usize, BTreeSet<usize>)> = lockless
+        .iter()
+        .map(|&i| (i, writers(&verdicts[i])))
+        .collect();
+    for (_, set) in &sets {
+        let mut it = set.iter();
+        if let Some(&first) = it.next() {
+            for &r in it {
+                let (a, b) = (find(&mut parent, first), find(&mut parent, r));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let group_of = |parent: &mut Vec<usize>, set: &BTreeSet<usize>| {
+        set.iter().next().map(|&r| find(parent, r))
+    };
+    let components: BTreeSet<Option<usize>> =
+        sets.iter().map(|(_, s)| group_of(&mut parent, s)).collect();
+    if components.len() < 2 {
+        return;
+    }
+    for (i, set) in sets {
+        verdicts[i].group = Some(match group_of(&mut parent, &set) {
+            Some(root) => crate::class::identifier(&roots[root]),
+            None => "other".into(),
+        });
+    }
+}
 
 enum Frequency {
     Written(String),
@@ -229,6 +297,7 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
                                 / rules.line.max(1),
                             offset: f.original_offset.unwrap_or(0),
                             size: f.size,
+                            group: None,
                         });
                         continue;
                     }
@@ -277,6 +346,7 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             line: rules.phase.saturating_add(f.original_offset.unwrap_or(0)) / rules.line.max(1),
             offset: f.original_offset.unwrap_or(0),
             size: f.size,
+            group: None,
         });
     }
     mark_victims(s, &mut out, rules);

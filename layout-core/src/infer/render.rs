@@ -75,7 +75,7 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
                 o,
                 "#   {} -> {}: {}",
                 v.name,
-                v.class.key(),
+                v.key(),
                 comment(v.ambiguous.as_deref().unwrap_or(""))
             );
         }
@@ -104,8 +104,15 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
     if let Some(off) = inputs.offset {
         let _ = writeln!(o, "offset = {off}");
     }
-    // Keys in a fixed order: lockless, each lock (by name), read-mostly, cold.
-    let mut keys: Vec<String> = vec!["lockless_atomic".into()];
+    // Keys in a fixed order: lockless (each writer group in member order),
+    // each lock (by name), read-mostly, cold.
+    let mut keys: Vec<String> = Vec::new();
+    for v in verdicts {
+        let k = v.key();
+        if k.starts_with("lockless_atomic") && !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
     let mut locks: Vec<String> = verdicts
         .iter()
         .filter_map(|v| match &v.class {
@@ -119,7 +126,7 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
     keys.push("read_mostly".into());
     keys.push("cold".into());
     for key in keys {
-        let mut members: Vec<&Verdict> = verdicts.iter().filter(|v| v.class.key() == key).collect();
+        let mut members: Vec<&Verdict> = verdicts.iter().filter(|v| v.key() == key).collect();
         if members.is_empty() {
             continue;
         }
@@ -286,7 +293,7 @@ pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> InferJson {
             .iter()
             .map(|v| MemberJson {
                 name: v.name.clone(),
-                class: v.class.key(),
+                class: v.key(),
                 confidence: v.confidence,
                 ambiguous: v.ambiguous.clone(),
                 reason: v.reason.clone(),

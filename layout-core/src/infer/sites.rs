@@ -57,6 +57,8 @@ pub struct Site {
     pub cold_because: Option<String>,
     /// How a hot root reaches it: `root > caller > function`.
     pub hot_via: Option<String>,
+    /// Every hot root that reaches it, in command-line order.
+    pub hot_roots: Vec<String>,
 }
 
 impl Site {

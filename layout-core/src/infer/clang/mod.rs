@@ -182,6 +182,15 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
                 }
             }
         }
+        let hot_roots: Vec<String> = if heat == Heat::Hot {
+            per_root
+                .iter()
+                .filter(|(_, m)| m.contains_key(&r.function))
+                .map(|(root, _)| root.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let hot_via =
             (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(&reached, &r.function));
         out.sites.push(Site {
@@ -196,6 +205,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             heat,
             cold_because,
             hot_via,
+            hot_roots,
         });
     }
     out.paths = paths
