@@ -59,6 +59,8 @@ pub struct Site {
     pub hot_via: Option<String>,
     /// Every hot root that reaches it, in command-line order.
     pub hot_roots: Vec<String>,
+    /// How many loops of its function enclose it (a weight for the reviewer).
+    pub loop_depth: u32,
 }
 
 impl Site {
@@ -69,8 +71,12 @@ impl Site {
         } else {
             format!("under {}", self.locks.join("+"))
         };
+        let in_loop = match self.loop_depth {
+            0 => String::new(),
+            d => format!(" in loop depth {d}"),
+        };
         format!(
-            "{}:{} {} {} {} {}",
+            "{}:{} {} {} {} {}{in_loop}",
             self.file,
             self.line,
             self.function,

@@ -206,6 +206,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             cold_because,
             hot_via,
             hot_roots,
+            loop_depth: r.loop_depth,
         });
     }
     out.paths = paths

@@ -25,6 +25,8 @@ pub struct RawSite {
     pub locks: Vec<String>,
     /// `unlikely()` when the site is on such a branch.
     pub cold_branch: Option<String>,
+    /// How many loops of its function enclose it.
+    pub loop_depth: u32,
 }
 
 /// A macro use the analysis reads: its range in its file and its name.
@@ -81,6 +83,7 @@ pub struct Walker<'u, 'i> {
     /// Locks taken by `guard()`: the block depth they end with.
     guards: Vec<(usize, String)>,
     depth: usize,
+    loops: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
 }
@@ -102,6 +105,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             held: Vec::new(),
             guards: Vec::new(),
             depth: 0,
+            loops: 0,
             cold: None,
             stack: Vec::new(),
         }
@@ -148,6 +152,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.held.clear();
         self.guards.clear();
         self.depth = 0;
+        self.loops = 0;
         self.cold = None;
         self.stack.clear();
         if f.is_internal() && !f.in_main_file() {
@@ -227,7 +232,9 @@ impl<'u, 'i> Walker<'u, 'i> {
             }
             CXCursor_ForStmt | CXCursor_WhileStmt | CXCursor_DoStmt => {
                 let before = self.held.clone();
+                self.loops += 1;
                 self.children(c);
+                self.loops -= 1;
                 self.held = before;
                 false
             }
@@ -421,6 +428,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             how,
             locks: held,
             cold_branch: self.cold.clone(),
+            loop_depth: self.loops,
         });
     }
 
