@@ -899,7 +899,7 @@ fn the_profile_decides_how_often_the_code_decides_the_lock() {
 fn guards_and_must_hold_hold_their_lock() {
     // fixtures/infer/guard.c: guard() to the end of its block, scoped_guard()
     // to the end of its statement, __must_hold() for the whole function;
-    // static_branch_unlikely() and error paths as cold.
+    // static_branch_unlikely() and error paths as cold; container_of().
     let o = run_in(
         &fixtures(),
         &[
@@ -921,6 +921,27 @@ fn guards_and_must_hold_hold_their_lock() {
     // After an `err:` label: an error path.
     assert_eq!(site(&j, "created", 38)["cold_because"], "error path");
     assert_eq!(site(&j, "misc", 35)["heat"], "hot");
+    // Through a local alias and container_of(); offsetof() is no access.
+    let limit = site(&j, "limit", 50);
+    assert_eq!(
+        (limit["kind"].as_str(), limit["how"].as_str()),
+        (Some("read"), Some("READ_ONCE"))
+    );
+    assert_eq!(site(&j, "hits", 50)["member"], "hits.counter");
+    let items = j["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "items")
+        .unwrap();
+    assert!(
+        items["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["function"] != "stats_limit_of"),
+        "{items}"
+    );
 }
 
 #[test]
