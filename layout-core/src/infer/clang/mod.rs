@@ -11,6 +11,8 @@
 
 // libclang's constants keep their C names.
 #[allow(non_upper_case_globals)]
+mod access;
+#[allow(non_upper_case_globals)]
 mod ffi;
 pub mod flags;
 mod locks;

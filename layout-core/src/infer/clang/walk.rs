@@ -4,6 +4,7 @@
 //! locks held there (lock calls in statement order, per branch), and
 //! whether it sits on an `unlikely()` branch; and every function's callees.
 
+use super::access;
 use super::ffi::{Cursor, Place, Unit};
 use super::locks;
 use crate::infer::sites::Kind;
@@ -402,7 +403,12 @@ impl<'u, 'i> Walker<'u, 'i> {
         let Some(bits) = record.member_bit_offset(&name) else {
             return;
         };
-        let Some((kind, how, member)) = self.access(c, name) else {
+        let in_store = || {
+            self.innermost_macro(&c.place())
+                .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release"))
+        };
+        let Some((kind, how, member)) = access::access(self.unit, &self.stack, c, name, &in_store)
+        else {
             return; // in sizeof / typeof
         };
         let p = c.place();
@@ -473,154 +479,6 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         (kind, how)
     }
-
-    /// How the expression that names the member uses it, from its ancestors.
-    fn access(&self, c: Cursor, name: String) -> Option<(Kind, String, String)> {
-        let mut member = name;
-        let mut addr = 0i32;
-        let mut volatile = false;
-        let mut child = c;
-        // The innermost ancestor-or-self that is not an implicit cast or parentheses.
-        let mut typed = c;
-        let plain = |v: bool| {
-            if v {
-                "volatile".to_string()
-            } else {
-                "plain".to_string()
-            }
-        };
-        for anc in self.stack.iter().rev().copied() {
-            match anc.kind() {
-                CXCursor_UnaryExpr => return None,
-                CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_StmtExpr => {}
-                CXCursor_MemberRefExpr => {
-                    if child.type_is_pointer() {
-                        return Some((Kind::Read, "deref".into(), member));
-                    }
-                    member = format!("{member}.{}", anc.spelling());
-                }
-                CXCursor_CStyleCastExpr => {
-                    // A member named in the cast's type (`typeof(x)`) is not evaluated.
-                    if !anc.children().last().is_some_and(|k| k.same(child)) {
-                        return None;
-                    }
-                    if addr > 0 && anc.points_to_volatile() {
-                        volatile = true;
-                    }
-                }
-                CXCursor_ArraySubscriptExpr => {
-                    // An element of an array member (its decay to a pointer
-                    // is an implicit cast) is the member; an index, or a
-                    // pointer member subscripted, is a read of it.
-                    let base = anc.children().first().is_some_and(|b| b.same(child));
-                    if !base || !typed.type_is_array() {
-                        return Some((Kind::Read, "index".into(), member));
-                    }
-                }
-                CXCursor_UnaryOperator => {
-                    // libclang 14 has no operator kinds: the first (prefix) or
-                    // last (postfix) token, or, inside a macro whose tokens
-                    // libclang does not give, the types (`&x` points to x's type).
-                    let t = self.unit.tokens(anc);
-                    let mut first = t.first().map(String::as_str).unwrap_or("");
-                    let last = t.last().map(String::as_str).unwrap_or("");
-                    let operator = ["&", "*", "++", "--", "!", "-", "~", "+"];
-                    if !operator.contains(&first) && last != "++" && last != "--" {
-                        let (mine, my_pointee) = child.type_keys();
-                        let (whole, whole_pointee) = anc.type_keys();
-                        if whole_pointee
-                            .as_deref()
-                            .is_some_and(|p| strip_quals(p) == strip_quals(&mine))
-                        {
-                            first = "&";
-                        } else if my_pointee
-                            .as_deref()
-                            .is_some_and(|p| strip_quals(p) == strip_quals(&whole))
-                        {
-                            first = "*";
-                        }
-                    }
-                    let incdec = |s: &str| s == "++" || s == "--";
-                    if incdec(first) || incdec(last) {
-                        return Some((
-                            if addr == 0 { Kind::Rmw } else { Kind::Read },
-                            "++/--".into(),
-                            member,
-                        ));
-                    } else if first == "&" {
-                        addr += 1;
-                    } else if first == "*" {
-                        if addr == 0 {
-                            return Some((Kind::Read, "deref".into(), member));
-                        }
-                        addr -= 1;
-                    } else {
-                        return Some((Kind::Read, plain(volatile), member));
-                    }
-                }
-                CXCursor_BinaryOperator | CXCursor_CompoundAssignOperator => {
-                    let kids = anc.children();
-                    let lhs = kids.first().is_some_and(|k| k.same(child));
-                    if !lhs || addr > 0 {
-                        return Some((Kind::Read, plain(volatile), member));
-                    }
-                    if anc.kind() == CXCursor_CompoundAssignOperator {
-                        return Some((Kind::Rmw, "op=".into(), member));
-                    }
-                    // The operator is the token after the left operand's.
-                    let whole = self.unit.tokens(anc);
-                    let left = self.unit.tokens(kids[0]).len();
-                    let assign = match whole.get(left) {
-                        Some(t) => t == "=",
-                        // Inside a macro libclang does not tokenize: the stores it is known for.
-                        None => self
-                            .innermost_macro(&c.place())
-                            .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release")),
-                    };
-                    return Some((
-                        if assign { Kind::Write } else { Kind::Read },
-                        plain(volatile),
-                        member,
-                    ));
-                }
-                CXCursor_CallExpr => {
-                    let callee_side = anc.children().first().is_some_and(|k| k.same(child));
-                    if callee_side || addr == 0 {
-                        return Some((Kind::Read, plain(volatile), member));
-                    }
-                    let f = anc.spelling();
-                    return Some((callee_kind(&f), f, member));
-                }
-                // An asm operand: a pointer member's value is an input (the
-                // per-CPU address of this_cpu_ptr()), any other member is
-                // read and written (this_cpu_add(), the arch atomics).
-                CXCursor_AsmStmt => {
-                    let pointer = addr == 0 && typed.type_is_pointer();
-                    return Some((
-                        if pointer { Kind::Read } else { Kind::Rmw },
-                        "asm".into(),
-                        member,
-                    ));
-                }
-                _ => {
-                    return Some((
-                        Kind::Read,
-                        if addr > 0 {
-                            "address taken".into()
-                        } else {
-                            plain(volatile)
-                        },
-                        member,
-                    ));
-                }
-            }
-            child = anc;
-            if !matches!(anc.kind(), CXCursor_UnexposedExpr | CXCursor_ParenExpr) {
-                typed = anc;
-            }
-        }
-        Some((Kind::Read, plain(volatile), member))
-    }
 }
 
 /// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
@@ -630,56 +488,6 @@ fn is_error_label(label: &str) -> bool {
     ["err", "fail", "abort", "bad"]
         .iter()
         .any(|p| l.starts_with(p))
-}
-
-/// A type's spelling without `const` and `volatile`.
-fn strip_quals(t: &str) -> String {
-    t.split_whitespace()
-        .filter(|w| *w != "const" && *w != "volatile")
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// What a function does to the object its argument points to, by its name.
-fn callee_kind(name: &str) -> Kind {
-    let n = name.trim_start_matches('_');
-    let n = n.strip_prefix("arch_").unwrap_or(n);
-    let n = n.strip_prefix("raw_").unwrap_or(n);
-    if n.starts_with("atomic") {
-        return if n.contains("_read") {
-            Kind::Read
-        } else if n.ends_with("_set") || n.contains("_set_release") {
-            Kind::Write
-        } else {
-            Kind::Rmw
-        };
-    }
-    if n.contains("test_bit") && !n.contains("test_and") {
-        return Kind::Read;
-    }
-    if n.starts_with("list_") || n.starts_with("hlist_") {
-        let reads = [
-            "list_empty",
-            "list_is_",
-            "list_first",
-            "list_last",
-            "list_entry",
-            "list_count",
-            "hlist_empty",
-            "hlist_unhashed",
-        ];
-        return if reads.iter().any(|r| n.starts_with(r)) {
-            Kind::Read
-        } else {
-            Kind::Write
-        };
-    }
-    if n.ends_with("_is_locked") || n.starts_with("lockdep_") || n.starts_with("spin_is") {
-        return Kind::Read;
-    }
-    // set_bit, clear_bit, test_and_*_bit, lock calls, and any other
-    // function given the member's address: it may write it.
-    Kind::Rmw
 }
 
 /// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`,
