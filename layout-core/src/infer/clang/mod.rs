@@ -1,7 +1,8 @@
 //! Static inference with libclang (feature `infer-clang`): each
 //! `--source` translation unit is parsed with its own flags (macro-expanded,
 //! configuration-evaluated, typed), every access to a member of the struct
-//! is found with its kind, form and locks ([`walk`]), and a call graph over
+//! is found with its kind and form ([`site_kind`]) and its locks ([`walk`]),
+//! and a call graph over
 //! the given files says which sites the hot roots reach ([`reach`]).
 //!
 //! libclang runs in-process: no program is run. The source files are read
@@ -11,13 +12,13 @@
 
 // libclang's constants keep their C names.
 #[allow(non_upper_case_globals)]
-mod access;
-#[allow(non_upper_case_globals)]
 mod ffi;
 pub mod flags;
 mod locks;
 mod reach;
 pub mod record;
+#[allow(non_upper_case_globals)]
+mod site_kind;
 #[allow(non_upper_case_globals)]
 mod walk;
 

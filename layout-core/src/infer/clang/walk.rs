@@ -4,9 +4,9 @@
 //! locks held there (lock calls in statement order, per branch), and
 //! whether it sits on an `unlikely()` branch; and every function's callees.
 
-use super::access;
 use super::ffi::{Cursor, Place, Unit};
 use super::locks;
+use super::site_kind;
 use crate::infer::sites::Kind;
 use clang_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -407,7 +407,8 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.innermost_macro(&c.place())
                 .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release"))
         };
-        let Some((kind, how, member)) = access::access(self.unit, &self.stack, c, name, &in_store)
+        let Some((kind, how, member)) =
+            site_kind::access(self.unit, &self.stack, c, name, &in_store)
         else {
             return; // in sizeof / typeof
         };
