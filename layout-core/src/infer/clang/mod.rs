@@ -2,8 +2,8 @@
 //! `--source` translation unit is parsed with its own flags (macro-expanded,
 //! configuration-evaluated, typed), every access to a member of the struct
 //! is found with its kind and form ([`site_kind`]) and its locks ([`walk`]),
-//! and a call graph over
-//! the given files says which sites the hot roots reach ([`reach`]).
+//! and a call graph over the given files says which sites the hot roots
+//! reach ([`reach`]).
 //!
 //! libclang runs in-process: no program is run. The source files are read
 //! through [`crate::files`] (bounded) and handed to libclang as unsaved
