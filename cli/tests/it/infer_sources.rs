@@ -1057,3 +1057,44 @@ fn flags_come_from_a_compilation_database() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("mini_kernel.h"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_profile_that_measures_rare_writes_decides_the_seed_like_case() {
+    // nr_items is written under the lock on every add (the code), but the
+    // profile measures 5 stores in 1005 samples: read-mostly, as max_seq is.
+    // flags: the code writes it on the hot path, the profile saw no store
+    // in a run that recorded stores: they disagree, and it says so.
+    let mut args = STATS_ARGS.to_vec();
+    args.extend(["--perf-mem", "stats_rare.txt", "--format", "json"]);
+    let o = run_in(&fixtures(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let m = |n: &str| {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let nr = m("nr_items");
+    assert_eq!(nr["class"], "read_mostly", "{nr}");
+    assert!(nr["ambiguous"].is_null(), "{nr}");
+    assert!(
+        nr["reason"]
+            .as_str()
+            .unwrap()
+            .contains("measures the writes at stats.c:"),
+        "{nr}"
+    );
+    let flags = m("flags");
+    assert_eq!(flags["class"], "lockless_atomic");
+    assert!(
+        flags["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("saw no store"),
+        "{flags}"
+    );
+}

@@ -3,7 +3,8 @@
 //! - frequency: a profile with at least [`Rules::min_samples`] samples
 //!   decides: the write fraction's 95 % Wilson interval above
 //!   [`Rules::written_above`] → written; below [`Rules::read_mostly_below`]
-//!   → read-mostly; between → ambiguous. Without enough samples, the sites
+//!   → read-mostly (ambiguous when it saw no store at all and a hot path
+//!   writes the member); between → ambiguous. Without enough samples, the sites
 //!   reached from hot roots decide: a hot write → written; hot reads only →
 //!   read-mostly; nothing hot → cold. Nothing at all → cold.
 //! - locks: a written member whose written sites (the hot ones, when there
@@ -378,13 +379,20 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             return Frequency::Written(format!("written: {frac}"));
         }
         if hi < rules.read_mostly_below {
+            // The profile measured the writes as rare: it decides (the
+            // seed's case: written under a lock once per generation, read
+            // everywhere). It saw none although a hot path writes: the two
+            // disagree, and the rules do not choose.
             return match hot_static_write(sites) {
-                Some(w) => Frequency::Ambiguous {
+                Some(w) if counts.stores == 0 => Frequency::Ambiguous {
                     written: true,
                     why: format!(
-                        "the profile says read-mostly ({frac}) but a hot path writes it at {w}"
+                        "the profile saw no store ({frac}) but a hot path writes it at {w}"
                     ),
                 },
+                Some(w) => Frequency::ReadMostly(format!(
+                    "read-mostly: {frac}; the profile measures the writes at {w} as rare"
+                )),
                 None => Frequency::ReadMostly(format!("read-mostly: {frac}")),
             };
         }
