@@ -177,8 +177,18 @@ fn callee_kind(name: &str) -> Kind {
     let n = name.trim_start_matches('_');
     let n = n.strip_prefix("arch_").unwrap_or(n);
     let n = n.strip_prefix("raw_").unwrap_or(n);
-    if n.starts_with("atomic") {
-        return if n.contains("_read") {
+    // The counter families: atomic_*, refcount_*, percpu_counter_*, local_*.
+    let counter = [
+        "atomic",
+        "refcount_",
+        "percpu_counter_",
+        "local_",
+        "local64_",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p));
+    if counter {
+        return if n.contains("_read") || n.contains("_sum") {
             Kind::Read
         } else if n.ends_with("_set") || n.contains("_set_release") {
             Kind::Write
@@ -206,10 +216,62 @@ fn callee_kind(name: &str) -> Kind {
             Kind::Write
         };
     }
-    if n.ends_with("_is_locked") || n.starts_with("lockdep_") || n.starts_with("spin_is") {
+    // Functions that only look: lock and seqcount queries, bitmap and
+    // cpumask tests and searches.
+    let looks = [
+        "read_seq",
+        "read_seqcount",
+        "seqcount_",
+        "lockdep_",
+        "spin_is",
+        "mutex_is",
+        "cpumask_test",
+        "cpumask_weight",
+        "cpumask_empty",
+        "cpumask_first",
+        "cpumask_next",
+        "bitmap_weight",
+        "bitmap_empty",
+        "bitmap_full",
+        "find_first_bit",
+        "find_next_bit",
+        "find_first_zero_bit",
+        "find_next_zero_bit",
+    ];
+    if n.ends_with("_is_locked") || looks.iter().any(|p| n.starts_with(p)) {
         return Kind::Read;
     }
     // set_bit, clear_bit, test_and_*_bit, lock calls, and any other
     // function given the member's address: it may write it.
     Kind::Rmw
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callees_by_name() {
+        for (name, kind) in [
+            ("atomic_long_read", Kind::Read),
+            ("atomic_long_add_return", Kind::Rmw),
+            ("atomic_set", Kind::Write),
+            ("arch_atomic64_set_release", Kind::Write),
+            ("refcount_read", Kind::Read),
+            ("refcount_inc", Kind::Rmw),
+            ("percpu_counter_sum_positive", Kind::Read),
+            ("test_bit", Kind::Read),
+            ("test_and_set_bit", Kind::Rmw),
+            ("__set_bit", Kind::Rmw),
+            ("list_del", Kind::Write),
+            ("list_empty_careful", Kind::Read),
+            ("read_seqbegin", Kind::Read),
+            ("raw_read_seqcount_begin", Kind::Read),
+            ("spin_is_locked", Kind::Read),
+            ("cpumask_test_cpu", Kind::Read),
+            ("memset", Kind::Rmw),
+        ] {
+            assert_eq!(callee_kind(name), kind, "{name}");
+        }
+    }
 }
