@@ -67,6 +67,10 @@ pub enum Command {
     /// `pahole -P`); without it, those whose lockless fields share cache lines with other
     /// data, most exposed first (a heuristic ranking).
     Scan(super::scan::ScanArgs),
+    /// Infer the access classes of a struct's members from perf profiles and the C
+    /// sources, and print them as an access file to review (each member with its
+    /// evidence and a confidence, the ambiguous first) for `propose --access`.
+    Infer(super::infer::InferArgs),
 }
 
 /// Where the struct comes from and how fields are accessed.

@@ -8,6 +8,9 @@
 mod args;
 mod configs;
 mod growth;
+mod infer;
+#[cfg(feature = "infer-clang")]
+mod infer_clang;
 mod input;
 mod mail;
 mod output;
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         args::Command::Propose(a) => propose::run(a),
         args::Command::Growth(a) => growth::run(a),
         args::Command::Scan(a) => scan::run(a),
+        args::Command::Infer(a) => infer::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

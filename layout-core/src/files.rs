@@ -50,6 +50,10 @@ pub enum Input {
     Btf,
     Dwarf,
     CompileCommands,
+    /// A perf report's text (`perf c2c report --stdio`, data-type profiles).
+    Profile,
+    /// A C translation unit given to `infer --source`.
+    Source,
 }
 
 /// Default limit for a compilation database (a whole kernel's is ~30 MiB).
@@ -64,6 +68,8 @@ impl Input {
             Input::Btf => "BTF",
             Input::Dwarf => "DWARF",
             Input::CompileCommands => "compilation database",
+            Input::Profile => "perf report",
+            Input::Source => "C source file",
         }
     }
 
@@ -89,6 +95,10 @@ impl Input {
             Input::CompileCommands => {
                 "give the compile_commands.json your build wrote to --compile-commands"
             }
+            Input::Profile => {
+                "give the text of `perf c2c report --stdio` to --perf-c2c, or of `perf report -s type,typeoff --stdio` / `perf annotate --data-type --stdio` to --perf-mem"
+            }
+            Input::Source => "give a C file (.c) of the program to --source",
         }
     }
 }

@@ -19,7 +19,9 @@
 //!   the price of separating locked fields);
 //! - renderers: [`report`] (tables, diagrams, JSON, per-path lines from
 //!   [`paths`]), [`emit`] (C diffs, changelogs), [`growth`] (what a size
-//!   change does to embedding structs) and [`scan`] (whole-program scans).
+//!   change does to embedding structs) and [`scan`] (whole-program scans);
+//! - [`infer`]: access classes from perf profiles and (feature
+//!   `infer-clang`) the C sources, written as an access file to review.
 //!
 //! Shared by all of them, each defined once:
 //!
@@ -51,6 +53,7 @@ pub mod files;
 pub mod growth;
 pub mod header_inputs;
 pub mod idioms;
+pub mod infer;
 pub mod layout;
 pub(crate) mod lex;
 pub mod lock_word;

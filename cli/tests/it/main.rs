@@ -24,3 +24,5 @@ mod cli_scan;
 mod cli_seed;
 mod cli_solver;
 mod docs_quotes;
+mod infer_profiles;
+mod infer_sources;

@@ -1,0 +1,1100 @@
+//! `cachelayout infer --source`: access classes from the C sources through
+//! libclang, judged against ground truth written down here with its
+//! evidence (file:line): the `stats` fixture (fixtures/infer: a lock, a
+//! counter and a list under it, reached through a `lockdep_assert_held()`
+//! helper, an atomic, a bit op, `READ_ONCE` readers, an `unlikely()` error
+//! path, an `__init` and a cold root) and the kernel's `page_counter`
+//! (Debian's linux-source-6.1, mm/page_counter.c and mm/memcontrol.c, with
+//! the Kbuild flags of linux-headers-amd64). Each prints its per-class
+//! precision and recall and its time.
+
+use crate::support;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Instant;
+use support::*;
+
+fn fixtures() -> PathBuf {
+    repo().join("cli/tests/fixtures/infer")
+}
+
+/// Ground truth: member, class, evidence.
+type Truth = [(&'static str, &'static str, &'static str)];
+
+/// Per class: (true positives, false positives, false negatives); prints the table.
+fn score(
+    what: &str,
+    truth: &Truth,
+    got: &HashMap<String, String>,
+) -> BTreeMap<String, (u32, u32, u32)> {
+    let mut s: BTreeMap<String, (u32, u32, u32)> = BTreeMap::new();
+    for (m, class, _) in truth {
+        let g = got
+            .get(*m)
+            .unwrap_or_else(|| panic!("{what}: no verdict on {m}"));
+        if g == class {
+            s.entry(class.to_string()).or_default().0 += 1;
+        } else {
+            s.entry(g.clone()).or_default().1 += 1;
+            s.entry(class.to_string()).or_default().2 += 1;
+        }
+    }
+    eprintln!("{what}: class, precision, recall");
+    for (class, (tp, fp, fn_)) in &s {
+        let p = *tp as f64 / (*tp + *fp).max(1) as f64;
+        let r = *tp as f64 / (*tp + *fn_).max(1) as f64;
+        eprintln!(
+            "  {class:<22} {:>5.1}% {:>5.1}%  ({tp} right, {fp} wrongly, {fn_} missed)",
+            100.0 * p,
+            100.0 * r
+        );
+    }
+    s
+}
+
+fn classes(j: &serde_json::Value) -> HashMap<String, String> {
+    j["members"]
+        .as_array()
+        .expect("members")
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_string(),
+                m["class"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn site<'a>(j: &'a serde_json::Value, member: &str, line: u64) -> &'a serde_json::Value {
+    j["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == member)
+        .and_then(|m| {
+            m["sites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["line"] == line)
+        })
+        .unwrap_or_else(|| panic!("no site of {member} at line {line}: {j:#}"))
+}
+
+const STATS_TRUTH: &Truth = &[
+    (
+        "lock",
+        "locked_write.lock",
+        "stats.c:21 spin_lock(&s->lock) in stats_add",
+    ),
+    (
+        "nr_items",
+        "locked_write.lock",
+        "stats.c:22 ++ under lock; stats.c:6 -- under lockdep_assert_held",
+    ),
+    (
+        "items",
+        "locked_write.lock",
+        "stats.c:23 list_add under lock",
+    ),
+    (
+        "hits",
+        "lockless_atomic",
+        "stats.c:14 atomic_long_add, no lock",
+    ),
+    ("flags", "lockless_atomic", "stats.c:26 set_bit, no lock"),
+    (
+        "limit",
+        "read_mostly",
+        "stats.c:16 READ_ONCE on the hot path; written in stats_set_limit (cold root) and __init",
+    ),
+    ("parent", "read_mostly", "stats.c:15 read walking up"),
+    ("failcnt", "cold", "stats.c:17 ++ only under unlikely()"),
+    (
+        "created",
+        "cold",
+        "stats.c:45 written in __init stats_init only",
+    ),
+    (
+        "misc",
+        "cold",
+        "stats.c:47 written in __init only; its sizeof is no access",
+    ),
+];
+
+const STATS_ARGS: &[&str] = &[
+    "infer",
+    "stats.h",
+    "--struct",
+    "stats",
+    "--source",
+    "stats.c",
+    "--cc",
+    "gcc -I.",
+    "--hot",
+    "stats_add",
+    "--hot",
+    "stats_remove",
+    "--cold",
+    "stats_set_limit",
+];
+
+#[test]
+fn stats_fixture_matches_its_ground_truth() {
+    let t0 = Instant::now();
+    let mut args = STATS_ARGS.to_vec();
+    args.extend(["--format", "json"]);
+    let o = run_in(&fixtures(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    eprintln!("stats: {:.2} s", t0.elapsed().as_secs_f64());
+    let j = json(&o);
+    let s = score("stats", STATS_TRUTH, &classes(&j));
+    assert!(
+        s.values().all(|(_, fp, fn_)| *fp == 0 && *fn_ == 0),
+        "{s:?}"
+    );
+    // The evidence behind the verdicts.
+    let w = site(&j, "limit", 40);
+    assert_eq!(
+        (w["kind"].as_str(), w["how"].as_str(), w["heat"].as_str()),
+        (Some("write"), Some("WRITE_ONCE"), Some("cold"))
+    );
+    let r = site(&j, "limit", 16);
+    assert_eq!(
+        (r["kind"].as_str(), r["how"].as_str(), r["heat"].as_str()),
+        (Some("read"), Some("READ_ONCE"), Some("hot"))
+    );
+    assert_eq!(site(&j, "failcnt", 17)["cold_because"], "unlikely()");
+    // lockdep_assert_held() in a helper: the decrement is under the lock.
+    assert_eq!(site(&j, "nr_items", 6)["locks"][0], "lock");
+    assert_eq!(site(&j, "items", 23)["how"], "list_add");
+    assert_eq!(site(&j, "hits", 14)["kind"], "rmw");
+    // sizeof(s->misc) is no access: one site only.
+    let misc = j["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "misc")
+        .unwrap();
+    assert_eq!(misc["sites"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn stats_access_file_goes_to_propose() {
+    let o = run_in(&fixtures(), STATS_ARGS);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("# hot stats.c:14 stats_add rmw atomic_long_add no lock"),
+        "{text}"
+    );
+    assert_eq!(
+        stdout(&run_in(&fixtures(), STATS_ARGS)),
+        text,
+        "deterministic"
+    );
+    // Each hot root's members, as hot paths.
+    let paths = "[struct.stats.paths]\n\
+        stats_add = [\"lock\", \"nr_items\", \"items\", \"hits\", \"limit\", \"parent\", \"flags\"]\n\
+        stats_remove = [\"lock\", \"nr_items\"]\n";
+    assert!(text.contains(paths), "{text}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("stats.toml"), &text).unwrap();
+    let header = fixtures().join("stats.h");
+    let p = run_in(
+        dir.path(),
+        &[
+            "propose",
+            header.to_str().unwrap(),
+            "--struct",
+            "stats",
+            "--access",
+            "stats.toml",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(p.status.success(), "{}", stderr(&p));
+    let offs = field_offsets(&json(&p)["after"]);
+    let line = |n: &str| offs.iter().find(|(f, _)| f == n).unwrap().1 / 64;
+    for w in ["hits", "flags"] {
+        for r in ["limit", "parent"] {
+            assert_ne!(line(w), line(r), "{w} and {r}: {offs:?}");
+        }
+    }
+}
+
+#[test]
+fn bad_source_arguments_are_clear_errors() {
+    let f = fixtures();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["infer", "stats.h", "--struct", "stats"];
+        a.extend(extra);
+        run_in(&f, &a)
+    };
+    let o = run(&[
+        "--source", "stats.c", "--cc", "gcc -I.", "--hot", "stats_ad",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`stats_ad` (a --hot or --cold root) is not defined")
+            && stderr(&o).contains("did you mean `stats_add`"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["--source", "stats.c"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--source needs the flags"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(&["--source", "missing.c", "--cc", "gcc"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("missing.c"), "{}", stderr(&o));
+    // A file that does not compile with these flags: the include is missing, at its line.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.c"),
+        "#include \"stats.h\"\n#include \"nope.h\"\n",
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.c");
+    let inc = format!("gcc -I{}", f.display());
+    let o = run(&["--source", bad.to_str().unwrap(), "--cc", &inc]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bad.c:2:") && stderr(&o).contains("nope.h"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The C files of mm/ the kernel tests analyse.
+const MM_FILES: &[&str] = &[
+    "page_counter.c",
+    "memcontrol.c",
+    "vmscan.c",
+    "workingset.c",
+    "page_alloc.c",
+    "compaction.c",
+    "vmstat.c",
+];
+
+/// mm/ of Debian's linux-source-6.1, extracted once (the headers and the C files the tests use).
+fn kernel_mm() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
+        if !tarball.is_file() || kbuild_tree().is_none() {
+            eprintln!(
+                "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
+                tarball.display()
+            );
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("tar")
+            .current_dir(dir.path())
+            .args([
+                "-xJf",
+                tarball.to_str().unwrap(),
+                "--wildcards",
+                "linux-source-6.1/mm/*.h",
+            ])
+            .args(MM_FILES.iter().map(|f| format!("linux-source-6.1/mm/{f}")))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tar could not extract mm/ from {}", tarball.display());
+        Some(dir)
+    })
+    .as_ref()
+    .map(|d| d.path())
+}
+
+/// page_counter as a memcg maintainer sees it in 6.1, with the evidence.
+const PAGE_COUNTER_TRUTH: &Truth = &[
+    (
+        "usage",
+        "lockless_atomic",
+        "mm/page_counter.c:77 atomic_long_add_return in page_counter_charge, every charge",
+    ),
+    (
+        "emin",
+        "lockless_atomic",
+        "mm/memcontrol.c:6912 WRITE_ONCE in mem_cgroup_calculate_protection, every reclaim pass",
+    ),
+    (
+        "min_usage",
+        "lockless_atomic",
+        "mm/page_counter.c:28 atomic_long_xchg in propagate_protected_usage",
+    ),
+    (
+        "children_min_usage",
+        "lockless_atomic",
+        "mm/page_counter.c:31 atomic_long_add on the parent",
+    ),
+    (
+        "elow",
+        "lockless_atomic",
+        "mm/memcontrol.c:6917 WRITE_ONCE in mem_cgroup_calculate_protection",
+    ),
+    (
+        "low_usage",
+        "lockless_atomic",
+        "mm/page_counter.c:37 atomic_long_xchg",
+    ),
+    (
+        "children_low_usage",
+        "lockless_atomic",
+        "mm/page_counter.c:40 atomic_long_add on the parent",
+    ),
+    (
+        "watermark",
+        "lockless_atomic",
+        "mm/page_counter.c:84 WRITE_ONCE, racy by design",
+    ),
+    (
+        "failcnt",
+        "lockless_atomic",
+        "mm/page_counter.c:127 data_race(c->failcnt++)",
+    ),
+    (
+        "min",
+        "read_mostly",
+        "mm/page_counter.c:25 READ_ONCE; written by page_counter_set_min (cgroup file write)",
+    ),
+    (
+        "low",
+        "read_mostly",
+        "mm/page_counter.c:34 READ_ONCE; written by page_counter_set_low",
+    ),
+    (
+        "high",
+        "read_mostly",
+        "mm/memcontrol.c reclaim_high/mem_find_max_overage READ_ONCE; written by memory_high_write",
+    ),
+    (
+        "max",
+        "read_mostly",
+        "mm/page_counter.c:120 compared on every try_charge; written by page_counter_set_max",
+    ),
+    (
+        "parent",
+        "read_mostly",
+        "mm/page_counter.c:74 walked up on every charge; set once at init",
+    ),
+];
+
+/// The roots a memcg maintainer names: charge, uncharge, and reclaim's protection check.
+const PAGE_COUNTER_ROOTS: &[&str] = &[
+    "--hot",
+    "page_counter_try_charge",
+    "--hot",
+    "page_counter_charge",
+    "--hot",
+    "page_counter_uncharge",
+    "--hot",
+    "try_charge_memcg",
+    "--hot",
+    "mem_cgroup_uncharge_list",
+    "--hot",
+    "mem_cgroup_calculate_protection",
+];
+
+#[test]
+fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
+    let (Some(mm), Some(tree)) = (kernel_mm(), kbuild_tree()) else {
+        return;
+    };
+    let src = mm.join("linux-source-6.1");
+    let header = srctree(&tree).join("include/linux/page_counter.h");
+    let t = tree.to_str().unwrap();
+    let mut args = vec![
+        "infer",
+        header.to_str().unwrap(),
+        "--struct",
+        "page_counter",
+        "--kbuild",
+        t,
+        "--source",
+        "mm/page_counter.c",
+        "--source",
+        "mm/memcontrol.c",
+    ];
+    args.extend(PAGE_COUNTER_ROOTS);
+    let t0 = Instant::now();
+    let mut json_args = args.clone();
+    json_args.extend(["--format", "json"]);
+    let o = run_in(&src, &json_args);
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{}", stderr(&o));
+    eprintln!("page_counter: {secs:.2} s\n{}", stderr(&o));
+    assert!(secs < 60.0, "{secs} s");
+    let j = json(&o);
+    // Every member has evidence.
+    for m in j["members"].as_array().unwrap() {
+        assert!(
+            !m["sites"].as_array().unwrap().is_empty(),
+            "no site for {}",
+            m["name"]
+        );
+    }
+    let got = classes(&j);
+    let s = score("page_counter", PAGE_COUNTER_TRUTH, &got);
+    let right: u32 = s.values().map(|v| v.0).sum();
+    assert!(
+        right as f64 >= 0.9 * PAGE_COUNTER_TRUTH.len() as f64,
+        "{s:?}"
+    );
+    // Never lockless where the truth says read-mostly, or the other way.
+    for (m, class, why) in PAGE_COUNTER_TRUTH {
+        let g = &got[*m];
+        let opposite = (*class == "read_mostly" && g.starts_with("lockless"))
+            || (class.starts_with("lockless") && g == "read_mostly");
+        assert!(!opposite, "{m}: {g}, but {class}: {why}");
+    }
+    // The evidence of the hottest member.
+    let usage = site(&j, "usage", 77);
+    assert_eq!(
+        (usage["how"].as_str(), usage["kind"].as_str()),
+        (Some("atomic_long_add_return"), Some("rmw"))
+    );
+    assert_eq!(site(&j, "watermark", 84)["how"], "WRITE_ONCE");
+    // Writer groups: reclaim's protection check writes emin and elow, the
+    // charge paths the rest: two contexts.
+    let mut grouped = args.clone();
+    grouped.push("--writer-groups");
+    let g = run_in(&src, &grouped);
+    assert!(g.status.success(), "{}", stderr(&g));
+    let text = stdout(&g);
+    let protection = text
+        .split("lockless_atomic.mem_cgroup_calculate_protection = [")
+        .nth(1)
+        .and_then(|t| t.split(']').next())
+        .expect(&text);
+    assert!(
+        protection.contains("\"emin\"")
+            && protection.contains("\"elow\"")
+            && !protection.contains("\"usage\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("lockless_atomic.page_counter_try_charge = ["),
+        "{text}"
+    );
+    // propose --access with the inferred file keeps usage apart from the limits and parent.
+    let o = run_in(&src, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let dir = tempfile::tempdir().unwrap();
+    let access = dir.path().join("pc.toml");
+    std::fs::write(&access, stdout(&o)).unwrap();
+    let p = run_in(
+        dir.path(),
+        &[
+            "propose",
+            header.to_str().unwrap(),
+            "--struct",
+            "page_counter",
+            "--kbuild",
+            t,
+            "--access",
+            "pc.toml",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(p.status.success(), "{}", stderr(&p));
+    let offs = field_offsets(&json(&p)["after"]);
+    let line = |n: &str| {
+        offs.iter()
+            .find(|(f, _)| f == n)
+            .unwrap_or_else(|| panic!("{n}: {offs:?}"))
+            .1
+            / 64
+    };
+    for r in ["min", "low", "high", "max", "parent"] {
+        assert_ne!(
+            line("usage"),
+            line(r),
+            "usage and {r} share a line: {offs:?}"
+        );
+    }
+}
+
+/// lru_gen_struct (6.1's name of lru_gen_folio), as the multi-gen LRU's
+/// seed fix classes it: the sequence numbers and timestamps change once per
+/// aging generation; the lists and their sizes under lru_lock on every
+/// add, isolate and sort; the refault counters with atomics from refaults.
+const LRU_GEN_TRUTH: &Truth = &[
+    ("max_seq", "read_mostly", "mm/vmscan.c:4390 smp_store_release in inc_max_seq, once per generation; READ_ONCE readers at 4446"),
+    ("min_seq", "read_mostly", "mm/vmscan.c:4330 WRITE_ONCE under lru_lock, once per generation; read on every add (mm_inline.h)"),
+    ("timestamps", "read_mostly", "mm/vmscan.c:4388 WRITE_ONCE once per generation"),
+    ("folios", "locked_write.lru_lock", "mm/vmscan.c:4776 list_move in sort_folio under lru_lock (from evict_folios)"),
+    ("nr_pages", "locked_write.lru_lock", "mm/vmscan.c:3757 WRITE_ONCE in reset_batch_size under lru_lock; mm_inline.h lru_gen_update_size"),
+    ("avg_refaulted", "locked_write.lru_lock", "mm/vmscan.c:3640 WRITE_ONCE after lockdep_assert_held(lru_lock) at 3627"),
+    ("avg_total", "locked_write.lru_lock", "mm/vmscan.c:3646 likewise"),
+    ("protected", "locked_write.lru_lock", "mm/vmscan.c:3653 likewise; sort_folio under lru_lock"),
+    ("evicted", "lockless_atomic", "mm/workingset.c:242 atomic_long_add in lru_gen_eviction, no lock"),
+    ("refaulted", "lockless_atomic", "mm/workingset.c:284 atomic_long_add in lru_gen_refault, no lock"),
+    ("enabled", "read_mostly", "mm_inline.h lru_gen_add_folio reads it; written by lru_gen_change_state (sysfs)"),
+];
+
+/// zone: as examples/kernel/zone.toml classes it (page allocator, compaction, vmstat).
+const ZONE_TRUTH: &Truth = &[
+    (
+        "_watermark",
+        "read_mostly",
+        "mm/page_alloc.c zone_watermark_ok on every allocation; set by setup_per_zone_wmarks",
+    ),
+    (
+        "watermark_boost",
+        "read_mostly",
+        "mm/page_alloc.c:2777 boost_watermark under zone->lock, on fallback only",
+    ),
+    (
+        "nr_reserved_highatomic",
+        "read_mostly",
+        "mm/page_alloc.c:2932 reserve_highatomic_pageblock, rare",
+    ),
+    (
+        "lowmem_reserve",
+        "read_mostly",
+        "mm/page_alloc.c:4073 __zone_watermark_ok",
+    ),
+    ("node", "read_mostly", "mmzone.h zone_to_nid"),
+    ("zone_pgdat", "read_mostly", "set at init"),
+    (
+        "per_cpu_pageset",
+        "read_mostly",
+        "a per-CPU pointer: this_cpu_ptr reads it",
+    ),
+    (
+        "per_cpu_zonestats",
+        "read_mostly",
+        "a per-CPU pointer: per_cpu_ptr reads it",
+    ),
+    (
+        "pageset_high",
+        "read_mostly",
+        "zone_set_pageset_high_and_batch, sysctl",
+    ),
+    ("pageset_batch", "read_mostly", "likewise"),
+    ("zone_start_pfn", "read_mostly", "mmzone.h zone_end_pfn"),
+    (
+        "managed_pages",
+        "read_mostly",
+        "mmzone.h zone_managed_pages; written at boot and hotplug",
+    ),
+    ("spanned_pages", "read_mostly", "mmzone.h zone_end_pfn"),
+    ("present_pages", "read_mostly", "mmzone.h populated_zone"),
+    (
+        "span_seqlock",
+        "read_mostly",
+        "read around span reads; written on hotplug",
+    ),
+    (
+        "percpu_drift_mark",
+        "read_mostly",
+        "mm/page_alloc.c:4163 zone_watermark_ok_safe",
+    ),
+    (
+        "contiguous",
+        "read_mostly",
+        "mm/internal.h:380 pageblock_pfn_to_page",
+    ),
+    (
+        "free_area",
+        "locked_write.lock",
+        "mm/page_alloc.c:1070 del_page_from_free_list under zone->lock",
+    ),
+    (
+        "flags",
+        "locked_write.lock",
+        "mm/page_alloc.c:2819 set_bit in steal_suitable_fallback under zone->lock",
+    ),
+    ("lock", "locked_write.lock", "the lock word"),
+    (
+        "nr_isolate_pageblock",
+        "locked_write.lock",
+        "page_isolation.c under zone->lock (not among the sources)",
+    ),
+    (
+        "compact_cached_free_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:229 reset_cached_positions, racy",
+    ),
+    (
+        "compact_cached_migrate_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:227",
+    ),
+    (
+        "compact_init_migrate_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:354",
+    ),
+    (
+        "compact_init_free_pfn",
+        "lockless_atomic",
+        "mm/compaction.c:364",
+    ),
+    (
+        "compact_considered",
+        "lockless_atomic",
+        "mm/compaction.c:156 defer_compaction",
+    ),
+    (
+        "compact_defer_shift",
+        "lockless_atomic",
+        "mm/compaction.c:157",
+    ),
+    (
+        "compact_order_failed",
+        "lockless_atomic",
+        "mm/compaction.c:160",
+    ),
+    (
+        "compact_blockskip_flush",
+        "lockless_atomic",
+        "mm/compaction.c:337",
+    ),
+    (
+        "vm_stat",
+        "lockless_atomic",
+        "vmstat.h:162 atomic_long_add from refresh_cpu_vm_stats",
+    ),
+    (
+        "vm_numa_event",
+        "lockless_atomic",
+        "vmstat.h:142 atomic_long_add when NUMA events are folded",
+    ),
+    ("name", "cold", "set at init, printed"),
+    ("present_early_pages", "cold", "boot only"),
+    ("initialized", "cold", "set at init"),
+];
+
+/// The lru_lock wrappers of memcg (they find the lruvec, then lock it).
+const LRU_LOCK_WRAPPERS: &[&str] = &[
+    "--lock-wrapper",
+    "folio_lruvec_lock_irq=lru_lock",
+    "--lock-wrapper",
+    "folio_lruvec_relock_irq=lru_lock",
+    "--lock-wrapper",
+    "folio_lruvec_lock_irqsave=lru_lock",
+    "--lock-wrapper",
+    "unlock_page_lruvec_irq=lru_lock",
+    "--lock-wrapper",
+    "unlock_page_lruvec_irqrestore=lru_lock",
+];
+
+/// Runs infer on one struct of mm/ (JSON), returns its verdicts and the seconds it took.
+fn infer_mm(
+    header: &str,
+    name: &str,
+    sources: &[&str],
+    extra: &[&str],
+) -> Option<(serde_json::Value, f64)> {
+    let (mm, tree) = (kernel_mm()?, kbuild_tree()?);
+    let header = srctree(&tree).join("include/linux").join(header);
+    let t = tree.to_str().unwrap().to_string();
+    let mut args: Vec<String> = [
+        "infer",
+        header.to_str().unwrap(),
+        "--struct",
+        name,
+        "--kbuild",
+        &t,
+        "--format",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for s in sources {
+        args.push("--source".into());
+        args.push(format!("mm/{s}"));
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let t0 = Instant::now();
+    let o = run_in(&mm.join("linux-source-6.1"), &a);
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    Some((json(&o), secs))
+}
+
+/// Never lockless where the truth says read-mostly, or the other way round,
+/// unless the verdict says it is ambiguous.
+fn no_silent_contradiction(what: &str, truth: &Truth, j: &serde_json::Value) {
+    for (m, class, why) in truth {
+        let v = j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == *m)
+            .unwrap();
+        let g = v["class"].as_str().unwrap();
+        let opposite = (*class == "read_mostly" && g.starts_with("lockless"))
+            || (class.starts_with("lockless") && g == "read_mostly");
+        assert!(
+            !opposite || v["ambiguous"].is_string(),
+            "{what}.{m}: {g}, but {class}: {why}"
+        );
+    }
+}
+
+#[test]
+fn lru_gen_zone_and_page_counter_together_within_a_minute() {
+    let t0 = Instant::now();
+    let Some((lru, lru_s)) = infer_mm(
+        "mmzone.h",
+        "lru_gen_struct",
+        &["vmscan.c", "workingset.c"],
+        &[
+            &[
+                "--hot",
+                "evict_folios",
+                "--hot",
+                "lru_gen_refault",
+                "--hot",
+                "lru_gen_eviction",
+                "--hot",
+                "lru_gen_look_around",
+            ][..],
+            LRU_LOCK_WRAPPERS,
+        ]
+        .concat(),
+    ) else {
+        return;
+    };
+    let (zone, zone_s) = infer_mm(
+        "mmzone.h",
+        "zone",
+        &["page_alloc.c", "compaction.c", "vmstat.c", "vmscan.c"],
+        &[
+            "--hot",
+            "get_page_from_freelist",
+            "--hot",
+            "free_unref_page",
+            "--hot",
+            "free_unref_page_list",
+            "--hot",
+            "__free_pages_ok",
+            "--hot",
+            "compact_zone",
+            "--hot",
+            "try_to_compact_pages",
+            "--hot",
+            "refresh_cpu_vm_stats",
+            "--lock-wrapper",
+            "compact_lock_irqsave",
+        ],
+    )
+    .unwrap();
+    let (pc, pc_s) = infer_mm(
+        "page_counter.h",
+        "page_counter",
+        &["page_counter.c", "memcontrol.c"],
+        PAGE_COUNTER_ROOTS,
+    )
+    .unwrap();
+    // The three runs (the extraction of mm/ from the tarball is not theirs).
+    let total = lru_s + zone_s + pc_s;
+    eprintln!(
+        "time: lru_gen_struct {lru_s:.1} s, zone {zone_s:.1} s, page_counter {pc_s:.1} s; {total:.1} s together ({:.1} s with the extraction)",
+        t0.elapsed().as_secs_f64()
+    );
+    assert!(total < 60.0, "{total} s");
+    let mut right = 0;
+    let mut all = 0;
+    for (what, truth, j) in [
+        ("lru_gen_struct", LRU_GEN_TRUTH, &lru),
+        ("zone", ZONE_TRUTH, &zone),
+        ("page_counter", PAGE_COUNTER_TRUTH, &pc),
+    ] {
+        let s = score(what, truth, &classes(j));
+        right += s.values().map(|v| v.0).sum::<u32>();
+        all += truth.len() as u32;
+        no_silent_contradiction(what, truth, j);
+        for m in j["members"].as_array().unwrap() {
+            let touched = !m["sites"].as_array().unwrap().is_empty();
+            assert!(
+                touched || m["class"] == "cold",
+                "{what}.{}: a class without evidence",
+                m["name"]
+            );
+        }
+    }
+    eprintln!(
+        "all three: {right} of {all} classes right ({:.0}%)",
+        100.0 * right as f64 / all as f64
+    );
+    // Measured: 50 of 59 (85%). The rest are listed in the README.
+    assert!(right as f64 >= 0.8 * all as f64, "{right} of {all}");
+    // The hard case the rules flag instead of guessing: min_seq is written
+    // under lru_lock and read without it.
+    let min_seq = lru["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "min_seq")
+        .unwrap();
+    assert!(
+        min_seq["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("only the write frequency"),
+        "{min_seq}"
+    );
+}
+
+#[test]
+fn the_profile_decides_how_often_the_code_decides_the_lock() {
+    let mut args = STATS_ARGS.to_vec();
+    args.extend(["--perf-mem", "stats_types.txt", "--format", "json"]);
+    let o = run_in(&fixtures(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let m = |n: &str| {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    // Written often (the profile), under the lock (the code).
+    assert_eq!(m("nr_items")["class"], "locked_write.lock");
+    // Written often although the code writes it only on a cold path: the
+    // profile wins on frequency; no lock at its writes.
+    assert_eq!(m("limit")["class"], "lockless_atomic");
+    assert!(
+        m("limit")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stores 100/500"),
+        "{}",
+        m("limit")
+    );
+    assert_eq!(m("failcnt")["class"], "lockless_atomic");
+    // The profile saw no store, the code writes it on a hot path: said, not guessed.
+    let hits = m("hits");
+    assert_eq!(hits["class"], "lockless_atomic");
+    assert!(
+        hits["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("a hot path writes it at stats.c:14"),
+        "{hits}"
+    );
+}
+
+#[test]
+fn guards_and_must_hold_hold_their_lock() {
+    // fixtures/infer/guard.c: guard() to the end of its block, scoped_guard()
+    // to the end of its statement, __must_hold() for the whole function;
+    // static_branch_unlikely() and error paths as cold; container_of().
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer", "stats.h", "--struct", "stats", "--source", "guard.c", "--cc", "gcc -I.",
+            "--format", "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(site(&j, "nr_items", 7)["locks"][0], "lock");
+    assert_eq!(site(&j, "nr_items", 13)["locks"][0], "lock");
+    assert!(site(&j, "misc", 14)["locks"].as_array().unwrap().is_empty());
+    assert_eq!(site(&j, "created", 19)["locks"][0], "lock");
+    assert_eq!(classes(&j)["nr_items"], "locked_write.lock");
+    assert_eq!(classes(&j)["misc"], "lockless_atomic");
+    // static_branch_unlikely() is an unlikely() branch.
+    assert_eq!(site(&j, "failcnt", 28)["cold_because"], "unlikely()");
+    assert_eq!(classes(&j)["failcnt"], "cold");
+    // After an `err:` label: an error path.
+    assert_eq!(site(&j, "created", 38)["cold_because"], "error path");
+    assert_eq!(site(&j, "misc", 35)["heat"], "hot");
+    // Through a local alias and container_of(); offsetof() is no access.
+    let limit = site(&j, "limit", 50);
+    assert_eq!(
+        (limit["kind"].as_str(), limit["how"].as_str()),
+        (Some("read"), Some("READ_ONCE"))
+    );
+    assert_eq!(site(&j, "hits", 50)["member"], "hits.counter");
+    let items = j["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "items")
+        .unwrap();
+    assert!(
+        items["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["function"] != "stats_limit_of"),
+        "{items}"
+    );
+}
+
+#[test]
+fn without_a_header_the_struct_comes_from_the_sources() {
+    // The same verdicts and the same access file as with the header.
+    let with_header = run_in(&fixtures(), STATS_ARGS);
+    let mut args: Vec<&str> = STATS_ARGS.to_vec();
+    args.remove(1); // stats.h
+    let alone = run_in(&fixtures(), &args);
+    assert!(alone.status.success(), "{}", stderr(&alone));
+    assert_eq!(stdout(&alone), stdout(&with_header));
+    // page_counter from mm/ alone: libclang's offsets are gcc's (the probe's DWARF).
+    let (Some(mm), Some(tree)) = (kernel_mm(), kbuild_tree()) else {
+        return;
+    };
+    let src = mm.join("linux-source-6.1");
+    let header = srctree(&tree).join("include/linux/page_counter.h");
+    let t = tree.to_str().unwrap();
+    let base = [
+        "--struct",
+        "page_counter",
+        "--kbuild",
+        t,
+        "--source",
+        "mm/page_counter.c",
+        "--format",
+        "json",
+    ];
+    let offsets = |o: &std::process::Output| -> Vec<(String, u64, u64)> {
+        assert!(o.status.success(), "{}", stderr(o));
+        json(o)["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap().to_string(),
+                    m["offset"].as_u64().unwrap(),
+                    m["size"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let from_clang = offsets(&run_in(&src, &[&["infer"][..], &base].concat()));
+    let from_gcc = offsets(&run_in(
+        &src,
+        &[&["infer", header.to_str().unwrap()][..], &base].concat(),
+    ));
+    assert_eq!(from_clang, from_gcc);
+    assert!(
+        from_gcc.iter().any(|(n, o, _)| n == "parent" && *o >= 128),
+        "{from_gcc:?}"
+    );
+}
+
+#[test]
+fn flags_come_from_a_compilation_database() {
+    // The include directory is relative to the entry's directory.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("inc")).unwrap();
+    for f in ["stats.c", "stats.h"] {
+        std::fs::copy(fixtures().join(f), d.join(f)).unwrap();
+    }
+    std::fs::copy(
+        fixtures().join("mini_kernel.h"),
+        d.join("inc/mini_kernel.h"),
+    )
+    .unwrap();
+    let db = serde_json::json!([{
+        "directory": d.to_str().unwrap(),
+        "file": "stats.c",
+        "command": "gcc -Iinc -c stats.c -o stats.o",
+    }]);
+    std::fs::write(d.join("compile_commands.json"), db.to_string()).unwrap();
+    let o = run_in(
+        d,
+        &[
+            "infer",
+            "--struct",
+            "stats",
+            "--source",
+            "stats.c",
+            "--compile-commands",
+            "compile_commands.json",
+            "--hot",
+            "stats_add",
+            "--hot",
+            "stats_remove",
+            "--cold",
+            "stats_set_limit",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = score(
+        "stats (compile_commands.json)",
+        STATS_TRUTH,
+        &classes(&json(&o)),
+    );
+    assert!(
+        s.values().all(|(_, fp, fn_)| *fp == 0 && *fn_ == 0),
+        "{s:?}"
+    );
+    // Without the database's -Iinc the header is missing: a located error.
+    let o = run_in(
+        d,
+        &[
+            "infer", "--struct", "stats", "--source", "stats.c", "--cc", "gcc",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("mini_kernel.h"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_profile_that_measures_rare_writes_decides_the_seed_like_case() {
+    // nr_items is written under the lock on every add (the code), but the
+    // profile measures 5 stores in 1005 samples: read-mostly, as max_seq is.
+    // flags: the code writes it on the hot path, the profile saw no store
+    // in a run that recorded stores: they disagree, and it says so.
+    let mut args = STATS_ARGS.to_vec();
+    args.extend(["--perf-mem", "stats_rare.txt", "--format", "json"]);
+    let o = run_in(&fixtures(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let m = |n: &str| {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let nr = m("nr_items");
+    assert_eq!(nr["class"], "read_mostly", "{nr}");
+    assert!(nr["ambiguous"].is_null(), "{nr}");
+    assert!(
+        nr["reason"]
+            .as_str()
+            .unwrap()
+            .contains("measures the writes at stats.c:"),
+        "{nr}"
+    );
+    let flags = m("flags");
+    assert_eq!(flags["class"], "lockless_atomic");
+    assert!(
+        flags["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("saw no store"),
+        "{flags}"
+    );
+}

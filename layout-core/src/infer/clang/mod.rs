@@ -1,0 +1,220 @@
+//! Static inference with libclang (feature `infer-clang`): each
+//! `--source` translation unit is parsed with its own flags (macro-expanded,
+//! configuration-evaluated, typed), every access to a member of the struct
+//! is found with its kind and form ([`site_kind`]) and its locks ([`walk`]),
+//! and a call graph over the given files says which sites the hot roots
+//! reach ([`reach`]).
+//!
+//! libclang runs in-process: no program is run. The source files are read
+//! through [`crate::files`] (bounded) and handed to libclang as unsaved
+//! files; the headers they include are read by libclang from the include
+//! paths of the flags, which the compiler front-end trusts.
+
+// libclang's constants keep their C names.
+#[allow(non_upper_case_globals)]
+mod ffi;
+pub mod flags;
+mod locks;
+mod reach;
+pub mod record;
+#[allow(non_upper_case_globals)]
+mod site_kind;
+#[allow(non_upper_case_globals)]
+mod walk;
+
+use crate::infer::sites::{Heat, Site};
+use crate::{Diagnostic, Struct};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// One translation unit to analyse: the file and the compiler arguments.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub path: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// What the analysis is asked.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub struct_name: String,
+    pub sources: Vec<Source>,
+    pub hot: Vec<String>,
+    pub cold: Vec<String>,
+    pub lock_wrappers: Vec<String>,
+}
+
+/// Every site, with notes on what the analysis could not do and timings.
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    pub sites: Vec<Site>,
+    pub notes: Vec<String>,
+    /// Seconds per source file.
+    pub seconds: Vec<(String, f64)>,
+    /// Per hot root, the fields its hot sites touch (declaration order).
+    pub paths: Vec<(String, Vec<usize>)>,
+}
+
+/// Parses one source (read bounded) with its flags: a fatal error (a
+/// missing header) is an error; other errors are a note, and the unit is
+/// analysed anyway.
+fn parse<'i>(
+    index: &'i ffi::Index,
+    src: &Source,
+) -> Result<(ffi::Unit<'i>, Option<String>), Diagnostic> {
+    let text = crate::files::text(&src.path, crate::files::Input::Source)?;
+    let unit = ffi::Unit::parse(index, &src.path, &text, &src.args)
+        .map_err(|e| Diagnostic::new(format!("cannot parse the source: {e}")).in_file(&src.path))?;
+    let problems = unit.problems();
+    // A missing header is fatal to the compiler (libclang keeps going): the flags are wrong.
+    if let Some(f) = problems
+        .iter()
+        .find(|p| p.fatal || p.text.contains("file not found"))
+    {
+        return Err(Diagnostic::new(format!("libclang stopped: {}", f.text))
+            .in_file(&src.path)
+            .help("the flags do not compile this file: give the tree it belongs to (--kbuild DIR) or its compile_commands.json"));
+    }
+    let note = problems.first().map(|first| {
+        format!(
+            "{}: {} error(s) from libclang, analysed anyway; first: {}",
+            src.path.display(),
+            problems.len(),
+            first.text
+        )
+    });
+    Ok((unit, note))
+}
+
+/// Runs the analysis over every source; `model` maps the members' offsets to its fields.
+pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
+    let index = ffi::Index::new();
+    let mut raw = Vec::new();
+    let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut call_sites = Vec::new();
+    let mut header_inline = BTreeSet::new();
+    let mut cold_marked: BTreeSet<String> = BTreeSet::new();
+    let mut out = Analysis::default();
+    let mut saw = false;
+    for src in &req.sources {
+        let t0 = Instant::now();
+        let (unit, note) = parse(&index, src)?;
+        out.notes.extend(note);
+        let mut w = walk::Walker::new(&unit, &req.struct_name, &req.lock_wrappers);
+        w.run();
+        saw |= w.saw_struct;
+        raw.extend(std::mem::take(&mut w.sites));
+        call_sites.append(&mut w.call_sites);
+        header_inline.append(&mut w.header_inline);
+        cold_marked.append(&mut w.cold_marked);
+        for (f, callees) in std::mem::take(&mut w.calls) {
+            calls.entry(f).or_default().extend(callees);
+        }
+        out.seconds
+            .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
+    }
+    if !saw {
+        return Err(Diagnostic::new(format!(
+            "no source given uses struct {} (nor defines it)",
+            req.struct_name
+        ))
+        .help("give the C files that access the struct with --source"));
+    }
+    for root in req.hot.iter().chain(&req.cold) {
+        if !calls.contains_key(root) {
+            return Err(Diagnostic::new(format!(
+                "`{root}` (a --hot or --cold root) is not defined in the given sources"
+            ))
+            .help(reach::close_names(root, &calls)));
+        }
+    }
+    // __init and __cold functions cut the graph like cold roots.
+    let mut cut: Vec<String> = req.cold.clone();
+    cut.extend(cold_marked.iter().filter(|f| !req.hot.contains(f)).cloned());
+    let reached = reach::hot_functions(&calls, &req.hot, &cut);
+    let entry = reach::entry_locks(&call_sites, &header_inline);
+    raw.sort();
+    raw.dedup();
+    // Each hot root's path: what it reaches, without the cut.
+    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = req
+        .hot
+        .iter()
+        .map(|r| {
+            (
+                r.clone(),
+                reach::hot_functions(&calls, std::slice::from_ref(r), &cut),
+            )
+        })
+        .collect();
+    let mut paths: Vec<(String, BTreeSet<usize>)> = req
+        .hot
+        .iter()
+        .map(|r| (r.clone(), BTreeSet::new()))
+        .collect();
+    for r in raw {
+        let Some(field) = crate::infer::profile::field_at(model, r.offset) else {
+            out.notes.push(format!(
+                "{}:{}: member `{}` at offset {} is not a field of the layout given (a different configuration?)",
+                r.file, r.line, r.member, r.offset
+            ));
+            continue;
+        };
+        let (heat, cold_because) = if req.hot.is_empty() {
+            match &r.cold_branch {
+                Some(c) => (Heat::Cold, Some(c.clone())),
+                None => (Heat::Hot, None),
+            }
+        } else if !reached.contains_key(&r.function) {
+            (Heat::Cold, Some("not reached from a hot root".to_string()))
+        } else if let Some(c) = &r.cold_branch {
+            (Heat::Cold, Some(c.clone()))
+        } else {
+            (Heat::Hot, None)
+        };
+        let mut locks = r.locks;
+        if let Some(l) = entry.get(&r.function) {
+            locks.extend(l.iter().cloned());
+            locks.sort();
+            locks.dedup();
+        }
+        if heat == Heat::Hot {
+            for ((_, reached_from_root), (_, fields)) in per_root.iter().zip(paths.iter_mut()) {
+                if reached_from_root.contains_key(&r.function) {
+                    fields.insert(field);
+                }
+            }
+        }
+        let hot_roots: Vec<String> = if heat == Heat::Hot {
+            per_root
+                .iter()
+                .filter(|(_, m)| m.contains_key(&r.function))
+                .map(|(root, _)| root.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let hot_via =
+            (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(&reached, &r.function));
+        out.sites.push(Site {
+            field,
+            member: r.member,
+            file: r.file,
+            line: r.line,
+            function: r.function,
+            kind: r.kind,
+            how: r.how,
+            locks,
+            heat,
+            cold_because,
+            hot_via,
+            hot_roots,
+            loop_depth: r.loop_depth,
+        });
+    }
+    out.paths = paths
+        .into_iter()
+        .map(|(r, f)| (r, f.into_iter().collect()))
+        .collect();
+    Ok(out)
+}

@@ -1,0 +1,164 @@
+//! The call graph over the given files: which functions the hot roots
+//! reach, not going through the cold roots.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The functions reachable from `hot` without entering a function of
+/// `cold`, each with the function it was first reached from (breadth
+/// first, in name order: the shortest call chain, deterministic).
+pub fn hot_functions(
+    calls: &BTreeMap<String, BTreeSet<String>>,
+    hot: &[String],
+    cold: &[String],
+) -> BTreeMap<String, Option<String>> {
+    let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
+    let mut queue: std::collections::VecDeque<(&str, Option<&str>)> =
+        hot.iter().map(|h| (h.as_str(), None)).collect();
+    while let Some((f, from)) = queue.pop_front() {
+        if cold.iter().any(|c| c == f) || seen.contains_key(f) {
+            continue;
+        }
+        seen.insert(f.to_string(), from.map(str::to_string));
+        if let Some(cs) = calls.get(f) {
+            queue.extend(cs.iter().map(|c| (c.as_str(), Some(f))));
+        }
+    }
+    seen
+}
+
+/// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
+pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
+    let mut names = vec![f.to_string()];
+    let mut at = f;
+    while let Some(Some(p)) = reached.get(at) {
+        if names.len() == 8 {
+            names.push("...".into());
+            break;
+        }
+        names.push(p.clone());
+        at = p;
+    }
+    names.reverse();
+    names.join(" > ")
+}
+
+/// The locks every caller in the given sources holds when it calls each
+/// function (a `static` one's callers are all there; for the others, the
+/// user gives the files whose callers matter), through callers of
+/// callers: the greatest fixpoint of "held at every call site, or on entry
+/// to the caller". A function without a caller in the sources gets none. A
+/// header's `static inline` function that nothing calls is dead code in
+/// these units: its calls do not count.
+pub fn entry_locks(
+    call_sites: &[(String, String, Vec<String>)],
+    header_inline: &BTreeSet<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let called: BTreeSet<&str> = call_sites
+        .iter()
+        .filter(|(a, b, _)| a != b)
+        .map(|(_, b, _)| b.as_str())
+        .collect();
+    let mut callers: BTreeMap<&str, Vec<(&str, BTreeSet<&str>)>> = BTreeMap::new();
+    for (caller, callee, held) in call_sites {
+        let dead = header_inline.contains(caller) && !called.contains(caller.as_str());
+        if caller != callee && !dead {
+            callers
+                .entry(callee.as_str())
+                .or_default()
+                .push((caller.as_str(), held.iter().map(String::as_str).collect()));
+        }
+    }
+    // Start from "every lock a call site holds" and shrink until stable.
+    let mut entry: BTreeMap<&str, BTreeSet<&str>> = callers
+        .iter()
+        .map(|(f, sites)| {
+            (
+                *f,
+                sites.iter().flat_map(|(_, h)| h.iter().copied()).collect(),
+            )
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for (f, sites) in &callers {
+            let mut common: Option<BTreeSet<&str>> = None;
+            for (caller, held) in sites {
+                let mut have = held.clone();
+                if let Some(e) = entry.get(caller) {
+                    have.extend(e.iter().copied());
+                }
+                common = Some(match common {
+                    None => have,
+                    Some(c) => c.intersection(&have).copied().collect(),
+                });
+            }
+            let common = common.unwrap_or_default();
+            if entry.get(f) != Some(&common) {
+                entry.insert(f, common);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    entry
+        .into_iter()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(f, l)| (f.to_string(), l.into_iter().map(str::to_string).collect()))
+        .collect()
+}
+
+/// A help text naming defined functions close to `name`.
+pub fn close_names(name: &str, calls: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let close = crate::suggest::close_names(name, calls.keys().map(String::as_str));
+    match close.first() {
+        Some(c) => {
+            format!("did you mean `{c}`? give a function defined in one of the --source files")
+        }
+        None => "give a function defined in one of the --source files".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locks_are_lifted_from_every_caller() {
+        let s = |a: &str, b: &str, l: &[&str]| {
+            (
+                a.to_string(),
+                b.to_string(),
+                l.iter().map(|x| x.to_string()).collect(),
+            )
+        };
+        let sites = vec![
+            s("top", "helper", &["lru_lock"]),
+            s("helper", "inner", &[]),
+            s("top", "mixed", &["lru_lock"]),
+            s("other", "mixed", &[]),
+        ];
+        let local: BTreeSet<String> = ["helper", "inner", "mixed"]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        let _ = local;
+        let e = entry_locks(&sites, &BTreeSet::new());
+        assert_eq!(e["helper"].iter().collect::<Vec<_>>(), ["lru_lock"]);
+        assert_eq!(e["inner"].iter().collect::<Vec<_>>(), ["lru_lock"]);
+        assert!(!e.contains_key("mixed"));
+    }
+
+    #[test]
+    fn cold_roots_cut_the_graph() {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        g.entry("a".into())
+            .or_default()
+            .extend(["b".to_string(), "c".to_string()]);
+        g.entry("c".into()).or_default().insert("d".into());
+        let r = hot_functions(&g, &["a".into()], &["c".into()]);
+        assert_eq!(r.keys().collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(chain(&r, "b"), "a > b");
+    }
+}

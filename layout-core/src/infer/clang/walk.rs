@@ -1,0 +1,549 @@
+//! One translation unit's accesses to the struct's members, function by
+//! function: each access's kind (read, write, read-modify-write), its form
+//! (plain, `READ_ONCE`, `atomic_long_add`, `set_bit`, `list_del`, ...), the
+//! locks held there (lock calls in statement order, per branch), and
+//! whether it sits on an `unlikely()` branch; and every function's callees.
+
+use super::ffi::{Cursor, Place, Unit};
+use super::locks;
+use super::site_kind;
+use crate::infer::sites::Kind;
+use clang_sys::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// An access found in the sources.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RawSite {
+    /// Byte offset of the accessed (outermost) member in the struct.
+    pub offset: u64,
+    /// The member as the code names it (`usage.counter`).
+    pub member: String,
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    pub kind: Kind,
+    pub how: String,
+    pub locks: Vec<String>,
+    /// `unlikely()` when the site is on such a branch.
+    pub cold_branch: Option<String>,
+    /// How many loops of its function enclose it.
+    pub loop_depth: u32,
+}
+
+/// A macro use the analysis reads: its range in its file and its name.
+struct MacroUse {
+    file: String,
+    start: u32,
+    end: u32,
+    name: String,
+    /// For `lockdep_assert_held(&x->lock)`: `lock`.
+    lock: Option<String>,
+}
+
+fn interesting_macro(name: &str) -> bool {
+    matches!(
+        name,
+        "READ_ONCE"
+            | "WRITE_ONCE"
+            | "data_race"
+            | "smp_load_acquire"
+            | "smp_store_release"
+            | "xchg"
+            | "cmpxchg"
+            | "try_cmpxchg"
+            | "cmpxchg64"
+            | "cmpxchg_relaxed"
+            | "xchg_relaxed"
+    ) || name.starts_with("this_cpu_")
+        || name.starts_with("__this_cpu_")
+        || name.starts_with("raw_cpu_")
+        || name == "per_cpu_ptr"
+        || locks::asserts_held(name)
+}
+
+pub struct Walker<'u, 'i> {
+    unit: &'u Unit<'i>,
+    target: &'u str,
+    wrappers: &'u [String],
+    macros: Vec<MacroUse>,
+    pub sites: Vec<RawSite>,
+    /// Function name → its callees.
+    pub calls: BTreeMap<String, BTreeSet<String>>,
+    /// Whether the struct was seen (a member access or its definition).
+    pub saw_struct: bool,
+    /// Every call: caller, callee, the locks held there.
+    pub call_sites: Vec<(String, String, Vec<String>)>,
+    /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
+    pub cold_marked: BTreeSet<String>,
+    /// The `static inline` functions of headers (defined in every unit that
+    /// includes them, called or not).
+    pub header_inline: BTreeSet<String>,
+    // The function being walked.
+    function: String,
+    held: Vec<String>,
+    /// Locks taken by `guard()`: the block depth they end with.
+    guards: Vec<(usize, String)>,
+    depth: usize,
+    loops: u32,
+    cold: Option<String>,
+    stack: Vec<Cursor>,
+}
+
+impl<'u, 'i> Walker<'u, 'i> {
+    pub fn new(unit: &'u Unit<'i>, target: &'u str, wrappers: &'u [String]) -> Self {
+        Walker {
+            unit,
+            target,
+            wrappers,
+            macros: Vec::new(),
+            sites: Vec::new(),
+            calls: BTreeMap::new(),
+            saw_struct: false,
+            call_sites: Vec::new(),
+            header_inline: BTreeSet::new(),
+            cold_marked: BTreeSet::new(),
+            function: String::new(),
+            held: Vec::new(),
+            guards: Vec::new(),
+            depth: 0,
+            loops: 0,
+            cold: None,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Walks every function definition of the unit (the file's and its
+    /// headers' inline ones).
+    pub fn run(&mut self) {
+        let top = self.unit.cursor().children();
+        for c in &top {
+            if c.kind() == CXCursor_MacroExpansion {
+                let name = c.spelling();
+                if interesting_macro(&name) {
+                    let (s, e) = c.extent();
+                    let lock = if locks::asserts_held(&name) {
+                        lock_from_tokens(&self.unit.tokens(*c))
+                    } else {
+                        None
+                    };
+                    self.macros.push(MacroUse {
+                        file: s.file,
+                        start: s.offset,
+                        end: e.offset,
+                        name,
+                        lock,
+                    });
+                }
+            }
+        }
+        for c in top {
+            match c.kind() {
+                CXCursor_FunctionDecl if c.is_definition() => self.function(c),
+                CXCursor_StructDecl if c.spelling() == self.target && c.is_definition() => {
+                    self.saw_struct = true
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn function(&mut self, f: Cursor) {
+        self.function = f.spelling();
+        self.calls.entry(self.function.clone()).or_default();
+        self.held.clear();
+        self.guards.clear();
+        self.depth = 0;
+        self.loops = 0;
+        self.cold = None;
+        self.stack.clear();
+        if f.is_internal() && !f.in_main_file() {
+            self.header_inline.insert(self.function.clone());
+        }
+        let Some(body) = f
+            .children()
+            .into_iter()
+            .find(|c| c.kind() == CXCursor_CompoundStmt)
+        else {
+            return;
+        };
+        // The header's annotations: __init and friends, __must_hold(lock).
+        let header = f.tokens_until(self.unit, body);
+        if header
+            .iter()
+            .any(|t| matches!(t.as_str(), "__init" | "__meminit" | "__exit" | "__cold"))
+        {
+            self.cold_marked.insert(self.function.clone());
+        }
+        for (i, t) in header.iter().enumerate() {
+            if t == "__must_hold" {
+                if let Some(l) = lock_from_tokens(&header[i..]) {
+                    self.held.push(l);
+                }
+            }
+        }
+        self.walk(body);
+    }
+
+    /// Walks a statement or expression; true when it ends its block
+    /// (`return`, `goto`, `break`, `continue`).
+    fn walk(&mut self, c: Cursor) -> bool {
+        match c.kind() {
+            // sizeof, alignof: not evaluated.
+            CXCursor_UnaryExpr => false,
+            CXCursor_IfStmt => self.if_stmt(c),
+            CXCursor_CompoundStmt => {
+                self.depth += 1;
+                let block_cold = self.cold.clone();
+                let mut ended = false;
+                for s in c.children() {
+                    if s.kind() == CXCursor_LabelStmt {
+                        ended = false;
+                        // `err:`, `fail:`, `out_free:` ... : what follows is an error path.
+                        self.cold = if is_error_label(&s.spelling()) {
+                            Some("error path".into())
+                        } else {
+                            block_cold.clone()
+                        };
+                    }
+                    self.assertions(s);
+                    if self.walk(s) {
+                        ended = true;
+                    }
+                }
+                // A guard() releases its lock where its block ends.
+                let depth = self.depth;
+                let ending: Vec<String> = self
+                    .guards
+                    .iter()
+                    .filter(|(d, _)| *d == depth)
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                self.guards.retain(|(d, _)| *d != depth);
+                self.held.retain(|h| !ending.contains(h));
+                self.cold = block_cold;
+                self.depth -= 1;
+                ended
+            }
+            // A loop leaves the locks as it found them: a body that drops
+            // and retakes a lock (cond_resched) or leaves by goto changes nothing after it.
+            // `do { ... } while (0)` is a macro's block, not a loop.
+            CXCursor_DoStmt if c.children().last().and_then(|k| k.eval_int()) == Some(0) => {
+                self.children(c);
+                false
+            }
+            CXCursor_ForStmt | CXCursor_WhileStmt | CXCursor_DoStmt => {
+                let before = self.held.clone();
+                self.loops += 1;
+                self.children(c);
+                self.loops -= 1;
+                self.held = before;
+                false
+            }
+            CXCursor_ReturnStmt
+            | CXCursor_GotoStmt
+            | CXCursor_BreakStmt
+            | CXCursor_ContinueStmt => {
+                self.children(c);
+                true
+            }
+            CXCursor_MemberRefExpr => {
+                self.member(c);
+                self.children(c);
+                false
+            }
+            CXCursor_CallExpr => {
+                self.children(c);
+                self.call(c);
+                false
+            }
+            _ => {
+                self.children(c);
+                false
+            }
+        }
+    }
+
+    fn children(&mut self, c: Cursor) {
+        self.stack.push(c);
+        for k in c.children() {
+            self.walk(k);
+        }
+        self.stack.pop();
+    }
+
+    /// `lockdep_assert_held()` at the start of statement `s`: the lock is held from here on.
+    fn assertions(&mut self, s: Cursor) {
+        if self.macros.iter().all(|m| m.lock.is_none()) {
+            return;
+        }
+        let p = s.place();
+        let lock = self
+            .macros
+            .iter()
+            .find(|m| {
+                m.lock.is_some() && m.file == p.file && m.start <= p.offset && p.offset <= m.end
+            })
+            .and_then(|m| m.lock.clone());
+        if let Some(l) = lock {
+            if !self.held.contains(&l) {
+                self.held.push(l);
+            }
+        }
+    }
+
+    fn if_stmt(&mut self, c: Cursor) -> bool {
+        let kids = c.children();
+        let Some(cond) = kids.first() else {
+            return false;
+        };
+        self.stack.push(c);
+        self.walk(*cond);
+        let expect = expectation(*cond);
+        let before = self.held.clone();
+        let cold_before = self.cold.clone();
+        let branch = |w: &mut Self, b: Option<&Cursor>, cold: bool| -> (bool, Vec<String>) {
+            w.held = before.clone();
+            w.cold = if cold {
+                Some("unlikely()".into())
+            } else {
+                cold_before.clone()
+            };
+            let ended = b.is_some_and(|b| w.walk(*b));
+            (ended, w.held.clone())
+        };
+        let (t_end, t_held) = branch(self, kids.get(1), expect == Some(false));
+        let (e_end, e_held) = branch(self, kids.get(2), expect == Some(true));
+        self.cold = cold_before;
+        self.stack.pop();
+        self.held = match (t_end, e_end) {
+            (true, true) => before,
+            (true, false) => e_held,
+            (false, true) => t_held,
+            // Both branches go on: a lock either took is taken after the
+            // `if` (the kernel pairs `if (x) lock(); ... if (x) unlock();`),
+            // one either released is released.
+            (false, false) => {
+                let mut held: Vec<String> = t_held
+                    .iter()
+                    .filter(|l| e_held.contains(l) || !before.contains(l))
+                    .cloned()
+                    .collect();
+                for l in e_held {
+                    if !before.contains(&l) && !held.contains(&l) {
+                        held.push(l);
+                    }
+                }
+                held
+            }
+        };
+        t_end && e_end
+    }
+
+    fn call(&mut self, c: Cursor) {
+        let name = c.spelling();
+        if name.is_empty() {
+            return;
+        }
+        self.calls
+            .entry(self.function.clone())
+            .or_default()
+            .insert(name.clone());
+        self.call_sites
+            .push((self.function.clone(), name.clone(), self.held.clone()));
+        let args = c.children();
+        let first = args.get(1).copied();
+        if locks::is_guard(&name) {
+            // guard(spinlock)(&x->lock): held to the end of the block;
+            // scoped_guard(): to the end of its for statement.
+            if let Some(l) = first.and_then(lock_name) {
+                if !self.held.contains(&l) {
+                    self.held.push(l.clone());
+                    self.guards.push((self.depth, l));
+                }
+            }
+        } else if let Some(named) = locks::acquires(&name, self.wrappers) {
+            let l = named
+                .map(str::to_string)
+                .or_else(|| first.and_then(lock_name))
+                .unwrap_or_else(|| name.clone());
+            if !self.held.contains(&l) {
+                self.held.push(l);
+            }
+        } else if let Some(named) = locks::releases(&name, self.wrappers) {
+            match named
+                .map(str::to_string)
+                .or_else(|| first.and_then(lock_name))
+            {
+                Some(l) => self.held.retain(|h| *h != l),
+                None => {
+                    self.held.pop();
+                }
+            }
+        }
+    }
+
+    /// The record of struct `target` this field belongs to (through anonymous members), if any.
+    fn target_record(&self, field: Cursor) -> Option<Cursor> {
+        let mut p = field.semantic_parent()?;
+        while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
+            p = p.semantic_parent()?;
+        }
+        (matches!(p.kind(), CXCursor_StructDecl) && p.spelling() == self.target).then_some(p)
+    }
+
+    fn member(&mut self, c: Cursor) {
+        let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
+            return;
+        };
+        let Some(record) = self.target_record(field) else {
+            return;
+        };
+        self.saw_struct = true;
+        let name = field.spelling();
+        let Some(bits) = record.member_bit_offset(&name) else {
+            return;
+        };
+        let in_store = || {
+            self.innermost_macro(&c.place())
+                .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release"))
+        };
+        let Some((kind, how, member)) =
+            site_kind::access(self.unit, &self.stack, c, name, &in_store)
+        else {
+            return; // in sizeof / typeof
+        };
+        let p = c.place();
+        let (kind, how) = self.macro_form(&p, kind, how);
+        let mut held = self.held.clone();
+        if how == "spinlock_check"
+            || locks::is_guard(&how)
+            || locks::acquires(&how, self.wrappers).is_some()
+            || locks::releases(&how, self.wrappers).is_some()
+        {
+            // The lock word itself is written by whoever holds it.
+            held.push(member.split('.').next().unwrap_or(&member).to_string());
+        }
+        held.sort();
+        held.dedup();
+        self.sites.push(RawSite {
+            offset: (bits / 8) as u64,
+            member,
+            file: p.file,
+            line: p.line,
+            function: self.function.clone(),
+            kind,
+            how,
+            locks: held,
+            cold_branch: self.cold.clone(),
+            loop_depth: self.loops,
+        });
+    }
+
+    fn innermost_macro(&self, p: &Place) -> Option<&str> {
+        self.macros
+            .iter()
+            .filter(|m| {
+                m.lock.is_none() && m.file == p.file && m.start <= p.offset && p.offset <= m.end
+            })
+            .min_by_key(|m| m.end - m.start)
+            .map(|m| m.name.as_str())
+    }
+
+    /// The innermost macro the analysis reads around `p`, which names the form.
+    fn macro_form(&self, p: &Place, kind: Kind, how: String) -> (Kind, String) {
+        let Some(n) = self.innermost_macro(p) else {
+            return (kind, how);
+        };
+        let percpu = n.starts_with("this_cpu_")
+            || n.starts_with("__this_cpu_")
+            || n.starts_with("raw_cpu_")
+            || n == "per_cpu_ptr";
+        if percpu {
+            // this_cpu_ptr(p), per_cpu_ptr(p, cpu): p is read, its per-CPU copy used.
+            let k = if n.ends_with("_read") || n.ends_with("_ptr") {
+                Kind::Read
+            } else if n.ends_with("_write") {
+                Kind::Write
+            } else {
+                Kind::Rmw
+            };
+            return (k, n.to_string());
+        }
+        if n.contains("xchg") {
+            // The exchanged object (by address, or an asm operand) is
+            // read and written; a value argument is read.
+            let on_it = matches!(how.as_str(), "asm" | "address taken");
+            return (if on_it { Kind::Rmw } else { kind }, n.to_string());
+        }
+        if how == "plain" || how == "volatile" || how == "asm" {
+            return (kind, n.to_string());
+        }
+        (kind, how)
+    }
+}
+
+/// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
+/// is not one: `out` labels are the common exit).
+fn is_error_label(label: &str) -> bool {
+    let l = label.to_ascii_lowercase();
+    ["err", "fail", "abort", "bad"]
+        .iter()
+        .any(|p| l.starts_with(p))
+}
+
+/// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`,
+/// and `static_branch_unlikely`'s statement expression): Some(V != 0).
+fn expectation(cond: Cursor) -> Option<bool> {
+    let mut c = cond;
+    loop {
+        match c.kind() {
+            CXCursor_ParenExpr | CXCursor_UnexposedExpr => c = *c.children().first()?,
+            // static_branch_unlikely(): ({ ...; unlikely_notrace(branch); })
+            CXCursor_StmtExpr => c = *c.children().first()?.children().last()?,
+            CXCursor_CallExpr if c.spelling() == "__builtin_expect" => {
+                let v = c.children().get(2)?.eval_int()?;
+                return Some(v != 0);
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The lock a lock call's first argument names: its outermost member
+/// (`spinlock_check(&zone->lock)` → `lock`), or else the variable.
+fn lock_name(arg: Cursor) -> Option<String> {
+    first_member(arg).or_else(|| first_variable(arg))
+}
+
+fn first_member(c: Cursor) -> Option<String> {
+    if c.kind() == CXCursor_MemberRefExpr {
+        return Some(c.spelling());
+    }
+    c.children().into_iter().find_map(first_member)
+}
+
+fn first_variable(c: Cursor) -> Option<String> {
+    if c.kind() == CXCursor_DeclRefExpr {
+        let is_var = c
+            .referenced()
+            .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+        if is_var {
+            return Some(c.spelling());
+        }
+    }
+    c.children().into_iter().find_map(first_variable)
+}
+
+/// `lockdep_assert_held ( & zone -> lock )` → `lock`.
+fn lock_from_tokens(tokens: &[String]) -> Option<String> {
+    let close = tokens.iter().rposition(|t| t == ")")?;
+    tokens[..close]
+        .iter()
+        .rev()
+        .find(|t| {
+            t.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+        .cloned()
+}

@@ -1,0 +1,551 @@
+//! The rules, per member, from its profile hits and its source sites:
+//!
+//! - frequency: a profile with at least [`Rules::min_samples`] samples
+//!   decides: the write fraction's 95 % Wilson interval above
+//!   [`Rules::written_above`] → written; below [`Rules::read_mostly_below`]
+//!   → read-mostly (ambiguous when it saw no store at all and a hot path
+//!   writes the member); between → ambiguous. Without enough samples, the sites
+//!   reached from hot roots decide: a hot write → written; hot reads only →
+//!   read-mostly; nothing hot → cold. Nothing at all → cold.
+//! - locks: a written member whose written sites (the hot ones, when there
+//!   are) all hold one lock is `locked_write.LOCK`; any other written member
+//!   is `lockless_atomic`.
+//! - false sharing: a read-mostly member that takes HITMs on a cache line
+//!   where another member is (unambiguously) written is that member's victim.
+//!
+//! What the rules cannot decide is marked ambiguous with the reason, and
+//! gets the class that keeps the layout safe (written beats read-mostly).
+
+use super::profile::ProfileHit;
+use super::sites::{Heat, Site};
+use super::wilson;
+use crate::Struct;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "class", content = "lock")]
+pub enum Class {
+    ReadMostly,
+    LockedWrite(String),
+    LocklessAtomic,
+    Cold,
+}
+
+impl Class {
+    /// The access file's key: `read_mostly`, `locked_write.LOCK`, ...
+    pub fn key(&self) -> String {
+        match self {
+            Class::ReadMostly => "read_mostly".into(),
+            Class::LockedWrite(l) => format!("locked_write.{l}"),
+            Class::LocklessAtomic => "lockless_atomic".into(),
+            Class::Cold => "cold".into(),
+        }
+    }
+
+    fn written(&self) -> bool {
+        matches!(self, Class::LockedWrite(_) | Class::LocklessAtomic)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+/// The thresholds of the rules.
+#[derive(Clone, Debug)]
+pub struct Rules {
+    pub min_samples: u64,
+    pub written_above: f64,
+    pub read_mostly_below: f64,
+    pub line: u64,
+    /// The struct's offset from a line boundary (`--offset`), for which line a member is on.
+    pub phase: u64,
+    /// Whether hot roots were given (without them, every site off an
+    /// `unlikely()` branch is hot), for the wording.
+    pub have_roots: bool,
+    /// Whether sources were given (without them, locks are unknown).
+    pub have_sources: bool,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            min_samples: 20,
+            written_above: 0.02,
+            read_mostly_below: 0.05,
+            line: 64,
+            phase: 0,
+            have_roots: false,
+            have_sources: false,
+        }
+    }
+}
+
+/// The profile's totals of one member.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Counts {
+    pub loads: u64,
+    pub stores: u64,
+    pub unknown: u64,
+    pub hitm: u64,
+    pub estimated: bool,
+    /// The write fraction and its 95 % interval, with enough samples.
+    pub write_fraction: Option<(f64, f64, f64)>,
+}
+
+/// The verdict on one member.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    pub field: usize,
+    pub name: String,
+    pub class: Class,
+    pub confidence: Confidence,
+    /// Why the rules could not decide, when they could not.
+    pub ambiguous: Option<String>,
+    /// Why this class, in a few words.
+    pub reason: String,
+    pub counts: Counts,
+    /// The profile rows, largest first (at most [`MAX_CITES`]).
+    pub profile: Vec<String>,
+    /// The source sites, hot first (every one).
+    pub sites: Vec<Site>,
+    /// Written members on this member's line while it takes HITMs.
+    pub victim_of: Vec<String>,
+    /// The cache line (from the container's start) it starts on.
+    pub line: u64,
+    /// The writer group of a lockless member ([`writer_groups`]).
+    pub group: Option<String>,
+    /// Its offset in the struct and its size, in bytes.
+    pub offset: u64,
+    pub size: u64,
+}
+
+pub const MAX_CITES: usize = 3;
+
+impl Verdict {
+    /// The access file's key: `lockless_atomic[.GROUP]`, `locked_write.LOCK`, ...
+    pub fn key(&self) -> String {
+        match (&self.class, &self.group) {
+            (Class::LocklessAtomic, Some(g)) => format!("lockless_atomic.{g}"),
+            (c, _) => c.key(),
+        }
+    }
+}
+
+/// Writer groups: lockless members written from distinct contexts. Two
+/// members are in one group when a hot root writes both (the groups are the
+/// connected components); a group is named after its first root in
+/// `roots` order. Lockless members no hot root writes (a profile's, an
+/// ambiguous one's) form the group `other`. With one group or none, nothing
+/// changes.
+pub fn writer_groups(verdicts: &mut [Verdict], roots: &[String]) {
+    let lockless: Vec<usize> = (0..verdicts.len())
+        .filter(|&i| verdicts[i].class == Class::LocklessAtomic)
+        .collect();
+    let writers = |v: &Verdict| -> BTreeSet<usize> {
+        v.sites
+            .iter()
+            .filter(|x| x.heat == Heat::Hot && x.kind.writes())
+            .flat_map(|x| x.hot_roots.iter())
+            .filter_map(|r| roots.iter().position(|q| q == r))
+            .collect()
+    };
+    // Union-find over the roots.
+    let mut parent: Vec<usize> = (0..roots.len()).collect();
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let sets: Vec<(usize, BTreeSet<usize>)> = lockless
+        .iter()
+        .map(|&i| (i, writers(&verdicts[i])))
+        .collect();
+    for (_, set) in &sets {
+        let mut it = set.iter();
+        if let Some(&first) = it.next() {
+            for &r in it {
+                let (a, b) = (find(&mut parent, first), find(&mut parent, r));
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let group_of = |parent: &mut Vec<usize>, set: &BTreeSet<usize>| {
+        set.iter().next().map(|&r| find(parent, r))
+    };
+    let components: BTreeSet<Option<usize>> =
+        sets.iter().map(|(_, s)| group_of(&mut parent, s)).collect();
+    if components.len() < 2 {
+        return;
+    }
+    for (i, set) in sets {
+        verdicts[i].group = Some(match group_of(&mut parent, &set) {
+            Some(root) => crate::class::identifier(&roots[root]),
+            None => "other".into(),
+        });
+    }
+}
+
+enum Frequency {
+    Written(String),
+    ReadMostly(String),
+    Cold(String),
+    Ambiguous { written: bool, why: String },
+}
+
+/// The verdict on every member of `s` (declaration order), from the
+/// profiles' `hits` and the sources' `sites`.
+pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) -> Vec<Verdict> {
+    let mut out: Vec<Verdict> = Vec::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        if f.size == 0 {
+            continue;
+        }
+        let mine: Vec<&ProfileHit> = hits.iter().filter(|h| h.field == i).collect();
+        let mut counts = Counts::default();
+        for h in &mine {
+            counts.loads = counts.loads.saturating_add(h.loads);
+            counts.stores = counts.stores.saturating_add(h.stores);
+            counts.unknown = counts.unknown.saturating_add(h.unknown);
+            counts.hitm = counts.hitm.saturating_add(h.hitm);
+            counts.estimated |= h.estimated;
+        }
+        let mut sorted = mine.clone();
+        sorted.sort_by(|a, b| {
+            let total = |h: &ProfileHit| {
+                [h.loads, h.stores, h.unknown, h.hitm]
+                    .iter()
+                    .fold(0u64, |t, x| t.saturating_add(*x))
+            };
+            total(b).cmp(&total(a)).then(a.cite.cmp(&b.cite))
+        });
+        let profile: Vec<String> = sorted
+            .iter()
+            .take(MAX_CITES)
+            .map(|h| {
+                format!(
+                    "{}: {} loads, {} stores{}{}",
+                    h.cite,
+                    h.loads,
+                    h.stores,
+                    if h.unknown > 0 {
+                        format!(", {} accesses", h.unknown)
+                    } else {
+                        String::new()
+                    },
+                    if h.hitm > 0 {
+                        format!(", {} HITM", h.hitm)
+                    } else {
+                        String::new()
+                    }
+                )
+            })
+            .collect();
+        let mut my_sites: Vec<Site> = sites.iter().filter(|x| x.field == i).cloned().collect();
+        my_sites.sort_by(|a, b| {
+            (a.heat, &a.file, a.line, &a.function, a.kind, &a.how).cmp(&(
+                b.heat,
+                &b.file,
+                b.line,
+                &b.function,
+                b.kind,
+                &b.how,
+            ))
+        });
+        my_sites.dedup();
+        let freq = frequency(&mut counts, &my_sites, rules);
+        let (class, confidence, ambiguous, reason) = match freq {
+            Frequency::Cold(r) => (Class::Cold, Confidence::High, None, r),
+            Frequency::ReadMostly(r) => {
+                let conf = if counts.loads.saturating_add(counts.stores)
+                    >= rules.min_samples.saturating_mul(5)
+                    || !my_sites.is_empty()
+                {
+                    Confidence::High
+                } else {
+                    Confidence::Medium
+                };
+                (Class::ReadMostly, conf, None, r)
+            }
+            Frequency::Written(r) => {
+                let (class, lock_note) = lock_class(&my_sites, rules);
+                if let (Class::LockedWrite(lock), None) = (&class, profile_decided(&counts, rules))
+                {
+                    if let Some(read) = lockless_hot_read(&my_sites, lock) {
+                        let why = format!(
+                            "written under {lock} on hot paths ({r}) and read without it at {}: only the write frequency separates read-mostly from contended (give a profile)",
+                            read.cite()
+                        );
+                        out.push(Verdict {
+                            field: i,
+                            name: access_name(&f.name),
+                            class: class.clone(),
+                            confidence: Confidence::Low,
+                            ambiguous: Some(why),
+                            reason: "kept locked_write (the safe side)".into(),
+                            counts,
+                            profile,
+                            sites: my_sites,
+                            victim_of: Vec::new(),
+                            line: rules.phase.saturating_add(f.original_offset.unwrap_or(0))
+                                / rules.line.max(1),
+                            offset: f.original_offset.unwrap_or(0),
+                            size: f.size,
+                            group: None,
+                        });
+                        continue;
+                    }
+                }
+                let conf = if lock_note.is_some() {
+                    Confidence::Medium
+                } else {
+                    Confidence::High
+                };
+                let reason = match lock_note {
+                    Some(n) => format!("{r}; {n}"),
+                    None => r,
+                };
+                (class, conf, None, reason)
+            }
+            Frequency::Ambiguous { written: true, why } => {
+                let (class, _) = lock_class(&my_sites, rules);
+                (
+                    class,
+                    Confidence::Low,
+                    Some(why),
+                    "treated as written (the safe side)".into(),
+                )
+            }
+            Frequency::Ambiguous {
+                written: false,
+                why,
+            } => (
+                Class::ReadMostly,
+                Confidence::Low,
+                Some(why),
+                "no write seen".into(),
+            ),
+        };
+        out.push(Verdict {
+            field: i,
+            name: access_name(&f.name),
+            class,
+            confidence,
+            ambiguous,
+            reason,
+            counts,
+            profile,
+            sites: my_sites,
+            victim_of: Vec::new(),
+            line: rules.phase.saturating_add(f.original_offset.unwrap_or(0)) / rules.line.max(1),
+            offset: f.original_offset.unwrap_or(0),
+            size: f.size,
+            group: None,
+        });
+    }
+    mark_victims(s, &mut out, rules);
+    out
+}
+
+/// The access file's name of a field: a run of bit-fields the compiler
+/// names `a:b:c` by its first bit-field.
+fn access_name(name: &str) -> String {
+    name.split(':').next().unwrap_or(name).to_string()
+}
+
+fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
+    let n = counts.loads.saturating_add(counts.stores);
+    let sampled = n.saturating_add(counts.unknown);
+    if n >= rules.min_samples {
+        let (lo, hi) = wilson::interval(counts.stores, n, wilson::Z95);
+        let p = counts.stores as f64 / n as f64;
+        counts.write_fraction = Some((p, lo, hi));
+        let frac = format!(
+            "stores {}/{} = {:.1}% [{:.1}%, {:.1}%]",
+            counts.stores,
+            n,
+            100.0 * p,
+            100.0 * lo,
+            100.0 * hi
+        );
+        if lo >= rules.written_above {
+            return Frequency::Written(format!("written: {frac}"));
+        }
+        if hi < rules.read_mostly_below {
+            // The profile measured the writes as rare: it decides (the
+            // seed's case: written under a lock once per generation, read
+            // everywhere). It saw none although a hot path writes: the two
+            // disagree, and the rules do not choose.
+            return match hot_static_write(sites) {
+                Some(w) if counts.stores == 0 => Frequency::Ambiguous {
+                    written: true,
+                    why: format!(
+                        "the profile saw no store ({frac}) but a hot path writes it at {w}"
+                    ),
+                },
+                Some(w) => Frequency::ReadMostly(format!(
+                    "read-mostly: {frac}; the profile measures the writes at {w} as rare"
+                )),
+                None => Frequency::ReadMostly(format!("read-mostly: {frac}")),
+            };
+        }
+        return Frequency::Ambiguous {
+            written: counts.stores > 0,
+            why: format!(
+                "the write fraction is between the thresholds ({frac}; written above {:.0}%, read-mostly below {:.0}%)",
+                100.0 * rules.written_above,
+                100.0 * rules.read_mostly_below
+            ),
+        };
+    }
+    let hot: Vec<&Site> = sites.iter().filter(|x| x.heat == Heat::Hot).collect();
+    if let Some(w) = hot.iter().find(|x| x.kind.writes()) {
+        let note = if sampled > 0 {
+            format!(
+                " (the profile has {sampled} samples, fewer than {})",
+                rules.min_samples
+            )
+        } else {
+            String::new()
+        };
+        return Frequency::Written(format!(
+            "{} writes it at {}{note}",
+            if rules.have_roots {
+                "a hot path"
+            } else {
+                "the code"
+            },
+            w.cite()
+        ));
+    }
+    if let Some(r) = hot.first() {
+        if counts.stores > 0 {
+            return Frequency::Ambiguous {
+                written: true,
+                why: format!(
+                    "the code only reads it on hot paths ({}), but the profile saw {} stores in {} samples (fewer than {})",
+                    r.cite(),
+                    counts.stores,
+                    sampled,
+                    rules.min_samples
+                ),
+            };
+        }
+        return Frequency::ReadMostly(format!(
+            "only read on {} ({})",
+            if rules.have_roots {
+                "hot paths"
+            } else {
+                "the given sources"
+            },
+            r.cite()
+        ));
+    }
+    if sampled > 0 {
+        return Frequency::Ambiguous {
+            written: counts.stores > 0,
+            why: format!(
+                "not enough samples: {sampled} (at least {} needed){}",
+                rules.min_samples,
+                if sites.is_empty() {
+                    ""
+                } else {
+                    ", and no hot path touches it"
+                }
+            ),
+        };
+    }
+    if sites.is_empty() {
+        Frequency::Cold("no access seen".into())
+    } else {
+        Frequency::Cold(format!(
+            "no hot path touches it ({} cold site(s))",
+            sites.len()
+        ))
+    }
+}
+
+/// Whether a profile had enough samples to decide the frequency.
+fn profile_decided(counts: &Counts, rules: &Rules) -> Option<()> {
+    (counts.loads.saturating_add(counts.stores) >= rules.min_samples).then_some(())
+}
+
+/// A hot read of the member that does not hold `lock` (`READ_ONCE` outside it).
+fn lockless_hot_read<'a>(sites: &'a [Site], lock: &str) -> Option<&'a Site> {
+    sites.iter().find(|x| {
+        x.heat == Heat::Hot
+            && x.kind == super::sites::Kind::Read
+            && !x.locks.iter().any(|l| l == lock)
+    })
+}
+
+fn hot_static_write(sites: &[Site]) -> Option<String> {
+    sites
+        .iter()
+        .find(|x| x.heat == Heat::Hot && x.kind.writes())
+        .map(Site::cite)
+}
+
+/// `locked_write.LOCK` when every written site (the hot ones, if any)
+/// holds one lock; else lockless, with a note when the sources cannot say.
+fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
+    let writes: Vec<&Site> = sites.iter().filter(|x| x.kind.writes()).collect();
+    let hot: Vec<&Site> = writes
+        .iter()
+        .copied()
+        .filter(|x| x.heat == Heat::Hot)
+        .collect();
+    let considered = if hot.is_empty() { writes } else { hot };
+    if considered.is_empty() {
+        let why = if rules.have_sources {
+            "no write in the given sources: the lock is unknown"
+        } else {
+            "no sources given: the lock is unknown"
+        };
+        return (Class::LocklessAtomic, Some(why.into()));
+    }
+    let mut common: Option<BTreeSet<&str>> = None;
+    for w in &considered {
+        let held: BTreeSet<&str> = w.locks.iter().map(String::as_str).collect();
+        common = Some(match common {
+            None => held,
+            Some(c) => c.intersection(&held).copied().collect(),
+        });
+    }
+    match common.and_then(|c| c.into_iter().next()) {
+        Some(lock) => (Class::LockedWrite(lock.to_string()), None),
+        None => (Class::LocklessAtomic, None),
+    }
+}
+
+fn mark_victims(s: &Struct, out: &mut [Verdict], rules: &Rules) {
+    let lines_of = |v: &Verdict| {
+        let f = &s.fields[v.field];
+        let start = rules.phase.saturating_add(f.original_offset.unwrap_or(0));
+        let end = start.saturating_add(f.size.max(1) - 1);
+        (start / rules.line.max(1), end / rules.line.max(1))
+    };
+    let written: Vec<(String, (u64, u64))> = out
+        .iter()
+        .filter(|v| v.class.written() && v.ambiguous.is_none())
+        .map(|v| (v.name.clone(), lines_of(v)))
+        .collect();
+    for v in out.iter_mut() {
+        if v.class != Class::ReadMostly || v.counts.hitm == 0 {
+            continue;
+        }
+        let (a, b) = lines_of(v);
+        v.victim_of = written
+            .iter()
+            .filter(|(name, (c, d))| *name != v.name && *c <= b && a <= *d)
+            .map(|(name, _)| name.clone())
+            .collect();
+    }
+}

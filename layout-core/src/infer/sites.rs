@@ -1,0 +1,88 @@
+//! What the static analysis says about one access of a member.
+
+use serde::Serialize;
+
+/// How a site touches its member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Read,
+    Write,
+    /// A read-modify-write (`++`, `+=`, an atomic add, a bit op, `xchg`).
+    Rmw,
+}
+
+impl Kind {
+    pub fn writes(self) -> bool {
+        matches!(self, Kind::Write | Kind::Rmw)
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Kind::Read => "read",
+            Kind::Write => "write",
+            Kind::Rmw => "rmw",
+        }
+    }
+}
+
+/// How often a site runs, from the call graph and the hot and cold roots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Heat {
+    /// Reached from a hot root, not on a cold branch.
+    Hot,
+    /// Reached from no hot root, or from a cold root, `__init`, an
+    /// `unlikely()` branch.
+    Cold,
+}
+
+/// One access of a member of the struct, in the sources.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Site {
+    /// Index of the struct's (top-level) field.
+    pub field: usize,
+    /// The member as the code names it (`usage.counter`).
+    pub member: String,
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    pub kind: Kind,
+    /// `plain`, `READ_ONCE`, `WRITE_ONCE`, `atomic_long_add`, `set_bit`, `list_del`, ...
+    pub how: String,
+    /// The locks held, by member name (`lock`, `lru_lock`).
+    pub locks: Vec<String>,
+    pub heat: Heat,
+    /// Why it is cold, when it is: `unlikely()`, `__init`, `cold root f`, `not reached`.
+    pub cold_because: Option<String>,
+    /// How a hot root reaches it: `root > caller > function`.
+    pub hot_via: Option<String>,
+    /// Every hot root that reaches it, in command-line order.
+    pub hot_roots: Vec<String>,
+    /// How many loops of its function enclose it (a weight for the reviewer).
+    pub loop_depth: u32,
+}
+
+impl Site {
+    /// `mm/page_counter.c:120 page_counter_charge rmw atomic_long_add_return lock=-`
+    pub fn cite(&self) -> String {
+        let lock = if self.locks.is_empty() {
+            "no lock".to_string()
+        } else {
+            format!("under {}", self.locks.join("+"))
+        };
+        let in_loop = match self.loop_depth {
+            0 => String::new(),
+            d => format!(" in loop depth {d}"),
+        };
+        format!(
+            "{}:{} {} {} {} {}{in_loop}",
+            self.file,
+            self.line,
+            self.function,
+            self.kind.word(),
+            self.how,
+            lock
+        )
+    }
+}
