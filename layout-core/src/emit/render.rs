@@ -516,11 +516,10 @@ impl<'a> Renderer<'a> {
                         && columns(line_around(text, at)) + 1 + attribute.len() > MAX_COLUMNS;
                     if own_line {
                         // After the name the line would pass checkpatch's
-                        // 100 columns: the attribute opens the declaration,
-                        // on a line of its own.
-                        let start = line_start_of(text, m.decl.start);
+                        // 100 columns: the attribute goes on a continuation
+                        // line, one tab deeper, as the kernel wraps them.
                         let nl = newline_of(&text[m.lines.clone()]);
-                        edits.push((start..start, format!("{}{attribute}{nl}", m.indent)));
+                        edits.push((at..at, format!("{nl}{}\t{attribute}", m.indent)));
                     } else {
                         edits.push((at..at, format!(" {attribute}")));
                     }

@@ -807,7 +807,7 @@ fn seed_diff_moves_members_with_their_comments_and_aligns_the_lockless_group() {
     );
     assert!(
         diff.contains(
-            "+\tatomic_long_t evicted[NR_HIST_GENS][ANON_AND_FILE][MAX_NR_TIERS] ____cacheline_aligned_in_smp;\n"
+            "+\tatomic_long_t evicted[NR_HIST_GENS][ANON_AND_FILE][MAX_NR_TIERS]\n+\t\t____cacheline_aligned_in_smp;\n"
         ),
         "{diff}"
     );
