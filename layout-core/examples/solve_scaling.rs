@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use synthetic::synthetic;
 
 /// The bench's distribution (seed 1 gives its struct).
-#[path = "../benches/synthetic/mod.rs"]
+#[path = "../../bench/synthetic/mod.rs"]
 mod synthetic;
 
 fn run() -> Result<(), String> {

@@ -5,6 +5,7 @@
 //!
 //! `cargo bench -p layout-core --bench solve -- --warm-up-time 1 --measurement-time 3`
 
+#[path = "../synthetic/mod.rs"]
 mod synthetic;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

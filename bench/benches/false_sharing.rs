@@ -12,7 +12,7 @@
 
 // `Shard::counted` serves the example's check, not the benchmark.
 #[allow(dead_code)]
-#[path = "../examples/false_sharing/layouts.rs"]
+#[path = "../../examples/false_sharing/layouts.rs"]
 mod layouts;
 
 use criterion::measurement::WallTime;
