@@ -1,7 +1,7 @@
 //! The struct in its tree, as a property: random small C structs with `#if`
 //! blocks (taken and not taken, nested), `CACHELINE_PADDING()` lines,
-//! line-aligned members, declarator lists (`int a, b;`) and every access
-//! class, with and without `--regroup`. Every layout the solver returns
+//! line-aligned members, declarator lists (`int a, b;`), zero-length array
+//! markers, empty structs and every access class, with and without `--regroup`. Every layout the solver returns
 //! passes the verifier, has a diff (in the `aligned` and `padding` styles),
 //! the diff applies with `patch -p1`, and the C front-end reads the patched header
 //! back with exactly the proposed offsets and size: what `--format json`
@@ -63,6 +63,18 @@ fn body(rng: &mut Rng, items: usize, k: &mut usize, pads: &mut usize, depth: u32
     let mut out = String::new();
     for _ in 0..items {
         match rng.below(10) {
+            // Now and then at the top: a zero-length array (a wall the
+            // members keep their side of) or an empty struct (a member
+            // like any other).
+            0 if depth == 0 && rng.below(4) == 0 => {
+                let kind = rng.below(2);
+                out.push_str(&if kind == 0 {
+                    format!("\tchar mark{k}[0];\n")
+                } else {
+                    format!("\tstruct {{ }} empty{k};\n")
+                });
+                *k += 1;
+            }
             0..=4 => out.push_str(&member(rng, k, "\t")),
             5..=7 => {
                 let on = rng.below(4) != 0;
