@@ -63,7 +63,13 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         let diff = if solved.moves_nothing() {
             String::new()
         } else {
-            emit::c_diff(source, &solved.layout, a.style)?
+            tree_diff(
+                loaded.macro_names.as_deref(),
+                source,
+                &solved.layout,
+                a.style,
+            )?
+            .diff
         };
         Some(super::configs::check(
             &a.input,
@@ -123,11 +129,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = write!(out, "{text}\n---\n");
             }
             if !solved.moves_nothing() {
-                let idioms = match &loaded.macro_names {
-                    Some(names) => emit::TreeIdioms::of_macros(names),
-                    None => emit::TreeIdioms::of_header(&source.path, &source.text),
-                };
-                let d = emit::c_diff_in(source, &solved.layout, a.style, &idioms)?;
+                let d = tree_diff(
+                    loaded.macro_names.as_deref(),
+                    source,
+                    &solved.layout,
+                    a.style,
+                )?;
                 out.push_str(&d.diff);
                 check_function = check_function_note(&s.name, a.style, d.check_function);
             }
@@ -140,11 +147,12 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 })
             })?;
             if !solved.moves_nothing() {
-                let idioms = match &loaded.macro_names {
-                    Some(names) => emit::TreeIdioms::of_macros(names),
-                    None => emit::TreeIdioms::of_header(&source.path, &source.text),
-                };
-                let d = emit::c_diff_in(source, &solved.layout, a.style, &idioms)?;
+                let d = tree_diff(
+                    loaded.macro_names.as_deref(),
+                    source,
+                    &solved.layout,
+                    a.style,
+                )?;
                 check_function = check_function_note(&s.name, a.style, d.check_function);
                 let header = a.input.header.as_deref().unwrap_or(&source.path);
                 let path = super::mail::tree_path(header, a.input.probe.kbuild.as_deref())?;
@@ -240,6 +248,21 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         eprint!("{check_function}");
     }
     Ok(EXIT_OK)
+}
+
+/// The diff of `layout`, spelled with the idioms the translation unit
+/// defines: the probe's macros (`macros`), else the header's own text.
+fn tree_diff(
+    macros: Option<&[String]>,
+    source: &layout_core::source::StructSource,
+    layout: &layout_core::VerifiedLayout,
+    style: emit::CStyle,
+) -> Result<emit::CDiff, Diagnostic> {
+    let idioms = match macros {
+        Some(names) => emit::TreeIdioms::of_macros(names),
+        None => emit::TreeIdioms::of_header(&source.path, &source.text),
+    };
+    emit::c_diff_in(source, layout, style, &idioms)
 }
 
 /// What a subject line says the reorder is for: fewer lines on the hot

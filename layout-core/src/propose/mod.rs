@@ -228,44 +228,16 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
     let mut proposal = match as_declared {
         Some(layout) => {
             let bytes: u64 = s.fields.iter().map(|f| f.size).sum();
-            Proposal {
-                lower_bound: crate::place::align_up(bytes, s.natural_align()),
-                layout,
-                optimal: true,
-                solve_ms: 0,
-                stopped_by_time: false,
-                nothing_to_do: true,
-                solution: None,
-                separated: None,
-                dissolved: None,
-                groups_kept_for: Vec::new(),
-                objective: preset,
-                smaller: None,
-                constraints: Vec::new(),
-                subject: subject.clone(),
-            }
+            let lower_bound = crate::place::align_up(bytes, s.natural_align());
+            Proposal::new(subject.clone(), preset, layout, lower_bound, None)
         }
         None => {
             let sol = match precomputed {
                 Some(p) => p,
                 None => solve_named(s, &solve_opts)?,
             };
-            Proposal {
-                layout: sol.layout.clone(),
-                lower_bound: sol.lower_bound,
-                optimal: sol.optimal,
-                solve_ms: sol.solve_ms,
-                stopped_by_time: sol.stopped_by_time,
-                nothing_to_do: false,
-                solution: Some(sol),
-                separated: None,
-                dissolved: None,
-                groups_kept_for: Vec::new(),
-                objective: preset,
-                smaller: None,
-                constraints: Vec::new(),
-                subject: subject.clone(),
-            }
+            let (layout, lower_bound) = (sol.layout.clone(), sol.lower_bound);
+            Proposal::new(subject.clone(), preset, layout, lower_bound, Some(sol))
         }
     };
     // The objective was chosen for the author's layout: say what the
@@ -310,6 +282,33 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
 }
 
 impl Proposal {
+    /// A proposal of `layout`: the solver's answer (`solution`), or
+    /// without one the layout as declared (min-diff's nothing to do).
+    fn new(
+        subject: Subject,
+        objective: Preset,
+        layout: VerifiedLayout,
+        lower_bound: u64,
+        solution: Option<Solution>,
+    ) -> Self {
+        Proposal {
+            subject,
+            layout,
+            lower_bound,
+            optimal: solution.as_ref().is_none_or(|sol| sol.optimal),
+            solve_ms: solution.as_ref().map_or(0, |sol| sol.solve_ms),
+            stopped_by_time: solution.as_ref().is_some_and(|sol| sol.stopped_by_time),
+            nothing_to_do: solution.is_none(),
+            solution,
+            separated: None,
+            dissolved: None,
+            groups_kept_for: Vec::new(),
+            objective,
+            smaller: None,
+            constraints: Vec::new(),
+        }
+    }
+
     /// Whether the proposal places every member where it already is: then
     /// there is nothing to patch.
     pub fn moves_nothing(&self) -> bool {
