@@ -251,3 +251,51 @@ fn zone_is_checked_in_every_configuration_of_its_if_lines() {
         );
     }
 }
+
+/// tcp_sock and net_device of Debian's 6.1 headers (classes from their
+/// types): every configuration of their `#if` lines is compiled, and the
+/// report says what was checked. With `CACHELAYOUT_SWEEPS=full` (dozens of
+/// compiles).
+#[test]
+fn tcp_sock_and_net_device_are_checked_in_every_configuration() {
+    if !crate::support::sweep::full() {
+        println!("CACHELAYOUT_SWEEPS=full runs tcp_sock and net_device in every configuration");
+        return;
+    }
+    let Some(tree) = kbuild_tree() else {
+        println!("SKIPPED: needs /usr/src/linux-headers-*-amd64 (Debian's linux-headers-amd64)");
+        return;
+    };
+    let src = srctree(&tree);
+    let cache = tempfile::tempdir().unwrap();
+    for (header, name) in [
+        ("include/linux/tcp.h", "tcp_sock"),
+        ("include/linux/netdevice.h", "net_device"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+            .current_dir(&src)
+            .env("XDG_CACHE_HOME", cache.path())
+            .args(["propose", header, "--struct", name, "--kbuild"])
+            .arg(&tree)
+            .args(["--check-configs", "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let v = json(&out);
+        let rows = v["configurations"].as_array().unwrap();
+        assert!(rows.len() >= 3, "{name}: {rows:?}");
+        assert_eq!(rows[0]["configuration"], "the configuration read");
+        assert_eq!(rows[0]["proposed"]["size"], v["after"]["size"], "{name}");
+        let laid = rows
+            .iter()
+            .filter(|r| r["proposed"]["state"] == "laid")
+            .count();
+        assert!(laid >= 2, "{name}: {rows:?}");
+        for r in rows {
+            println!(
+                "{name} {}: declared {} proposed {}",
+                r["configuration"], r["declared"], r["proposed"]
+            );
+        }
+    }
+}
