@@ -911,7 +911,7 @@ fn seed_changelog_has_the_numbers_and_fits_72_columns() {
 }
 
 #[test]
-fn changelog_of_the_seed_fix_matches_seed_000() {
+fn changelog_of_the_seed_fix_matches_the_hand_written_one() {
     // Seed 000's fix at its own placement (offset 320 after the change):
     // evicted[]/refaulted[] own lines 25 and 26.
     let c = seed();
