@@ -136,8 +136,11 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
 /// (`balanced`, size first) with it relaxed, against the smallest with
 /// everything kept. `opts` bounds each solve as it bounds the proposal's.
 pub fn price(s: &Struct, kept: &mut [Constraint], opts: &SolveOptions) {
+    // A price is told only when proven; on a struct too large to prove,
+    // a quarter of the budget per solve keeps the proposal's own time.
     let size_first = SolveOptions {
         preset: Preset::Balanced,
+        work_limit: opts.work_limit / 4,
         ..opts.clone()
     };
     let Ok(base) = solve::solve(s, &size_first) else {
