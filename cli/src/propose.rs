@@ -365,15 +365,7 @@ fn summary(view: &ProposalView, solved: &Proposal, assertion: Option<&str>) -> S
     let delta = after.size as i64 - before.size as i64;
     let where_ = match after.placement {
         Placement::Aligned => "at every placement".to_string(),
-        _ => {
-            let at: Vec<String> = after
-                .placement
-                .offsets()
-                .iter()
-                .map(|o| format!("offset {o} (phase {})", o % after.line))
-                .collect();
-            format!("at {}", at.join(" and "))
-        }
+        _ => format!("at {}", after.offsets_with_phases().join(" and ")),
     };
     let _ = writeln!(
         t,

@@ -65,6 +65,16 @@ impl Layout {
         self.placement.first_offset().unwrap_or(0)
     }
 
+    /// Each container offset of the placement with its phase, as the
+    /// summary and the changelog say it: `offset 136 (phase 8)`.
+    pub fn offsets_with_phases(&self) -> Vec<String> {
+        self.placement
+            .offsets()
+            .iter()
+            .map(|o| format!("offset {o} (phase {})", o % self.line))
+            .collect()
+    }
+
     /// Every phase (start offset modulo the line size) at which an instance of
     /// this layout can sit: the given one in phase mode, every multiple of the
     /// alignment below the line size otherwise.

@@ -94,12 +94,7 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
     }
     paragraphs.push(wrap(&cost(before_s, before, after, notes)));
     if let Some(a) = &notes.phase_assertion {
-        let at: Vec<String> = after
-            .placement
-            .offsets()
-            .iter()
-            .map(|o| format!("offset {o} (phase {})", o % after.line))
-            .collect();
+        let at = after.offsets_with_phases();
         paragraphs.push(wrap(&format!(
             "The layout relies on struct {} starting at {} of its cacheline-aligned \
              container{}; {} the build if that changes:",

@@ -10,12 +10,39 @@ use crate::segments::{self, Keep, Marker};
 use crate::solve::{self, Preset, SolveOptions};
 use serde::Serialize;
 
+/// What kind of constraint is kept (JSON: its words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Kept {
+    #[serde(rename = "first member")]
+    FirstMember,
+    #[serde(rename = "groups and line breaks")]
+    GroupsAndLineBreaks,
+    #[serde(rename = "#if blocks")]
+    IfBlocks,
+    #[serde(rename = "pinned members")]
+    PinnedMembers,
+    #[serde(rename = "one configuration")]
+    OneConfiguration,
+}
+
+impl Kept {
+    /// The words the summary, the changelog and the JSON use.
+    pub fn words(self) -> &'static str {
+        match self {
+            Kept::FirstMember => "first member",
+            Kept::GroupsAndLineBreaks => "groups and line breaks",
+            Kept::IfBlocks => "#if blocks",
+            Kept::PinnedMembers => "pinned members",
+            Kept::OneConfiguration => "one configuration",
+        }
+    }
+}
+
 /// One constraint the proposal holds under.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Constraint {
-    /// What is kept: `first member`, `groups and line breaks`, `#if blocks`,
-    /// `pinned members`, `one configuration`.
-    pub kept: &'static str,
+    /// What is kept.
+    pub kept: Kept,
     /// The members, groups or blocks it names.
     pub names: Vec<String>,
     /// The price, when it was computed: the smallest size with this
@@ -55,9 +82,9 @@ impl Constraint {
             self.names.join(", ")
         };
         if names.is_empty() {
-            self.kept.to_string()
+            self.kept.words().to_string()
         } else {
-            format!("{} ({names})", self.kept)
+            format!("{} ({names})", self.kept.words())
         }
     }
 
@@ -67,7 +94,7 @@ impl Constraint {
         let p = self.without.filter(|p| p.proven && p.bytes() > 0)?;
         Some(format!(
             "keeping the {} costs {} bytes: the smallest layout is {} bytes with it, {} bytes without (both proven)",
-            self.kept,
+            self.kept.words(),
             p.bytes(),
             p.kept_size,
             p.size,
@@ -86,7 +113,7 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
         without: None,
     };
     if segments::first_is_kept(s) {
-        out.push(c("first member", vec![s.fields[0].name.clone()]));
+        out.push(c(Kept::FirstMember, vec![s.fields[0].name.clone()]));
     }
     // The author's line breaks still in the model (`--regroup` dissolves
     // them), and the cache-line groups still marked.
@@ -104,7 +131,7 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
         _ => None,
     }));
     if !breaks.is_empty() {
-        out.push(c("groups and line breaks", breaks));
+        out.push(c(Kept::GroupsAndLineBreaks, breaks));
     }
     if !s.blocks.is_empty() {
         let names = s
@@ -115,7 +142,7 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
                     .map(|&f| format!("#if block of {}", s.fields[f].name))
             })
             .collect();
-        out.push(c("#if blocks", names));
+        out.push(c(Kept::IfBlocks, names));
     }
     let pinned: Vec<String> = s
         .fields
@@ -124,10 +151,10 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
         .map(|f| f.name.clone())
         .collect();
     if !pinned.is_empty() {
-        out.push(c("pinned members", pinned));
+        out.push(c(Kept::PinnedMembers, pinned));
     }
     if let Some(config) = configuration.filter(|_| !s.blocks.is_empty()) {
-        out.push(c("one configuration", vec![config.to_string()]));
+        out.push(c(Kept::OneConfiguration, vec![config.to_string()]));
     }
     out
 }
@@ -150,17 +177,17 @@ pub fn price(s: &Struct, kept: &mut [Constraint], opts: &SolveOptions) {
     for c in kept.iter_mut() {
         let mut relaxed = s.clone();
         match c.kept {
-            "first member" => segments::release_first(&mut relaxed),
-            "groups and line breaks" => {
+            Kept::FirstMember => segments::release_first(&mut relaxed),
+            Kept::GroupsAndLineBreaks => {
                 let keep = Keep {
                     first: segments::first_is_kept(s),
                     ..Keep::default()
                 };
                 segments::dissolve_groups(&mut relaxed, keep);
             }
-            "#if blocks" => relaxed.blocks.clear(),
-            "pinned members" => relaxed.fields.iter_mut().for_each(|f| f.pinned = false),
-            _ => continue,
+            Kept::IfBlocks => relaxed.blocks.clear(),
+            Kept::PinnedMembers => relaxed.fields.iter_mut().for_each(|f| f.pinned = false),
+            Kept::OneConfiguration => continue,
         }
         if let Ok(sol) = solve::solve(&relaxed, &size_first) {
             c.without = Some(Price {
@@ -199,7 +226,7 @@ mod tests {
     fn the_kept_constraints_are_named_in_reading_order() {
         let s = strukt();
         let kept = kept_by(&s, Some(".config"));
-        let what: Vec<&str> = kept.iter().map(|c| c.kept).collect();
+        let what: Vec<&str> = kept.iter().map(|c| c.kept.words()).collect();
         assert_eq!(
             what,
             [
@@ -216,7 +243,7 @@ mod tests {
         plain.blocks.clear();
         assert!(kept_by(&plain, Some(".config"))
             .iter()
-            .all(|c| c.kept != "one configuration"));
+            .all(|c| c.kept != Kept::OneConfiguration));
     }
 
     #[test]
@@ -235,6 +262,6 @@ mod tests {
         // The first member kept at 0 next to `hits` costs a line: without
         // it, `hits` can go last, after the read-mostly members.
         let first = &kept[0];
-        assert_eq!(first.kept, "first member");
+        assert_eq!(first.kept, Kept::FirstMember);
     }
 }
