@@ -21,6 +21,16 @@ The model (independent of the solver's code):
   mode) the line of i's last byte is before the line of j's first byte:
   floor((x_i + s_i - 1 + p) / L) < floor((x_j + p) / L).
 
+The kernel-like set (`exact_bench --set kernel`) adds what real structs
+have: pinned members (x_i fixed at the declared offset), segments every
+layout keeps in order (a boundary variable B between consecutive segments:
+every field of the lower ones ends at or before B, every field of the
+higher ones starts at or after it; a line-aligned zero-size wall is a
+segment of its own), and a flexible array tail (zero bytes, after every
+other field, its class applying to the line holding its offset: one byte
+for the hard rule). As in C, the first member of a layout sits at offset 0:
+the smallest start is 0.
+
 In aligned mode every struct alignment from the natural one up to the line
 is tried; the optimum is the smallest size over them. The size cachelayout
 found (verified by its verifier) bounds the horizon: a geometry whose
@@ -41,12 +51,15 @@ import time
 
 from ortools.sat.python import cp_model
 
+WORKERS = 2
+
 
 def natural_align(fields):
     return max([1] + [a for _, a, _ in fields])
 
 
-def solve_geometry(fields, line, phases, align, horizon, time_limit):
+def solve_geometry(fields, line, phases, align, horizon, time_limit,
+                   pins=(), segments=None, tail=None):
     """Smallest size at struct alignment `align`, hard rule at `phases`.
     Returns (status, size or None, bound)."""
     m = cp_model.CpModel()
@@ -60,6 +73,22 @@ def solve_geometry(fields, line, phases, align, horizon, time_limit):
         ends.append(x + s)
         ivs.append(m.NewFixedSizeIntervalVar(x, s, f"iv{i}"))
     m.AddNoOverlap(ivs)
+    m.AddMinEquality(m.NewConstant(0), xs)
+    for i, off in pins:
+        m.Add(xs[i] == off)
+    if segments is not None:
+        levels = sorted(set(segments))
+        for lv in levels[1:]:
+            b = m.NewIntVar(0, horizon, f"B{lv}")
+            for i in range(n):
+                if segments[i] < lv:
+                    m.Add(ends[i] <= b)
+                else:
+                    m.Add(xs[i] >= b)
+    if tail is not None:
+        for i in range(n):
+            if i != tail:
+                m.Add(ends[i] <= xs[tail])
     sigma = m.NewIntVar(0, horizon // align, "sigma")
     size = m.NewIntVar(0, horizon, "size")
     m.Add(size == align * sigma)
@@ -68,7 +97,7 @@ def solve_geometry(fields, line, phases, align, horizon, time_limit):
     first, last = {}, {}
     hard = [i for i, (_, _, c) in enumerate(fields) if c != 0]
     for i in hard:
-        s = fields[i][0]
+        s = max(1, fields[i][0]) if i == tail else fields[i][0]
         for p in phases:
             f = m.NewIntVar(0, (horizon + p) // line + 1, f"f{i}_{p}")
             l = m.NewIntVar(0, (horizon + p) // line + 1, f"l{i}_{p}")
@@ -87,7 +116,7 @@ def solve_geometry(fields, line, phases, align, horizon, time_limit):
     m.Minimize(size)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit
-    solver.parameters.num_workers = 2
+    solver.parameters.num_workers = WORKERS
     st = solver.Solve(m)
     if st == cp_model.OPTIMAL:
         v = int(solver.Value(size))
@@ -115,8 +144,14 @@ def reference(inst, time_limit):
         geoms = [(nat, [inst["placement"] % line])]
     best, proven, bound = None, True, None
     started = time.time()
+    pins = [tuple(p) for p in inst.get("pins", [])]
+    segments = inst.get("segments")
+    if segments is not None and len(set(segments)) < 2:
+        segments = None
+    tail = inst.get("tail")
     for a, phases in geoms:
-        st, v, b = solve_geometry(fields, line, phases, a, horizon, time_limit)
+        st, v, b = solve_geometry(fields, line, phases, a, horizon, time_limit,
+                                  pins, segments, tail)
         if v is not None and (best is None or v < best):
             best = v
         if st not in ("optimal", "infeasible"):
@@ -143,7 +178,10 @@ def main():
     ap.add_argument("ours")
     ap.add_argument("--cache")
     ap.add_argument("--time-limit", type=float, default=20.0)
+    ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
+    global WORKERS
+    WORKERS = args.workers
     cache = {}
     if args.cache:
         try:
@@ -155,7 +193,8 @@ def main():
     bands = {}
     misses = []
     for r in rows:
-        key = json.dumps([r["line"], r["placement"], r["fields"]])
+        key = json.dumps([r["line"], r["placement"], r["fields"], r.get("pins", []),
+                          r.get("segments"), r.get("tail")])
         ref = cache.get(key)
         if ref is None or (not ref["proven"] and ref["size"] is not None and r["ours"]["size"] < ref["size"]):
             ref = reference(r, args.time_limit)
@@ -163,7 +202,7 @@ def main():
             if args.cache:
                 with open(args.cache, "w") as f:
                     json.dump(cache, f)
-        b = bands.setdefault(r["band"], {"n": 0, "ref_proven": 0, "reached": 0, "proven": 0,
+        b = bands.setdefault((r.get("shape", "uniform"), r["band"]), {"n": 0, "ref_proven": 0, "reached": 0, "proven": 0,
                                          "false_claim": 0, "ours_ms": [], "ref_ms": []})
         b["n"] += 1
         o = r["ours"]
@@ -175,6 +214,9 @@ def main():
                 b["reached"] += 1
                 if o.get("size_proven", o["optimal"]):
                     b["proven"] += 1
+                else:
+                    print("not proven: id %s, %d fields: ours %d, bound %d"
+                          % (r["id"], r["n"], o["size"], o["lower_bound"]), file=sys.stderr)
             else:
                 misses.append((r["id"], r["n"], o["size"], ref["size"]))
                 if o.get("size_proven", o["optimal"]):
@@ -184,12 +226,16 @@ def main():
     if args.cache:
         with open(args.cache, "w") as f:
             json.dump(cache, f)
-    print(f"{'fields':>8} {'inst':>5} {'ref opt':>7} {'reached':>8} {'proven':>8} {'false':>5} "
+    print(f"{'shape':>12} {'fields':>8} {'inst':>5} {'ref opt':>7} {'reached':>8} {'proven':>8} {'false':>5} "
           f"{'ours med':>9} {'ours p95':>9} {'ref med':>9} {'ref p95':>9}")
-    for band in sorted(bands, key=lambda s: int(s.split('-')[0])):
-        b = bands[band]
+    shapes = []
+    for shape, _ in bands:
+        if shape not in shapes:
+            shapes.append(shape)
+    for shape, band in sorted(bands, key=lambda k: (shapes.index(k[0]), int(k[1].split('-')[0]))):
+        b = bands[shape, band]
         rp = max(1, b["ref_proven"])
-        print(f"{band:>8} {b['n']:>5} {b['ref_proven']:>7} "
+        print(f"{shape:>12} {band:>8} {b['n']:>5} {b['ref_proven']:>7} "
               f"{b['reached']:>4} {100*b['reached']/rp:>3.0f}% {b['proven']:>4} {100*b['proven']/rp:>3.0f}% "
               f"{b['false_claim']:>5} "
               f"{statistics.median(b['ours_ms']):>7.1f}ms {pct(b['ours_ms'], .95):>7.1f}ms "

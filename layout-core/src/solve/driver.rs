@@ -13,6 +13,7 @@ use super::improve::{local_search, Climb};
 use super::lines::{line_packings, no_layout_within, MAX_FIELDS};
 use super::place::Placer;
 use super::problem::{Blocks, Problem};
+use super::walls;
 use super::{Goal, Incumbent, Method, Preset, Solution, SolveError, SolveOptions};
 use crate::cost::{cost_of, Cost};
 use crate::layout::{Layout, Slot};
@@ -65,10 +66,19 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
             .unwrap_or_default();
         return Err(SolveError::Infeasible(why));
     }
-    let bounds: Vec<u64> = geoms.iter().map(|g| size_bound(&p, g)).collect();
+    let mut work = Work::new(opts.work_limit, opts.time_limit, started);
+    // Line walls cut the struct into parts solved alone: their bounds add
+    // up, and their layouts make a seed ([`walls`]).
+    let split = walls::split(s, &p, opts, &mut work);
+    let bounds: Vec<u64> = geoms
+        .iter()
+        .map(|g| {
+            let parts = split.as_ref().map_or(0, |sp| align_up(sp.bound, g.align));
+            size_bound(&p, g).max(parts)
+        })
+        .collect();
     let lower_bound = bounds.iter().copied().min().unwrap_or(0);
     let paths = path_bounds(&p, line);
-    let mut work = Work::new(opts.work_limit, opts.time_limit, started);
     let proof = |preset: Preset| Proof {
         lower: lower_bound,
         read: read_lines_bound(&p, line),
@@ -86,12 +96,23 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     // the free search, which can then only do better.
     let ordered = Problem::with_blocks(s, opts.separate_soft, Blocks::Ordered)?;
     let seeds = |preset: Preset, work: &mut Work| -> Vec<Incumbent> {
+        let mut seeded = Vec::new();
+        if let Some(sp) = &split {
+            seeded.push(Incumbent {
+                key: [0; super::eval::KEY_LEN],
+                size: 0,
+                geom: geoms[0],
+                order: sp.order.clone(),
+                method: Method::Heuristic,
+            });
+        }
         if ordered.tree.units.len() == p.tree.units.len() {
-            return Vec::new();
+            return seeded;
         }
         let mut d = Driver::new(&ordered, &geoms, &bounds, proof(preset), opts, work);
         d.run();
-        d.best.clone()
+        seeded.extend(d.best.iter().cloned());
+        seeded
     };
     if opts.preset != Preset::MinDiff {
         let seeded = seeds(opts.preset, &mut work);

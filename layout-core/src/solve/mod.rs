@@ -94,6 +94,7 @@ mod improve;
 mod lines;
 mod place;
 mod problem;
+mod walls;
 
 /// Helpers shared by the solver's unit tests.
 #[cfg(test)]
