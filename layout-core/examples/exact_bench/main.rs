@@ -196,8 +196,13 @@ fn main() -> Result<(), String> {
         }
     } else {
         const BANDS: [(usize, usize); 4] = [(5, 10), (11, 20), (21, 40), (60, 150)];
-        for shape in kernel::SHAPES {
+        for (si, shape) in kernel::SHAPES.iter().copied().enumerate() {
             for (band, &(lo, hi)) in BANDS.iter().enumerate() {
+                // A stream of its own per shape and band: a change to one
+                // generator leaves the other instances as they were.
+                let mut rng = Rng((a.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                    ^ ((si as u64 * 8 + band as u64) << 32))
+                    | 1);
                 // `large` is the 60-150 shape; the others get every band.
                 let count = match (shape, band) {
                     ("large", 3) => 2 * a.per_band,
@@ -207,7 +212,7 @@ fn main() -> Result<(), String> {
                 for k in 0..count {
                     let n = lo + rng.below((hi - lo + 1) as u64) as usize;
                     let inst = kernel::instance(shape, n, &mut rng);
-                    todo.push((format!("{shape}-{band}-{k}"), (lo, hi), inst));
+                    todo.push((format!("s{}-{shape}-{band}-{k}", a.seed), (lo, hi), inst));
                 }
             }
         }
