@@ -79,9 +79,14 @@ struct Cells {
 
 impl Cells {
     /// The cells of `g`, if packings describe its layouts of `p`: no pinned
-    /// members, no author's order, no flexible array, every member's size a
-    /// multiple of its alignment, cells starting at multiples of it.
-    fn of(p: &Problem, g: Geometry) -> Option<Cells> {
+    /// members, every member's size a multiple of its alignment, cells
+    /// starting at multiples of it. A flexible array's colour keeps the
+    /// others out of the window before the cell after the last. The
+    /// author's order is left out: a layout that keeps it is a layout
+    /// without it, so a proof still holds; finding needs it to leave the
+    /// free members free (one segment, no line breaks or blocks), as its
+    /// orders ignore it.
+    fn of(p: &Problem, g: Geometry, mode: Mode) -> Option<Cells> {
         let cells = match g.phases {
             // Packings describe one phase or all of an alignment's.
             Phases::Set(_) => return None,
@@ -96,10 +101,14 @@ impl Cells {
                 window: g.line / a,
             },
         };
+        let ordered = p.segmented
+            && (p.tree.constrains()
+                || p.free
+                    .windows(2)
+                    .any(|w| p.segment[w[0]] != p.segment[w[1]]));
         let applicable = p.free.len() <= MAX_FIELDS
             && p.pinned.is_empty()
-            && !p.segmented
-            && p.tail.is_none()
+            && (mode == Mode::Prove || !ordered)
             && p.natural_align <= cells.width
             && cells.phase % p.natural_align == 0
             && p.free.iter().all(|&f| p.size[f].is_multiple_of(p.align[f]));
@@ -133,7 +142,7 @@ pub(crate) fn line_packings(
     lower: u64,
     work: &mut Work,
 ) -> Vec<Vec<usize>> {
-    let Some(cells) = Cells::of(p, g) else {
+    let Some(cells) = Cells::of(p, g, Mode::Find) else {
         return Vec::new();
     };
     let items = search_order(p);
@@ -158,7 +167,7 @@ pub(crate) fn line_packings(
 /// the proving search ended without a packing (see the module's text).
 /// False when it found one, was stopped, or packings do not apply.
 pub(crate) fn no_layout_within(p: &Problem, g: Geometry, target: u64, work: &mut Work) -> bool {
-    let Some(cells) = Cells::of(p, g) else {
+    let Some(cells) = Cells::of(p, g, Mode::Prove) else {
         return false;
     };
     let items = search_order(p);
@@ -375,7 +384,22 @@ impl Search<'_, '_> {
                 carried_color = c;
             }
         }
-        (carried == 0).then_some(Split {
+        if carried != 0 {
+            return None;
+        }
+        // A flexible array's elements start at its offset, at most the
+        // target: on the cell after the last one at the latest, and every
+        // member lies before it. So no other colour holds bytes within the
+        // window before that cell.
+        if let Some(t) = p.tail {
+            let c = p.color[t];
+            if let Some((j, d)) = seen.last {
+                if c != 0 && d != c && ((cells.len() - j) as u64) < self.window {
+                    return None;
+                }
+            }
+        }
+        Some(Split {
             colour: seen.of_cell,
             crossing,
         })
