@@ -655,9 +655,42 @@ mod tests {
         assert_eq!(best, Some(128));
     }
 
+    /// A flexible array's elements may start right at the end of the
+    /// struct, on the line after the last: a lockless line then a
+    /// read-mostly array is 64 bytes, not more; and 48 bytes of read-mostly
+    /// members leave the array room on their own line, so a lockless
+    /// member must not come last there.
+    #[test]
+    fn a_flexible_array_may_start_on_the_line_after_the_last() {
+        let s = Struct::new(
+            "s",
+            vec![
+                Field::new("a", "t", 64, 8).with_access(Access::Lockless { group: None }),
+                Field::new("data", "u8[]", 0, 8).with_access(Access::ReadMostly),
+            ],
+        );
+        let p = Problem::new(&s, false).unwrap();
+        let g = Geometry::at_offset(64, 8, 0);
+        let mut work = Work::new(1_000_000, Duration::from_secs(20), Instant::now());
+        assert!(!no_layout_within(&p, g, 64, &mut work));
+        let s = Struct::new(
+            "s",
+            vec![
+                Field::new("r", "t", 48, 8).with_access(Access::ReadMostly),
+                Field::new("a", "t", 8, 8).with_access(Access::Lockless { group: None }),
+                Field::new("data", "u8[]", 0, 8).with_access(Access::ReadMostly),
+            ],
+        );
+        let p = Problem::new(&s, false).unwrap();
+        // 56 bytes hold both, but the array would share the lockless line.
+        assert!(no_layout_within(&p, g, 64, &mut work));
+        assert!(!no_layout_within(&p, g, 128, &mut work));
+    }
+
     /// The proving search never rules out a size the solver reached: for
     /// random structs of 6-16 members (the benchmark's mix of classes,
-    /// sizes and alignments), the verified layout's own size at its own
+    /// sizes and alignments; some with a flexible array, some with their
+    /// first member kept first), the verified layout's own size at its own
     /// geometry always has a packing. Tight witnesses: most of these sizes
     /// are proven minimal, so one size lower is often out of reach, and the
     /// test counts how often the search proves that.
@@ -685,7 +718,19 @@ mod tests {
                     Field::new(format!("f{i}"), "t", align * units, align).with_access(access)
                 })
                 .collect();
-            let s = Struct::new("s", fields);
+            let mut s = Struct::new("s", fields);
+            // A third end in a flexible array of some class, a third keep
+            // their first member first: the proof leaves the author's order
+            // out and keeps the array's colour clear of the last cells.
+            match case % 3 {
+                0 => {
+                    let tail = s.fields.len() - 1;
+                    s.fields[tail].size = 0;
+                    s.fields[tail].ty = "u8[]".into();
+                }
+                1 => crate::segments::assign(&mut s, crate::segments::Keep::default()),
+                _ => {}
+            }
             let p = Problem::new(&s, false).unwrap();
             let line = [64, 128][case % 2];
             let placement = match next(3) {

@@ -622,3 +622,72 @@ fn a_large_free_field_covers_cells_no_colour_may_use() {
     ]);
     assert_eq!(proven_size(&s, 64, Placement::Aligned), 368);
 }
+
+/// Flags and big arrays cut by a line-aligned wall (a zero-size member
+/// aligned to the line, which no member crosses): 1152 bytes, the optimum
+/// of an independent CP-SAT model. The parts on either side of the wall are
+/// independent problems; solving them alone proves the size (before, the
+/// bound stopped at 1024).
+#[test]
+fn the_parts_between_line_walls_prove_the_size() {
+    let mut s = coloured(&[
+        (256, 8, 1),
+        (4, 4, 0),
+        (1, 1, 0),
+        (2, 2, 0),
+        (4, 4, 1),
+        (1, 1, 2),
+        (2, 2, 2),
+        (1, 1, 1),
+        (64, 8, 1),
+        (4, 4, 1),
+        (4, 4, 2),
+        (96, 8, 2),
+        (1, 1, 2),
+        (0, 64, 0),
+        (4, 4, 2),
+        (2, 2, 2),
+        (4, 4, 2),
+        (1, 1, 2),
+        (2, 2, 2),
+        (2, 2, 1),
+        (512, 8, 2),
+        (4, 4, 2),
+        (1, 1, 0),
+    ]);
+    s.fields[13].ty = "u8[0]".into();
+    layout_core::segments::assign(
+        &mut s,
+        layout_core::segments::Keep {
+            first: false,
+            line_breaks: false,
+        },
+    );
+    assert_eq!(proven_size(&s, 64, Placement::Aligned), 1152);
+}
+
+/// A read-mostly flexible array after a struct aligned to 32 bytes, with
+/// one lockless byte: the lockless byte goes first, the read-mostly members
+/// after a gap, and the array's elements follow them: 224 bytes (CP-SAT's
+/// optimum), where keeping the lockless byte last costs 256.
+#[test]
+fn line_packing_keeps_the_flexible_arrays_colour_off_the_last_line() {
+    let mut s = coloured(&[
+        (8, 8, 1),
+        (4, 4, 1),
+        (64, 32, 1),
+        (16, 8, 1),
+        (2, 2, 1),
+        (32, 16, 0),
+        (1, 1, 2),
+        (16, 8, 1),
+        (24, 8, 1),
+        (4, 4, 1),
+        (8, 8, 1),
+        (2, 2, 0),
+        (0, 8, 1),
+    ]);
+    s.fields[12].ty = "u8[]".into();
+    assert_eq!(s.flexible_tail(), Some(12));
+    assert_eq!(proven_size(&s, 64, Placement::Aligned), 224);
+}
