@@ -158,6 +158,7 @@ def reference(inst, time_limit):
             proven = False
         bound = b if bound is None else min(bound, b)
     return {
+        "limit": time_limit,
         "size": best,
         "proven": proven and best is not None,
         "bound": bound,
@@ -179,6 +180,9 @@ def main():
     ap.add_argument("--cache")
     ap.add_argument("--time-limit", type=float, default=20.0)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--retry-unproven-up-to", type=int, default=0, metavar="N",
+                    help="solve again, with this run's time limit, the cached references "
+                         "not proven optimal of instances with at most N fields")
     args = ap.parse_args()
     global WORKERS
     WORKERS = args.workers
@@ -196,7 +200,9 @@ def main():
         key = json.dumps([r["line"], r["placement"], r["fields"], r.get("pins", []),
                           r.get("segments"), r.get("tail")])
         ref = cache.get(key)
-        if ref is None or (not ref["proven"] and ref["size"] is not None and r["ours"]["size"] < ref["size"]):
+        retry = ref is not None and not ref["proven"] and r["n"] <= args.retry_unproven_up_to \
+            and ref.get("limit", 0) < args.time_limit
+        if ref is None or retry or (not ref["proven"] and ref["size"] is not None and r["ours"]["size"] < ref["size"]):
             ref = reference(r, args.time_limit)
             cache[key] = ref
             if args.cache:

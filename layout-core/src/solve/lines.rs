@@ -31,6 +31,12 @@
 //! touches no more of them, and leaves each at least the room the layout
 //! leaves). So when a complete search finds no packing at `T`, no layout of
 //! size `T` or less exists in that geometry: the search proves a bound.
+//! The author's order (segments, line breaks, blocks) is left out of the
+//! proof, which only makes it weaker: a layout that keeps the order is a
+//! packing all the same. A flexible array member holds no bytes but its
+//! elements start at its offset, after every other member and at most at
+//! the target, so its colour keeps the other colours out of the window
+//! before the cell after the last.
 //!
 //! **Two searches**, depth first over the members (members of a colour
 //! first, largest first), each node charged to the work budget:

@@ -37,7 +37,9 @@
 //!    gap every colour change costs when the phase is unknown (filled by
 //!    whole free fields or padding), the lines the colours touch summed over
 //!    every phase, the last line, and the cells the colours, the gaps and
-//!    the large free fields need;
+//!    the large free fields need; a struct cut by line-aligned walls is a
+//!    row of independent parts, each solved alone: their bounds add up, and
+//!    their layouts, walls between, seed the search ([`walls`]);
 //! 2. tries the declaration order and a padding-free one — with no conflicts
 //!    at all that usually settles it;
 //! 3. searches all orders exactly for small structs ([`exact`]: branch and
@@ -45,8 +47,8 @@
 //! 4. otherwise builds layouts from runs of one class or colour with the
 //!    gaps between runs filled by free fields ([`construct`], [`fill`]),
 //!    re-balances the gap fills with an integer program when the size is
-//!    above the bound ([`ilp`]), packs small structs (up to 40 unpinned
-//!    fields) cell by cell — lines at one phase, `a`-byte cells at every
+//!    above the bound ([`ilp`]), packs small structs (up to 40 fields, no
+//!    pins) cell by cell — lines at one phase, `a`-byte cells at every
 //!    phase, each colour on cells of its own, free fields around, some
 //!    across a boundary ([`lines`]) — and polishes by local search
 //!    ([`improve`]);
