@@ -8,6 +8,7 @@ use super::eval::{slot, Evaluator, Key, Term, LATE};
 use super::exact::{branch_and_bound, order_count, types, Limits};
 use super::fill::tidy_order;
 use super::geometry::{align_up, candidates, Geometry};
+use super::holes::fill_holes;
 use super::ilp;
 use super::improve::{local_search, Climb};
 use super::lines::{line_packings, no_layout_within, MAX_FIELDS};
@@ -515,9 +516,19 @@ impl<'p, 'w> Driver<'p, 'w> {
         });
     }
 
-    /// Local search from `inc`, then offer the result.
+    /// Local search from `inc` (its pins' holes filled first), then offer
+    /// the result.
     fn polish(&mut self, mut inc: Incumbent) {
         let placer = Placer::new(self.p, inc.geom, false);
+        if !self.p.pinned.is_empty() {
+            let filled = fill_holes(&placer, &inc.order, self.work);
+            let placed = placer.place_all(&filled);
+            let key = self.ev.key(&placed, &inc.geom);
+            if key <= inc.key {
+                inc.key = key;
+                inc.order = filled;
+            }
+        }
         let n = self.p.free.len() as u64;
         let proof = &self.proof;
         let bound = self.bounds[self.geoms.iter().position(|g| *g == inc.geom).unwrap_or(0)];

@@ -91,6 +91,7 @@ mod eval;
 mod exact;
 mod fill;
 mod geometry;
+mod holes;
 mod ilp;
 mod improve;
 mod lines;
