@@ -144,6 +144,7 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
             for s in v.sites.iter().take(MAX_SITES) {
                 let heat = match s.heat {
                     super::sites::Heat::Hot => "hot",
+                    super::sites::Heat::Warm => "warm",
                     super::sites::Heat::Cold => "cold",
                 };
                 let _ = writeln!(o, "    # {heat} {}", comment(&s.cite()));

@@ -92,6 +92,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let index = ffi::Index::new();
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut call_sites = Vec::new();
     let mut header_inline = BTreeSet::new();
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
@@ -110,6 +111,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         cold_marked.append(&mut w.cold_marked);
         for (f, callees) in std::mem::take(&mut w.calls) {
             calls.entry(f).or_default().extend(callees);
+        }
+        for (f, callees) in std::mem::take(&mut w.cold_calls) {
+            cold_calls.entry(f).or_default().extend(callees);
         }
         out.seconds
             .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
@@ -133,6 +137,17 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut cut: Vec<String> = req.cold.clone();
     cut.extend(cold_marked.iter().filter(|f| !req.hot.contains(f)).cloned());
     let reached = reach::hot_functions(&calls, &req.hot, &cut);
+    // Every call, on cold branches too: what runs at all, and what a hot
+    // root reaches only through a call on an `unlikely()` branch.
+    let mut all_calls = calls.clone();
+    for (f, callees) in &cold_calls {
+        all_calls
+            .entry(f.clone())
+            .or_default()
+            .extend(callees.iter().cloned());
+    }
+    let through_cold = reach::hot_functions(&all_calls, &req.hot, &cut);
+    let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline);
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
@@ -165,12 +180,22 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
                 Some(c) => (Heat::Cold, Some(c.clone())),
                 None => (Heat::Hot, None),
             }
-        } else if !reached.contains_key(&r.function) {
-            (Heat::Cold, Some("not reached from a hot root".to_string()))
         } else if let Some(c) = &r.cold_branch {
             (Heat::Cold, Some(c.clone()))
-        } else {
+        } else if reached.contains_key(&r.function) {
             (Heat::Hot, None)
+        } else if !runtime.contains(&r.function) {
+            (
+                Heat::Cold,
+                Some("run only from __init/__cold code or a cold root, or never (an unused header helper)".to_string()),
+            )
+        } else if through_cold.contains_key(&r.function) {
+            (
+                Heat::Warm,
+                Some("a hot root calls it only on an unlikely() branch or error path".to_string()),
+            )
+        } else {
+            (Heat::Warm, Some("not reached from a hot root".to_string()))
         };
         let mut locks = r.locks;
         if let Some(l) = entry.get(&r.function) {

@@ -26,6 +26,28 @@ pub fn hot_functions(
     seen
 }
 
+/// The functions that run outside init code: reached from an entry of the
+/// sources (a function no given source calls: called from elsewhere, through
+/// a pointer or an ops table) without going through `cut` (`__init`,
+/// `__cold`, the cold roots). A header's `static inline` function that
+/// nothing calls is no entry: these units never run it.
+pub fn runtime_functions(
+    calls: &BTreeMap<String, BTreeSet<String>>,
+    cut: &[String],
+    header_inline: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let called: BTreeSet<&str> = calls
+        .iter()
+        .flat_map(|(f, cs)| cs.iter().filter(move |c| *c != f).map(String::as_str))
+        .collect();
+    let entries: Vec<String> = calls
+        .keys()
+        .filter(|f| !called.contains(f.as_str()) && !header_inline.contains(*f))
+        .cloned()
+        .collect();
+    hot_functions(calls, &entries, cut).into_keys().collect()
+}
+
 /// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
 pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
     let mut names = vec![f.to_string()];
@@ -148,6 +170,26 @@ mod tests {
         assert_eq!(e["helper"].iter().collect::<Vec<_>>(), ["lru_lock"]);
         assert_eq!(e["inner"].iter().collect::<Vec<_>>(), ["lru_lock"]);
         assert!(!e.contains_key("mixed"));
+    }
+
+    #[test]
+    fn runtime_is_what_an_entry_reaches_outside_init() {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut edge = |a: &str, b: &str| {
+            g.entry(a.into()).or_default().insert(b.into());
+            g.entry(b.into()).or_default();
+        };
+        edge("sysctl_handler", "update");
+        edge("init_all", "setup");
+        edge("unused_inline", "helper");
+        edge("setup", "shared");
+        edge("update", "shared");
+        let inline: BTreeSet<String> = ["unused_inline".to_string()].into();
+        let r = runtime_functions(&g, &["init_all".into()], &inline);
+        assert_eq!(
+            r.iter().collect::<Vec<_>>(),
+            ["shared", "sysctl_handler", "update"]
+        );
     }
 
     #[test]

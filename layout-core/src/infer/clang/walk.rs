@@ -67,8 +67,11 @@ pub struct Walker<'u, 'i> {
     wrappers: &'u [String],
     macros: Vec<MacroUse>,
     pub sites: Vec<RawSite>,
-    /// Function name → its callees.
+    /// Function name → its callees (calls off `unlikely()` branches and error paths).
     pub calls: BTreeMap<String, BTreeSet<String>>,
+    /// Function name → the callees it calls only on a cold branch
+    /// (`unlikely()`, an error path): what runs there is not hot either.
+    pub cold_calls: BTreeMap<String, BTreeSet<String>>,
     /// Whether the struct was seen (a member access or its definition).
     pub saw_struct: bool,
     /// Every call: caller, callee, the locks held there.
@@ -98,6 +101,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             macros: Vec::new(),
             sites: Vec::new(),
             calls: BTreeMap::new(),
+            cold_calls: BTreeMap::new(),
             saw_struct: false,
             call_sites: Vec::new(),
             header_inline: BTreeSet::new(),
@@ -344,10 +348,17 @@ impl<'u, 'i> Walker<'u, 'i> {
         if name.is_empty() {
             return;
         }
-        self.calls
-            .entry(self.function.clone())
-            .or_default()
-            .insert(name.clone());
+        if self.cold.is_some() {
+            self.cold_calls
+                .entry(self.function.clone())
+                .or_default()
+                .insert(name.clone());
+        } else {
+            self.calls
+                .entry(self.function.clone())
+                .or_default()
+                .insert(name.clone());
+        }
         self.call_sites
             .push((self.function.clone(), name.clone(), self.held.clone()));
         let args = c.children();
@@ -425,6 +436,14 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         held.sort();
         held.dedup();
+        // A value read only to be printed (`seq_printf(m, "%s", zone->name)`,
+        // `pr_info()`) is a report, not work: cold wherever it runs.
+        let printed = kind == Kind::Read && self.innermost_call().is_some_and(|n| is_report(&n));
+        let cold_branch = match &self.cold {
+            Some(c) => Some(c.clone()),
+            None if printed => Some("printed".to_string()),
+            None => None,
+        };
         self.sites.push(RawSite {
             offset: (bits / 8) as u64,
             member,
@@ -434,9 +453,18 @@ impl<'u, 'i> Walker<'u, 'i> {
             kind,
             how,
             locks: held,
-            cold_branch: self.cold.clone(),
+            cold_branch,
             loop_depth: self.loops,
         });
+    }
+
+    /// The name of the innermost call whose arguments hold the walk's position.
+    fn innermost_call(&self) -> Option<String> {
+        self.stack
+            .iter()
+            .rev()
+            .find(|c| c.kind() == CXCursor_CallExpr)
+            .map(|c| c.spelling())
     }
 
     fn innermost_macro(&self, p: &Place) -> Option<&str> {
@@ -480,6 +508,20 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         (kind, how)
     }
+}
+
+/// Whether a function only formats or prints its arguments (`printk` and
+/// the `pr_*` macros' `_printk`, `seq_printf`, `seq_put*`, `sysfs_emit`,
+/// `snprintf`, `__warn_printk`).
+fn is_report(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    n.starts_with("printk")
+        || n.starts_with("seq_print")
+        || n.starts_with("seq_put")
+        || n.starts_with("sysfs_emit")
+        || n.starts_with("dev_printk")
+        || n.starts_with("warn_printk")
+        || n.ends_with("printf")
 }
 
 /// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
