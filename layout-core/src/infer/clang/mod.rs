@@ -95,6 +95,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut call_sites = Vec::new();
     let mut header_inline = BTreeSet::new();
+    let mut external = BTreeSet::new();
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
@@ -108,6 +109,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         raw.extend(std::mem::take(&mut w.sites));
         call_sites.append(&mut w.call_sites);
         header_inline.append(&mut w.header_inline);
+        external.append(&mut w.external);
         cold_marked.append(&mut w.cold_marked);
         for (f, callees) in std::mem::take(&mut w.calls) {
             calls.entry(f).or_default().extend(callees);
@@ -147,7 +149,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .extend(callees.iter().cloned());
     }
     let through_cold = reach::hot_functions(&all_calls, &req.hot, &cut);
-    let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline);
+    let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external);
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
@@ -185,10 +187,16 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         } else if reached.contains_key(&r.function) {
             (Heat::Hot, None)
         } else if !runtime.contains(&r.function) {
-            (
-                Heat::Cold,
-                Some("run only from __init/__cold code or a cold root, or never (an unused header helper)".to_string()),
-            )
+            let why = if req.cold.contains(&r.function) {
+                "a cold root"
+            } else if cold_marked.contains(&r.function) {
+                "__init/__cold code"
+            } else if header_inline.contains(&r.function) {
+                "a header helper no code that runs calls"
+            } else {
+                "called only from __init/__cold code or a cold root"
+            };
+            (Heat::Cold, Some(why.to_string()))
         } else if through_cold.contains_key(&r.function) {
             (
                 Heat::Warm,

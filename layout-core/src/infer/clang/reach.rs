@@ -27,14 +27,16 @@ pub fn hot_functions(
 }
 
 /// The functions that run outside init code: reached from an entry of the
-/// sources (a function no given source calls: called from elsewhere, through
-/// a pointer or an ops table) without going through `cut` (`__init`,
-/// `__cold`, the cold roots). A header's `static inline` function that
-/// nothing calls is no entry: these units never run it.
+/// sources without going through `cut` (`__init`, `__cold`, the cold
+/// roots). An entry is a function of `external` linkage (other files may
+/// call it) or one no given source calls (called through a pointer or an
+/// ops table). A header's `static inline` function is no entry: it runs
+/// when something that runs calls it.
 pub fn runtime_functions(
     calls: &BTreeMap<String, BTreeSet<String>>,
     cut: &[String],
     header_inline: &BTreeSet<String>,
+    external: &BTreeSet<String>,
 ) -> BTreeSet<String> {
     let called: BTreeSet<&str> = calls
         .iter()
@@ -42,7 +44,9 @@ pub fn runtime_functions(
         .collect();
     let entries: Vec<String> = calls
         .keys()
-        .filter(|f| !called.contains(f.as_str()) && !header_inline.contains(*f))
+        .filter(|f| {
+            external.contains(*f) || (!called.contains(f.as_str()) && !header_inline.contains(*f))
+        })
         .cloned()
         .collect();
     hot_functions(calls, &entries, cut).into_keys().collect()
@@ -184,11 +188,20 @@ mod tests {
         edge("unused_inline", "helper");
         edge("setup", "shared");
         edge("update", "shared");
+        edge("unused_inline", "exported");
+        edge("exported", "static_helper");
         let inline: BTreeSet<String> = ["unused_inline".to_string()].into();
-        let r = runtime_functions(&g, &["init_all".into()], &inline);
+        let external: BTreeSet<String> = ["exported".to_string()].into();
+        let r = runtime_functions(&g, &["init_all".into()], &inline, &external);
         assert_eq!(
             r.iter().collect::<Vec<_>>(),
-            ["shared", "sysctl_handler", "update"]
+            [
+                "exported",
+                "shared",
+                "static_helper",
+                "sysctl_handler",
+                "update"
+            ]
         );
     }
 

@@ -81,6 +81,8 @@ pub struct Walker<'u, 'i> {
     /// The `static inline` functions of headers (defined in every unit that
     /// includes them, called or not).
     pub header_inline: BTreeSet<String>,
+    /// The functions with external linkage (callable from other files).
+    pub external: BTreeSet<String>,
     // The function being walked.
     function: String,
     held: Vec<String>,
@@ -105,6 +107,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             saw_struct: false,
             call_sites: Vec::new(),
             header_inline: BTreeSet::new(),
+            external: BTreeSet::new(),
             cold_marked: BTreeSet::new(),
             function: String::new(),
             held: Vec::new(),
@@ -162,6 +165,9 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.stack.clear();
         if f.is_internal() && !f.in_main_file() {
             self.header_inline.insert(self.function.clone());
+        }
+        if !f.is_internal() {
+            self.external.insert(self.function.clone());
         }
         let Some(body) = f
             .children()
