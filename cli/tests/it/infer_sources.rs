@@ -228,6 +228,89 @@ fn stats_access_file_goes_to_propose() {
 }
 
 #[test]
+fn propose_reads_the_access_file_from_a_pipe() {
+    // `propose --access <(cachelayout infer ...)`: the access file through
+    // a FIFO (as a shell's process substitution gives it) and through
+    // /dev/stdin on a pipe, with the same proposal as from a regular file.
+    let o = run_in(&fixtures(), STATS_ARGS);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let access = o.stdout.clone();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("stats.toml"), &access).unwrap();
+    let header = fixtures().join("stats.h");
+    let propose = |access: &str| {
+        vec![
+            "propose".to_string(),
+            header.to_str().unwrap().to_string(),
+            "--struct".into(),
+            "stats".into(),
+            "--access".into(),
+            access.to_string(),
+            "--format".into(),
+            "json".into(),
+        ]
+    };
+    let args = propose("stats.toml");
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let from_file = run_in(dir.path(), &a);
+    assert!(from_file.status.success(), "{}", stderr(&from_file));
+    // The proposal, without the solver's time.
+    let proposal = |o: &std::process::Output| {
+        let mut j = json(o);
+        j.as_object_mut().unwrap().remove("solve_ms");
+        j
+    };
+    let fifo = dir.path().join("access.fifo");
+    let feed = Fifo::new(&fifo, access.clone());
+    let args = propose("access.fifo");
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let from_fifo = run_with_deadline(dir.path(), &[], &a, std::time::Duration::from_secs(60));
+    drop(feed);
+    assert!(from_fifo.status.success(), "{}", stderr(&from_fifo));
+    assert_eq!(proposal(&from_fifo), proposal(&from_file));
+    // /dev/stdin on a pipe.
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(dir.path())
+        .args(propose("/dev/stdin"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&access).unwrap();
+    let from_stdin = child.wait_with_output().unwrap();
+    assert!(from_stdin.status.success(), "{}", stderr(&from_stdin));
+    assert_eq!(proposal(&from_stdin), proposal(&from_file));
+    // A pipe larger than the limit is refused; a directory or a device is no access file.
+    let big = dir.path().join("big.fifo");
+    let feed = Fifo::new(&big, vec![b'#'; 1 << 20]);
+    let mut args = propose("big.fifo");
+    args.extend(["--max-input-bytes".to_string(), "4096".to_string()]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with_deadline(dir.path(), &[], &a, std::time::Duration::from_secs(60));
+    drop(feed);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("big.fifo: error: cannot read the access file: it is larger than the limit of 4 KiB (4096 bytes)"),
+        "{}",
+        stderr(&o)
+    );
+    for (bad, what) in [(".", "a directory"), ("/dev/zero", "a character device")] {
+        let args = propose(bad);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run_with_deadline(dir.path(), &[], &a, std::time::Duration::from_secs(60));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("it is {what}, not a regular file"))
+                && stderr(&o).contains("a regular file or a pipe"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn bad_source_arguments_are_clear_errors() {
     let f = fixtures();
     let run = |extra: &[&str]| {
