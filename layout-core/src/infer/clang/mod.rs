@@ -93,6 +93,8 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut indirect: Vec<(String, Vec<String>)> = Vec::new();
+    let mut callbacks: Vec<walk::Callback> = Vec::new();
     let mut call_sites = Vec::new();
     let mut header_inline = BTreeSet::new();
     let mut external = BTreeSet::new();
@@ -117,6 +119,8 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         for (f, callees) in std::mem::take(&mut w.cold_calls) {
             cold_calls.entry(f).or_default().extend(callees);
         }
+        indirect.append(&mut w.indirect);
+        callbacks.append(&mut w.callbacks);
         out.seconds
             .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
     }
@@ -134,6 +138,18 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             ))
             .help(reach::close_names(root, &calls)));
         }
+    }
+    // A function handed over as a pointer runs in the call that takes it:
+    // an edge from the function that hands it over, holding what that
+    // caller holds and what the callee holds where it calls through a
+    // pointer (folio_add_lru > lru_add_fn under lru_lock, taken by
+    // folio_batch_move_lru).
+    callbacks.sort();
+    callbacks.dedup();
+    for (caller, cb, locks, cold) in reach::callback_calls(&callbacks, &indirect) {
+        let map = if cold { &mut cold_calls } else { &mut calls };
+        map.entry(caller.clone()).or_default().insert(cb.clone());
+        call_sites.push((caller, cb, locks));
     }
     // __init and __cold functions cut the graph like cold roots.
     let mut cut: Vec<String> = req.cold.clone();

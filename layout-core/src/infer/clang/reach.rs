@@ -52,6 +52,65 @@ pub fn runtime_functions(
     hot_functions(calls, &entries, cut).into_keys().collect()
 }
 
+/// The calls of functions handed over as pointers: (the function that
+/// hands it over, the function, the locks held when it runs, on a cold
+/// branch). The locks: those held where it is handed over, and those the
+/// callee holds at every call through a pointer (also in the functions it
+/// passes its pointer parameters on to, a few levels deep).
+pub fn callback_calls(
+    callbacks: &[super::walk::Callback],
+    indirect: &[(String, Vec<String>)],
+) -> Vec<(String, String, Vec<String>, bool)> {
+    use super::walk::Handed;
+    let mut out = Vec::new();
+    for c in callbacks {
+        let Handed::Function(cb) = &c.handed else {
+            continue;
+        };
+        let mut locks: BTreeSet<String> = c.locks.iter().cloned().collect();
+        if let Some(inner) = pointer_call_locks(&c.callee, callbacks, indirect, 0) {
+            locks.extend(inner);
+        }
+        out.push((
+            c.caller.clone(),
+            cb.clone(),
+            locks.into_iter().collect(),
+            c.cold,
+        ));
+    }
+    out
+}
+
+/// The locks `f` holds at every call through a pointer, its own and those
+/// of the functions it passes a pointer parameter on to; None when it makes none.
+fn pointer_call_locks(
+    f: &str,
+    callbacks: &[super::walk::Callback],
+    indirect: &[(String, Vec<String>)],
+    depth: u32,
+) -> Option<BTreeSet<String>> {
+    let mut sets: Vec<BTreeSet<String>> = indirect
+        .iter()
+        .filter(|(g, _)| g == f)
+        .map(|(_, held)| held.iter().cloned().collect())
+        .collect();
+    if depth < 4 {
+        for c in callbacks
+            .iter()
+            .filter(|c| c.caller == f && c.handed == super::walk::Handed::Parameter)
+        {
+            if let Some(inner) = pointer_call_locks(&c.callee, callbacks, indirect, depth + 1) {
+                let mut s: BTreeSet<String> = c.locks.iter().cloned().collect();
+                s.extend(inner);
+                sets.push(s);
+            }
+        }
+    }
+    let mut it = sets.into_iter();
+    let first = it.next()?;
+    Some(it.fold(first, |a, b| a.intersection(&b).cloned().collect()))
+}
+
 /// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
 pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
     let mut names = vec![f.to_string()];
