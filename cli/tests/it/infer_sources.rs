@@ -1257,6 +1257,70 @@ fn guards_and_must_hold_hold_their_lock() {
 }
 
 #[test]
+fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
+    // fixtures/infer/reach.c: a callback run under the lock of the function
+    // it is handed to (through a second that passes it on); a slow path the
+    // hot root calls only on an unlikely() branch; a handler and a folding
+    // function no hot root reaches; a value only printed; __init code.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "reach.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_fast",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let got = classes(&j);
+    let want = [
+        ("lock", "locked_write.lock"),
+        ("nr_items", "locked_write.lock"),
+        ("items", "locked_write.lock"),
+        ("hits", "lockless_atomic"),
+        ("flags", "read_mostly"),
+        ("misc", "read_mostly"),
+        ("limit", "cold"),
+        ("parent", "cold"),
+        ("failcnt", "cold"),
+        ("created", "cold"),
+    ];
+    for (m, class) in want {
+        assert_eq!(got[m], class, "{m}: {j:#}");
+    }
+    // The callback's write: hot, through the function that hands it over,
+    // under the lock its callee holds at the pointer call.
+    let nr = site(&j, "nr_items", 24);
+    assert_eq!(nr["heat"], "hot");
+    assert_eq!(nr["locks"][0], "lock");
+    assert_eq!(nr["hot_via"], "stats_fast > stats_visit_add");
+    // Called only on an unlikely() branch: not hot, but it runs.
+    let slow = site(&j, "flags", 31);
+    assert_eq!(
+        (slow["heat"].as_str(), slow["cold_because"].as_str()),
+        (
+            Some("warm"),
+            Some("a hot root calls it only on an unlikely() branch or error path")
+        )
+    );
+    assert_eq!(site(&j, "misc", 45)["heat"], "warm");
+    assert_eq!(site(&j, "created", 44)["cold_because"], "printed");
+    assert_eq!(
+        site(&j, "failcnt", 57)["cold_because"],
+        "__init/__cold code"
+    );
+}
+
+#[test]
 fn without_a_header_the_struct_comes_from_the_sources() {
     // The same verdicts and the same access file as with the header.
     let with_header = run_in(&fixtures(), STATS_ARGS);

@@ -487,7 +487,7 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
         Frequency::Cold("no access seen".into())
     } else if warm.is_empty() {
         Frequency::Cold(format!(
-            "no hot path touches it, nor code that runs outside init and error paths ({} cold site(s))",
+            "no hot path touches it, nor any code but init, error paths and printing ({} cold site(s))",
             sites.len()
         ))
     } else {
