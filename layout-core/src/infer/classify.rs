@@ -6,7 +6,9 @@
 //!   → read-mostly (ambiguous when it saw no store at all and a hot path
 //!   writes the member); between → ambiguous. Without enough samples, the sites
 //!   reached from hot roots decide: a hot write → written; hot reads only →
-//!   read-mostly; nothing hot → cold. Nothing at all → cold.
+//!   read-mostly. Nothing hot: the warm sites (code that runs, off the hot
+//!   roots) decide: written there only with atomics → written (lockless);
+//!   read there → read-mostly; else cold. Nothing at all → cold.
 //! - locks: a written member whose written sites (the hot ones, when there
 //!   are) all hold one lock is `locked_write.LOCK`; any other written member
 //!   is `lockless_atomic`.
