@@ -146,7 +146,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     // folio_batch_move_lru).
     callbacks.sort();
     callbacks.dedup();
+    let mut handed: BTreeSet<String> = BTreeSet::new();
     for (caller, cb, locks, cold) in reach::callback_calls(&callbacks, &indirect) {
+        handed.insert(cb.clone());
         let map = if cold { &mut cold_calls } else { &mut calls };
         map.entry(caller.clone()).or_default().insert(cb.clone());
         call_sites.push((caller, cb, locks));
@@ -165,7 +167,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .extend(callees.iter().cloned());
     }
     let through_cold = reach::hot_functions(&all_calls, &req.hot, &cut);
-    let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external);
+    let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external, &handed);
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();

@@ -29,14 +29,17 @@ pub fn hot_functions(
 /// The functions that run outside init code: reached from an entry of the
 /// sources without going through `cut` (`__init`, `__cold`, the cold
 /// roots). An entry is a function of `external` linkage (other files may
-/// call it) or one no given source calls (called through a pointer or an
-/// ops table). A header's `static inline` function is no entry: it runs
-/// when something that runs calls it.
+/// call it), one no given source calls (called through a pointer from
+/// elsewhere), or one `handed` over as a pointer (an ops table registered
+/// by `__init` code runs later, whenever its holder calls it). A header's
+/// `static inline` function is no entry: it runs when something that runs
+/// calls it.
 pub fn runtime_functions(
     calls: &BTreeMap<String, BTreeSet<String>>,
     cut: &[String],
     header_inline: &BTreeSet<String>,
     external: &BTreeSet<String>,
+    handed: &BTreeSet<String>,
 ) -> BTreeSet<String> {
     let called: BTreeSet<&str> = calls
         .iter()
@@ -45,7 +48,9 @@ pub fn runtime_functions(
     let entries: Vec<String> = calls
         .keys()
         .filter(|f| {
-            external.contains(*f) || (!called.contains(f.as_str()) && !header_inline.contains(*f))
+            external.contains(*f)
+                || handed.contains(*f)
+                || (!called.contains(f.as_str()) && !header_inline.contains(*f))
         })
         .cloned()
         .collect();
