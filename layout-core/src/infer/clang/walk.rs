@@ -607,19 +607,30 @@ fn handed_functions(arg: Cursor) -> Vec<Handed> {
     }
 }
 
-/// The functions named in a global's initializer (an ops table), a few levels deep.
+/// The functions named in a global's initializer (an ops table), a few
+/// levels deep, looking at no more than a few thousand nodes (a large data
+/// table costs no more than that).
 fn table_functions(c: Cursor, depth: u32, out: &mut Vec<Handed>) {
+    let mut budget = 4096u32;
+    table_walk(c, depth, out, &mut budget);
+}
+
+fn table_walk(c: Cursor, depth: u32, out: &mut Vec<Handed>, budget: &mut u32) {
     if depth > 4 || out.len() >= 64 {
         return;
     }
     for k in c.children() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
         if k.kind() == CXCursor_DeclRefExpr {
             if let Some(f) = k.referenced().filter(|f| f.kind() == CXCursor_FunctionDecl) {
                 out.push(Handed::Function(f.spelling()));
                 continue;
             }
         }
-        table_functions(k, depth + 1, out);
+        table_walk(k, depth + 1, out, budget);
     }
 }
 
