@@ -256,7 +256,8 @@ mod tests {
         edge("exported", "static_helper");
         let inline: BTreeSet<String> = ["unused_inline".to_string()].into();
         let external: BTreeSet<String> = ["exported".to_string()].into();
-        let r = runtime_functions(&g, &["init_all".into()], &inline, &external);
+        let none = BTreeSet::new();
+        let r = runtime_functions(&g, &["init_all".into()], &inline, &external, &none);
         assert_eq!(
             r.iter().collect::<Vec<_>>(),
             [
@@ -265,6 +266,85 @@ mod tests {
                 "static_helper",
                 "sysctl_handler",
                 "update"
+            ]
+        );
+        // A show function the __init code registers (hands over) runs later.
+        g.entry("init_all".into())
+            .or_default()
+            .insert("show".into());
+        g.entry("show".into()).or_default();
+        let handed: BTreeSet<String> = ["show".to_string()].into();
+        let r = runtime_functions(&g, &["init_all".into()], &inline, &external, &handed);
+        assert!(r.contains("show") && !r.contains("setup"), "{r:?}");
+    }
+
+    #[test]
+    fn a_callback_holds_the_locks_of_the_pointer_call() {
+        use super::super::walk::{Callback, Handed};
+        let cb = |caller: &str, callee: &str, handed: Handed, locks: &[&str]| Callback {
+            caller: caller.into(),
+            callee: callee.into(),
+            handed,
+            locks: locks.iter().map(|l| l.to_string()).collect(),
+            cold: false,
+        };
+        // folio_add_lru hands lru_add_fn to folio_batch_add_and_move, which
+        // passes it on to folio_batch_move_lru, which calls it under lru_lock.
+        let callbacks = vec![
+            cb(
+                "folio_add_lru",
+                "folio_batch_add_and_move",
+                Handed::Function("lru_add_fn".into()),
+                &[],
+            ),
+            cb(
+                "folio_batch_add_and_move",
+                "folio_batch_move_lru",
+                Handed::Parameter,
+                &[],
+            ),
+            cb(
+                "lru_add_drain_cpu",
+                "folio_batch_move_lru",
+                Handed::Function("lru_add_fn".into()),
+                &["cpu_lock"],
+            ),
+            cb(
+                "walker",
+                "external_walk",
+                Handed::Function("visit".into()),
+                &["mmap_lock"],
+            ),
+        ];
+        let indirect = vec![
+            (
+                "folio_batch_move_lru".to_string(),
+                vec!["lru_lock".to_string()],
+            ),
+            (
+                "folio_batch_move_lru".to_string(),
+                vec!["lru_lock".to_string(), "x".to_string()],
+            ),
+        ];
+        let got = callback_calls(&callbacks, &indirect);
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "folio_add_lru".into(),
+                    "lru_add_fn".into(),
+                    s(&["lru_lock"]),
+                    false
+                ),
+                (
+                    "lru_add_drain_cpu".into(),
+                    "lru_add_fn".into(),
+                    s(&["cpu_lock", "lru_lock"]),
+                    false
+                ),
+                // A callee not in the sources: only what the caller holds.
+                ("walker".into(), "visit".into(), s(&["mmap_lock"]), false),
             ]
         );
     }
