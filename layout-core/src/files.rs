@@ -1,7 +1,9 @@
-//! Reading every input file of a run within a byte limit: only
-//! regular files (a device such as `/dev/zero` or a FIFO is refused before it
-//! is opened), never more than `--max-input-bytes`, text checked for UTF-8
-//! with the place of the first bad byte. The parsers then get the bytes.
+//! Reading every input file of a run within a byte limit: regular files,
+//! and pipes for the inputs read once (an access file, a perf report:
+//! `--access <(cachelayout infer ...)`); a device such as `/dev/zero`, a
+//! directory, a socket, or a FIFO given as another input, is refused before
+//! it is opened. Never more than `--max-input-bytes`, text checked for
+//! UTF-8 with the place of the first bad byte. The parsers then get the bytes.
 
 use crate::access::{self, AccessFile};
 #[cfg(feature = "c-header")]
@@ -10,6 +12,7 @@ use crate::source::bounded::{self, ReadError};
 #[cfg(any(feature = "btf", feature = "dwarf"))]
 use crate::typedb::TypeDb;
 use crate::Diagnostic;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -41,6 +44,10 @@ pub fn inputs() -> Vec<PathBuf> {
     READ.lock().map(|r| r.clone()).unwrap_or_default()
 }
 
+/// The bytes read from pipes, by path: a pipe can be read once, and a
+/// command that reads its access file twice gets the same bytes.
+static PIPES: Mutex<BTreeMap<PathBuf, Vec<u8>>> = Mutex::new(BTreeMap::new());
+
 /// The kinds of input file, for limits and messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Input {
@@ -71,6 +78,13 @@ impl Input {
             Input::Profile => "perf report",
             Input::Source => "C source file",
         }
+    }
+
+    /// Whether a pipe may hold it: the inputs only this program reads,
+    /// once (a header, `.config`, BTF, DWARF or compilation database may be
+    /// read again, by the compiler front-end or for the probe's cache).
+    fn streams(self) -> bool {
+        matches!(self, Input::Access | Input::Profile)
     }
 
     fn limit(self) -> u64 {
@@ -107,15 +121,37 @@ impl Input {
 pub fn read(path: &Path, kind: Input) -> Result<Vec<u8>, Diagnostic> {
     let limit = kind.limit();
     note_input(path);
-    bounded::read(path, limit).map_err(|e| {
+    if kind.streams() {
+        if let Some(bytes) = PIPES.lock().ok().and_then(|p| p.get(path).cloned()) {
+            return Ok(bytes);
+        }
+    }
+    let got = if kind.streams() {
+        bounded::read_stream(path, limit)
+    } else {
+        bounded::read(path, limit)
+    };
+    if let (true, Ok(bytes)) = (kind.streams(), &got) {
+        let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+        if !regular {
+            if let Ok(mut p) = PIPES.lock() {
+                p.insert(path.to_path_buf(), bytes.clone());
+            }
+        }
+    }
+    got.map_err(|e| {
         let help = match &e {
             ReadError::TooLarge { .. } => format!(
                 "pass --max-input-bytes with a larger limit to read it anyway (the default for a {} is {})",
                 kind.what(),
                 bounded::bytes(kind.default_limit())
             ),
+            ReadError::NotRegular(_) if kind.streams() => format!(
+                "{}: a regular file or a pipe (`<(command)`); devices, sockets and directories are not read",
+                kind.usual()
+            ),
             ReadError::NotRegular(_) => format!(
-                "{}: devices, FIFOs and directories are not read (copy the data to a file first)",
+                "{}: devices, FIFOs and directories are not read here (only --access and the perf reports may be pipes; copy the data to a file first)",
                 kind.usual()
             ),
             ReadError::Io(_) => format!("check the path; {}", kind.usual()),

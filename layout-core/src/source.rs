@@ -38,9 +38,10 @@ pub struct MemberSource {
     pub indent: String,
 }
 
-/// Reading an input file within a byte limit: only regular files are read (a
+/// Reading an input file within a byte limit: regular files are read (a
 /// device such as `/dev/zero` or a FIFO is refused before it is opened, so
-/// nothing blocks or streams forever), and never more than the limit.
+/// nothing blocks or streams forever), and, for inputs read once, pipes
+/// ([`bounded::read_stream`]); never more than the limit.
 pub mod bounded {
     use std::io::Read as _;
     use std::path::Path;
@@ -112,6 +113,39 @@ pub mod bounded {
         } else {
             "a special file"
         }
+    }
+
+    /// The bytes of the regular file or pipe at `path` (symbolic links
+    /// followed: `/dev/fd/63` of a shell's `<(...)`, `/dev/stdin` on a
+    /// pipe, a FIFO from `mkfifo`), at most `limit` of them: a pipe is read
+    /// until its writer closes it or `limit + 1` bytes came (then it is too
+    /// large). Opening a FIFO waits for its writer, as `cat` does.
+    /// Directories, devices and sockets are refused before they are opened.
+    pub fn read_stream(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+        let meta = std::fs::metadata(path).map_err(ReadError::Io)?;
+        if is_pipe(&meta.file_type()) {
+            let file = std::fs::File::open(path).map_err(ReadError::Io)?;
+            let mut out = Vec::new();
+            file.take(limit.saturating_add(1))
+                .read_to_end(&mut out)
+                .map_err(ReadError::Io)?;
+            if out.len() as u64 > limit {
+                return Err(ReadError::TooLarge { limit });
+            }
+            return Ok(out);
+        }
+        read(path, limit)
+    }
+
+    #[cfg(unix)]
+    fn is_pipe(t: &std::fs::FileType) -> bool {
+        use std::os::unix::fs::FileTypeExt as _;
+        t.is_fifo()
+    }
+
+    #[cfg(not(unix))]
+    fn is_pipe(_: &std::fs::FileType) -> bool {
+        false
     }
 
     /// The bytes of the regular file at `path` (symbolic links followed), at

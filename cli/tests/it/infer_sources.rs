@@ -41,8 +41,19 @@ fn score(
             s.entry(class.to_string()).or_default().2 += 1;
         }
     }
+    for (m, class, why) in truth {
+        if got.get(*m).is_some_and(|g| g != class) {
+            eprintln!("{what}: miss: {m}: {} (truth {class}: {why})", got[*m]);
+        }
+    }
+    print_classes(what, &s);
+    s
+}
+
+/// The per-class table: precision, recall and the counts.
+fn print_classes(what: &str, s: &BTreeMap<String, (u32, u32, u32)>) {
     eprintln!("{what}: class, precision, recall");
-    for (class, (tp, fp, fn_)) in &s {
+    for (class, (tp, fp, fn_)) in s {
         let p = *tp as f64 / (*tp + *fp).max(1) as f64;
         let r = *tp as f64 / (*tp + *fn_).max(1) as f64;
         eprintln!(
@@ -51,7 +62,21 @@ fn score(
             100.0 * r
         );
     }
-    s
+}
+
+/// Per-class counts of several structs together, by kind of class
+/// (`locked_write.lock` and `locked_write.lru_lock` are `locked_write`).
+fn merge_classes(
+    all: &mut BTreeMap<String, (u32, u32, u32)>,
+    s: &BTreeMap<String, (u32, u32, u32)>,
+) {
+    for (class, (tp, fp, fn_)) in s {
+        let kind = class.split('.').next().unwrap_or(class);
+        let e = all.entry(kind.to_string()).or_default();
+        e.0 += tp;
+        e.1 += fp;
+        e.2 += fn_;
+    }
 }
 
 fn classes(j: &serde_json::Value) -> HashMap<String, String> {
@@ -228,6 +253,89 @@ fn stats_access_file_goes_to_propose() {
 }
 
 #[test]
+fn propose_reads_the_access_file_from_a_pipe() {
+    // `propose --access <(cachelayout infer ...)`: the access file through
+    // a FIFO (as a shell's process substitution gives it) and through
+    // /dev/stdin on a pipe, with the same proposal as from a regular file.
+    let o = run_in(&fixtures(), STATS_ARGS);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let access = o.stdout.clone();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("stats.toml"), &access).unwrap();
+    let header = fixtures().join("stats.h");
+    let propose = |access: &str| {
+        vec![
+            "propose".to_string(),
+            header.to_str().unwrap().to_string(),
+            "--struct".into(),
+            "stats".into(),
+            "--access".into(),
+            access.to_string(),
+            "--format".into(),
+            "json".into(),
+        ]
+    };
+    let args = propose("stats.toml");
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let from_file = run_in(dir.path(), &a);
+    assert!(from_file.status.success(), "{}", stderr(&from_file));
+    // The proposal, without the solver's time.
+    let proposal = |o: &std::process::Output| {
+        let mut j = json(o);
+        j.as_object_mut().unwrap().remove("solve_ms");
+        j
+    };
+    let fifo = dir.path().join("access.fifo");
+    let feed = Fifo::new(&fifo, access.clone());
+    let args = propose("access.fifo");
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let from_fifo = run_with_deadline(dir.path(), &[], &a, std::time::Duration::from_secs(60));
+    drop(feed);
+    assert!(from_fifo.status.success(), "{}", stderr(&from_fifo));
+    assert_eq!(proposal(&from_fifo), proposal(&from_file));
+    // /dev/stdin on a pipe.
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(dir.path())
+        .args(propose("/dev/stdin"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&access).unwrap();
+    let from_stdin = child.wait_with_output().unwrap();
+    assert!(from_stdin.status.success(), "{}", stderr(&from_stdin));
+    assert_eq!(proposal(&from_stdin), proposal(&from_file));
+    // A pipe larger than the limit is refused; a directory or a device is no access file.
+    let big = dir.path().join("big.fifo");
+    let feed = Fifo::new(&big, vec![b'#'; 1 << 20]);
+    let mut args = propose("big.fifo");
+    args.extend(["--max-input-bytes".to_string(), "4096".to_string()]);
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run_with_deadline(dir.path(), &[], &a, std::time::Duration::from_secs(60));
+    drop(feed);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("big.fifo: error: cannot read the access file: it is larger than the limit of 4 KiB (4096 bytes)"),
+        "{}",
+        stderr(&o)
+    );
+    for (bad, what) in [(".", "a directory"), ("/dev/zero", "a character device")] {
+        let args = propose(bad);
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = run_with_deadline(dir.path(), &[], &a, std::time::Duration::from_secs(60));
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("it is {what}, not a regular file"))
+                && stderr(&o).contains("a regular file or a pipe"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
 fn bad_source_arguments_are_clear_errors() {
     let f = fixtures();
     let run = |extra: &[&str]| {
@@ -275,6 +383,7 @@ fn bad_source_arguments_are_clear_errors() {
 
 /// The C files of mm/ the kernel tests analyse.
 const MM_FILES: &[&str] = &[
+    "swap.c",
     "page_counter.c",
     "memcontrol.c",
     "vmscan.c",
@@ -690,6 +799,8 @@ const LRU_LOCK_WRAPPERS: &[&str] = &[
     "unlock_page_lruvec_irq=lru_lock",
     "--lock-wrapper",
     "unlock_page_lruvec_irqrestore=lru_lock",
+    "--lock-wrapper",
+    "folio_lruvec_relock_irqsave=lru_lock",
 ];
 
 /// Runs infer on one struct of mm/ (JSON), returns its verdicts and the seconds it took.
@@ -818,12 +929,14 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
     assert!(total < 60.0, "{total} s");
     let mut right = 0;
     let mut all = 0;
+    let mut per_class = BTreeMap::new();
     for (what, truth, j) in [
         ("lru_gen_struct", LRU_GEN_TRUTH, &lru),
         ("zone", ZONE_TRUTH, &zone),
         ("page_counter", PAGE_COUNTER_TRUTH, &pc),
     ] {
         let s = score(what, truth, &classes(j));
+        merge_classes(&mut per_class, &s);
         right += s.values().map(|v| v.0).sum::<u32>();
         all += truth.len() as u32;
         no_silent_contradiction(what, truth, j);
@@ -836,12 +949,23 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
             );
         }
     }
+    print_classes("all three", &per_class);
     eprintln!(
         "all three: {right} of {all} classes right ({:.0}%)",
         100.0 * right as f64 / all as f64
     );
-    // Measured: 50 of 59 (85%). The rest are listed in the README.
-    assert!(right as f64 >= 0.8 * all as f64, "{right} of {all}");
+    // Measured: 55 of 59 (93%); the four misses are listed in GUIDE.md
+    // (min_seq is flagged ambiguous on purpose). One more miss fails.
+    assert!(right >= 55, "{right} of {all}");
+    for (class, (tp, fp, fn_)) in &per_class {
+        // Measured: lockless 21/21 of 21, locked_write 7 of 8 precise and 7
+        // of 9 found, read-mostly 24 of 26 both ways, cold 3 of 4 precise
+        // and 3 of 3 found. Every kind keeps 75% or better.
+        assert!(
+            4 * tp >= 3 * (tp + fp) && 4 * tp >= 3 * (tp + fn_),
+            "{class}: {tp} right, {fp} wrongly, {fn_} missed"
+        );
+    }
     // The hard case the rules flag instead of guessing: min_seq is written
     // under lru_lock and read without it.
     let min_seq = lru["members"]
@@ -856,6 +980,188 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
             .unwrap()
             .contains("only the write frequency"),
         "{min_seq}"
+    );
+}
+
+/// lruvec (include/linux/mmzone.h of 6.1) as the LRU code uses it, with
+/// the evidence (file:line function how lock). `lrugen` and `mm_state` are
+/// nested structs with classes of their own (lru_gen_struct above): not here.
+const LRUVEC_TRUTH: &Truth = &[
+    (
+        "lists",
+        "locked_write.lru_lock",
+        "mm/swap.c:220 lru_add_fn lruvec_add_folio (list_add, mm_inline.h:328), run through the pointer move_fn by folio_batch_move_lru under lru_lock (folio_lruvec_relock_irqsave, mm/swap.c:237); mm/vmscan.c:2208 isolate_lru_folios under lru_lock (spin_lock_irq, mm/vmscan.c:2495)",
+    ),
+    (
+        "lru_lock",
+        "locked_write.lru_lock",
+        "mm/vmscan.c:2495 shrink_inactive_list spin_lock_irq: the lock word",
+    ),
+    (
+        "anon_cost",
+        "locked_write.lru_lock",
+        "mm/swap.c:307 lru_note_cost += under spin_lock_irq(&lruvec->lru_lock) at 302, from shrink_inactive_list (mm/vmscan.c:2525); read under it at mm/vmscan.c:2828",
+    ),
+    (
+        "file_cost",
+        "locked_write.lru_lock",
+        "mm/swap.c:305 lru_note_cost += under lru_lock, likewise",
+    ),
+    (
+        "nonresident_age",
+        "lockless_atomic",
+        "mm/workingset.c:339 workingset_age_nonresident atomic_long_add, no lock, on every eviction and activation",
+    ),
+    (
+        "refaults",
+        "read_mostly",
+        "mm/vmscan.c:2846 prepare_scan_count read on every shrink_node; written once per reclaim run by snapshot_refaults (mm/vmscan.c:6439, from do_try_to_free_pages and balance_pgdat)",
+    ),
+    (
+        "flags",
+        "lockless_atomic",
+        "mm/vmscan.c:6237 shrink_node set_bit(LRUVEC_CONGESTED), no lock; clear_bit from kswapd at mm/vmscan.c:6508",
+    ),
+    (
+        "pgdat",
+        "read_mostly",
+        "include/linux/mmzone.h:1274 lruvec_pgdat on every LRU update; written under unlikely() in mem_cgroup_lruvec (memcontrol.h:736) when a node comes back",
+    ),
+];
+
+/// The roots an mm maintainer names for lruvec: reclaim's pass over a
+/// node, a new page joining the LRU (every fault), and the workingset's
+/// eviction and refault.
+const LRUVEC_ROOTS: &[&str] = &[
+    "--hot",
+    "shrink_node",
+    "--hot",
+    "folio_add_lru",
+    "--hot",
+    "workingset_eviction",
+    "--hot",
+    "workingset_refault",
+];
+
+/// per_cpu_pages (include/linux/mmzone.h of 6.1): the per-CPU page lists
+/// under their own lock since 6.0, with the evidence.
+const PCP_TRUTH: &Truth = &[
+    (
+        "lock",
+        "locked_write.lock",
+        "mm/page_alloc.c:3530 free_unref_page pcp_spin_trylock (spin_trylock(&pcp->lock), mm/page_alloc.c:178); mm/page_alloc.c:3844 rmqueue_pcplist",
+    ),
+    (
+        "count",
+        "locked_write.lock",
+        "mm/page_alloc.c:3480 free_unref_page_commit += under the lock taken at 3530; mm/page_alloc.c:3826 __rmqueue_pcplist -= under the lock taken at 3844",
+    ),
+    (
+        "high",
+        "read_mostly",
+        "mm/page_alloc.c:3454 nr_pcp_high READ_ONCE on every free; written by pageset_update (mm/page_alloc.c:7164 WRITE_ONCE) from sysctl and hotplug",
+    ),
+    (
+        "batch",
+        "read_mostly",
+        "mm/page_alloc.c:3492 free_unref_page_commit and 3803 __rmqueue_pcplist READ_ONCE; written by pageset_update (7163)",
+    ),
+    (
+        "free_factor",
+        "locked_write.lock",
+        "mm/page_alloc.c:3445 nr_pcp_free ++ on the free path under the lock; mm/page_alloc.c:3855 rmqueue_pcplist >>= 1 under the lock",
+    ),
+    (
+        "expire",
+        "lockless_atomic",
+        "mm/vmstat.c:858 refresh_cpu_vm_stats __this_cpu_dec_return, per CPU, no lock; __this_cpu_write at 831 and 854",
+    ),
+    (
+        "lists",
+        "locked_write.lock",
+        "mm/page_alloc.c:3479 free_unref_page_commit list_add under the lock; mm/page_alloc.c:3825 __rmqueue_pcplist list_del under it",
+    ),
+];
+
+/// The page allocator's roots (as for zone) and vmstat's per-CPU fold.
+const PCP_ROOTS: &[&str] = &[
+    "--hot",
+    "get_page_from_freelist",
+    "--hot",
+    "free_unref_page",
+    "--hot",
+    "free_unref_page_list",
+    "--hot",
+    "refresh_cpu_vm_stats",
+];
+
+#[test]
+fn lruvec_and_per_cpu_pages_match_their_ground_truth() {
+    // Ground truth beyond the three structs the rules were developed on:
+    // CACHELAYOUT_SWEEPS=full (as lru_gen_struct and zone).
+    if !crate::support::sweep::full() {
+        println!("CACHELAYOUT_SWEEPS=full runs lruvec and per_cpu_pages");
+        return;
+    }
+    let Some((lruvec, lruvec_s)) = infer_mm(
+        "mmzone.h",
+        "lruvec",
+        &["vmscan.c", "workingset.c", "swap.c"],
+        &[LRUVEC_ROOTS, LRU_LOCK_WRAPPERS].concat(),
+    ) else {
+        return;
+    };
+    let (pcp, pcp_s) = infer_mm(
+        "mmzone.h",
+        "per_cpu_pages",
+        &["page_alloc.c", "vmstat.c"],
+        PCP_ROOTS,
+    )
+    .unwrap();
+    eprintln!("time: lruvec {lruvec_s:.1} s, per_cpu_pages {pcp_s:.1} s");
+    assert!(lruvec_s + pcp_s < 60.0, "{lruvec_s} s + {pcp_s} s");
+    let mut per_class = BTreeMap::new();
+    let mut right = 0;
+    let mut all = 0;
+    for (what, truth, j) in [
+        ("lruvec", LRUVEC_TRUTH, &lruvec),
+        ("per_cpu_pages", PCP_TRUTH, &pcp),
+    ] {
+        let s = score(what, truth, &classes(j));
+        merge_classes(&mut per_class, &s);
+        right += s.values().map(|v| v.0).sum::<u32>();
+        all += truth.len() as u32;
+        no_silent_contradiction(what, truth, j);
+    }
+    print_classes("lruvec and per_cpu_pages", &per_class);
+    eprintln!("lruvec and per_cpu_pages: {right} of {all} classes right");
+    // Measured: 15 of 15 (lruvec's lists needs the lock lifted through the
+    // pointer call of folio_batch_move_lru). One miss is allowed, no more.
+    assert!(right + 1 >= all, "{right} of {all}");
+    for (class, (tp, fp, fn_)) in &per_class {
+        assert!(
+            4 * tp >= 3 * (tp + fp) && 4 * tp >= 3 * (tp + fn_),
+            "{class}: {tp} right, {fp} wrongly, {fn_} missed"
+        );
+    }
+    // The evidence of the callback: lru_add_fn's list_add holds lru_lock.
+    let lists = lruvec["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "lists")
+        .unwrap();
+    assert!(
+        lists["sites"].as_array().unwrap().iter().any(|s| {
+            s["function"] == "lruvec_add_folio"
+                && s["heat"] == "hot"
+                && s["locks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|l| l == "lru_lock")
+        }),
+        "{lists}"
     );
 }
 
@@ -947,6 +1253,70 @@ fn guards_and_must_hold_hold_their_lock() {
             .iter()
             .all(|s| s["function"] != "stats_limit_of"),
         "{items}"
+    );
+}
+
+#[test]
+fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
+    // fixtures/infer/reach.c: a callback run under the lock of the function
+    // it is handed to (through a second that passes it on); a slow path the
+    // hot root calls only on an unlikely() branch; a handler and a folding
+    // function no hot root reaches; a value only printed; __init code.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "reach.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_fast",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let got = classes(&j);
+    let want = [
+        ("lock", "locked_write.lock"),
+        ("nr_items", "locked_write.lock"),
+        ("items", "locked_write.lock"),
+        ("hits", "lockless_atomic"),
+        ("flags", "read_mostly"),
+        ("misc", "read_mostly"),
+        ("limit", "cold"),
+        ("parent", "cold"),
+        ("failcnt", "cold"),
+        ("created", "cold"),
+    ];
+    for (m, class) in want {
+        assert_eq!(got[m], class, "{m}: {j:#}");
+    }
+    // The callback's write: hot, through the function that hands it over,
+    // under the lock its callee holds at the pointer call.
+    let nr = site(&j, "nr_items", 24);
+    assert_eq!(nr["heat"], "hot");
+    assert_eq!(nr["locks"][0], "lock");
+    assert_eq!(nr["hot_via"], "stats_fast > stats_visit_add");
+    // Called only on an unlikely() branch: not hot, but it runs.
+    let slow = site(&j, "flags", 31);
+    assert_eq!(
+        (slow["heat"].as_str(), slow["cold_because"].as_str()),
+        (
+            Some("warm"),
+            Some("a hot root calls it only on an unlikely() branch or error path")
+        )
+    );
+    assert_eq!(site(&j, "misc", 45)["heat"], "warm");
+    assert_eq!(site(&j, "created", 44)["cold_because"], "printed");
+    assert_eq!(
+        site(&j, "failcnt", 57)["cold_because"],
+        "__init/__cold code"
     );
 }
 

@@ -6,7 +6,9 @@
 //!   → read-mostly (ambiguous when it saw no store at all and a hot path
 //!   writes the member); between → ambiguous. Without enough samples, the sites
 //!   reached from hot roots decide: a hot write → written; hot reads only →
-//!   read-mostly; nothing hot → cold. Nothing at all → cold.
+//!   read-mostly. Nothing hot: the warm sites (code that runs, off the hot
+//!   roots) decide: written there only with atomics → written (lockless);
+//!   read there → read-mostly; else cold. Nothing at all → cold.
 //! - locks: a written member whose written sites (the hot ones, when there
 //!   are) all hold one lock is `locked_write.LOCK`; any other written member
 //!   is `lockless_atomic`.
@@ -266,7 +268,7 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
             Frequency::ReadMostly(r) => {
                 let conf = if counts.loads.saturating_add(counts.stores)
                     >= rules.min_samples.saturating_mul(5)
-                    || !my_sites.is_empty()
+                    || my_sites.iter().any(|x| x.heat == Heat::Hot)
                 {
                     Confidence::High
                 } else {
@@ -303,7 +305,9 @@ pub fn classify(s: &Struct, hits: &[ProfileHit], sites: &[Site], rules: &Rules) 
                         continue;
                     }
                 }
-                let conf = if lock_note.is_some() {
+                let off_hot = profile_decided(&counts, rules).is_none()
+                    && !my_sites.iter().any(|x| x.heat == Heat::Hot);
+                let conf = if lock_note.is_some() || off_hot {
                     Confidence::Medium
                 } else {
                     Confidence::High
@@ -462,14 +466,49 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             ),
         };
     }
+    // No hot root touches it, but code that runs does (a sysctl or sysfs
+    // handler, an ops table's function, a caller elsewhere): rare compared
+    // with the hot paths. Written there only with atomics → a counter
+    // others add to concurrently; read there → read-mostly (its writes, if
+    // any, are off the hot paths too).
+    let warm: Vec<&Site> = sites.iter().filter(|x| x.heat == Heat::Warm).collect();
+    let warm_writes: Vec<&&Site> = warm.iter().filter(|x| x.kind.writes()).collect();
+    if !warm_writes.is_empty() && warm_writes.iter().all(|x| is_atomic(&x.how)) {
+        return Frequency::Written(format!(
+            "no hot path touches it; outside them it is written only with atomics ({})",
+            warm_writes[0].cite()
+        ));
+    }
+    if let Some(r) = warm.iter().find(|x| x.kind == super::sites::Kind::Read) {
+        return Frequency::ReadMostly(format!(
+            "no hot path touches it; read outside them ({}), written only off the hot paths",
+            r.cite()
+        ));
+    }
     if sites.is_empty() {
         Frequency::Cold("no access seen".into())
-    } else {
+    } else if warm.is_empty() {
         Frequency::Cold(format!(
-            "no hot path touches it ({} cold site(s))",
+            "no hot path touches it, nor any code but init, error paths and printing ({} cold site(s))",
             sites.len()
         ))
+    } else {
+        Frequency::Cold(format!(
+            "no hot path touches it; outside them it is only written ({})",
+            warm[0].cite()
+        ))
     }
+}
+
+/// Whether a site's form is an atomic operation (`atomic_long_add`,
+/// `set_bit`, `xchg`, `cmpxchg`, `this_cpu_add`): made for concurrent writers.
+fn is_atomic(how: &str) -> bool {
+    let h = how.trim_start_matches('_');
+    h.starts_with("atomic")
+        || h.contains("xchg")
+        || h.ends_with("_bit")
+        || h.starts_with("this_cpu")
+        || h.starts_with("raw_cpu")
 }
 
 /// Whether a profile had enough samples to decide the frequency.

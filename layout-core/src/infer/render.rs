@@ -144,9 +144,14 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
             for s in v.sites.iter().take(MAX_SITES) {
                 let heat = match s.heat {
                     super::sites::Heat::Hot => "hot",
+                    super::sites::Heat::Warm => "warm",
                     super::sites::Heat::Cold => "cold",
                 };
-                let _ = writeln!(o, "    # {heat} {}", comment(&s.cite()));
+                let why = match &s.cold_because {
+                    Some(w) if s.heat != super::sites::Heat::Hot => format!(" ({})", comment(w)),
+                    _ => String::new(),
+                };
+                let _ = writeln!(o, "    # {heat}{why} {}", comment(&s.cite()));
             }
             if v.sites.len() > MAX_SITES {
                 let _ = writeln!(

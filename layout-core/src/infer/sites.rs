@@ -32,8 +32,13 @@ impl Kind {
 pub enum Heat {
     /// Reached from a hot root, not on a cold branch.
     Hot,
-    /// Reached from no hot root, or from a cold root, `__init`, an
-    /// `unlikely()` branch.
+    /// Runs, but no hot root reaches it (or only through a call on an
+    /// `unlikely()` branch): reached from another entry of the sources (a
+    /// sysctl or sysfs handler, an ops table, a caller in another file),
+    /// not `__init` code, not on a cold branch.
+    Warm,
+    /// On an `unlikely()` branch or error path, only printed, or reached
+    /// only from a cold root or `__init` code (or an unused header helper).
     Cold,
 }
 
@@ -53,7 +58,7 @@ pub struct Site {
     /// The locks held, by member name (`lock`, `lru_lock`).
     pub locks: Vec<String>,
     pub heat: Heat,
-    /// Why it is cold, when it is: `unlikely()`, `__init`, `cold root f`, `not reached`.
+    /// Why it is not hot: `unlikely()`, `error path`, `printed`, `not reached from a hot root`, ...
     pub cold_because: Option<String>,
     /// How a hot root reaches it: `root > caller > function`.
     pub hot_via: Option<String>,

@@ -253,3 +253,52 @@ pub fn lines_of(ranges: &[(u64, u64)]) -> usize {
     lines.dedup();
     lines.len()
 }
+
+/// A FIFO at `path` (made with `mkfifo`) and a thread that writes `bytes`
+/// into it once a reader opens it: a shell's `<(command)`.
+pub struct Fifo {
+    path: PathBuf,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Fifo {
+    pub fn new(path: &Path, bytes: Vec<u8>) -> Fifo {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", path.display());
+        let p = path.to_path_buf();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write as _;
+            let mut w = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            // A reader that stops early breaks the pipe: that ends the writer.
+            for chunk in bytes.chunks(4096) {
+                if w.write_all(chunk).is_err() {
+                    break;
+                }
+            }
+        });
+        Fifo {
+            path: path.to_path_buf(),
+            writer: Some(writer),
+        }
+    }
+}
+
+impl Drop for Fifo {
+    /// Waits for the writer; one still waiting for a reader (the command
+    /// failed before it opened the FIFO) is released by opening it here.
+    fn drop(&mut self) {
+        let Some(w) = self.writer.take() else { return };
+        for _ in 0..50 {
+            if w.is_finished() {
+                let _ = w.join();
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        drop(std::fs::File::open(&self.path));
+        let _ = w.join();
+    }
+}

@@ -324,6 +324,26 @@ impl Cursor {
         unsafe { clang_getCanonicalType(clang_getCursorType(self.0)).kind == CXType_Pointer }
     }
 
+    /// Whether its type is a pointer to a function.
+    pub fn type_is_function_pointer(self) -> bool {
+        // SAFETY: a cursor of a live unit.
+        unsafe {
+            let t = clang_getCanonicalType(clang_getCursorType(self.0));
+            t.kind == CXType_Pointer
+                && matches!(
+                    clang_getCanonicalType(clang_getPointeeType(t)).kind,
+                    CXType_FunctionProto | CXType_FunctionNoProto
+                )
+        }
+    }
+
+    /// The cursor of its definition (a global's, with its initializer).
+    pub fn definition(self) -> Option<Cursor> {
+        // SAFETY: a cursor of a live unit; a null cursor is checked.
+        let d = unsafe { clang_getCursorDefinition(self.0) };
+        (unsafe { clang_Cursor_isNull(d) } == 0).then_some(Cursor(d))
+    }
+
     pub fn type_is_array(self) -> bool {
         // SAFETY: a cursor of a live unit.
         let k = unsafe { clang_getCanonicalType(clang_getCursorType(self.0)).kind };

@@ -92,8 +92,12 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let index = ffi::Index::new();
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut indirect: Vec<(String, Vec<String>)> = Vec::new();
+    let mut callbacks: Vec<walk::Callback> = Vec::new();
     let mut call_sites = Vec::new();
     let mut header_inline = BTreeSet::new();
+    let mut external = BTreeSet::new();
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
@@ -107,10 +111,16 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         raw.extend(std::mem::take(&mut w.sites));
         call_sites.append(&mut w.call_sites);
         header_inline.append(&mut w.header_inline);
+        external.append(&mut w.external);
         cold_marked.append(&mut w.cold_marked);
         for (f, callees) in std::mem::take(&mut w.calls) {
             calls.entry(f).or_default().extend(callees);
         }
+        for (f, callees) in std::mem::take(&mut w.cold_calls) {
+            cold_calls.entry(f).or_default().extend(callees);
+        }
+        indirect.append(&mut w.indirect);
+        callbacks.append(&mut w.callbacks);
         out.seconds
             .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
     }
@@ -129,10 +139,35 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .help(reach::close_names(root, &calls)));
         }
     }
+    // A function handed over as a pointer runs in the call that takes it:
+    // an edge from the function that hands it over, holding what that
+    // caller holds and what the callee holds where it calls through a
+    // pointer (folio_add_lru > lru_add_fn under lru_lock, taken by
+    // folio_batch_move_lru).
+    callbacks.sort();
+    callbacks.dedup();
+    let mut handed: BTreeSet<String> = BTreeSet::new();
+    for (caller, cb, locks, cold) in reach::callback_calls(&callbacks, &indirect) {
+        handed.insert(cb.clone());
+        let map = if cold { &mut cold_calls } else { &mut calls };
+        map.entry(caller.clone()).or_default().insert(cb.clone());
+        call_sites.push((caller, cb, locks));
+    }
     // __init and __cold functions cut the graph like cold roots.
     let mut cut: Vec<String> = req.cold.clone();
     cut.extend(cold_marked.iter().filter(|f| !req.hot.contains(f)).cloned());
     let reached = reach::hot_functions(&calls, &req.hot, &cut);
+    // Every call, on cold branches too: what runs at all, and what a hot
+    // root reaches only through a call on an `unlikely()` branch.
+    let mut all_calls = calls.clone();
+    for (f, callees) in &cold_calls {
+        all_calls
+            .entry(f.clone())
+            .or_default()
+            .extend(callees.iter().cloned());
+    }
+    let through_cold = reach::hot_functions(&all_calls, &req.hot, &cut);
+    let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external, &handed);
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
@@ -165,12 +200,28 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
                 Some(c) => (Heat::Cold, Some(c.clone())),
                 None => (Heat::Hot, None),
             }
-        } else if !reached.contains_key(&r.function) {
-            (Heat::Cold, Some("not reached from a hot root".to_string()))
         } else if let Some(c) = &r.cold_branch {
             (Heat::Cold, Some(c.clone()))
-        } else {
+        } else if reached.contains_key(&r.function) {
             (Heat::Hot, None)
+        } else if !runtime.contains(&r.function) {
+            let why = if req.cold.contains(&r.function) {
+                "a cold root"
+            } else if cold_marked.contains(&r.function) {
+                "__init/__cold code"
+            } else if header_inline.contains(&r.function) {
+                "a header helper no code that runs calls"
+            } else {
+                "called only from __init/__cold code or a cold root"
+            };
+            (Heat::Cold, Some(why.to_string()))
+        } else if through_cold.contains_key(&r.function) {
+            (
+                Heat::Warm,
+                Some("a hot root calls it only on an unlikely() branch or error path".to_string()),
+            )
+        } else {
+            (Heat::Warm, Some("not reached from a hot root".to_string()))
         };
         let mut locks = r.locks;
         if let Some(l) = entry.get(&r.function) {

@@ -26,6 +26,96 @@ pub fn hot_functions(
     seen
 }
 
+/// The functions that run outside init code: reached from an entry of the
+/// sources without going through `cut` (`__init`, `__cold`, the cold
+/// roots). An entry is a function of `external` linkage (other files may
+/// call it), one no given source calls (called through a pointer from
+/// elsewhere), or one `handed` over as a pointer (an ops table registered
+/// by `__init` code runs later, whenever its holder calls it). A header's
+/// `static inline` function is no entry: it runs when something that runs
+/// calls it.
+pub fn runtime_functions(
+    calls: &BTreeMap<String, BTreeSet<String>>,
+    cut: &[String],
+    header_inline: &BTreeSet<String>,
+    external: &BTreeSet<String>,
+    handed: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let called: BTreeSet<&str> = calls
+        .iter()
+        .flat_map(|(f, cs)| cs.iter().filter(move |c| *c != f).map(String::as_str))
+        .collect();
+    let entries: Vec<String> = calls
+        .keys()
+        .filter(|f| {
+            external.contains(*f)
+                || handed.contains(*f)
+                || (!called.contains(f.as_str()) && !header_inline.contains(*f))
+        })
+        .cloned()
+        .collect();
+    hot_functions(calls, &entries, cut).into_keys().collect()
+}
+
+/// The calls of functions handed over as pointers: (the function that
+/// hands it over, the function, the locks held when it runs, on a cold
+/// branch). The locks: those held where it is handed over, and those the
+/// callee holds at every call through a pointer (also in the functions it
+/// passes its pointer parameters on to, a few levels deep).
+pub fn callback_calls(
+    callbacks: &[super::walk::Callback],
+    indirect: &[(String, Vec<String>)],
+) -> Vec<(String, String, Vec<String>, bool)> {
+    use super::walk::Handed;
+    let mut out = Vec::new();
+    for c in callbacks {
+        let Handed::Function(cb) = &c.handed else {
+            continue;
+        };
+        let mut locks: BTreeSet<String> = c.locks.iter().cloned().collect();
+        if let Some(inner) = pointer_call_locks(&c.callee, callbacks, indirect, 0) {
+            locks.extend(inner);
+        }
+        out.push((
+            c.caller.clone(),
+            cb.clone(),
+            locks.into_iter().collect(),
+            c.cold,
+        ));
+    }
+    out
+}
+
+/// The locks `f` holds at every call through a pointer, its own and those
+/// of the functions it passes a pointer parameter on to; None when it makes none.
+fn pointer_call_locks(
+    f: &str,
+    callbacks: &[super::walk::Callback],
+    indirect: &[(String, Vec<String>)],
+    depth: u32,
+) -> Option<BTreeSet<String>> {
+    let mut sets: Vec<BTreeSet<String>> = indirect
+        .iter()
+        .filter(|(g, _)| g == f)
+        .map(|(_, held)| held.iter().cloned().collect())
+        .collect();
+    if depth < 4 {
+        for c in callbacks
+            .iter()
+            .filter(|c| c.caller == f && c.handed == super::walk::Handed::Parameter)
+        {
+            if let Some(inner) = pointer_call_locks(&c.callee, callbacks, indirect, depth + 1) {
+                let mut s: BTreeSet<String> = c.locks.iter().cloned().collect();
+                s.extend(inner);
+                sets.push(s);
+            }
+        }
+    }
+    let mut it = sets.into_iter();
+    let first = it.next()?;
+    Some(it.fold(first, |a, b| a.intersection(&b).cloned().collect()))
+}
+
 /// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
 pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
     let mut names = vec![f.to_string()];
@@ -148,6 +238,115 @@ mod tests {
         assert_eq!(e["helper"].iter().collect::<Vec<_>>(), ["lru_lock"]);
         assert_eq!(e["inner"].iter().collect::<Vec<_>>(), ["lru_lock"]);
         assert!(!e.contains_key("mixed"));
+    }
+
+    #[test]
+    fn runtime_is_what_an_entry_reaches_outside_init() {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut edge = |a: &str, b: &str| {
+            g.entry(a.into()).or_default().insert(b.into());
+            g.entry(b.into()).or_default();
+        };
+        edge("sysctl_handler", "update");
+        edge("init_all", "setup");
+        edge("unused_inline", "helper");
+        edge("setup", "shared");
+        edge("update", "shared");
+        edge("unused_inline", "exported");
+        edge("exported", "static_helper");
+        let inline: BTreeSet<String> = ["unused_inline".to_string()].into();
+        let external: BTreeSet<String> = ["exported".to_string()].into();
+        let none = BTreeSet::new();
+        let r = runtime_functions(&g, &["init_all".into()], &inline, &external, &none);
+        assert_eq!(
+            r.iter().collect::<Vec<_>>(),
+            [
+                "exported",
+                "shared",
+                "static_helper",
+                "sysctl_handler",
+                "update"
+            ]
+        );
+        // A show function the __init code registers (hands over) runs later.
+        g.entry("init_all".into())
+            .or_default()
+            .insert("show".into());
+        g.entry("show".into()).or_default();
+        let handed: BTreeSet<String> = ["show".to_string()].into();
+        let r = runtime_functions(&g, &["init_all".into()], &inline, &external, &handed);
+        assert!(r.contains("show") && !r.contains("setup"), "{r:?}");
+    }
+
+    #[test]
+    fn a_callback_holds_the_locks_of_the_pointer_call() {
+        use super::super::walk::{Callback, Handed};
+        let cb = |caller: &str, callee: &str, handed: Handed, locks: &[&str]| Callback {
+            caller: caller.into(),
+            callee: callee.into(),
+            handed,
+            locks: locks.iter().map(|l| l.to_string()).collect(),
+            cold: false,
+        };
+        // folio_add_lru hands lru_add_fn to folio_batch_add_and_move, which
+        // passes it on to folio_batch_move_lru, which calls it under lru_lock.
+        let callbacks = vec![
+            cb(
+                "folio_add_lru",
+                "folio_batch_add_and_move",
+                Handed::Function("lru_add_fn".into()),
+                &[],
+            ),
+            cb(
+                "folio_batch_add_and_move",
+                "folio_batch_move_lru",
+                Handed::Parameter,
+                &[],
+            ),
+            cb(
+                "lru_add_drain_cpu",
+                "folio_batch_move_lru",
+                Handed::Function("lru_add_fn".into()),
+                &["cpu_lock"],
+            ),
+            cb(
+                "walker",
+                "external_walk",
+                Handed::Function("visit".into()),
+                &["mmap_lock"],
+            ),
+        ];
+        let indirect = vec![
+            (
+                "folio_batch_move_lru".to_string(),
+                vec!["lru_lock".to_string()],
+            ),
+            (
+                "folio_batch_move_lru".to_string(),
+                vec!["lru_lock".to_string(), "x".to_string()],
+            ),
+        ];
+        let got = callback_calls(&callbacks, &indirect);
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "folio_add_lru".into(),
+                    "lru_add_fn".into(),
+                    s(&["lru_lock"]),
+                    false
+                ),
+                (
+                    "lru_add_drain_cpu".into(),
+                    "lru_add_fn".into(),
+                    s(&["cpu_lock", "lru_lock"]),
+                    false
+                ),
+                // A callee not in the sources: only what the caller holds.
+                ("walker".into(), "visit".into(), s(&["mmap_lock"]), false),
+            ]
+        );
     }
 
     #[test]

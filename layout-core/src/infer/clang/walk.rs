@@ -30,6 +30,27 @@ pub struct RawSite {
     pub loop_depth: u32,
 }
 
+/// A function handed to a call as a pointer: `caller` calls `callee`
+/// with it as an argument (`folio_batch_move_lru(fbatch, lru_add_fn)`,
+/// `walk_page_range(..., &mm_walk_ops, ...)`), holding `locks`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Callback {
+    pub caller: String,
+    pub callee: String,
+    pub handed: Handed,
+    pub locks: Vec<String>,
+    /// On an `unlikely()` branch or error path.
+    pub cold: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Handed {
+    /// A function (by name).
+    Function(String),
+    /// The caller's own pointer parameter, passed on.
+    Parameter,
+}
+
 /// A macro use the analysis reads: its range in its file and its name.
 struct MacroUse {
     file: String,
@@ -67,17 +88,28 @@ pub struct Walker<'u, 'i> {
     wrappers: &'u [String],
     macros: Vec<MacroUse>,
     pub sites: Vec<RawSite>,
-    /// Function name → its callees.
+    /// Function name → its callees (calls off `unlikely()` branches and error paths).
     pub calls: BTreeMap<String, BTreeSet<String>>,
+    /// Function name → the callees it calls only on a cold branch
+    /// (`unlikely()`, an error path): what runs there is not hot either.
+    pub cold_calls: BTreeMap<String, BTreeSet<String>>,
     /// Whether the struct was seen (a member access or its definition).
     pub saw_struct: bool,
     /// Every call: caller, callee, the locks held there.
     pub call_sites: Vec<(String, String, Vec<String>)>,
+    /// Calls through a pointer (`move_fn(lruvec, folio)`): the function
+    /// and the locks held there.
+    pub indirect: Vec<(String, Vec<String>)>,
+    /// Functions handed to a call as a pointer (a callback, an ops table's
+    /// functions, or a pointer parameter passed on).
+    pub callbacks: Vec<Callback>,
     /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
     pub cold_marked: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
     /// includes them, called or not).
     pub header_inline: BTreeSet<String>,
+    /// The functions with external linkage (callable from other files).
+    pub external: BTreeSet<String>,
     // The function being walked.
     function: String,
     held: Vec<String>,
@@ -98,9 +130,13 @@ impl<'u, 'i> Walker<'u, 'i> {
             macros: Vec::new(),
             sites: Vec::new(),
             calls: BTreeMap::new(),
+            cold_calls: BTreeMap::new(),
+            indirect: Vec::new(),
+            callbacks: Vec::new(),
             saw_struct: false,
             call_sites: Vec::new(),
             header_inline: BTreeSet::new(),
+            external: BTreeSet::new(),
             cold_marked: BTreeSet::new(),
             function: String::new(),
             held: Vec::new(),
@@ -158,6 +194,9 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.stack.clear();
         if f.is_internal() && !f.in_main_file() {
             self.header_inline.insert(self.function.clone());
+        }
+        if !f.is_internal() {
+            self.external.insert(self.function.clone());
         }
         let Some(body) = f
             .children()
@@ -341,13 +380,40 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn call(&mut self, c: Cursor) {
         let name = c.spelling();
+        let direct = c
+            .referenced()
+            .is_some_and(|d| d.kind() == CXCursor_FunctionDecl);
+        if !direct {
+            self.indirect
+                .push((self.function.clone(), self.held.clone()));
+        } else {
+            // Functions handed over as pointers, run by the callee.
+            for arg in c.children().into_iter().skip(1) {
+                for handed in handed_functions(arg) {
+                    self.callbacks.push(Callback {
+                        caller: self.function.clone(),
+                        callee: name.clone(),
+                        handed,
+                        locks: self.held.clone(),
+                        cold: self.cold.is_some(),
+                    });
+                }
+            }
+        }
         if name.is_empty() {
             return;
         }
-        self.calls
-            .entry(self.function.clone())
-            .or_default()
-            .insert(name.clone());
+        if self.cold.is_some() {
+            self.cold_calls
+                .entry(self.function.clone())
+                .or_default()
+                .insert(name.clone());
+        } else {
+            self.calls
+                .entry(self.function.clone())
+                .or_default()
+                .insert(name.clone());
+        }
         self.call_sites
             .push((self.function.clone(), name.clone(), self.held.clone()));
         let args = c.children();
@@ -415,7 +481,11 @@ impl<'u, 'i> Walker<'u, 'i> {
         let p = c.place();
         let (kind, how) = self.macro_form(&p, kind, how);
         let mut held = self.held.clone();
-        if how == "spinlock_check"
+        // A lock word handed to any function (`compact_unlock_should_abort(&zone->lock, ...)`)
+        // is operated by that function as a lock.
+        let lock_word = kind.writes() && is_lock_type(&field.type_name());
+        if lock_word
+            || how == "spinlock_check"
             || locks::is_guard(&how)
             || locks::acquires(&how, self.wrappers).is_some()
             || locks::releases(&how, self.wrappers).is_some()
@@ -425,6 +495,14 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         held.sort();
         held.dedup();
+        // A value read only to be printed (`seq_printf(m, "%s", zone->name)`,
+        // `pr_info()`) is a report, not work: cold wherever it runs.
+        let printed = kind == Kind::Read && self.innermost_call().is_some_and(|n| is_report(&n));
+        let cold_branch = match &self.cold {
+            Some(c) => Some(c.clone()),
+            None if printed => Some("printed".to_string()),
+            None => None,
+        };
         self.sites.push(RawSite {
             offset: (bits / 8) as u64,
             member,
@@ -434,9 +512,18 @@ impl<'u, 'i> Walker<'u, 'i> {
             kind,
             how,
             locks: held,
-            cold_branch: self.cold.clone(),
+            cold_branch,
             loop_depth: self.loops,
         });
+    }
+
+    /// The name of the innermost call whose arguments hold the walk's position.
+    fn innermost_call(&self) -> Option<String> {
+        self.stack
+            .iter()
+            .rev()
+            .find(|c| c.kind() == CXCursor_CallExpr)
+            .map(|c| c.spelling())
     }
 
     fn innermost_macro(&self, p: &Place) -> Option<&str> {
@@ -480,6 +567,103 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
         (kind, how)
     }
+}
+
+/// The functions an argument hands over as pointers: `f`, `&f`, `(cb_t)f`,
+/// a pointer parameter passed on, or an ops table (`&ops`: the functions
+/// of a global's initializer).
+fn handed_functions(arg: Cursor) -> Vec<Handed> {
+    let mut c = arg;
+    loop {
+        match c.kind() {
+            CXCursor_UnexposedExpr
+            | CXCursor_ParenExpr
+            | CXCursor_UnaryOperator
+            | CXCursor_CStyleCastExpr => match c.children().last() {
+                Some(k) => c = *k,
+                None => return Vec::new(),
+            },
+            CXCursor_DeclRefExpr => break,
+            _ => return Vec::new(),
+        }
+    }
+    let Some(d) = c.referenced() else {
+        return Vec::new();
+    };
+    match d.kind() {
+        CXCursor_FunctionDecl => vec![Handed::Function(d.spelling())],
+        CXCursor_ParmDecl if d.type_is_function_pointer() => vec![Handed::Parameter],
+        CXCursor_VarDecl
+            if d.semantic_parent()
+                .is_some_and(|p| p.kind() == CXCursor_TranslationUnit) =>
+        {
+            let mut out = Vec::new();
+            if let Some(def) = d.definition() {
+                table_functions(def, 0, &mut out);
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The functions named in a global's initializer (an ops table), a few
+/// levels deep, looking at no more than a few thousand nodes (a large data
+/// table costs no more than that).
+fn table_functions(c: Cursor, depth: u32, out: &mut Vec<Handed>) {
+    let mut budget = 4096u32;
+    table_walk(c, depth, out, &mut budget);
+}
+
+fn table_walk(c: Cursor, depth: u32, out: &mut Vec<Handed>, budget: &mut u32) {
+    if depth > 4 || out.len() >= 64 {
+        return;
+    }
+    for k in c.children() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        if k.kind() == CXCursor_DeclRefExpr {
+            if let Some(f) = k.referenced().filter(|f| f.kind() == CXCursor_FunctionDecl) {
+                out.push(Handed::Function(f.spelling()));
+                continue;
+            }
+        }
+        table_walk(k, depth + 1, out, budget);
+    }
+}
+
+/// Whether a member's type is a lock (its writes are lock operations).
+fn is_lock_type(t: &str) -> bool {
+    let t = t
+        .trim_start_matches("volatile ")
+        .trim_start_matches("const ");
+    matches!(
+        t,
+        "spinlock_t"
+            | "raw_spinlock_t"
+            | "rwlock_t"
+            | "seqlock_t"
+            | "struct mutex"
+            | "struct rw_semaphore"
+            | "struct spinlock"
+            | "struct raw_spinlock"
+    )
+}
+
+/// Whether a function only formats or prints its arguments (`printk` and
+/// the `pr_*` macros' `_printk`, `seq_printf`, `seq_put*`, `sysfs_emit`,
+/// `snprintf`, `__warn_printk`).
+fn is_report(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    n.starts_with("printk")
+        || n.starts_with("seq_print")
+        || n.starts_with("seq_put")
+        || n.starts_with("sysfs_emit")
+        || n.starts_with("dev_printk")
+        || n.starts_with("warn_printk")
+        || n.ends_with("printf")
 }
 
 /// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
