@@ -316,7 +316,7 @@ mod tests {
         let phases = phase_list(g);
         let mut order: Vec<usize> = (0..p.n).collect();
         let mut best = u64::MAX;
-        permute(&mut order, 0, &mut |order| {
+        crate::solve::test_support::permute(&mut order, 0, &mut |order| {
             let mut placed: Vec<(u64, u64, u32)> = Vec::new();
             let mut end = 0;
             for &f in order.iter() {
@@ -338,18 +338,6 @@ mod tests {
             best = best.min(align_up(end, g.align));
         });
         best
-    }
-
-    fn permute(v: &mut Vec<usize>, k: usize, visit: &mut dyn FnMut(&[usize])) {
-        if k == v.len() {
-            visit(v);
-            return;
-        }
-        for i in k..v.len() {
-            v.swap(k, i);
-            permute(v, k + 1, visit);
-            v.swap(k, i);
-        }
     }
 
     /// Every bound, and every size line packing proves out of reach

@@ -112,6 +112,19 @@ pub(crate) mod test_support {
             x % m
         }
     }
+
+    /// Calls `visit` with every permutation of `v[k..]` (after `v[..k]`).
+    pub(crate) fn permute(v: &mut Vec<usize>, k: usize, visit: &mut dyn FnMut(&[usize])) {
+        if k == v.len() {
+            visit(v);
+            return;
+        }
+        for i in k..v.len() {
+            v.swap(k, i);
+            permute(v, k + 1, visit);
+            v.swap(k, i);
+        }
+    }
 }
 
 use crate::cost::{Cost, SoftWeights};

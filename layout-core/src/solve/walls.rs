@@ -149,7 +149,7 @@ mod tests {
         };
         let mut best = u64::MAX;
         let mut order: Vec<usize> = (0..n).collect();
-        permute(&mut order, 0, &mut |order| {
+        crate::solve::test_support::permute(&mut order, 0, &mut |order| {
             if order
                 .windows(2)
                 .any(|w| s.fields[w[0]].segment > s.fields[w[1]].segment)
@@ -173,18 +173,6 @@ mod tests {
             best = best.min(end.div_ceil(s.natural_align()) * s.natural_align());
         });
         best
-    }
-
-    fn permute(v: &mut Vec<usize>, k: usize, visit: &mut dyn FnMut(&[usize])) {
-        if k == v.len() {
-            visit(v);
-            return;
-        }
-        for i in k..v.len() {
-            v.swap(k, i);
-            permute(v, k + 1, visit);
-            v.swap(k, i);
-        }
     }
 
     /// Random structs of up to six members and one or two line walls: the
