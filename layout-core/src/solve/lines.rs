@@ -36,7 +36,12 @@
 //! packing all the same. A flexible array member holds no bytes but its
 //! elements start at its offset, after every other member and at most at
 //! the target, so its colour keeps the other colours out of the window
-//! before the cell after the last.
+//! before the cell after the last. A pinned member lies where it is: its
+//! bytes load the cells it touches, its colour owns them, and no other
+//! member crosses a boundary it crosses; only the bytes are counted, not
+//! where in the cell the pin leaves room, which again only weakens the
+//! proof (finding's packings then need the placer and the holes filled,
+//! [`super::holes`]).
 //!
 //! **Two searches**, depth first over the members (members of a colour
 //! first, largest first), each node charged to the work budget:
@@ -84,9 +89,10 @@ struct Cells {
 }
 
 impl Cells {
-    /// The cells of `g`, if packings describe its layouts of `p`: no pinned
-    /// members, every member's size a multiple of its alignment, cells
-    /// starting at multiples of it. A flexible array's colour keeps the
+    /// The cells of `g`, if packings describe its layouts of `p`: every
+    /// member's size a multiple of its alignment, cells starting at
+    /// multiples of it. Pinned members are laid in their cells before the
+    /// search ([`lay_pins`]). A flexible array's colour keeps the
     /// others out of the window before the cell after the last. The
     /// author's order is left out: a layout that keeps it is a layout
     /// without it, so a proof still holds; finding needs it to leave the
@@ -113,7 +119,6 @@ impl Cells {
                     .windows(2)
                     .any(|w| p.segment[w[0]] != p.segment[w[1]]));
         let applicable = p.free.len() <= MAX_FIELDS
-            && p.pinned.is_empty()
             && (mode == Mode::Prove || !ordered)
             && p.natural_align <= cells.width
             && cells.phase % p.natural_align == 0
@@ -222,6 +227,61 @@ struct Packing {
     /// `cross[k]`: the member across the boundary between cells `k - 1` and
     /// `k` (`cross[0]` is always `None`).
     cross: Vec<Option<usize>>,
+    /// `blocked[k]`: a pinned member crosses the boundary before cell `k`,
+    /// so no other may.
+    blocked: Vec<bool>,
+}
+
+/// Lays the pinned members in their cells: their bytes load the cells they
+/// touch, their colour owns them, and no other member crosses a boundary
+/// one crosses. False when no layout within the cells keeps them: one ends
+/// past the last cell, or two colours meet in a cell or within the window.
+fn lay_pins(p: &Problem, cells: Cells, cut: &mut [Cell], blocked: &mut [bool]) -> bool {
+    let cell_of = |byte: u64| ((byte + cells.phase) / cells.width) as usize;
+    for &q in &p.pinned {
+        let (size, colour) = (p.size[q], p.color[q]);
+        let Some(at) = p.pin[q] else { continue };
+        if size == 0 {
+            continue;
+        }
+        let (first, last) = (cell_of(at), cell_of(at + size - 1));
+        if last >= cut.len() {
+            return false;
+        }
+        let mut start = at;
+        for k in first..=last {
+            let end = (((k as u64 + 1) * cells.width).saturating_sub(cells.phase)).min(at + size);
+            let l = &mut cut[k];
+            l.load += end - start;
+            if l.load > l.cap {
+                return false;
+            }
+            if colour != 0 {
+                if l.owner != 0 && l.owner != colour {
+                    return false;
+                }
+                l.owner = colour;
+            }
+            if k > first {
+                blocked[k] = true;
+            }
+            start = end;
+        }
+    }
+    // Owners of different colours closer than the window.
+    let mut last: Option<(usize, u32)> = None;
+    for (k, l) in cut.iter().enumerate() {
+        if l.owner == 0 {
+            continue;
+        }
+        if let Some((j, c)) = last {
+            if c != l.owner && ((k - j) as u64) < cells.window {
+                return false;
+            }
+        }
+        last = Some((k, l.owner));
+    }
+    true
 }
 
 /// A packing of `items` into the cells below `target`, and how the search
@@ -234,7 +294,7 @@ fn pack(
     mode: Mode,
     work: &mut Work,
 ) -> (Ended, Option<Packing>) {
-    let bytes: u64 = items.iter().map(|&f| p.size[f]).sum();
+    let bytes: u64 = items.iter().chain(&p.pinned).map(|&f| p.size[f]).sum();
     if bytes > target {
         return (Ended::Exhausted, None);
     }
@@ -253,6 +313,10 @@ fn pack(
             members: Vec::new(),
         });
         start = end;
+    }
+    let mut blocked = vec![false; cut.len()];
+    if !lay_pins(p, cells, &mut cut, &mut blocked) {
+        return (Ended::Exhausted, None);
     }
     let colours = p.color.iter().copied().max().unwrap_or(0) as usize + 1;
     // Bytes of each colour among items `i..`.
@@ -273,7 +337,11 @@ fn pack(
         },
         remaining,
         position: vec![0; items.len()],
-        packing: Packing { cells: cut, cross },
+        packing: Packing {
+            cells: cut,
+            cross,
+            blocked,
+        },
         nodes: 0,
         stopped: false,
         work,
@@ -348,7 +416,7 @@ impl Search<'_, '_> {
     /// can.
     fn split(&self) -> Option<Split> {
         let p = self.p;
-        let Packing { cells, cross } = &self.packing;
+        let Packing { cells, cross, .. } = &self.packing;
         let mut seen = Colours {
             window: self.window,
             last: None,
@@ -455,7 +523,7 @@ impl Search<'_, '_> {
         if remaining.iter().skip(1).all(|&b| b == 0) {
             return false;
         }
-        let Packing { cells, cross } = &self.packing;
+        let Packing { cells, cross, .. } = &self.packing;
         // Room of the cells every colour may take, and of those only one
         // colour may take (its own, or free next to it); a cell between two
         // colours takes none.
@@ -578,7 +646,7 @@ impl Search<'_, '_> {
         // Or cross a boundary that none crosses yet.
         if size > 1 {
             for b in (from / 2 + 1).max(1)..n {
-                if self.packing.cross[b].is_some() || 2 * b - 1 < from {
+                if self.packing.cross[b].is_some() || self.packing.blocked[b] || 2 * b - 1 < from {
                     continue;
                 }
                 self.packing.cross[b] = Some(f);
@@ -780,7 +848,8 @@ mod tests {
     /// The proving search never rules out a size the solver reached: for
     /// random structs of 6-16 members (the benchmark's mix of classes,
     /// sizes and alignments; some with a flexible array, some with their
-    /// first member kept first), the verified layout's own size at its own
+    /// first member kept first, some with pinned members), the verified
+    /// layout's own size at its own
     /// geometry always has a packing. Tight witnesses: most of these sizes
     /// are proven minimal, so one size lower is often out of reach, and the
     /// test counts how often the search proves that.
@@ -812,13 +881,26 @@ mod tests {
             // A third end in a flexible array of some class, a third keep
             // their first member first: the proof leaves the author's order
             // out and keeps the array's colour clear of the last cells.
-            match case % 3 {
+            match case % 4 {
                 0 => {
                     let tail = s.fields.len() - 1;
                     s.fields[tail].size = 0;
                     s.fields[tail].ty = "u8[]".into();
                 }
                 1 => crate::segments::assign(&mut s, crate::segments::Keep::default()),
+                // Two members pinned at their declared offsets.
+                2 => {
+                    let mut at = 0;
+                    for f in &mut s.fields {
+                        at = crate::solve::geometry::align_up(at, f.align.max(1));
+                        f.original_offset = Some(at);
+                        at += f.size;
+                    }
+                    let other = 1 + next(n - 1) as usize;
+                    for i in [0, other] {
+                        s.fields[i].pinned = true;
+                    }
+                }
                 _ => {}
             }
             let p = Problem::new(&s, false).unwrap();

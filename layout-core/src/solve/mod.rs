@@ -47,8 +47,8 @@
 //! 4. otherwise builds layouts from runs of one class or colour with the
 //!    gaps between runs filled by free fields ([`construct`], [`fill`]),
 //!    re-balances the gap fills with an integer program when the size is
-//!    above the bound ([`ilp`]), packs small structs (up to 40 fields, no
-//!    pins) cell by cell — lines at one phase, `a`-byte cells at every
+//!    above the bound ([`ilp`]), packs small structs (up to 40 unpinned
+//!    fields, the pinned ones laid first) cell by cell — lines at one phase, `a`-byte cells at every
 //!    phase, each colour on cells of its own, free fields around, some
 //!    across a boundary ([`lines`]) — and polishes by local search
 //!    ([`improve`]);
