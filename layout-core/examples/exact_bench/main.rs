@@ -4,7 +4,8 @@
 //! `[size, align, colour]`, colour 0 = free, then one per colour of the hard
 //! rule: the read-mostly members, each lockless writer group, each lock
 //! word; the pinned members with their offsets, the segments every layout
-//! keeps in order, the flexible array tail), the line size, the placement,
+//! keeps in order, the flexible array tail, and each member's access class
+//! as its tag, `*` after a lock word), the line size, the placement,
 //! and cachelayout's answer (size, whether the size and every goal are
 //! proven optimal, lower bound, time, whether the time limit stopped it).
 //! Feed the output to `tools/exact_reference/compare.py`, which solves the
@@ -147,6 +148,13 @@ fn run(id: &str, band: (usize, usize), inst: &Instance, a: &Args) -> Result<(), 
         .map(|(i, f)| [i as u64, f.original_offset.unwrap_or(0)])
         .collect();
     let segments: Vec<u32> = s.fields.iter().map(|f| f.segment).collect();
+    // Each field's access class as its tag (`R`, `A(g1)`, `L(lock1)`, `C`),
+    // `*` after a lock word: what `--only` needs to rebuild the struct.
+    let classes: Vec<String> = s
+        .fields
+        .iter()
+        .map(|f| format!("{}{}", f.access.tag(), if f.lock_word { "*" } else { "" }))
+        .collect();
     let placement = match inst.placement {
         Placement::Aligned => serde_json::json!("aligned"),
         Placement::Offset(o) => serde_json::json!(o),
@@ -162,6 +170,7 @@ fn run(id: &str, band: (usize, usize), inst: &Instance, a: &Args) -> Result<(), 
         "fields": fields,
         "pins": pins,
         "segments": segments,
+        "classes": classes,
         "tail": s.flexible_tail(),
         "ours": {
             "size": sol.layout.size,
