@@ -51,7 +51,8 @@
 //!    fields, the pinned ones laid first) cell by cell — lines at one phase, `a`-byte cells at every
 //!    phase, each colour on cells of its own, free fields around, some
 //!    across a boundary ([`lines`]) — and polishes by local search
-//!    ([`improve`]);
+//!    ([`improve`]), after filling the holes pinned fields leave
+//!    ([`holes`]);
 //! 5. when the size is still above the bound, proves it with line packing:
 //!    the packing is a relaxation, so a complete search that finds none
 //!    below the best size raises each geometry's bound to it ([`lines`]).
