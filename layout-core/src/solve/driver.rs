@@ -284,14 +284,18 @@ impl<'p, 'w> Driver<'p, 'w> {
         {
             self.ilp();
         }
-        if p.free.len() <= MAX_FIELDS
+        // Line packing, up to its size; with pins, only past the sizes the
+        // exact search below takes (pins make its cells byte-loose, and the
+        // exact search does better on small structs).
+        let packs = p.free.len() <= MAX_FIELDS && (p.pinned.is_empty() || !small);
+        if packs
             && !self.proven()
             && p.has_conflicts()
             && self.best_key()[size_slot] > self.lower_bound
         {
             self.line_packing();
         }
-        if p.free.len() <= MAX_FIELDS
+        if packs
             && !self.proven()
             && p.has_conflicts()
             && self.best_key()[size_slot] > self.lower_bound
