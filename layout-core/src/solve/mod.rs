@@ -48,7 +48,8 @@
 //!    gaps between runs filled by free fields ([`construct`], [`fill`]),
 //!    re-balances the gap fills with an integer program when the size is
 //!    above the bound ([`ilp`]), packs small structs (up to 40 unpinned
-//!    fields, the pinned ones laid first) cell by cell — lines at one phase, `a`-byte cells at every
+//!    fields; with pinned ones, laid first, from 15, below which the exact
+//!    search of step 3 does better) cell by cell — lines at one phase, `a`-byte cells at every
 //!    phase, each colour on cells of its own, free fields around, some
 //!    across a boundary ([`lines`]) — and polishes by local search
 //!    ([`improve`]), after filling the holes pinned fields leave
