@@ -104,19 +104,22 @@ fn classes(j: &serde_json::Value) -> HashMap<String, String> {
 }
 
 fn site<'a>(j: &'a serde_json::Value, member: &str, line: u64) -> &'a serde_json::Value {
+    self::member(j, member)["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["line"] == line)
+        .unwrap_or_else(|| panic!("no site of {member} at line {line}: {j:#}"))
+}
+
+/// The member `name` of `infer --format json`'s output.
+fn member<'a>(j: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     j["members"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|m| m["name"] == member)
-        .and_then(|m| {
-            m["sites"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["line"] == line)
-        })
-        .unwrap_or_else(|| panic!("no site of {member} at line {line}: {j:#}"))
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no member {name}: {j:#}"))
 }
 
 const STATS_TRUTH: &Truth = &[
@@ -208,12 +211,7 @@ fn stats_fixture_matches_its_ground_truth() {
     assert_eq!(site(&j, "items", 23)["how"], "list_add");
     assert_eq!(site(&j, "hits", 14)["kind"], "rmw");
     // sizeof(s->misc) is no access: one site only.
-    let misc = j["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "misc")
-        .unwrap();
+    let misc = member(&j, "misc");
     assert_eq!(misc["sites"].as_array().unwrap().len(), 1);
 }
 
@@ -853,12 +851,7 @@ fn infer_mm(
 /// unless the verdict says it is ambiguous.
 fn no_silent_contradiction(what: &str, truth: &Truth, j: &serde_json::Value) {
     for (m, class, why) in truth {
-        let v = j["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == *m)
-            .unwrap();
+        let v = member(&j, m);
         let g = v["class"].as_str().unwrap();
         let opposite = (*class == "read_mostly" && g.starts_with("lockless"))
             || (class.starts_with("lockless") && g == "read_mostly");
@@ -973,12 +966,7 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
     each_class_keeps_three_quarters(&per_class);
     // The hard case the rules flag instead of guessing: min_seq is written
     // under lru_lock and read without it.
-    let min_seq = lru["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "min_seq")
-        .unwrap();
+    let min_seq = member(&lru, "min_seq");
     assert!(
         min_seq["ambiguous"]
             .as_str()
@@ -1145,12 +1133,7 @@ fn lruvec_and_per_cpu_pages_match_their_ground_truth() {
     assert!(right + 1 >= all, "{right} of {all}");
     each_class_keeps_three_quarters(&per_class);
     // The evidence of the callback: lru_add_fn's list_add holds lru_lock.
-    let lists = lruvec["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "lists")
-        .unwrap();
+    let lists = member(&lruvec, "lists");
     assert!(
         lists["sites"].as_array().unwrap().iter().any(|s| {
             s["function"] == "lruvec_add_folio"
@@ -1172,15 +1155,7 @@ fn the_profile_decides_how_often_the_code_decides_the_lock() {
     let o = run_in(&fixtures(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
-    let m = |n: &str| {
-        j["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == n)
-            .unwrap()
-            .clone()
-    };
+    let m = |n: &str| member(&j, n).clone();
     // Written often (the profile), under the lock (the code).
     assert_eq!(m("nr_items")["class"], "locked_write.lock");
     // Written often although the code writes it only on a cold path: the
@@ -1240,12 +1215,7 @@ fn guards_and_must_hold_hold_their_lock() {
         (Some("read"), Some("READ_ONCE"))
     );
     assert_eq!(site(&j, "hits", 50)["member"], "hits.counter");
-    let items = j["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "items")
-        .unwrap();
+    let items = member(&j, "items");
     assert!(
         items["sites"]
             .as_array()
@@ -1445,15 +1415,7 @@ fn a_profile_that_measures_rare_writes_decides_the_seed_like_case() {
     let o = run_in(&fixtures(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
-    let m = |n: &str| {
-        j["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == n)
-            .unwrap()
-            .clone()
-    };
+    let m = |n: &str| member(&j, n).clone();
     let nr = m("nr_items");
     assert_eq!(nr["class"], "read_mostly", "{nr}");
     assert!(nr["ambiguous"].is_null(), "{nr}");
