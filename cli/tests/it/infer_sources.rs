@@ -851,7 +851,7 @@ fn infer_mm(
 /// unless the verdict says it is ambiguous.
 fn no_silent_contradiction(what: &str, truth: &Truth, j: &serde_json::Value) {
     for (m, class, why) in truth {
-        let v = member(&j, m);
+        let v = member(j, m);
         let g = v["class"].as_str().unwrap();
         let opposite = (*class == "read_mostly" && g.starts_with("lockless"))
             || (class.starts_with("lockless") && g == "read_mostly");
