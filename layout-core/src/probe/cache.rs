@@ -278,17 +278,19 @@ impl WorkDir {
     pub fn new(root: Option<&Path>) -> Result<WorkDir, Diagnostic> {
         let mut builder = tempfile::Builder::new();
         let prefix = format!("tmp-{}-", std::process::id());
-        let made = match root {
+        // Created and registered under one lock: a signal that arrives
+        // between the two would otherwise find the directory on disk but
+        // not in the list, and leave it behind.
+        let made = live::create(|| match root {
             Some(r) => builder.prefix(&prefix).tempdir_in(r),
             None => builder.prefix("cachelayout-probe-").tempdir(),
-        };
+        });
         let dir = made.map_err(|e| {
             Diagnostic::new(format!("cannot create a directory for the probe: {e}"))
                 .in_file(root.map_or_else(std::env::temp_dir, Path::to_path_buf))
                 .help("check the permissions of the cache directory (or of $TMPDIR), or pass --no-probe-cache")
         })?;
         let path = dir.path().to_path_buf();
-        live::add(&path);
         Ok(WorkDir {
             path,
             dir: Some(dir),
@@ -297,16 +299,16 @@ impl WorkDir {
 
     /// Keeps the directory (it was renamed into the cache).
     fn keep(mut self) {
-        live::remove(&self.path);
         if let Some(d) = self.dir.take() {
             let _ = d.keep();
         }
+        live::remove(&self.path, None);
     }
 }
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
-        live::remove(&self.path);
+        live::remove(&self.path, self.dir.take());
     }
 }
 
@@ -317,22 +319,38 @@ mod live {
 
     static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-    pub fn add(p: &Path) {
-        if let Ok(mut d) = DIRS.lock() {
-            d.push(p.to_path_buf());
-        }
+    /// Runs `make` with the list locked and adds the directory it made, so
+    /// that [`take`] (the signal handler) sees either no directory or a
+    /// listed one.
+    pub fn create(
+        make: impl FnOnce() -> std::io::Result<tempfile::TempDir>,
+    ) -> std::io::Result<tempfile::TempDir> {
+        let mut list = lock();
+        let dir = make()?;
+        list.push(dir.path().to_path_buf());
+        Ok(dir)
     }
 
-    pub fn remove(p: &Path) {
-        if let Ok(mut d) = DIRS.lock() {
-            d.retain(|x| x != p);
-        }
+    /// Takes `p` off the list, removing the directory (`dir`, when given)
+    /// first with the list locked: a signal meanwhile waits for it.
+    pub fn remove(p: &Path, dir: Option<tempfile::TempDir>) {
+        let mut list = lock();
+        drop(dir);
+        list.retain(|x| x != p);
     }
 
-    pub fn take() -> Vec<PathBuf> {
-        DIRS.lock()
-            .map(|mut d| std::mem::take(&mut *d))
-            .unwrap_or_default()
+    /// Removes every listed directory and keeps the list locked for good,
+    /// so that no new one is made before the process ends.
+    pub fn remove_all_and_hold() {
+        let list = lock();
+        for d in list.iter() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+        std::mem::forget(list);
+    }
+
+    fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+        DIRS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -355,11 +373,9 @@ pub fn remove_work_dirs_on_signal() {
     });
 }
 
-/// Removes this run's work directories now.
+/// Removes this run's work directories now; none is made after this.
 fn interrupted() {
-    for d in live::take() {
-        let _ = std::fs::remove_dir_all(d);
-    }
+    live::remove_all_and_hold();
 }
 
 /// Removes the work directories that runs killed before they could clean
