@@ -93,6 +93,15 @@ fn last_line_bound(p: &Problem, line: u64) -> u64 {
 /// is `H + max(F, (k - 1) G)`; whole fields make it larger: a 192-byte free
 /// field fills one gap of 56 bytes, and 33 bytes of small ones leave 23 of
 /// the other empty.
+///
+/// Pins sharpen it. A stretch between pinned conflicting fields (or the
+/// struct's start) shorter than `G` holds no gap, as a gap holds no
+/// conflicting byte; it holds only the colour of the pins around it (any
+/// other would share a line with them). So a pinned free field in such a
+/// stretch fills no gap, and each hole between pins in it holds fields of
+/// that colour and, for the rest, padding or small free fields, which are
+/// then missing from the gaps: those bytes ([`short_hole_bytes`]) add to the
+/// gap bytes the small free fields must cover.
 fn gap_fill_bound(p: &Problem, line: u64, a: u64) -> u64 {
     let colours = colour_bytes(p).count() as u64;
     if colours < 2 || a >= line {
@@ -100,10 +109,82 @@ fn gap_fill_bound(p: &Problem, line: u64, a: u64) -> u64 {
     }
     let gap = line - a;
     let gaps = colours - 1;
-    let free = (0..p.n).filter(|&f| p.color[f] == 0 && p.size[f] > 0);
+    let in_a_gap =
+        |f: usize| p.pin[f].is_none_or(|at| short_stretch(p, at, at + p.size[f], gap).is_none());
+    let free = (0..p.n).filter(|&f| p.color[f] == 0 && p.size[f] > 0 && in_a_gap(f));
     let large = free.clone().filter(|&f| p.size[f] >= gap).count() as u64;
     let small: u64 = free.filter(|&f| p.size[f] < gap).map(|f| p.size[f]).sum();
-    p.total + unfilled(gaps, gap, large, small)
+    let need = gap * (gaps - gaps.min(large));
+    p.total + (need + short_hole_bytes(p, gap)).saturating_sub(small)
+}
+
+/// The colour a stretch of bytes `[start, end)` must keep when the pinned
+/// conflicting fields around it (the end of the last one before `start`,
+/// or the struct's start; the start of the first one from `end`) are
+/// fewer than `gap` bytes apart; `None` when they are not (or no pinned
+/// conflicting field follows).
+fn short_stretch(p: &Problem, start: u64, end: u64, gap: u64) -> Option<u32> {
+    let coloured = p
+        .pinned
+        .iter()
+        .filter(|&&j| p.color[j] != 0 && p.size[j] > 0)
+        .filter_map(|&j| p.pin[j].map(|at| (at, at + p.size[j], p.color[j])));
+    let before = coloured
+        .clone()
+        .filter(|&(_, e, _)| e <= start)
+        .map(|(_, e, _)| e)
+        .max()
+        .unwrap_or(0);
+    let (after, colour) = coloured
+        .filter(|&(s, _, _)| s >= end)
+        .map(|(s, _, c)| (s, c))
+        .min()?;
+    (after - before < gap).then_some(colour)
+}
+
+/// Bytes of the holes between pinned fields, in stretches too short for a
+/// gap ([`short_stretch`]), that fields of the stretch's colour cannot
+/// fill: each hole less the most bytes of that colour's unpinned fields
+/// that fit in it (a subset sum, alignment ignored, each hole on its own:
+/// all of which can only overstate what fits).
+fn short_hole_bytes(p: &Problem, gap: u64) -> u64 {
+    let mut pins: Vec<(u64, u64)> = p
+        .pinned
+        .iter()
+        .filter(|&&j| p.size[j] > 0)
+        .filter_map(|&j| p.pin[j].map(|at| (at, at + p.size[j])))
+        .collect();
+    pins.sort_unstable();
+    let mut hole_bytes = 0;
+    let mut from = 0;
+    for (at, end) in pins {
+        if at > from {
+            if let Some(colour) = short_stretch(p, from, at, gap) {
+                let hole = at - from;
+                hole_bytes += hole - most_bytes(p, colour, hole);
+            }
+        }
+        from = from.max(end);
+    }
+    hole_bytes
+}
+
+/// The most bytes, at most `room`, that unpinned fields of `colour` add up
+/// to.
+fn most_bytes(p: &Problem, colour: u32, room: u64) -> u64 {
+    let room = room as usize;
+    let mut reach = vec![false; room + 1];
+    reach[0] = true;
+    for f in p.free.iter().copied().filter(|&f| p.color[f] == colour) {
+        let size = p.size[f] as usize;
+        if size == 0 || size > room {
+            continue;
+        }
+        for at in (size..=room).rev() {
+            reach[at] |= reach[at - size];
+        }
+    }
+    reach.iter().rposition(|&r| r).unwrap_or(0) as u64
 }
 
 /// What `large` items of at least `width` units each and `small` units of

@@ -543,6 +543,79 @@ proptest! {
     }
 }
 
+/// A header of pinned members: a read-mostly one at 0, maybe a cold one
+/// after it, and another read-mostly one further on, with holes between
+/// them too short for a gap between colours; then free members.
+fn pinned_header_case() -> impl Strategy<Value = (Struct, SolveOptions)> {
+    let cold = prop::option::of((1u64..=8, 4u64..=8));
+    let second = (2u64..=20).prop_map(|k| 2 * k);
+    let free = prop::collection::vec(field(), 2..=4);
+    let line = prop_oneof![Just(64u64), Just(128)];
+    (cold, second, free, line).prop_map(|(cold, second, free, line)| {
+        let mut fields = Vec::new();
+        let mut pin = |f: Field, at: u64| {
+            let mut f = f;
+            f.original_offset = Some(at);
+            f.pinned = true;
+            fields.push(f);
+        };
+        pin(
+            Field::new("r0", "u32", 4, 4).with_access(Access::ReadMostly),
+            0,
+        );
+        let mut end = 4;
+        if let Some((size, at)) = cold {
+            if at + size <= second {
+                pin(Field::new("c", "t", size, 1).with_access(Access::Cold), at);
+                end = at + size;
+            }
+        }
+        let second = second.max(end.next_multiple_of(2));
+        pin(
+            Field::new("r1", "u16", 2, 2).with_access(Access::ReadMostly),
+            second,
+        );
+        let mut at = second + 2;
+        for (i, (size, align, access, _)) in free.into_iter().enumerate() {
+            // Small members only: the exhaustive search stays quick.
+            let size = size.min(4 * align);
+            at = at.next_multiple_of(align);
+            let mut f = Field::new(format!("f{i}"), "t", size, align).with_access(access);
+            f.original_offset = Some(at);
+            at += size;
+            fields.push(f);
+        }
+        let opts = SolveOptions {
+            line,
+            placement: Placement::Aligned,
+            time_limit: Duration::from_secs(30),
+            ..SolveOptions::default()
+        };
+        (Struct::new("s", fields), opts)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(600, 100), ..ProptestConfig::default() })]
+
+    /// Pinned headers with short holes (the bounds count them with the gaps
+    /// between colours): the bound never passes the exhaustive minimum, and
+    /// the size found is that minimum.
+    #[test]
+    fn short_holes_between_pins_never_overstate_the_bound((s, opts) in pinned_header_case()) {
+        let expected = exhaustive_min_size(&s, opts.line, opts.placement, opts.separate_soft);
+        match (solve(&s, &opts), expected) {
+            (Ok(sol), Some(size)) => {
+                check_solution(&s, &opts, &sol)?;
+                prop_assert!(sol.lower_bound <= size, "bound {} > {}", sol.lower_bound, size);
+                prop_assert_eq!(sol.layout.size, size, "{:?}", sol);
+            }
+            (Err(SolveError::Infeasible(_)), None) => {}
+            (got, want) => prop_assert!(false, "solver {:?}, exhaustive {:?}", got, want),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Errors, pins, time limits.
 
