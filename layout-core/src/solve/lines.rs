@@ -57,7 +57,10 @@
 //! - *proving* ([`no_layout_within`]): every cell and every boundary for
 //!   every member; identical members only in nondecreasing positions (a
 //!   relabelling of any packing), and a node is cut when some colour's
-//!   remaining bytes exceed the room of the cells that may still hold it.
+//!   remaining bytes exceed the room of the cells that may still hold it,
+//!   or when the room only free members may fill (cells between colours,
+//!   what a colour's cells hold beyond its bytes) exceeds what the colours
+//!   leave ([`Search::hopeless`]).
 //!   Only an exhausted search proves; one stopped by its node cap proves
 //!   nothing.
 
@@ -512,22 +515,30 @@ impl Search<'_, '_> {
         out
     }
 
-    /// Can items `i..` no longer fit? True when some colour's remaining
-    /// bytes exceed the room left in the cells that may still hold it (its
-    /// own or free, with no other colour within the window): the room of a
-    /// cell less what lies wholly inside it, less the whole size of the
-    /// colour's members crossing boundaries (a free member's crossing
-    /// bytes may move when the cells fill, so they are not counted).
+    /// Can items `i..` no longer fit? The room of a cell is what lies
+    /// wholly inside it leaves; the members crossing boundaries still need
+    /// their whole size of it. True when:
+    ///
+    /// - some colour's remaining bytes exceed the room of the cells that
+    ///   may still hold it (its own or free, with no other colour within
+    ///   the window), less its crossing members;
+    /// - all the bytes left exceed all the room;
+    /// - the room no colour can fill exceeds the room the colours leave:
+    ///   the cells between two colours, a colour's own cells beyond its
+    ///   bytes left, and, for a colour whose bytes overflow its own cells,
+    ///   the least it must leave of the free cells it takes whole
+    ///   ([`overshoot`]). With a few bytes to spare this cuts a colour
+    ///   that took a cell for a handful of bytes at once, not after every
+    ///   arrangement of the members that come before its last ones.
     fn hopeless(&self, i: usize, split: &Split, around: &[(u32, u32)]) -> bool {
         let remaining = &self.remaining[i];
-        if remaining.iter().skip(1).all(|&b| b == 0) {
-            return false;
-        }
         let Packing { cells, cross, .. } = &self.packing;
         // Room of the cells every colour may take, and of those only one
         // colour may take (its own, or free next to it); a cell between two
         // colours takes none.
         let mut shared = 0;
+        let mut shared_rooms = Vec::new();
+        let mut between = 0;
         let mut own = vec![0; remaining.len()];
         for (k, l) in cells.iter().enumerate() {
             let mut owner = 0;
@@ -539,8 +550,11 @@ impl Search<'_, '_> {
                 }
             }
             match owner {
-                0 => shared += l.cap - l.load,
-                u32::MAX => {}
+                0 => {
+                    shared += l.cap - l.load;
+                    shared_rooms.push(l.cap - l.load);
+                }
+                u32::MAX => between += l.cap - l.load,
                 c => own[c as usize] += l.cap - l.load,
             }
         }
@@ -548,11 +562,30 @@ impl Search<'_, '_> {
         for &f in cross.iter().flatten() {
             crossing[self.p.color[f] as usize] += self.p.size[f];
         }
-        remaining
+        let one_colour_short = remaining
             .iter()
             .enumerate()
             .skip(1)
-            .any(|(c, &left)| left > 0 && left > (shared + own[c]).saturating_sub(crossing[c]))
+            .any(|(c, &left)| left > 0 && left > (shared + own[c]).saturating_sub(crossing[c]));
+        // Room no colour fills must take free bytes or stay empty: the cells
+        // between two colours, and what a colour's own cells hold beyond
+        // the colour's bytes left (those crossing included). The room left
+        // over once every byte is in is all that may stay empty.
+        let all_room: u64 = cells.iter().map(|l| l.cap - l.load).sum();
+        let all_left: u64 = remaining.iter().sum::<u64>() + crossing.iter().sum::<u64>();
+        let coloured_left: u64 = all_left - remaining[0] - crossing[0];
+        let no_colour: u64 = between
+            + (1..remaining.len())
+                .map(|c| {
+                    let left = remaining[c] + crossing[c];
+                    match left.checked_sub(own[c]) {
+                        None => own[c] - left,
+                        Some(need) => overshoot(&shared_rooms, need),
+                    }
+                })
+                .sum::<u64>();
+        let free_or_empty = all_room.saturating_sub(coloured_left);
+        one_colour_short || all_left > all_room || no_colour > free_or_empty
     }
 
     /// Stop here? (node cap or work budget)
@@ -662,6 +695,34 @@ impl Search<'_, '_> {
         }
         false
     }
+}
+
+/// The least amount by which some of `rooms` add up past `need` (0 when
+/// they cannot reach it: that is another cut's business). A colour that
+/// needs `need` bytes of cells no colour holds yet takes whole cells, and
+/// what it leaves of them only free bytes may fill. Skipped (0) where the
+/// subset sum would cost more than a node should.
+fn overshoot(rooms: &[u64], need: u64) -> u64 {
+    let widest = rooms.iter().copied().max().unwrap_or(0);
+    let span = need + widest;
+    if need == 0 || span as usize * rooms.len() > 1 << 14 {
+        return 0;
+    }
+    let span = span as usize;
+    let mut reach = vec![false; span + 1];
+    reach[0] = true;
+    for &r in rooms {
+        let r = r as usize;
+        if r == 0 {
+            continue;
+        }
+        for at in (r..=span).rev() {
+            reach[at] |= reach[at - r];
+        }
+    }
+    (need as usize..=span)
+        .find(|&at| reach[at])
+        .map_or(0, |at| (at - need as usize) as u64)
 }
 
 /// How the members of a cell are ordered in a realisation.

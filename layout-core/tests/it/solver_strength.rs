@@ -781,3 +781,53 @@ fn holes_between_pins_count_with_the_gaps() {
     }
     assert_eq!(proven_size(&s, 64, Placement::Aligned), 480);
 }
+
+/// Four writer colours and the read-mostly one at phase 8, with four pinned
+/// members (192 of the 208 cold bytes among them): 763 bytes in 768, five
+/// to spare (CP-SAT's optimum). Line packing finds it once it cuts a colour
+/// that takes a line for a handful of bytes when the line's rest cannot be
+/// filled; before, it spent its nodes arranging the 8-byte members in
+/// front of that choice, and the solver stopped at 776.
+#[test]
+fn line_packing_around_pins_with_five_bytes_to_spare() {
+    let mut s = coloured(&[
+        (1, 1, 1),
+        (4, 4, 1),
+        (8, 4, 0),
+        (96, 8, 0),
+        (72, 8, 2),
+        (72, 8, 3),
+        (88, 8, 0),
+        (1, 1, 3),
+        (8, 8, 1),
+        (8, 8, 3),
+        (8, 8, 0),
+        (8, 8, 3),
+        (8, 8, 3),
+        (8, 8, 0),
+        (8, 8, 4),
+        (48, 8, 3),
+        (8, 8, 3),
+        (4, 4, 4),
+        (16, 8, 3),
+        (112, 8, 3),
+        (112, 8, 1),
+        (1, 1, 1),
+        (2, 2, 4),
+        (2, 2, 2),
+        (4, 4, 3),
+        (8, 8, 1),
+        (2, 2, 1),
+        (1, 1, 4),
+        (24, 8, 3),
+        (4, 4, 2),
+        (1, 1, 3),
+        (8, 8, 3),
+        (8, 8, 1),
+    ]);
+    for (i, at) in [(0, 0), (2, 8), (3, 16), (6, 256)] {
+        assert_eq!(s.fields[i].original_offset, Some(at));
+        s.fields[i].pinned = true;
+    }
+    assert_eq!(proven_size(&s, 64, Placement::Offset(8)), 768);
+}
