@@ -548,9 +548,9 @@ proptest! {
 /// them too short for a gap between colours; then free members.
 fn pinned_header_case() -> impl Strategy<Value = (Struct, SolveOptions)> {
     let cold = prop::option::of((1u64..=8, 4u64..=8));
-    let second = (2u64..=20).prop_map(|k| 2 * k);
+    let second = (2u64..=36).prop_map(|k| 2 * k);
     let free = prop::collection::vec(field(), 2..=4);
-    let line = prop_oneof![Just(64u64), Just(128)];
+    let line = prop_oneof![Just(32u64), Just(64)];
     (cold, second, free, line).prop_map(|(cold, second, free, line)| {
         let mut fields = Vec::new();
         let mut pin = |f: Field, at: u64| {
