@@ -320,8 +320,8 @@ mod live {
     static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
     /// Runs `make` with the list locked and adds the directory it made, so
-    /// that [`take`] (the signal handler) sees either no directory or a
-    /// listed one.
+    /// that the signal handler ([`remove_all_and_hold`]) sees either no
+    /// directory or a listed one.
     pub fn create(
         make: impl FnOnce() -> std::io::Result<tempfile::TempDir>,
     ) -> std::io::Result<tempfile::TempDir> {

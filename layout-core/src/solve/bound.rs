@@ -172,19 +172,31 @@ fn short_hole_bytes(p: &Problem, gap: u64) -> u64 {
 /// The most bytes, at most `room`, that unpinned fields of `colour` add up
 /// to.
 fn most_bytes(p: &Problem, colour: u32, room: u64) -> u64 {
-    let room = room as usize;
-    let mut reach = vec![false; room + 1];
-    reach[0] = true;
-    for f in p.free.iter().copied().filter(|&f| p.color[f] == colour) {
-        let size = p.size[f] as usize;
-        if size == 0 || size > room {
+    let sizes = p
+        .free
+        .iter()
+        .filter(|&&f| p.color[f] == colour)
+        .map(|&f| p.size[f]);
+    let reach = subset_sums(sizes, room);
+    reach.iter().rposition(|&r| r).unwrap_or(0) as u64
+}
+
+/// Which totals from 0 to `limit` some of `items` add up to (each used at
+/// most once): `sums[t]` for total `t`.
+pub(super) fn subset_sums(items: impl IntoIterator<Item = u64>, limit: u64) -> Vec<bool> {
+    let limit = limit as usize;
+    let mut sums = vec![false; limit + 1];
+    sums[0] = true;
+    for item in items {
+        let item = item as usize;
+        if item == 0 || item > limit {
             continue;
         }
-        for at in (size..=room).rev() {
-            reach[at] |= reach[at - size];
+        for at in (item..=limit).rev() {
+            sums[at] |= sums[at - item];
         }
     }
-    reach.iter().rposition(|&r| r).unwrap_or(0) as u64
+    sums
 }
 
 /// What `large` items of at least `width` units each and `small` units of

@@ -64,6 +64,7 @@
 //!   Only an exhausted search proves; one stopped by its node cap proves
 //!   nothing.
 
+use super::bound::subset_sums;
 use super::budget::Work;
 use super::geometry::{Geometry, Phases};
 use super::problem::Problem;
@@ -708,21 +709,10 @@ fn overshoot(rooms: &[u64], need: u64) -> u64 {
     if need == 0 || span as usize * rooms.len() > 1 << 14 {
         return 0;
     }
-    let span = span as usize;
-    let mut reach = vec![false; span + 1];
-    reach[0] = true;
-    for &r in rooms {
-        let r = r as usize;
-        if r == 0 {
-            continue;
-        }
-        for at in (r..=span).rev() {
-            reach[at] |= reach[at - r];
-        }
-    }
-    (need as usize..=span)
-        .find(|&at| reach[at])
-        .map_or(0, |at| (at - need as usize) as u64)
+    let sums = subset_sums(rooms.iter().copied(), span);
+    (need..=span)
+        .find(|&at| sums[at as usize])
+        .map_or(0, |at| at - need)
 }
 
 /// How the members of a cell are ordered in a realisation.
