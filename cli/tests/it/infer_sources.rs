@@ -89,6 +89,23 @@ fn merge_classes(
     }
 }
 
+/// Scores each struct's output against its ground truth (and checks that
+/// none contradicts its evidence silently): classes right, classes in
+/// all, and the per-class counts merged.
+fn score_structs(
+    structs: &[(&str, &Truth, &serde_json::Value)],
+) -> (u32, u32, BTreeMap<String, (u32, u32, u32)>) {
+    let (mut right, mut all, mut per_class) = (0, 0, BTreeMap::new());
+    for &(what, truth, j) in structs {
+        let s = score(what, truth, &classes(j));
+        merge_classes(&mut per_class, &s);
+        right += s.values().map(|v| v.0).sum::<u32>();
+        all += truth.len() as u32;
+        no_silent_contradiction(what, truth, j);
+    }
+    (right, all, per_class)
+}
+
 fn classes(j: &serde_json::Value) -> HashMap<String, String> {
     j["members"]
         .as_array()
@@ -930,19 +947,13 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
         t0.elapsed().as_secs_f64()
     );
     assert!(total < 60.0, "{total} s");
-    let mut right = 0;
-    let mut all = 0;
-    let mut per_class = BTreeMap::new();
-    for (what, truth, j) in [
+    let structs = [
         ("lru_gen_struct", LRU_GEN_TRUTH, &lru),
         ("zone", ZONE_TRUTH, &zone),
         ("page_counter", PAGE_COUNTER_TRUTH, &pc),
-    ] {
-        let s = score(what, truth, &classes(j));
-        merge_classes(&mut per_class, &s);
-        right += s.values().map(|v| v.0).sum::<u32>();
-        all += truth.len() as u32;
-        no_silent_contradiction(what, truth, j);
+    ];
+    let (right, all, per_class) = score_structs(&structs);
+    for (what, _, j) in structs {
         for m in j["members"].as_array().unwrap() {
             let touched = !m["sites"].as_array().unwrap().is_empty();
             assert!(
@@ -1113,19 +1124,10 @@ fn lruvec_and_per_cpu_pages_match_their_ground_truth() {
     .unwrap();
     eprintln!("time: lruvec {lruvec_s:.1} s, per_cpu_pages {pcp_s:.1} s");
     assert!(lruvec_s + pcp_s < 60.0, "{lruvec_s} s + {pcp_s} s");
-    let mut per_class = BTreeMap::new();
-    let mut right = 0;
-    let mut all = 0;
-    for (what, truth, j) in [
+    let (right, all, per_class) = score_structs(&[
         ("lruvec", LRUVEC_TRUTH, &lruvec),
         ("per_cpu_pages", PCP_TRUTH, &pcp),
-    ] {
-        let s = score(what, truth, &classes(j));
-        merge_classes(&mut per_class, &s);
-        right += s.values().map(|v| v.0).sum::<u32>();
-        all += truth.len() as u32;
-        no_silent_contradiction(what, truth, j);
-    }
+    ]);
     print_classes("lruvec and per_cpu_pages", &per_class);
     eprintln!("lruvec and per_cpu_pages: {right} of {all} classes right");
     // Measured: 15 of 15 (lruvec's lists needs the lock lifted through the
