@@ -30,6 +30,7 @@
 use crate::attr::Input;
 use crate::model::Model;
 use layout_core::Access;
+use layout_core::place::align_up;
 
 /// What the proof knows about one field, in declaration order.
 #[derive(Clone, Debug)]
@@ -73,10 +74,6 @@ fn low_bit(n: u64) -> u64 {
     } else {
         1 << n.trailing_zeros()
     }
-}
-
-fn align_up(n: u64, align: u64) -> u64 {
-    n.div_ceil(align).saturating_mul(align)
 }
 
 impl Pos {

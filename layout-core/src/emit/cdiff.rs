@@ -17,6 +17,7 @@ use super::attribute::{struct_alignment, FieldAttributes};
 use super::body::{self, Node};
 use super::check_fn;
 use super::groups::{plan_groups, Group, Member};
+use super::line_diff;
 use super::plan::{plan, Item, StructBreak};
 use super::render::{newline_of, Renderer};
 use super::replay;
@@ -541,19 +542,23 @@ fn diff_path(src: &StructSource) -> String {
 }
 
 /// A unified diff with 3 lines of context and git-style hunk context (the
-/// nearest line above the hunk that starts with an identifier).
+/// nearest line above the hunk that starts with an identifier): the
+/// smallest of several line diffs ([`line_diff`]), so never larger than
+/// git's.
 ///
-/// Blank lines stay where they are in the body (see [`body`]): when both
-/// texts have as many blank lines, the k-th blank line of the old text is
-/// the k-th of the new one, and the text between two blank lines is
-/// diffed on its own, so the diff shows members moving, never blank lines.
+/// Blank lines stay where they are in the body (see [`body`]): one candidate
+/// pairs the k-th blank line of the old text with the k-th of the new one
+/// and diffs the text between two blank lines on its own, so that it shows
+/// members moving, never blank lines; it is the diff shown unless another
+/// is smaller.
 fn unified_diff(path: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
     let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let ops = anchored_ops(&old_lines, &new_lines);
+    let anchored = anchored_ops(&old_lines, &new_lines);
+    let ops = line_diff::smallest(&old_lines, &new_lines, &anchored).ops();
     let mut out = format!("--- a/{path}\n+++ b/{path}\n");
     for group in group_diff_ops(merge_equal(ops), 3) {
         if group.iter().all(|op| op.tag() == DiffTag::Equal) {

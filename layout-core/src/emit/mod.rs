@@ -36,6 +36,7 @@ mod cdiff;
 mod changelog;
 mod check_fn;
 mod groups;
+mod line_diff;
 mod mail;
 mod plan;
 mod render;

@@ -37,11 +37,20 @@ pub enum Class {
 impl Class {
     /// The access file's key: `read_mostly`, `locked_write.LOCK`, ...
     pub fn key(&self) -> String {
+        let keyword = self.vocabulary().info().keywords[0];
         match self {
-            Class::ReadMostly => "read_mostly".into(),
-            Class::LockedWrite(l) => format!("locked_write.{l}"),
-            Class::LocklessAtomic => "lockless_atomic".into(),
-            Class::Cold => "cold".into(),
+            Class::LockedWrite(l) => format!("{keyword}.{l}"),
+            Class::ReadMostly | Class::LocklessAtomic | Class::Cold => keyword.into(),
+        }
+    }
+
+    /// The class of the access vocabulary ([`crate::class`]) this verdict names.
+    pub fn vocabulary(&self) -> crate::class::Class {
+        match self {
+            Class::ReadMostly => crate::class::Class::ReadMostly,
+            Class::LockedWrite(_) => crate::class::Class::LockedWrite,
+            Class::LocklessAtomic => crate::class::Class::Lockless,
+            Class::Cold => crate::class::Class::Cold,
         }
     }
 
@@ -133,7 +142,7 @@ impl Verdict {
     /// The access file's key: `lockless_atomic[.GROUP]`, `locked_write.LOCK`, ...
     pub fn key(&self) -> String {
         match (&self.class, &self.group) {
-            (Class::LocklessAtomic, Some(g)) => format!("lockless_atomic.{g}"),
+            (c @ Class::LocklessAtomic, Some(g)) => format!("{}.{g}", c.key()),
             (c, _) => c.key(),
         }
     }

@@ -109,22 +109,22 @@ pub fn access_file(inputs: &Inputs, verdicts: &[Verdict]) -> String {
     let mut keys: Vec<String> = Vec::new();
     for v in verdicts {
         let k = v.key();
-        if k.starts_with("lockless_atomic") && !keys.contains(&k) {
+        if v.class == Class::LocklessAtomic && !keys.contains(&k) {
             keys.push(k);
         }
     }
     let mut locks: Vec<String> = verdicts
         .iter()
         .filter_map(|v| match &v.class {
-            Class::LockedWrite(l) => Some(format!("locked_write.{l}")),
+            c @ Class::LockedWrite(_) => Some(c.key()),
             _ => None,
         })
         .collect();
     locks.sort();
     locks.dedup();
     keys.extend(locks);
-    keys.push("read_mostly".into());
-    keys.push("cold".into());
+    keys.push(Class::ReadMostly.key());
+    keys.push(Class::Cold.key());
     for key in keys {
         let mut members: Vec<&Verdict> = verdicts.iter().filter(|v| v.key() == key).collect();
         if members.is_empty() {
