@@ -45,33 +45,77 @@ fn parse_ident(ident: &str) -> Option<Author> {
     })
 }
 
-/// The header's path from the root of its tree, `/`-separated: under the
-/// --kbuild tree when it lies there, else under the git work tree that
-/// holds it, else under the directory above its `include/`, else under its
+/// The header's path from the root of its tree, `/`-separated, as `git am`
+/// expects it in a mail: under the `--kbuild` tree (its source tree or its
+/// build tree) when it lies there, else under the git work tree that holds
+/// it, else under the directory above its `include/`, else under its
 /// directory's parent.
 pub fn tree_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagnostic> {
-    let abs = std::fs::canonicalize(header).map_err(|e| {
+    let abs = resolved(header)?;
+    let root = kbuild_root(&abs, kbuild).unwrap_or_else(|| fallback_root(&abs));
+    Ok(relative(&abs, &root))
+}
+
+/// The header's path as a plain diff's headers show it (`--- a/PATH`):
+/// relative to the `--kbuild` tree when the header lies there, else to the
+/// current directory when it lies under it, else to the root [`tree_path`]
+/// finds. Never absolute, so never `a//...`.
+pub fn shown_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagnostic> {
+    let abs = resolved(header)?;
+    let cwd = std::env::current_dir()
+        .ok()
+        .and_then(|d| std::fs::canonicalize(d).ok())
+        .filter(|d| abs.starts_with(d));
+    let root = kbuild_root(&abs, kbuild)
+        .or(cwd)
+        .unwrap_or_else(|| fallback_root(&abs));
+    Ok(relative(&abs, &root))
+}
+
+fn resolved(header: &Path) -> Result<PathBuf, Diagnostic> {
+    std::fs::canonicalize(header).map_err(|e| {
         Diagnostic::new(format!("cannot resolve {}: {e}", header.display()))
             .help("give the path of the header the patch changes")
-    })?;
+    })
+}
+
+/// The `--kbuild` tree that holds `abs`: its source tree (a Debian
+/// headers package keeps the sources in a `-common` sibling), or the
+/// build tree itself.
+fn kbuild_root(abs: &Path, kbuild: Option<&Path>) -> Option<PathBuf> {
+    let kbuild = kbuild?;
+    let mut roots = Vec::new();
+    if let Ok(tree) = layout_core::probe::KbuildTree::locate(kbuild) {
+        roots.push(std::fs::canonicalize(&tree.srctree).unwrap_or(tree.srctree));
+        roots.push(std::fs::canonicalize(&tree.objtree).unwrap_or(tree.objtree));
+    }
+    roots.extend(std::fs::canonicalize(kbuild).ok());
+    roots.into_iter().find(|r| abs.starts_with(r))
+}
+
+fn fallback_root(abs: &Path) -> PathBuf {
     let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-    let kbuild = kbuild.and_then(|k| std::fs::canonicalize(k).ok());
-    let root = kbuild
-        .filter(|k| abs.starts_with(k))
-        .or_else(|| git_toplevel(&dir).filter(|t| abs.starts_with(t)))
+    git_toplevel(&dir)
+        .filter(|t| abs.starts_with(t))
         .or_else(|| {
             abs.ancestors()
                 .find(|a| a.file_name().is_some_and(|n| n == "include"))
                 .and_then(Path::parent)
                 .map(Path::to_path_buf)
         })
-        .unwrap_or_else(|| dir.parent().unwrap_or(&dir).to_path_buf());
-    let rel = abs.strip_prefix(&root).unwrap_or(&abs);
-    Ok(rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.parent().unwrap_or(&dir).to_path_buf())
+}
+
+/// `abs` from `root`, `/`-separated, without a root or prefix component.
+fn relative(abs: &Path, root: &Path) -> String {
+    let rel = abs.strip_prefix(root).unwrap_or(abs);
+    rel.components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+            _ => None,
+        })
         .collect::<Vec<_>>()
-        .join("/"))
+        .join("/")
 }
 
 fn git_toplevel(dir: &Path) -> Option<PathBuf> {

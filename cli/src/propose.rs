@@ -68,6 +68,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 source,
                 &solved.layout,
                 a.style,
+                None,
             )?
             .diff
         };
@@ -129,11 +130,14 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = write!(out, "{text}\n---\n");
             }
             if !solved.moves_nothing() {
+                let header = a.input.header.as_deref().unwrap_or(&source.path);
+                let shown = super::mail::shown_path(header, a.input.probe.kbuild.as_deref()).ok();
                 let d = tree_diff(
                     loaded.macro_names.as_deref(),
                     source,
                     &solved.layout,
                     a.style,
+                    shown.as_deref(),
                 )?;
                 out.push_str(&d.diff);
                 check_function = check_function_note(&s.name, a.style, d.check_function);
@@ -147,15 +151,16 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 })
             })?;
             if !solved.moves_nothing() {
+                let header = a.input.header.as_deref().unwrap_or(&source.path);
+                let path = super::mail::tree_path(header, a.input.probe.kbuild.as_deref())?;
                 let d = tree_diff(
                     loaded.macro_names.as_deref(),
                     source,
                     &solved.layout,
                     a.style,
+                    Some(&path),
                 )?;
                 check_function = check_function_note(&s.name, a.style, d.check_function);
-                let header = a.input.header.as_deref().unwrap_or(&source.path);
-                let path = super::mail::tree_path(header, a.input.probe.kbuild.as_deref())?;
                 let dir = std::fs::canonicalize(header)
                     .ok()
                     .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
@@ -257,12 +262,13 @@ fn tree_diff(
     source: &layout_core::source::StructSource,
     layout: &layout_core::VerifiedLayout,
     style: emit::CStyle,
+    shown_path: Option<&str>,
 ) -> Result<emit::CDiff, Diagnostic> {
     let idioms = match macros {
         Some(names) => emit::TreeIdioms::of_macros(names),
         None => emit::TreeIdioms::of_header(&source.path, &source.text),
     };
-    emit::c_diff_in(source, layout, style, &idioms)
+    emit::c_diff_in(source, layout, style, &idioms, shown_path)
 }
 
 /// What a subject line says the reorder is for: fewer lines on the hot

@@ -53,7 +53,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         assert_member: true,
         ..TreeIdioms::of_header(&src.path, &src.text)
     };
-    diff_and_check(src, v, style, &idioms, true).map(|(diff, _)| diff)
+    diff_and_check(src, v, style, &idioms, true, None).map(|(diff, _)| diff)
 }
 
 /// A diff for the translation unit a header lands in, with what the
@@ -71,14 +71,17 @@ pub struct CDiff {
 /// [`c_diff`] written only with the idioms `idioms` says the translation
 /// unit defines: `--style groups` is refused where the tree has no group
 /// markers (or no aligned ones where a group needs them), attributes are
-/// spelled as the header can, and the check function comes apart.
+/// spelled as the header can, and the check function comes apart. The diff
+/// headers name the header `shown_path` (relative to the tree it applies
+/// in) when given, else `src.path` without a leading `./` or `/`.
 pub fn c_diff_in(
     src: &StructSource,
     v: &VerifiedLayout,
     style: CStyle,
     idioms: &TreeIdioms,
+    shown_path: Option<&str>,
 ) -> Result<CDiff, Diagnostic> {
-    diff_and_check(src, v, style, idioms, false).map(|(diff, check_function)| CDiff {
+    diff_and_check(src, v, style, idioms, false, shown_path).map(|(diff, check_function)| CDiff {
         diff,
         check_function,
     })
@@ -90,6 +93,7 @@ fn diff_and_check(
     style: CStyle,
     idioms: &TreeIdioms,
     check_in_header: bool,
+    shown_path: Option<&str>,
 ) -> Result<(String, Option<String>), Diagnostic> {
     let (stripped, stripped_layout, stripped_src, kept_markers, index) =
         without_markers(src, v.strukt(), v);
@@ -208,7 +212,11 @@ fn diff_and_check(
         new_text.replace_range(r, &with);
     }
     Ok((
-        unified_diff(&diff_path(src), &src.text, &new_text),
+        unified_diff(
+            &shown_path.map_or_else(|| diff_path(src), str::to_string),
+            &src.text,
+            &new_text,
+        ),
         check_function,
     ))
 }
@@ -531,12 +539,20 @@ fn check_ranges(src: &StructSource, s: &Struct) -> Result<(), Diagnostic> {
     }
 }
 
-/// The path as the diff headers show it: relative, `/`-separated.
+/// The path as the diff headers show it: `/`-separated, without a leading
+/// `./` or `/` (an absolute path reads as relative to the root, never
+/// `a//...`).
 fn diff_path(src: &StructSource) -> String {
     let p = src.path.to_string_lossy().replace('\\', "/");
     let mut p = p.as_str();
-    while let Some(rest) = p.strip_prefix("./") {
-        p = rest;
+    loop {
+        if let Some(rest) = p.strip_prefix("./") {
+            p = rest;
+        } else if let Some(rest) = p.strip_prefix('/') {
+            p = rest;
+        } else {
+            break;
+        }
     }
     p.to_string()
 }
