@@ -29,8 +29,8 @@
 
 use crate::attr::Input;
 use crate::model::Model;
-use layout_core::Access;
 use layout_core::place::align_up;
+use layout_core::Access;
 
 /// What the proof knows about one field, in declaration order.
 #[derive(Clone, Debug)]

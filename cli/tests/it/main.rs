@@ -10,6 +10,7 @@ mod support;
 mod cli_btf_dwarf;
 mod cli_config;
 mod cli_configs;
+mod cli_diff_size;
 mod cli_errors;
 mod cli_groups;
 mod cli_growth;

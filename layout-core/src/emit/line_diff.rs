@@ -37,7 +37,11 @@ impl Marks {
 
     /// Lines added plus lines removed.
     pub fn changed(&self) -> usize {
-        self.deleted.iter().chain(&self.inserted).filter(|&&m| m).count()
+        self.deleted
+            .iter()
+            .chain(&self.inserted)
+            .filter(|&&m| m)
+            .count()
     }
 
     fn blank_changes(&self, old: &[&str], new: &[&str]) -> usize {
@@ -274,13 +278,8 @@ impl Histogram<'_, '_> {
                     return;
                 }
                 Lcs::TooFrequent => {
-                    let ops = capture_diff(
-                        Algorithm::Myers,
-                        self.old,
-                        ar.clone(),
-                        self.new,
-                        br.clone(),
-                    );
+                    let ops =
+                        capture_diff(Algorithm::Myers, self.old, ar.clone(), self.new, br.clone());
                     let part = Marks::of_ops(self.a.len(), self.b.len(), &ops);
                     for i in ar {
                         self.marks.deleted[i] |= part.deleted[i];
@@ -422,7 +421,14 @@ mod tests {
         std::fs::write(dir.join("new"), new).ok()?;
         let out = std::process::Command::new("git")
             .current_dir(dir)
-            .args(["diff", "--no-index", "--histogram", "--no-color", "old", "new"])
+            .args([
+                "diff",
+                "--no-index",
+                "--histogram",
+                "--no-color",
+                "old",
+                "new",
+            ])
             .output()
             .ok()?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -447,9 +453,20 @@ mod tests {
             return;
         }
         let pool = [
-            "\tint a;\n", "\tint b;\n", "\tlong c;\n", "\t/* d */\n", "\n", "\n",
-            "#endif\n", "#ifdef X\n", "\tu8 e;\n", "\tbool f;\n", "\t};\n", "\tunsigned long g;\n",
-            "\tCACHELINE_PADDING(_pad1_);\n", "\tatomic_t h;\n",
+            "\tint a;\n",
+            "\tint b;\n",
+            "\tlong c;\n",
+            "\t/* d */\n",
+            "\n",
+            "\n",
+            "#endif\n",
+            "#ifdef X\n",
+            "\tu8 e;\n",
+            "\tbool f;\n",
+            "\t};\n",
+            "\tunsigned long g;\n",
+            "\tCACHELINE_PADDING(_pad1_);\n",
+            "\tatomic_t h;\n",
         ];
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
         let mut next = |n: usize| {

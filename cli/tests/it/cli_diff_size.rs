@@ -1,0 +1,302 @@
+//! The patch a reviewer reads is no larger than git's: every diff and every
+//! mail `propose` writes changes no more lines (added plus removed) than
+//! `git diff --no-index --histogram` of the original header and the header
+//! the diff makes, which git computes here as the oracle. On the real 6.1
+//! headers (`--kbuild`, Debian's linux-headers-amd64; skipped with a note
+//! when missing) for the structs with access files in `examples/kernel/`,
+//! and on a fixture header whose members cross paragraphs. Also the paths
+//! the diff headers name: relative to the tree, never `a//`.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use support::*;
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// `cachelayout ARGS` in `dir`, with a probe cache under `cache` and a git
+/// identity for the mails.
+fn run(dir: &Path, cache: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", cache)
+        .env("GIT_AUTHOR_NAME", "Ada Reviewer")
+        .env("GIT_AUTHOR_EMAIL", "ada@example.org")
+        .env("GIT_AUTHOR_DATE", "1796144186 +0000")
+        .args(args)
+        .output()
+        .expect("the cachelayout binary runs")
+}
+
+/// Lines added plus removed by the hunks of a unified diff (or of a mail).
+fn changed_lines(diff: &str) -> usize {
+    let Some(start) = diff.find("\n@@ ").map(|p| p + 1) else {
+        return 0;
+    };
+    diff[start..]
+        .lines()
+        .take_while(|l| *l != "-- ")
+        .filter(|l| !l.starts_with("+++ ") && !l.starts_with("--- "))
+        .filter(|l| l.starts_with('+') || l.starts_with('-'))
+        .count()
+}
+
+/// `git diff --no-index --histogram` of two files: lines added plus removed.
+fn git_histogram(dir: &Path, old: &Path, new: &Path) -> usize {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(["diff", "--no-index", "--histogram", "--no-color"])
+        .arg(old)
+        .arg(new)
+        .output()
+        .expect("git runs");
+    changed_lines(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// Applies `diff` with `patch -p1` in `dir` and returns git's count for
+/// the header before and after.
+fn oracle(dir: &Path, header: &str, diff: &str) -> usize {
+    let original = dir.join(header);
+    let kept = dir.join("original.h");
+    std::fs::copy(&original, &kept).unwrap();
+    apply_p1(dir, diff, header);
+    let n = git_histogram(dir, &kept, &original);
+    std::fs::copy(&kept, &original).unwrap();
+    n
+}
+
+/// The structs with an access file: header, struct, file under examples/kernel.
+const CASES: [(&str, &str, &str); 6] = [
+    ("include/linux/mmzone.h", "zone", "kernel/zone.toml"),
+    (
+        "include/linux/mmzone.h",
+        "lru_gen_struct",
+        "kernel/lru_gen_struct.toml",
+    ),
+    (
+        "include/linux/page_counter.h",
+        "page_counter",
+        "kernel/page_counter.toml",
+    ),
+    ("include/linux/tcp.h", "tcp_sock", "kernel/tcp_sock.toml"),
+    (
+        "include/linux/netdevice.h",
+        "net_device",
+        "kernel/net_device.toml",
+    ),
+    (
+        "include/net/netns/ipv4.h",
+        "netns_ipv4",
+        "kernel/netns_ipv4.toml",
+    ),
+];
+
+const MODES: [(&str, &[&str]); 3] = [
+    ("default", &[]),
+    ("min-diff", &["--objective", "min-diff"]),
+    ("regroup", &["--regroup"]),
+];
+
+fn kernel_tree() -> Option<PathBuf> {
+    match kbuild_tree() {
+        Some(t) if have("git") && have("patch") && srctree(&t).join("include/linux").is_dir() => {
+            Some(t)
+        }
+        _ => {
+            println!(
+                "SKIPPED: needs /usr/src/linux-headers-*-amd64 with its -common sibling \
+                 (Debian's linux-headers-amd64), git and patch"
+            );
+            None
+        }
+    }
+}
+
+/// The six structs of 6.1, three objectives, as a diff and as a mail: each
+/// no larger than git's histogram diff of the same change. The mail and the
+/// plain diff carry the same hunks.
+#[test]
+fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
+    let Some(tree) = kernel_tree() else { return };
+    let cache = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (header, name, access) in CASES {
+        let copy = tempfile::tempdir().unwrap();
+        let c = copy.path();
+        let to = c.join(header);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(srctree(&tree).join(header), &to).unwrap();
+        let access = example(access);
+        for (mode, args) in MODES {
+            let base = [
+                "propose",
+                header,
+                "--struct",
+                name,
+                "--kbuild",
+                tree.to_str().unwrap(),
+                "--access",
+                access.to_str().unwrap(),
+            ];
+            let out = run(c, cache.path(), &[&base[..], args].concat());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name} {mode}: {}",
+                stderr(&out)
+            );
+            let diff = stdout(&out);
+            if diff.is_empty() {
+                println!("struct {name}, {mode}: nothing to change");
+                continue;
+            }
+            assert!(
+                diff.starts_with(&format!("--- a/{header}\n+++ b/{header}\n")),
+                "{name} {mode}: the path relative to the tree:\n{diff}"
+            );
+            let mail_out = run(
+                c,
+                cache.path(),
+                &[&base[..], args, &["--format", "patch"]].concat(),
+            );
+            assert_eq!(
+                mail_out.status.code(),
+                Some(0),
+                "{name} {mode} mail: {}",
+                stderr(&mail_out)
+            );
+            let mail = stdout(&mail_out);
+            let git = oracle(c, header, &diff);
+            let (ours, in_mail) = (changed_lines(&diff), changed_lines(&mail));
+            println!(
+                "struct {name}, {mode}: diff {ours} lines, mail {in_mail}, git --histogram {git}"
+            );
+            assert_eq!(ours, in_mail, "{name} {mode}: the mail carries the diff");
+            if ours > git {
+                failures.push(format!(
+                    "struct {name}, {mode}: {ours} lines changed, git --histogram {git}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A struct whose members move across paragraphs (blank lines), as zone's
+/// do: the diff is git's size, not a rewrite of every paragraph between.
+#[test]
+fn members_crossing_paragraphs_make_a_diff_no_larger_than_git() {
+    if !have("git") || !have("patch") {
+        println!("SKIPPED: needs git and patch");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let header = "#include <linux/types.h>\n\
+                  struct pool {\n\
+                  \t/* read on every allocation */\n\
+                  \tunsigned long limit;\n\
+                  \tunsigned long low;\n\
+                  \n\
+                  \t/* statistics */\n\
+                  \tunsigned long allocs;\n\
+                  \tunsigned long frees;\n\
+                  \n\
+                  \tunsigned long high;\n\
+                  \tunsigned long min;\n\
+                  \n\
+                  \tunsigned long hits;\n\
+                  \tunsigned long misses;\n\
+                  \n\
+                  \tunsigned long scale;\n\
+                  };\n";
+    std::fs::create_dir_all(d.join("include")).unwrap();
+    std::fs::write(d.join("include/pool.h"), header).unwrap();
+    std::fs::write(
+        d.join("pool.toml"),
+        "[struct.pool]\nread_mostly = [\"limit\", \"low\", \"high\", \"min\", \"scale\"]\n\
+         lockless_atomic = [\"allocs\", \"frees\", \"hits\", \"misses\"]\n",
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let out = run(
+        d,
+        cache.path(),
+        &[
+            "propose",
+            "include/pool.h",
+            "--struct",
+            "pool",
+            "--access",
+            "pool.toml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert!(!diff.is_empty(), "members to move:\n{}", stderr(&out));
+    let git = oracle(d, "include/pool.h", &diff);
+    let ours = changed_lines(&diff);
+    println!("struct pool: {ours} lines changed, git --histogram {git}");
+    assert!(ours <= git, "{ours} > {git}:\n{diff}");
+}
+
+/// An absolute header path: the plain diff names it relative to the
+/// current directory it lies under, and the mail relative to the tree; no
+/// header reads `a//`.
+#[test]
+fn absolute_header_paths_read_relative_to_the_tree() {
+    if !have("git") {
+        println!("SKIPPED: needs git");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("include/linux")).unwrap();
+    std::fs::copy(
+        example("kernel/lru_gen.h"),
+        d.join("include/linux/lru_gen.h"),
+    )
+    .unwrap();
+    let header = d.join("include/linux/lru_gen.h");
+    let access = example("kernel/lru_gen.toml");
+    let cache = tempfile::tempdir().unwrap();
+    let base = [
+        "propose",
+        header.to_str().unwrap(),
+        "--struct",
+        "lru_gen_folio",
+        "--access",
+        access.to_str().unwrap(),
+    ];
+    // From the tree's root: relative to the current directory.
+    let out = run(d, cache.path(), &base);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let diff = stdout(&out);
+    assert!(
+        diff.starts_with("--- a/include/linux/lru_gen.h\n+++ b/include/linux/lru_gen.h\n"),
+        "{diff}"
+    );
+    // From elsewhere: relative to the directory above include/.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = run(elsewhere.path(), cache.path(), &base);
+    let diff = stdout(&out);
+    assert!(
+        diff.starts_with("--- a/include/linux/lru_gen.h\n"),
+        "{diff}"
+    );
+    let mail = stdout(&run(
+        elsewhere.path(),
+        cache.path(),
+        &[&base[..], &["--format", "patch"]].concat(),
+    ));
+    assert!(
+        mail.contains("\ndiff --git a/include/linux/lru_gen.h b/include/linux/lru_gen.h\n--- a/include/linux/lru_gen.h\n"),
+        "{mail}"
+    );
+    for text in [&diff, &mail] {
+        assert!(!text.contains("a//") && !text.contains("b//"), "{text}");
+    }
+}
