@@ -52,14 +52,15 @@ fn parse_ident(ident: &str) -> Option<Author> {
 /// directory's parent.
 pub fn tree_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagnostic> {
     let abs = resolved(header)?;
-    let root = kbuild_root(&abs, kbuild).unwrap_or_else(|| fallback_root(&abs));
+    let root = kbuild_root(&abs, kbuild).unwrap_or_else(|| fallback_root(&abs, true));
     Ok(relative(&abs, &root))
 }
 
 /// The header's path as a plain diff's headers show it (`--- a/PATH`):
 /// relative to the `--kbuild` tree when the header lies there, else to the
-/// current directory when it lies under it, else to the root [`tree_path`]
-/// finds. Never absolute, so never `a//...`.
+/// current directory when it lies under it, else to the directory above
+/// its `include/` (or its directory's parent). Never absolute, so never
+/// `a//...`; runs no program.
 pub fn shown_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagnostic> {
     let abs = resolved(header)?;
     let cwd = std::env::current_dir()
@@ -68,7 +69,7 @@ pub fn shown_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagno
         .filter(|d| abs.starts_with(d));
     let root = kbuild_root(&abs, kbuild)
         .or(cwd)
-        .unwrap_or_else(|| fallback_root(&abs));
+        .unwrap_or_else(|| fallback_root(&abs, false));
     Ok(relative(&abs, &root))
 }
 
@@ -93,9 +94,13 @@ fn kbuild_root(abs: &Path, kbuild: Option<&Path>) -> Option<PathBuf> {
     roots.into_iter().find(|r| abs.starts_with(r))
 }
 
-fn fallback_root(abs: &Path) -> PathBuf {
+/// The root of a header outside the `--kbuild` tree: the git work tree
+/// that holds it (when `git` may run), else the directory above its
+/// `include/`, else its directory's parent.
+fn fallback_root(abs: &Path, git: bool) -> PathBuf {
     let dir = abs.parent().unwrap_or(Path::new("/")).to_path_buf();
-    git_toplevel(&dir)
+    git.then(|| git_toplevel(&dir))
+        .flatten()
         .filter(|t| abs.starts_with(t))
         .or_else(|| {
             abs.ancestors()

@@ -87,6 +87,45 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         .as_deref()
         .map(layout_core::configs::report)
         .unwrap_or_default();
+    // The diff first: the summary and the changelog name what it adds
+    // and removes besides moving members. A diff or a mail must have it; a
+    // table or JSON names its changes when the header can take it.
+    let writes_diff = matches!(a.format, ProposeFormat::Diff | ProposeFormat::Patch);
+    let source = solved.subject.source.as_ref();
+    let header = a
+        .input
+        .header
+        .as_deref()
+        .or(source.map(|src| src.path.as_path()));
+    let kbuild = a.input.probe.kbuild.as_deref();
+    let mail_path = match (a.format, header) {
+        (ProposeFormat::Patch, Some(h)) if !solved.moves_nothing() => {
+            Some(super::mail::tree_path(h, kbuild)?)
+        }
+        _ => None,
+    };
+    let diff = match source {
+        Some(source) if !solved.moves_nothing() => {
+            let shown = match &mail_path {
+                Some(p) => Some(p.clone()),
+                None => header.and_then(|h| super::mail::shown_path(h, kbuild).ok()),
+            };
+            let d = tree_diff(
+                loaded.macro_names.as_deref(),
+                source,
+                &solved.layout,
+                a.style,
+                shown.as_deref(),
+            );
+            if writes_diff {
+                Some(d?)
+            } else {
+                d.ok()
+            }
+        }
+        _ => None,
+    };
+    let markup: &[emit::MarkupChange] = diff.as_ref().map_or(&[], |d| d.changes.as_slice());
     let changelog = (a.changelog || a.format == ProposeFormat::Patch).then(|| {
         let notes = ChangelogNotes {
             lower_bound: solved.lower_bound,
@@ -101,6 +140,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 .iter()
                 .filter_map(|c| c.price_text())
                 .collect(),
+            markup: markup.to_vec(),
         };
         let mut text = emit::changelog_of(&view, &notes);
         if !configs_text.is_empty() {
@@ -118,49 +158,31 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let mut check_function = String::new();
     match a.format {
         ProposeFormat::Diff => {
-            let source = solved.subject.source.as_ref().ok_or_else(|| {
-                loaded.source_error.clone().unwrap_or_else(|| {
+            if source.is_none() {
+                return Err(loaded.source_error.clone().unwrap_or_else(|| {
                     Diagnostic::new("a diff needs the C header that defines the struct").help(
                         "pass the header as well as --btf/--dwarf, or use --format table or json",
                     )
-                })
-            })?;
+                }));
+            }
             if let Some(text) = &changelog {
                 // A commit message, then the patch: what `git am` and `patch -p1` both read.
                 let _ = write!(out, "{text}\n---\n");
             }
-            if !solved.moves_nothing() {
-                let header = a.input.header.as_deref().unwrap_or(&source.path);
-                let shown = super::mail::shown_path(header, a.input.probe.kbuild.as_deref()).ok();
-                let d = tree_diff(
-                    loaded.macro_names.as_deref(),
-                    source,
-                    &solved.layout,
-                    a.style,
-                    shown.as_deref(),
-                )?;
+            if let Some(d) = &diff {
                 out.push_str(&d.diff);
-                check_function = check_function_note(&s.name, a.style, d.check_function);
+                check_function = check_function_note(&s.name, a.style, d.check_function.clone());
             }
         }
         ProposeFormat::Patch => {
-            let source = solved.subject.source.as_ref().ok_or_else(|| {
-                loaded.source_error.clone().unwrap_or_else(|| {
+            if source.is_none() {
+                return Err(loaded.source_error.clone().unwrap_or_else(|| {
                     Diagnostic::new("a patch needs the C header that defines the struct")
                         .help("pass the header as well as --btf/--dwarf")
-                })
-            })?;
-            if !solved.moves_nothing() {
-                let header = a.input.header.as_deref().unwrap_or(&source.path);
-                let path = super::mail::tree_path(header, a.input.probe.kbuild.as_deref())?;
-                let d = tree_diff(
-                    loaded.macro_names.as_deref(),
-                    source,
-                    &solved.layout,
-                    a.style,
-                    Some(&path),
-                )?;
-                check_function = check_function_note(&s.name, a.style, d.check_function);
+                }));
+            }
+            if let (Some(d), Some(path), Some(header)) = (&diff, &mail_path, header) {
+                check_function = check_function_note(&s.name, a.style, d.check_function.clone());
                 let dir = std::fs::canonicalize(header)
                     .ok()
                     .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
@@ -168,7 +190,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let author = super::mail::author(&dir)?;
                 let subject = format!(
                     "{}: reorder struct {} {}",
-                    emit::subsystem(&path),
+                    emit::subsystem(path),
                     s.name,
                     subject_purpose(&view)
                 );
@@ -177,7 +199,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                     subject: &subject,
                     body: changelog.as_deref().unwrap_or(""),
                     signoff: a.signoff,
-                    path: &path,
+                    path,
                     diff: &d.diff,
                 });
             }
@@ -192,7 +214,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             if !lines.is_empty() {
                 let _ = writeln!(out, "{}", view.after.diagram(&lines));
             }
-            out.push_str(&summary(&view, &solved, assertion.as_deref()));
+            out.push_str(&summary(&view, &solved, assertion.as_deref(), markup));
             out.push_str(&configs_text);
             out.push_str(&dissolved_note(dissolved));
             out.push_str(&regroup_note);
@@ -244,7 +266,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if matches!(a.format, ProposeFormat::Diff | ProposeFormat::Patch) {
         eprint!(
             "{}{}",
-            summary(&view, &solved, assertion.as_deref()) + &configs_text,
+            summary(&view, &solved, assertion.as_deref(), markup) + &configs_text,
             dissolved_note(dissolved) + &regroup_note + &placement_note
         );
         if let Some(g) = &growth {
@@ -361,7 +383,12 @@ fn dissolved_parts(d: &segments::Dissolved) -> Vec<String> {
 
 /// The few lines a reviewer wants: sizes, conflicts, what the change buys
 /// and costs, lines per hot path, what was proven, price, assertion.
-fn summary(view: &ProposalView, solved: &Proposal, assertion: Option<&str>) -> String {
+fn summary(
+    view: &ProposalView,
+    solved: &Proposal,
+    assertion: Option<&str>,
+    markup: &[emit::MarkupChange],
+) -> String {
     let separated = solved.separated.as_ref();
     let (s, before) = (view.before.strukt, view.before.layout);
     let after = &solved.layout;
@@ -389,7 +416,10 @@ fn summary(view: &ProposalView, solved: &Proposal, assertion: Option<&str>) -> S
             "the layout as declared is already the best: nothing to change"
         );
     } else {
-        t.push_str(&trade(&view.before, &view.after));
+        t.push_str(&trade(&view.before, &view.after, markup));
+        for c in markup {
+            let _ = writeln!(t, "the diff {}", c.sentence());
+        }
     }
     t.push_str(&LayoutView::paths_text(&view.before, Some(&view.after)));
     if solved.nothing_to_do {
@@ -463,7 +493,7 @@ fn constraints_text(kept: &[propose::constraints::Constraint]) -> String {
 /// What the change buys and what it costs, so a reviewer can weigh it:
 /// bytes, hard conflicts, lines per hot path, read-mostly lines, soft cost,
 /// members moved.
-fn trade(old: &LayoutView, new: &LayoutView) -> String {
+fn trade(old: &LayoutView, new: &LayoutView, markup: &[emit::MarkupChange]) -> String {
     let (s, before, after) = (old.strukt, old.layout, new.layout);
     let mut buys: Vec<String> = Vec::new();
     let mut costs: Vec<String> = Vec::new();
@@ -492,6 +522,23 @@ fn trade(old: &LayoutView, new: &LayoutView) -> String {
     weigh(format!("soft cost {s0} -> {s1}"), s0, s1);
     let moved = new.churn;
     costs.push(format!("{moved} of {} members moved", s.fields.len()));
+    let (added, removed) = (
+        markup.iter().filter(|c| c.added).count(),
+        markup.iter().filter(|c| !c.added).count(),
+    );
+    let things = |n: usize| {
+        if n == 1 {
+            "1 attribute, padding or marker".to_string()
+        } else {
+            format!("{n} attributes, paddings or markers")
+        }
+    };
+    if added > 0 {
+        costs.push(format!("{} added", things(added)));
+    }
+    if removed > 0 {
+        costs.push(format!("{} removed", things(removed)));
+    }
     let buys = if buys.is_empty() {
         "nothing measured (size, conflicts, hot-path lines, read-mostly lines and soft cost are unchanged or worse)"
             .to_string()

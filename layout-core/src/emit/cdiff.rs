@@ -18,6 +18,7 @@ use super::body::{self, Node};
 use super::check_fn;
 use super::groups::{plan_groups, Group, Member};
 use super::line_diff;
+use super::markup::{MarkupChange, Place};
 use super::plan::{plan, Item, StructBreak};
 use super::render::{newline_of, Renderer};
 use super::replay;
@@ -53,7 +54,7 @@ pub fn c_diff(src: &StructSource, v: &VerifiedLayout, style: CStyle) -> Result<S
         assert_member: true,
         ..TreeIdioms::of_header(&src.path, &src.text)
     };
-    diff_and_check(src, v, style, &idioms, true, None).map(|(diff, _)| diff)
+    diff_and_check(src, v, style, &idioms, true, None).map(|d| d.diff)
 }
 
 /// A diff for the translation unit a header lands in, with what the
@@ -66,6 +67,9 @@ pub struct CDiff {
     /// The check function, for a `.c` file; `None` in the other styles,
     /// or when the tree has no `CACHELINE_ASSERT_GROUP_MEMBER`.
     pub check_function: Option<String>,
+    /// Every attribute, padding and marker the diff adds or removes, with
+    /// why, in the order of the body.
+    pub changes: Vec<MarkupChange>,
 }
 
 /// [`c_diff`] written only with the idioms `idioms` says the translation
@@ -81,10 +85,7 @@ pub fn c_diff_in(
     idioms: &TreeIdioms,
     shown_path: Option<&str>,
 ) -> Result<CDiff, Diagnostic> {
-    diff_and_check(src, v, style, idioms, false, shown_path).map(|(diff, check_function)| CDiff {
-        diff,
-        check_function,
-    })
+    diff_and_check(src, v, style, idioms, false, shown_path)
 }
 
 fn diff_and_check(
@@ -94,7 +95,7 @@ fn diff_and_check(
     idioms: &TreeIdioms,
     check_in_header: bool,
     shown_path: Option<&str>,
-) -> Result<(String, Option<String>), Diagnostic> {
+) -> Result<CDiff, Diagnostic> {
     let (stripped, stripped_layout, stripped_src, kept_markers, index) =
         without_markers(src, v.strukt(), v);
     let (s, l, src): (&Struct, &Layout, &StructSource) =
@@ -184,9 +185,21 @@ fn diff_and_check(
     replay::check(s, l, &rendered.record, struct_align)
         .map_err(|why| at_struct(replay::refusal(s, style, &why)))?;
 
+    let mut changes = rendered.changes;
     let mut edits: Vec<(Range<usize>, String)> = vec![(src.body.clone(), rendered.body)];
     if let Some(a) = planned.struct_align {
-        edits.push(struct_alignment(src, a, idioms.spellings));
+        let edit = struct_alignment(src, a, idioms.spellings);
+        changes.push(MarkupChange {
+            added: true,
+            what: edit.1.trim().to_string(),
+            place: Place::Struct,
+            member: None,
+            why: format!(
+                "no member's alignment gives struct {} the layout's {a}-byte alignment",
+                s.name
+            ),
+        });
+        edits.push(edit);
     }
     let mut check_function = None;
     if style.writes_check_function() && check_in_header {
@@ -211,14 +224,15 @@ fn diff_and_check(
         limit = r.start;
         new_text.replace_range(r, &with);
     }
-    Ok((
-        unified_diff(
+    Ok(CDiff {
+        diff: unified_diff(
             &shown_path.map_or_else(|| diff_path(src), str::to_string),
             &src.text,
             &new_text,
         ),
         check_function,
-    ))
+        changes,
+    })
 }
 
 /// Refuses the `Groups` style where the tree lacks the markers it writes.

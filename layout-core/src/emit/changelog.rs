@@ -37,6 +37,8 @@ pub struct ChangelogNotes {
     pub kept: Vec<String>,
     /// What keeping each costs, where that is proven (one sentence each).
     pub prices: Vec<String>,
+    /// The attributes, paddings and markers the diff adds or removes.
+    pub markup: Vec<super::MarkupChange>,
 }
 
 /// The changelog paragraph for moving `before_s` from `before` to `after`.

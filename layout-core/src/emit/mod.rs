@@ -38,6 +38,7 @@ mod check_fn;
 mod groups;
 mod line_diff;
 mod mail;
+mod markup;
 mod plan;
 mod render;
 mod replay;
@@ -47,6 +48,7 @@ pub use assertion::{phase_assertions, unpinned_offsets};
 pub use cdiff::{c_diff, c_diff_in, CDiff};
 pub use changelog::{changelog, changelog_of, ChangelogNotes};
 pub use mail::{patch_mail, rfc2822, subsystem, Author, Mail};
+pub use markup::{MarkupChange, Place};
 pub use tree_idioms::TreeIdioms;
 
 use std::fmt;

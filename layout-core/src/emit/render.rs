@@ -22,6 +22,7 @@ use super::attribute::{
 };
 use super::body::{Carrier, MarkerKind, Node};
 use super::groups::Group;
+use super::markup::{dropped_break_reason, line_break_reason, MarkupChange, Place};
 use super::plan::Item;
 use super::replay::{CAlign, CItem};
 use super::CStyle;
@@ -46,6 +47,8 @@ struct FieldPlan {
 pub(crate) struct Rendered {
     pub body: String,
     pub record: Vec<CItem>,
+    /// The attributes, paddings and markers written or removed, in order.
+    pub changes: Vec<MarkupChange>,
 }
 
 pub(crate) struct Renderer<'a> {
@@ -67,6 +70,7 @@ pub(crate) struct Renderer<'a> {
     /// alignment away.
     packed: bool,
     record: Vec<CItem>,
+    changes: Vec<MarkupChange>,
     /// Model names of the author's markers the layout keeps
     /// (`_pad1_`, `__cacheline_group_begin__g`): their lines stay where
     /// they are, in every style.
@@ -169,6 +173,7 @@ impl<'a> Renderer<'a> {
             pad_names: PadNames::new(s),
             packed,
             record: Vec::new(),
+            changes: Vec::new(),
             author_markers: Vec::new(),
             spellings: KernelSpellings::of_header(&src.path, &src.text),
         }
@@ -292,7 +297,28 @@ impl<'a> Renderer<'a> {
                     self.record.extend(record);
                     dropped_line = false;
                 }
-                Node::Marker { .. } => dropped_line = true,
+                Node::Marker { member, kind, .. } => {
+                    dropped_line = true;
+                    let next = flat[i + 1..].iter().find_map(|n| match n {
+                        Node::Decl { fields, .. } => fields.first().copied(),
+                        _ => None,
+                    });
+                    let why = if kind.is_group() {
+                        "the groups style writes the cache-line groups anew".to_string()
+                    } else {
+                        dropped_break_reason(self.s, self.l, next)
+                    };
+                    self.changes.push(MarkupChange {
+                        added: false,
+                        what: text[member.decl.clone()]
+                            .trim()
+                            .trim_end_matches(';')
+                            .to_string(),
+                        place: Place::Before,
+                        member: next.map(|f| self.s.fields[f].name.clone()),
+                        why,
+                    });
+                }
                 Node::Decl {
                     lines,
                     members,
@@ -341,6 +367,7 @@ impl<'a> Renderer<'a> {
         Ok(Rendered {
             body: out,
             record: self.record,
+            changes: self.changes,
         })
     }
 
@@ -379,7 +406,24 @@ impl<'a> Renderer<'a> {
             self.record.push(CItem::Marker {
                 align: if group.aligned_begin { self.l.line } else { 1 },
             });
-            with_line_argument(group.begin_line(), group.aligned_begin, self.l.line)
+            let line = with_line_argument(group.begin_line(), group.aligned_begin, self.l.line);
+            self.changes.push(MarkupChange {
+                added: true,
+                what: line.trim_end_matches(';').to_string(),
+                place: Place::Before,
+                member: Some(self.s.fields[group.fields[0]].name.clone()),
+                why: format!(
+                    "opens a cache-line group of {} member{}{}",
+                    group.fields.len(),
+                    if group.fields.len() == 1 { "" } else { "s" },
+                    if group.aligned_begin {
+                        ", aligned to start a cacheline"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+            line
         } else {
             // The end marker is aligned to a long; the aligned form then
             // pads to the next line.
@@ -389,7 +433,24 @@ impl<'a> Renderer<'a> {
             } else {
                 self.record.push(CItem::Marker { align: 1 });
             }
-            with_line_argument(group.end_line(), group.aligned_end, self.l.line)
+            let line = with_line_argument(group.end_line(), group.aligned_end, self.l.line);
+            let last = group.fields.last().copied().unwrap_or(group.fields[0]);
+            self.changes.push(MarkupChange {
+                added: true,
+                what: line.trim_end_matches(';').to_string(),
+                place: Place::Before,
+                member: None,
+                why: format!(
+                    "closes the group after {}{}",
+                    self.s.fields[last].name,
+                    if group.aligned_end {
+                        ", padding to the next cacheline"
+                    } else {
+                        ""
+                    }
+                ),
+            });
+            line
         };
         out.push_str(&format!("{}{line}{nl}", anchor.indent));
     }
@@ -512,6 +573,13 @@ impl<'a> Renderer<'a> {
                 (true, false, CStyle::Aligned) => {
                     let at = insertion_point(text, m);
                     let attribute = line_break_attribute(self.l.line, self.spellings);
+                    self.changes.push(MarkupChange {
+                        added: true,
+                        what: attribute.to_string(),
+                        place: Place::On,
+                        member: Some(self.s.fields[f].name.clone()),
+                        why: line_break_reason(self.s, self.l, f),
+                    });
                     let own_line = members.len() == 1
                         && columns(line_around(text, at)) + 1 + attribute.len() > MAX_COLUMNS;
                     if own_line {
@@ -542,17 +610,28 @@ impl<'a> Renderer<'a> {
                         ))
                         .help("use --style aligned, or declare the fields one per line"));
                     }
-                    padding_line = Some(format!(
-                        "{}CACHELINE_PADDING({});",
-                        members[0].indent,
-                        padding.next()
-                    ));
+                    let name = padding.next();
+                    self.changes.push(MarkupChange {
+                        added: true,
+                        what: format!("CACHELINE_PADDING({name})"),
+                        place: Place::Before,
+                        member: Some(self.s.fields[f].name.clone()),
+                        why: line_break_reason(self.s, self.l, f),
+                    });
+                    padding_line = Some(format!("{}CACHELINE_PADDING({name});", members[0].indent));
                     self.record.push(CItem::Marker {
                         align: self.padding_align(),
                     });
                 }
                 (false, true, _) => {
                     for span in spans {
+                        self.changes.push(MarkupChange {
+                            added: false,
+                            what: text[span.clone()].trim().to_string(),
+                            place: Place::On,
+                            member: Some(self.s.fields[f].name.clone()),
+                            why: dropped_break_reason(self.s, self.l, Some(f)),
+                        });
                         edits.push((removal_range(text, span), String::new()));
                     }
                 }
@@ -572,7 +651,8 @@ impl<'a> Renderer<'a> {
         if self.last_field.is_some_and(|lf| fields.contains(&lf)) {
             if let Some((_, bytes)) = self.tail_pad {
                 let why = format!("pads struct {} to {} bytes", self.s.name, self.l.size);
-                out.push_str(&self.pad_line(members[members.len() - 1], bytes, &why));
+                let line = self.pad_line(members[members.len() - 1], bytes, &why, None);
+                out.push_str(&line);
                 self.record.push(CItem::Pad { bytes });
             }
         }
@@ -604,6 +684,17 @@ impl<'a> Renderer<'a> {
             .help("keep the bit-fields where they are (pin them in the access file)"));
         };
         self.record.push(CItem::Guard { align: field.align });
+        self.changes.push(MarkupChange {
+            added: true,
+            what: decl.trim_end_matches(';').to_string(),
+            place: Place::Before,
+            member: Some(field.name.clone()),
+            why: format!(
+                "bit-field {} starts a storage unit of its own, where gcc would pack it into \
+                 the bits before it",
+                field.name
+            ),
+        });
         let nl = newline_of(&self.src.text[anchor.lines.clone()]);
         Ok(format!(
             "{}{decl}\t/* {} starts a new unit */{nl}",
@@ -619,11 +710,17 @@ impl<'a> Renderer<'a> {
         let why = pad_reason(self.s, self.l, f, offset, offset);
         let attribute = line_break_attribute(self.l.line, self.spellings);
         self.record.push(CItem::Marker { align: self.l.line });
+        let name = self.pad_names.next();
+        self.changes.push(MarkupChange {
+            added: true,
+            what: format!("{} {name}[0] {attribute}", self.pad_type),
+            place: Place::Before,
+            member: Some(self.s.fields[f].name.clone()),
+            why: line_break_reason(self.s, self.l, f),
+        });
         format!(
-            "{}{} {}[0] {attribute};\t/* {why} */{nl}",
-            anchor.indent,
-            self.pad_type,
-            self.pad_names.next()
+            "{}{} {name}[0] {attribute};\t/* {why} */{nl}",
+            anchor.indent, self.pad_type,
         )
     }
 
@@ -647,16 +744,34 @@ impl<'a> Renderer<'a> {
         let anchor = self.member_of(f)?;
         let why = pad_reason(self.s, self.l, f, at, at + bytes);
         self.record.push(CItem::Pad { bytes });
-        Some(self.pad_line(anchor, bytes, &why))
+        Some(self.pad_line(anchor, bytes, &why, Some(f)))
     }
 
-    fn pad_line(&mut self, anchor: &MemberSource, bytes: u64, why: &str) -> String {
+    /// A padding member of `bytes` before field `before` (`None`: at the
+    /// end), with `why` as its comment.
+    fn pad_line(
+        &mut self,
+        anchor: &MemberSource,
+        bytes: u64,
+        why: &str,
+        before: Option<usize>,
+    ) -> String {
         let nl = newline_of(&self.src.text[anchor.lines.clone()]);
+        let name = self.pad_names.next();
+        self.changes.push(MarkupChange {
+            added: true,
+            what: format!("{} {name}[{bytes}]", self.pad_type),
+            place: if before.is_some() {
+                Place::Before
+            } else {
+                Place::End
+            },
+            member: before.map(|f| self.s.fields[f].name.clone()),
+            why: why.to_string(),
+        });
         format!(
-            "{}{} {}[{bytes}];\t/* {why} */{nl}",
-            anchor.indent,
-            self.pad_type,
-            self.pad_names.next()
+            "{}{} {name}[{bytes}];\t/* {why} */{nl}",
+            anchor.indent, self.pad_type,
         )
     }
 }
