@@ -78,7 +78,7 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
         paragraphs.push("Before:".into());
         paragraphs.push(table(bv, &before_frame, &before_names));
     }
-    paragraphs.push(wrap(&moves(av, &after_frame, &p.moves)));
+    paragraphs.push(wrap(&moves(bv, &before_frame, av, &after_frame, &p.moves)));
     let mut shown_after = before_names.clone();
     for run in &p.moves {
         shown_after.extend(
@@ -91,6 +91,24 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
     let after_names = after_rows(av, &after_frame, &shown_after);
     paragraphs.push("After:".into());
     paragraphs.push(table(av, &after_frame, &after_names));
+    if let Some(markup) = markup_paragraph(&notes.markup) {
+        paragraphs.push(wrap(&markup));
+    }
+    if let Some((lines, before_d, after_d)) =
+        changed_line_diagrams(bv, &before_frame, av, &after_frame, &p.moves)
+    {
+        paragraphs.push(format!(
+            "The {} that change{}, before and after:",
+            if lines.len() == 1 {
+                "cacheline"
+            } else {
+                "cachelines"
+            },
+            if lines.len() == 1 { "s" } else { "" },
+        ));
+        paragraphs.push(indent(&before_d));
+        paragraphs.push(indent(&after_d));
+    }
     if let Some(paths) = hot_paths(bv, av) {
         paragraphs.push(wrap(&paths));
     }
@@ -485,7 +503,13 @@ fn table(v: &LayoutView, frame: &Frame, names: &[String]) -> String {
 }
 
 /// What moved, and where the lockless fields ended up.
-fn moves(v: &LayoutView, frame: &Frame, blocks: &[MovedRun]) -> String {
+fn moves(
+    bv: &LayoutView,
+    before_frame: &Frame,
+    v: &LayoutView,
+    frame: &Frame,
+    blocks: &[MovedRun],
+) -> String {
     let (s, after) = (v.strukt, v.layout);
     let mut text = String::new();
     if blocks.is_empty() {
@@ -517,8 +541,10 @@ fn moves(v: &LayoutView, frame: &Frame, blocks: &[MovedRun]) -> String {
                         Some(a) => format!("after {}", shown(s, *a)),
                         None => "to the start of the struct".into(),
                     };
+                    let lines = line_move(bv, before_frame, v, frame, fields);
+                    let why = move_reason(bv, before_frame, v, frame, fields);
                     format!(
-                        "Move {} {place} ({}).",
+                        "Move {}{lines} {place} ({}){why}.",
                         and_list(&names),
                         byte_range(frame.start + first, frame.start + end)
                     )
@@ -534,6 +560,224 @@ fn moves(v: &LayoutView, frame: &Frame, blocks: &[MovedRun]) -> String {
     text.push(' ');
     text.push_str(&lockless_result(v, frame));
     text
+}
+
+/// The lines (in each table's frame) a run of fields covers, before and
+/// after: ` from cacheline 20 to cacheline 19`, empty when they stay.
+fn line_move(bv: &LayoutView, bf: &Frame, av: &LayoutView, af: &Frame, fields: &[usize]) -> String {
+    let (Some(before), Some(after)) = (
+        run_lines(bv, bf, av.strukt, fields),
+        run_lines(av, af, av.strukt, fields),
+    ) else {
+        return String::new();
+    };
+    if before == after {
+        return format!(" (staying on {})", lines_text(before));
+    }
+    format!(" from {} to {}", lines_text(before), lines_text(after))
+}
+
+/// `cacheline 3`, `cachelines 3-5`.
+fn lines_text((a, b): (u64, u64)) -> String {
+    if a == b {
+        format!("cacheline {a}")
+    } else {
+        format!("cachelines {a}-{b}")
+    }
+}
+
+/// The first and last line the fields (of `s`, matched by name in `v`)
+/// cover in `v`.
+fn run_lines(v: &LayoutView, frame: &Frame, s: &Struct, fields: &[usize]) -> Option<(u64, u64)> {
+    let mut span: Option<(u64, u64)> = None;
+    for &f in fields {
+        let i = v.strukt.field_index(&s.fields[f].name)?;
+        let off = v.layout.slot_of(i)?.offset;
+        let (a, b) = frame.lines(off, v.strukt.fields[i].size);
+        span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+    }
+    span
+}
+
+/// The names on line `line` of `v` (in its frame), without `except`.
+fn names_on(v: &LayoutView, frame: &Frame, line: u64, except: &[String]) -> Vec<String> {
+    let s = v.strukt;
+    v.rows
+        .iter()
+        .filter(|sl| s.fields[sl.field].size > 0)
+        .filter(|sl| {
+            let (a, b) = frame.lines(sl.offset, s.fields[sl.field].size);
+            a <= line && line <= b
+        })
+        .map(|sl| s.fields[sl.field].name.clone())
+        .filter(|n| !except.contains(n))
+        .collect()
+}
+
+/// What the patch adds or removes besides moving members, one sentence
+/// each.
+fn markup_paragraph(markup: &[super::MarkupChange]) -> Option<String> {
+    if markup.is_empty() {
+        return None;
+    }
+    let sentences: Vec<String> = markup
+        .iter()
+        .map(|c| format!("The patch {}.", c.sentence()))
+        .collect();
+    Some(sentences.join(" "))
+}
+
+/// At most this many cachelines are drawn before and after.
+const MAX_DRAWN_LINES: usize = 3;
+
+/// Box diagrams (within the changelog's width) of the cachelines whose
+/// fields change, before and after: the lines the moved runs leave and
+/// reach and the lines that broke the rule, where the fields on them
+/// differ. `None` when no line or too many change, or when the tables
+/// number lines from another start than the diagrams.
+fn changed_line_diagrams(
+    bv: &LayoutView,
+    bf: &Frame,
+    av: &LayoutView,
+    af: &Frame,
+    moves: &[MovedRun],
+) -> Option<(Vec<u64>, String, String)> {
+    if bf.start != bv.layout.base_offset() || af.start != av.layout.base_offset() {
+        return None;
+    }
+    let s = av.strukt;
+    let mut lines = BTreeSet::new();
+    for run in moves {
+        for (v, f) in [(bv, bf), (av, af)] {
+            if let Some((a, b)) = run_lines(v, f, s, &run.fields) {
+                lines.extend(a..=b);
+            }
+        }
+    }
+    lines.extend(
+        bv.conflicts
+            .iter()
+            .filter(|c| c.phase == bf.start % bf.line)
+            .map(|c| c.line),
+    );
+    let changed: Vec<u64> = lines
+        .into_iter()
+        .filter(|&line| {
+            let mut was = names_on(bv, bf, line, &[]);
+            let mut now = names_on(av, af, line, &[]);
+            was.sort();
+            now.sort();
+            was != now
+        })
+        .collect();
+    if changed.is_empty() || changed.len() > MAX_DRAWN_LINES {
+        return None;
+    }
+    let width = WIDTH - 2;
+    Some((
+        changed.clone(),
+        format!("Before:\n{}", bv.diagram_within(&changed, width)),
+        format!("After:\n{}", av.diagram_within(&changed, width)),
+    ))
+}
+
+/// Every line indented by two spaces (blank lines stay empty).
+fn indent(text: &str) -> String {
+    text.trim_end()
+        .lines()
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("  {l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Why a run moves: the conflict it leaves, or the line it frees for
+/// others, or the hole it fills.
+fn move_reason(
+    bv: &LayoutView,
+    bf: &Frame,
+    av: &LayoutView,
+    af: &Frame,
+    fields: &[usize],
+) -> String {
+    let s = av.strukt;
+    let own: Vec<String> = fields.iter().map(|&f| s.fields[f].name.clone()).collect();
+    let (they, their, shares, leave, takes) = if own.len() == 1 {
+        ("it", "its", "shares", "leave", "takes")
+    } else {
+        ("they", "their", "share", "leave", "take")
+    };
+    let shown_all = |names: &[String]| -> String {
+        let v: Vec<String> = names.iter().map(|n| shown_by_name(s, n)).collect();
+        and_list(&v)
+    };
+    // A hard conflict of its own, before.
+    for c in &bv.conflicts {
+        let reader = own.iter().any(|n| c.read_mostly.contains(n));
+        let writer = own
+            .iter()
+            .any(|n| c.lockless.contains(n) || c.other_group.contains(n));
+        // As the first paragraph numbers it.
+        let line = c.line;
+        if reader {
+            return format!(
+                ": {they} no longer {shares} cacheline {line} with the lockless writes to {}",
+                shown_all(&c.lockless)
+            );
+        }
+        if writer {
+            return format!(
+                ": {their} lockless writes {leave} cacheline {line}, which holds read-mostly {}",
+                shown_all(&c.read_mostly)
+            );
+        }
+    }
+    let (Some(before), Some(after)) = (run_lines(bv, bf, s, fields), run_lines(av, af, s, fields))
+    else {
+        return String::new();
+    };
+    // Room it leaves for members that now sit on its old lines.
+    let mut arrived: Vec<String> = Vec::new();
+    for line in before.0..=before.1 {
+        let was = names_on(bv, bf, line, &own);
+        for n in names_on(av, af, line, &own) {
+            if !was.contains(&n) && !arrived.contains(&n) {
+                arrived.push(n);
+            }
+        }
+    }
+    if !arrived.is_empty() {
+        arrived.truncate(3);
+        return format!(
+            ": that makes room on {} for {}",
+            lines_text(before),
+            shown_all(&arrived)
+        );
+    }
+    // Room others left on its new lines.
+    let mut left: Vec<String> = Vec::new();
+    for line in after.0..=after.1 {
+        let now = names_on(av, af, line, &own);
+        for n in names_on(bv, bf, line, &own) {
+            if !now.contains(&n) && !left.contains(&n) {
+                left.push(n);
+            }
+        }
+    }
+    if !left.is_empty() && before != after {
+        left.truncate(4);
+        return format!(
+            ": {they} {takes} the room {} left on {}",
+            shown_all(&left),
+            lines_text(after)
+        );
+    }
+    String::new()
 }
 
 fn byte_range(first: u64, end: u64) -> String {

@@ -119,17 +119,17 @@ pub(crate) fn line_break_reason(s: &Struct, l: &Layout, f: usize) -> String {
     let label = |g: usize| s.fields[g].access.label(crate::class::Style::Prose);
     if let Some(&g) = conflicting.first() {
         format!(
-            "{name} starts cacheline {line}: without it C would place {name} at offset \
+            "{name} starts cacheline {line}; without it C would place {name} at offset \
              {natural}, on cacheline {shared} with {} ({}), which a {} field must not share",
             names(s, &conflicting),
             label(g),
             access.label(crate::class::Style::Prose),
         )
     } else if neighbours.is_empty() {
-        format!("{name} starts cacheline {line}: without it C would place it at offset {natural}")
+        format!("{name} starts cacheline {line}; without it C would place it at offset {natural}")
     } else {
         format!(
-            "{name} starts cacheline {line}: without it C would place it at offset {natural}, \
+            "{name} starts cacheline {line}; without it C would place it at offset {natural}, \
              on cacheline {shared} with {}",
             names(s, &neighbours)
         )

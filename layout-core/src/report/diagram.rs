@@ -28,12 +28,18 @@ const CELL_NAME_WIDTH: usize = 24;
 const MAX_CPU_COLUMN: usize = 46;
 
 pub(super) fn render(v: &LayoutView, lines: &[u64]) -> String {
+    render_within(v, lines, WIDTH)
+}
+
+/// [`render`] with every output line within `width` columns (unless one
+/// name alone is wider).
+pub(super) fn render_within(v: &LayoutView, lines: &[u64], width: usize) -> String {
     let mut out = String::new();
     for (i, &line) in lines.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&render_line(v, line));
+        out.push_str(&render_line(v, line, width));
     }
     out
 }
@@ -109,7 +115,7 @@ fn class_label(a: &Access) -> String {
     a.label(Style::Diagram)
 }
 
-fn render_line(v: &LayoutView, line: u64) -> String {
+fn render_line(v: &LayoutView, line: u64, width: usize) -> String {
     let (s, l) = (v.strukt, v.layout);
     let lsize = l.line.max(1);
     let base = l.base_offset();
@@ -135,13 +141,13 @@ fn render_line(v: &LayoutView, line: u64) -> String {
             name.max(c.range().len()).max(c.class(s).len())
         })
         .collect();
-    for chunk in chunk_to_width(&widths) {
+    for chunk in chunk_to_width(&widths, width) {
         draw_box(&mut out, s, &cells[chunk.clone()], &widths[chunk]);
     }
     if cells.iter().any(|c| c.from_before || c.goes_on) {
         out.push_str("(< and > mark a field that continues on the previous or next line)\n");
     }
-    out.push_str(&cpus(s, &cells, line));
+    out.push_str(&cpus(s, &cells, line, width));
     out
 }
 
@@ -216,14 +222,14 @@ fn cells_of_line(v: &LayoutView, cs: u64, ce: u64) -> Vec<Cell> {
     cells
 }
 
-/// Consecutive runs of cells whose box fits in [`WIDTH`] columns (a single
+/// Consecutive runs of cells whose box fits in `limit` columns (a single
 /// cell wider than that gets a run of its own).
-fn chunk_to_width(widths: &[usize]) -> Vec<std::ops::Range<usize>> {
+fn chunk_to_width(widths: &[usize], limit: usize) -> Vec<std::ops::Range<usize>> {
     let mut chunks = Vec::new();
     let mut start = 0;
     let mut width = 1;
     for (i, w) in widths.iter().enumerate() {
-        if i > start && width + w + 3 > WIDTH {
+        if i > start && width + w + 3 > limit {
             chunks.push(start..i);
             start = i;
             width = 1;
@@ -273,7 +279,7 @@ struct Cpu {
 }
 
 /// Who touches the line and what it costs: a column per CPU, then a verdict.
-fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
+fn cpus(s: &Struct, cells: &[Cell], line: u64, width: usize) -> String {
     let mut writers: Vec<(Option<&str>, Vec<String>)> = Vec::new();
     let mut lockers: Vec<(&str, Vec<String>)> = Vec::new();
     let mut readers: Vec<String> = Vec::new();
@@ -337,7 +343,7 @@ fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
     let mut out = String::new();
     if !list.is_empty() {
         out.push('\n');
-        out.push_str(&cpu_columns(&list, if hard { 2 } else { 1 }));
+        out.push_str(&cpu_columns(&list, if hard { 2 } else { 1 }, width));
         out.push('\n');
     }
     let text = if lock_hard && !hard {
@@ -350,7 +356,7 @@ fn cpus(s: &Struct, cells: &[Cell], line: u64) -> String {
     } else {
         verdict(&list, &writers, &lockers, line, hard)
     };
-    out.push_str(&wrap(&text, WIDTH).join("\n"));
+    out.push_str(&wrap(&text, width).join("\n"));
     out.push('\n');
     out
 }
@@ -414,9 +420,9 @@ fn verdict(
 
 /// CPUs side by side: a row of titles, then `repeat` rows of actions (two
 /// show the ping-pong), each row as tall as its tallest entry.
-fn cpu_columns(list: &[Cpu], repeat: usize) -> String {
+fn cpu_columns(list: &[Cpu], repeat: usize, limit: usize) -> String {
     let n = list.len();
-    let width = ((WIDTH - 2 * (n - 1)) / n).min(MAX_CPU_COLUMN);
+    let width = (limit.saturating_sub(2 * (n - 1)) / n).clamp(8, MAX_CPU_COLUMN);
     let mut rows: Vec<Vec<Vec<String>>> =
         vec![list.iter().map(|c| wrap(&c.title, width)).collect()];
     for _ in 0..repeat {

@@ -131,6 +131,12 @@ impl LayoutView<'_> {
         diagram::render(self, lines)
     }
 
+    /// [`LayoutView::diagram`] within `width` columns (a commit message's
+    /// 72, say).
+    pub fn diagram_within(&self, lines: &[u64], width: usize) -> String {
+        diagram::render_within(self, lines, width)
+    }
+
     /// The JSON form ([`layout_json`]).
     pub fn json(&self) -> LayoutJson {
         LayoutJson::of(self)
