@@ -167,6 +167,40 @@ fn each_profile_alone_finds_the_writers() {
     assert_eq!(member(&j, "usage")["stores"], 1000);
     assert_eq!(member(&j, "watermark")["stores"], 60);
     assert_eq!(member(&j, "usage")["class"], "lockless_atomic");
+    // perf annotate --data-type --group -n of the loads and the stores
+    // together: the same counts as the report of the same run.
+    let group = |file: &str| {
+        run_in(
+            &fixtures(),
+            &[
+                "infer",
+                "pc_demo.h",
+                "--struct",
+                "pc_demo",
+                "--perf-mem",
+                file,
+                "--format",
+                "json",
+            ],
+        )
+    };
+    let o = group("annotate_group.txt");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g = json(&o);
+    let t = json(&group("types.txt"));
+    for name in ["usage", "max", "watermark", "low", "failcnt"] {
+        for key in ["loads", "stores", "class"] {
+            assert_eq!(member(&g, name)[key], member(&t, name)[key], "{name} {key}");
+        }
+    }
+    // Its percentages alone do not say how many samples each event took.
+    let o = group("annotate_group_percent.txt");
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(
+        e.contains("annotate_group_percent.txt:6:1: error:") && e.contains("-n"),
+        "{e}"
+    );
 }
 
 #[test]

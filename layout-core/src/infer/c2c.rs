@@ -336,7 +336,14 @@ mod tests {
                 "100.00% 0x0", "-----", "=====", "", "  0x10 [k]", "# Samples: 1K of event 'mem-loads'",
                 "# Overhead  Samples  Data Type  Data Type Offset", "  5.00%  12  struct a  struct a +8 (b)",
                 "Annotate type: 'struct a' in x (10 samples):", "  10.00  8  8  long  b;", "  1.0  x  y  z;",
-            ]), 0..12)) {
+                // Groups: the event lines, each value column kind, several columns.
+                " event[0] = mem-loads", " event[1] = mem-stores", "event[", " event[1] =",
+                "      Samples  offset  size  field", "      Period  offset  size  field",
+                "  100.00  100.00  0  16  struct a  {", "  3  4  8  8  long  b;", "  5  x  8  8  long  c;",
+                "};", "# Samples: 130 of events 'anon group { mem-loads, mem-stores }'",
+                "  90.00%  10.00%  90  10  struct a  struct a +0 (b)", "  1.00%  2.00%  struct a  struct a +8 (c)",
+                "  NaN  inf  0  8  long  d;", "  -1.0  0  8  long  e;",
+            ]), 0..16)) {
             let text = lines.join("\n");
             let _ = parse(Path::new("t"), &text);
             let _ = crate::infer::data_type::parse(Path::new("t"), &text);

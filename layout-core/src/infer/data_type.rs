@@ -9,6 +9,17 @@
 //! Rows are read by tokens. With `-n` (or `-F overhead,sample,...`) the
 //! sample counts are exact; otherwise they are the overhead times the
 //! section's sample count, which perf rounds (`1K`): the evidence says so.
+//!
+//! Event groups (`--group`, or a group recorded as `-e '{a,b}'`): perf
+//! prints one value column per event. `perf annotate --data-type --group`
+//! names the events in ` event[i] = NAME` lines under the type's header,
+//! and its columns are percentages (the default), sample counts (`-n`) or
+//! periods (`--show-total-period`); `perf report --group` names them in
+//! `# Samples: N of events 'anon group { a, b }'` and prints the overhead
+//! columns, then (with `-n`) the sample columns. A group's percentages are
+//! each of its own event's samples, and perf prints only their sum: where
+//! more than one event has samples, only counts (`-n`) say how many each
+//! took, and the percentages alone are refused with that help.
 
 use crate::Diagnostic;
 use std::path::Path;
@@ -61,8 +72,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
     let mut event = String::new();
     let mut total: Option<(u64, bool)> = None; // section samples, rounded?
     let mut has_samples_col = false;
-    // perf annotate --data-type: the type being annotated, its samples, and its row state.
-    let mut annotate: Option<(String, u64)> = None;
+    // perf annotate --data-type: the type being annotated and its columns.
+    let mut annotate: Option<Annotated> = None;
     for (i, raw) in text.lines().enumerate() {
         let at = i + 1;
         let line = raw.trim();
@@ -77,11 +88,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
                 total = w.next().and_then(samples_count);
                 event = rest
                     .split_once("of event")
-                    .map(|(_, e)| e.trim().trim_matches('\'').to_string())
+                    .map(|(_, e)| {
+                        e.trim_start_matches('s')
+                            .trim()
+                            .trim_matches('\'')
+                            .to_string()
+                    })
                     .unwrap_or_default();
                 annotate = None;
             } else if h.starts_with("Overhead") {
-                has_samples_col = h.split_whitespace().nth(1) == Some("Samples");
+                has_samples_col = h.split_whitespace().any(|w| w == "Samples");
             }
             continue;
         }
@@ -93,7 +109,15 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
                 .and_then(|(_, r)| r.split_whitespace().next())
                 .and_then(|t| t.parse::<u64>().ok());
             match (name, n) {
-                (Some(name), Some(n)) => annotate = Some((name, n)),
+                (Some(name), Some(n)) => {
+                    annotate = Some(Annotated {
+                        type_name: name,
+                        samples: n,
+                        events: Vec::new(),
+                        values: None,
+                        totals: None,
+                    })
+                }
                 _ => {
                     return Err(err(
                         at,
@@ -107,19 +131,54 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
             continue;
         }
         let tokens: Vec<&str> = line.split_whitespace().collect();
-        if let Some((type_name, n)) = &annotate {
-            // `Percent offset size field`: a member row ends with `;` (a leaf) or `{`.
-            if tokens.first() == Some(&"Percent") || tokens == ["};"] || tokens == ["}"] {
+        if let Some(a) = &mut annotate {
+            // ` event[0] = mem-loads`: the events of a group, in column order.
+            if let Some(rest) = line.strip_prefix("event[") {
+                let name = rest.split_once('=').map(|(_, n)| n.trim().to_string());
+                match name {
+                    Some(name) if a.values.is_none() && !name.is_empty() => {
+                        a.events.push(name);
+                        continue;
+                    }
+                    _ => return Err(err(at, format!("cannot read this event line: `{line}`"))),
+                }
+            }
+            // `Percent offset size field` (`Samples` with -n, `Period` with
+            // --show-total-period); then a row per member, its value per
+            // event, offset, size, type and name: a leaf ends with `;`, an
+            // aggregate with `{`.
+            if let Some(kind) = tokens.first().and_then(|t| Values::of_header(t)) {
+                a.values = Some(kind);
                 continue;
             }
-            let (Some(pct), Some(offset)) = (
-                tokens
-                    .first()
-                    .and_then(|t| t.trim_end_matches('%').parse::<f64>().ok()),
-                tokens.get(1).and_then(|t| t.parse::<u64>().ok()),
+            if tokens == ["};"] || tokens == ["}"] {
+                continue;
+            }
+            let columns = a.events.len().max(1);
+            let values: Option<Vec<f64>> = tokens
+                .get(..columns)
+                .map(|v| {
+                    v.iter()
+                        .map(|t| t.trim_end_matches('%').parse::<f64>().ok())
+                        .collect()
+                })
+                .and_then(|v: Vec<Option<f64>>| v.into_iter().collect());
+            let (Some(values), Some(offset)) = (
+                values.filter(|v| v.iter().all(|x| x.is_finite() && *x >= 0.0)),
+                tokens.get(columns).and_then(|t| t.parse::<u64>().ok()),
             ) else {
                 return Err(err(at, format!("cannot read this annotate row: `{line}`")));
             };
+            let kind = a.values.unwrap_or(Values::Percent);
+            if a.totals.is_none() {
+                // The first row is the type itself: what each column totals.
+                a.totals = Some(a.event_totals(kind, &values).map_err(|msg| {
+                    Diagnostic::new(msg).in_file(path).at(at, 1).help(
+                        "print sample counts with -n (`perf annotate --data-type --group --stdio -n`), \
+                         or give `perf report -s type,typeoff --stdio -n` of the same data",
+                    )
+                })?);
+            }
             if !line.ends_with(';') {
                 continue; // an aggregate: its leaves carry its samples
             }
@@ -129,19 +188,44 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
                 .and_then(|t| t.split('[').next())
                 .filter(|t| !t.is_empty())
                 .map(str::to_string);
-            out.push(TypeSamples {
-                type_name: type_name.clone(),
-                offset,
-                member,
-                direction: Direction::of_event(&event),
-                event: event.clone(),
-                samples: (pct / 100.0 * *n as f64).round() as u64,
-                estimated: false,
-                at,
-            });
+            let totals = a.totals.as_ref().expect("set by the first row");
+            for (e, (&value, total)) in values.iter().zip(totals).enumerate() {
+                let name = match a.events.get(e) {
+                    Some(n) => n.clone(),
+                    None => event.clone(),
+                };
+                let samples = match (kind, total) {
+                    (Values::Samples, _) => value.round() as u64,
+                    (Values::Percent, Total { samples, .. }) => {
+                        (value / 100.0 * *samples as f64).round() as u64
+                    }
+                    (Values::Period, Total { samples, root }) if *root > 0.0 => {
+                        (value / root * *samples as f64).round() as u64
+                    }
+                    (Values::Period, _) => 0,
+                };
+                out.push(TypeSamples {
+                    type_name: a.type_name.clone(),
+                    offset,
+                    member: member.clone(),
+                    direction: Direction::of_event(&name),
+                    event: name,
+                    samples,
+                    estimated: kind == Values::Period,
+                    at,
+                });
+            }
             continue;
         }
-        // perf report -s type,typeoff: `30.00%  [360]  struct page_counter  struct page_counter +0 (usage.counter)`
+        // perf report -s type,typeoff: `30.00%  [360]  struct page_counter  struct page_counter +0 (usage.counter)`;
+        // with --group, one overhead (and sample) column per event.
+        let percents = tokens
+            .iter()
+            .take_while(|t| {
+                t.strip_suffix('%')
+                    .is_some_and(|n| n.parse::<f64>().is_ok())
+            })
+            .count();
         let Some(pct) = tokens
             .first()
             .and_then(|t| t.strip_suffix('%'))
@@ -149,6 +233,55 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
         else {
             return Err(err(at, format!("cannot read this row: `{line}`")));
         };
+        if percents > 1 {
+            let events = group_events(&event);
+            if events.len() != percents {
+                return Err(err(
+                    at,
+                    format!(
+                        "this row has {percents} overhead columns, but the `# Samples:` header \
+                         names {} events: `{line}`",
+                        events.len()
+                    ),
+                ));
+            }
+            if !has_samples_col {
+                return Err(Diagnostic::new(format!(
+                    "a group's overheads are each of its own event's samples, which the report \
+                     does not print apart: cannot tell how many samples each of {} took",
+                    events.join(", ")
+                ))
+                .in_file(path)
+                .at(at, 1)
+                .help("add -n (`perf report --group -s type,typeoff --stdio -n`) for the counts"));
+            }
+            let counts: Option<Vec<u64>> = tokens
+                .get(percents..2 * percents)
+                .map(|c| c.iter().map(|t| t.parse::<u64>().ok()).collect())
+                .and_then(|c: Vec<Option<u64>>| c.into_iter().collect());
+            let Some(counts) = counts else {
+                return Err(err(at, format!("no sample counts in this row: `{line}`")));
+            };
+            let Some(row) = typeoff(&tokens, 2 * percents) else {
+                if tokens[2 * percents..].iter().any(|t| t.starts_with('+')) {
+                    return Err(err(at, format!("cannot read this row: `{line}`")));
+                }
+                continue;
+            };
+            for (name, n) in events.iter().zip(counts) {
+                out.push(TypeSamples {
+                    type_name: row.0.clone(),
+                    offset: row.1,
+                    member: row.2.clone(),
+                    direction: Direction::of_event(name),
+                    event: name.clone(),
+                    samples: n,
+                    estimated: false,
+                    at,
+                });
+            }
+            continue;
+        }
         let mut k = 1;
         let exact = if has_samples_col {
             k = 2;
@@ -213,6 +346,108 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
     Ok(out)
 }
 
+/// What an annotate column holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Values {
+    Percent,
+    Samples,
+    Period,
+}
+
+impl Values {
+    fn of_header(word: &str) -> Option<Values> {
+        match word {
+            "Percent" => Some(Values::Percent),
+            "Samples" => Some(Values::Samples),
+            "Period" => Some(Values::Period),
+            _ => None,
+        }
+    }
+}
+
+/// One column's total: its samples, and its value on the type's own row.
+#[derive(Clone, Copy, Debug)]
+struct Total {
+    samples: u64,
+    root: f64,
+}
+
+/// The type `perf annotate --data-type` is printing.
+struct Annotated {
+    type_name: String,
+    /// The header's samples: all events' together.
+    samples: u64,
+    /// A group's events, in column order (empty: one event).
+    events: Vec<String>,
+    values: Option<Values>,
+    /// Each column's total, from the type's own row.
+    totals: Option<Vec<Total>>,
+}
+
+impl Annotated {
+    /// Each column's samples, from the type's own row (`root`): the
+    /// header's count for one event, or for the only event of a group
+    /// with samples of this type; counts need no total.
+    fn event_totals(&self, kind: Values, root: &[f64]) -> Result<Vec<Total>, String> {
+        let with_samples = root.iter().filter(|v| **v > 0.0).count();
+        if kind != Values::Samples && root.len() > 1 && with_samples > 1 {
+            return Err(format!(
+                "the group's columns of `{}` are each of their own event's samples, and perf \
+                 prints only their sum ({}): cannot tell how many each of {} took",
+                self.type_name,
+                self.samples,
+                self.events.join(", ")
+            ));
+        }
+        Ok(root
+            .iter()
+            .map(|&v| Total {
+                samples: if v > 0.0 || root.len() == 1 {
+                    self.samples
+                } else {
+                    0
+                },
+                root: v,
+            })
+            .collect())
+    }
+}
+
+/// The events of `anon group { a, b }` (or `group NAME { a, b }`); one
+/// event otherwise.
+fn group_events(event: &str) -> Vec<String> {
+    match event.split_once('{').and_then(|(_, r)| r.rsplit_once('}')) {
+        Some((inner, _)) => inner
+            .split(',')
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
+            .collect(),
+        None => vec![event.to_string()],
+    }
+}
+
+/// The type, offset and member of a report row's `TYPE TYPE +OFF (MEMBER)`
+/// tokens from `k` on; `None` for a type without offsets.
+fn typeoff(tokens: &[&str], k: usize) -> Option<(String, u64, Option<String>)> {
+    let plus = k + tokens.get(k..)?.iter().position(|t| {
+        t.strip_prefix('+')
+            .is_some_and(|n| n.parse::<u64>().is_ok())
+    })?;
+    let offset: u64 = tokens[plus][1..].parse().ok()?;
+    let words = &tokens[k..plus];
+    let half = words.len() / 2;
+    let type_words = if words.len().is_multiple_of(2) && words[..half] == words[half..] {
+        &words[half..]
+    } else {
+        words
+    };
+    let member = tokens
+        .get(plus + 1)
+        .map(|t| t.trim_start_matches('(').trim_end_matches(')').to_string())
+        .filter(|t| !t.is_empty());
+    Some((type_words.join(" "), offset, member))
+}
+
 /// `1234`, `1K`, `2M`: a count and whether perf rounded it.
 fn samples_count(t: &str) -> Option<(u64, bool)> {
     let (num, mult) = match t.chars().last()? {
@@ -222,4 +457,112 @@ fn samples_count(t: &str) -> Option<(u64, bool)> {
     };
     let v: f64 = num.parse().ok()?;
     Some(((v * mult).round() as u64, mult > 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(text: &str) -> Vec<(Option<String>, Direction, u64, bool)> {
+        parse(Path::new("t"), text)
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.member, r.direction, r.samples, r.estimated))
+            .collect()
+    }
+
+    const GROUP_HEAD: &str = "Annotate type: 'struct s' in [kernel.kallsyms] (130 samples):\n \
+        event[0] = mem-loads\n event[1] = mem-stores\n\
+        ============================================================================\n";
+
+    #[test]
+    fn annotate_groups_with_counts_give_each_event_its_samples() {
+        let text = format!(
+            "{GROUP_HEAD}                Samples     offset       size  field\n\
+             \x20  100      30          0         16  struct s   {{\n\
+             \x20   90       0          0          8      long   a;\n\
+             \x20   10      30          8          8      long   b;\n\
+             \x20                                           }};\n"
+        );
+        let r = rows(&text);
+        use Direction::{Load, Store};
+        assert_eq!(
+            r,
+            [
+                (Some("a".into()), Load, 90, false),
+                (Some("a".into()), Store, 0, false),
+                (Some("b".into()), Load, 10, false),
+                (Some("b".into()), Store, 30, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn annotate_group_percentages_are_read_only_where_one_event_has_samples() {
+        let both = format!(
+            "{GROUP_HEAD}                Percent     offset       size  field\n\
+             \x20 100.00  100.00          0         16  struct s   {{\n\
+             \x20  90.00    0.00          0          8      long   a;\n\
+             \x20  10.00  100.00          8          8      long   b;\n\
+             \x20                                           }};\n"
+        );
+        let e = parse(Path::new("t"), &both).unwrap_err().to_string();
+        assert!(
+            e.contains("t:6:1") && e.contains("cannot tell how many"),
+            "{e}"
+        );
+        assert!(e.contains("-n"), "{e}");
+        // Only the stores sampled this type: the header's count is theirs.
+        let stores = both
+            .replace("100.00  100.00", "  0.00  100.00")
+            .replace("90.00    0.00", " 0.00    0.00")
+            .replace("10.00  100.00", " 0.00  100.00");
+        let r = rows(&stores);
+        assert_eq!(r[3], (Some("b".into()), Direction::Store, 130, false));
+        assert_eq!(r[2], (Some("b".into()), Direction::Load, 0, false));
+    }
+
+    #[test]
+    fn annotate_periods_are_shares_of_the_type_and_estimated() {
+        let text = "Annotate type: 'struct s' in [kernel.kallsyms] (50 samples):\n\
+             ============================================================================\n\
+             \x20        Period     offset       size  field\n\
+             \x20        4000          0         16  struct s   {\n\
+             \x20        3000          0          8      long   a;\n\
+             \x20        1000          8          8      long   b;\n\
+             \x20                                          };\n";
+        let r = rows(text);
+        assert_eq!(r[0].2, 38);
+        assert_eq!(r[1].2, 13);
+        assert!(r.iter().all(|r| r.3));
+    }
+
+    #[test]
+    fn report_groups_need_their_sample_columns() {
+        let head = "# Samples: 130 of events 'anon group { mem-loads, mem-stores }'\n\
+                    # Overhead       Samples  Data Type  Data Type Offset\n";
+        let text = format!(
+            "{head}    90.00%  0.00%    90     0  struct s  struct s +0 (a)\n\
+             \x20   10.00%  100.00%  10    30  struct s  struct s +8 (b)\n"
+        );
+        let r = rows(&text);
+        assert_eq!(r.len(), 4);
+        assert_eq!(r[3], (Some("b".into()), Direction::Store, 30, false));
+        assert_eq!(r[2], (Some("b".into()), Direction::Load, 10, false));
+        let no_counts = text
+            .replace(" Samples ", " ")
+            .replace("    90     0", "")
+            .replace("  10    30", "");
+        let e = parse(Path::new("t"), &no_counts).unwrap_err().to_string();
+        assert!(e.contains("cannot tell how many samples each"), "{e}");
+    }
+
+    #[test]
+    fn an_event_line_after_the_columns_is_an_error() {
+        let text = format!(
+            "{GROUP_HEAD}                Samples     offset       size  field\n event[2] = cycles\n"
+        );
+        let e = parse(Path::new("t"), &text).unwrap_err().to_string();
+        assert!(e.contains("cannot read this event line"), "{e}");
+    }
 }
