@@ -948,7 +948,9 @@ fn changelog_of_the_seed_fix_matches_the_hand_written_one() {
         "On cacheline 25, refaulted[] sits with enabled, gen, seg and list.",
         "in which struct lru_gen_folio starts at offset 304",
         "After the change, the struct starts at offset 320",
-        "Move enabled, gen, seg and list after timestamps[], which is read-mostly as well (offsets 376-399).",
+        "Move enabled, gen, seg and list from cacheline 25 to cachelines 5-6 after timestamps[], \
+         which is read-mostly as well (offsets 376-399): they no longer share cacheline 25 with \
+         the lockless writes to refaulted[].",
         "48 bytes stay free before evicted[] so that it starts cacheline 25.",
         "evicted[] and refaulted[] now sit on cachelines 25-26, which they have to themselves",
         "This grows struct lru_gen_folio from 1360 to 1408 bytes (+48) and raises its alignment from 8 to 64 bytes.",

@@ -592,7 +592,10 @@ fn a_proposal_view_reads_rows_and_moves_once() {
     );
     let text = changelog_of(&p, &ChangelogNotes::default());
     assert!(
-        text.contains("Move enabled, gen, seg and list after timestamps"),
+        text.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains("Move enabled, gen, seg and list from cacheline 25 to cachelines 5-6 after timestamps"),
         "{text}"
     );
 }
