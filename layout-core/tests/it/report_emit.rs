@@ -595,7 +595,9 @@ fn a_proposal_view_reads_rows_and_moves_once() {
         text.split_whitespace()
             .collect::<Vec<_>>()
             .join(" ")
-            .contains("Move enabled, gen, seg and list from cacheline 25 to cachelines 5-6 after timestamps"),
+            .contains(
+            "Move enabled, gen, seg and list from cacheline 25 to cachelines 5-6 after timestamps"
+        ),
         "{text}"
     );
 }
