@@ -175,6 +175,35 @@ fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
                 "struct {name}, {mode}: diff {ours} lines, mail {in_mail}, git --histogram {git}"
             );
             assert_eq!(ours, in_mail, "{name} {mode}: the mail carries the diff");
+            check_markup_named(&diff, &stderr(&out), &mail, &format!("{name} {mode}"));
+            if (name, mode) == ("zone", "default") {
+                let summary = stderr(&out);
+                for part in [
+                    "2 of 37 members moved, 1 attribute, padding or marker added",
+                    "the diff adds ____cacheline_aligned_in_smp to compact_cached_free_pfn: \
+                     compact_cached_free_pfn starts cacheline 20; without it C would place \
+                     compact_cached_free_pfn at offset 1232, on cacheline 19 with \
+                     percpu_drift_mark and contiguous (read-mostly)",
+                ] {
+                    assert!(summary.contains(part), "{part}\nnot in\n{summary}");
+                }
+                let prose = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+                for part in [
+                    "Move contiguous from cacheline 20 to cacheline 19 after percpu_drift_mark",
+                    "it no longer shares cacheline 20 with the lockless writes to \
+                     compact_cached_free_pfn",
+                    "55 bytes stay free before compact_cached_free_pfn so that it starts \
+                     cacheline 20.",
+                    "The cachelines that change, before and after:",
+                ] {
+                    assert!(prose.contains(part), "{part}\nnot in\n{mail}");
+                }
+                // The changelog, within checkpatch's 75 columns.
+                let body = mail.split_once("\n\n").map_or("", |(_, b)| b);
+                let body = body.split("\n---\n").next().unwrap_or("");
+                let long: Vec<&str> = body.lines().filter(|l| l.len() > 75).collect();
+                assert!(long.is_empty(), "{long:?}");
+            }
             if ours > git {
                 failures.push(format!(
                     "struct {name}, {mode}: {ours} lines changed, git --histogram {git}"
@@ -183,6 +212,58 @@ fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The markup words a diff may add or remove: cacheline attributes,
+/// padding lines, padding members, alignment attributes.
+const MARKUP: [&str; 5] = [
+    "____cacheline_aligned_in_smp",
+    "CACHELINE_PADDING(",
+    "__cacheline_pad",
+    "__aligned(",
+    "__cacheline_group_",
+];
+
+/// Every markup word the diff adds or removes (net of the lines it only
+/// moves) has as many `the diff adds`/`removes` lines in the summary, and
+/// each of those sentences is in the mail's changelog.
+fn check_markup_named(diff: &str, summary: &str, mail: &str, what: &str) {
+    let body: Vec<&str> = diff
+        .lines()
+        .filter(|l| !l.starts_with("+++ ") && !l.starts_with("--- "))
+        .collect();
+    let named: Vec<&str> = summary
+        .lines()
+        .filter_map(|l| l.strip_prefix("the diff "))
+        .collect();
+    for word in MARKUP {
+        let count = |mark: char| -> i64 {
+            body.iter()
+                .filter(|l| l.starts_with(mark))
+                .map(|l| l.matches(word).count() as i64)
+                .sum()
+        };
+        let net = count('+') - count('-');
+        let listed = |verb: &str| -> i64 {
+            named
+                .iter()
+                .filter(|l| l.starts_with(verb) && l.split(':').next().unwrap_or("").contains(word))
+                .count() as i64
+        };
+        assert_eq!(
+            listed("adds ") - listed("removes "),
+            net,
+            "{what}: `{word}` {net:+} in the diff, the summary names:\n{}\n{diff}",
+            named.join("\n")
+        );
+    }
+    let prose = mail.split_whitespace().collect::<Vec<_>>().join(" ");
+    for sentence in &named {
+        assert!(
+            prose.contains(&format!("The patch {sentence}.")),
+            "{what}: the changelog names `{sentence}`"
+        );
+    }
 }
 
 /// A struct whose members move across paragraphs (blank lines), as zone's
