@@ -256,6 +256,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 constraints: solved.constraints.clone(),
                 configurations: configurations.clone(),
                 balanced_moved: solved.smaller.as_ref().map(|alt| alt.cost.churn),
+                markup: diff.as_ref().map(|d| d.changes.clone()),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
             }

@@ -198,6 +198,14 @@ fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
                 ] {
                     assert!(prose.contains(part), "{part}\nnot in\n{mail}");
                 }
+                let j = json(&run(
+                    c,
+                    cache.path(),
+                    &[&base[..], args, &["--format", "json"]].concat(),
+                ));
+                assert_eq!(j["markup"][0]["what"], "____cacheline_aligned_in_smp");
+                assert_eq!(j["markup"][0]["member"], "compact_cached_free_pfn");
+                assert_eq!(j["markup"][0]["place"], "on");
                 // The changelog, within checkpatch's 75 columns.
                 let body = mail.split_once("\n\n").map_or("", |(_, b)| b);
                 let body = body.split("\n---\n").next().unwrap_or("");

@@ -69,6 +69,10 @@ pub struct ProposeJson {
     /// `{"state": "failed", "why"}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub configurations: Option<Vec<crate::configs::ConfigCheck>>,
+    /// When the header takes the diff: every attribute, padding and marker
+    /// it adds or removes (`{"added", "what", "place", "member", "why"}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub markup: Option<Vec<crate::emit::MarkupChange>>,
     /// With `--changelog`: the commit-message paragraph.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changelog: Option<String>,
