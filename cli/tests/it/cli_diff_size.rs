@@ -198,6 +198,17 @@ fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
                 ] {
                     assert!(prose.contains(part), "{part}\nnot in\n{mail}");
                 }
+                // The installed header by its absolute path, from elsewhere:
+                // the diff names it under the --kbuild tree's sources.
+                let installed = srctree(&tree).join(header);
+                let mut absolute = base.to_vec();
+                absolute[1] = installed.to_str().unwrap();
+                let elsewhere = tempfile::tempdir().unwrap();
+                let d = stdout(&run(elsewhere.path(), cache.path(), &absolute));
+                assert!(
+                    d.starts_with("--- a/include/linux/mmzone.h\n+++ b/include/linux/mmzone.h\n"),
+                    "{d}"
+                );
                 let j = json(&run(
                     c,
                     cache.path(),
