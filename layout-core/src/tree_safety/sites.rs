@@ -1,0 +1,654 @@
+//! Finding the code that depends on the struct's member order, in one
+//! file's tokens: positional initializers (declarations, arrays of them,
+//! compound literals), ranges by offset (`offsetof(S, b) - offsetof(S, a)`,
+//! a `mem*()` length that is an offset), offsets of zero-size markers,
+//! build-time assertions on offsets and sizes, cache-line group
+//! assertions, and BPF instructions built from offsets. Each site comes
+//! with what keeps it intact ([`Need`]); designated initializers and the
+//! all-zero `{ 0 }` are recorded as safe.
+
+use super::members::Members;
+use super::spelling::Spelling;
+use super::tokens::Code;
+use super::{Need, SiteKind};
+use std::ops::Range;
+
+/// A site found in one file: the token it starts at, what it is, what it
+/// needs.
+pub(crate) struct Found {
+    pub tok: usize,
+    pub kind: SiteKind,
+    pub need: Need,
+}
+
+/// A place in the member order an offset expression stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Point {
+    /// Where field `f` starts (`offsetof(S, f)`).
+    Before(usize),
+    /// Where field `f` ends (`offsetofend(S, f)`).
+    After(usize),
+    /// The struct's end (`sizeof(struct S)`).
+    End,
+    /// `sizeof(*p)` or `sizeof(v)`: the struct's end when subtracted by an
+    /// offset of the struct.
+    WeakEnd,
+}
+
+/// An offset expression of the struct: tokens `toks` (inclusive of the
+/// closing parenthesis), the point it names.
+#[derive(Clone, Debug)]
+struct Atom {
+    toks: Range<usize>,
+    point: Point,
+}
+
+/// Macros that assert at build time.
+const ASSERTIONS: &[&str] = &[
+    "BUILD_BUG_ON",
+    "BUILD_BUG_ON_MSG",
+    "BUILD_BUG_ON_ZERO",
+    "BUILD_BUG_ON_NOT_POWER_OF_2",
+    "static_assert",
+    "_Static_assert",
+    "ASSERT_STRUCT_OFFSET",
+];
+
+/// The kernel's cache-line group assertions.
+const GROUP_MEMBER: &str = "CACHELINE_ASSERT_GROUP_MEMBER";
+const GROUP_SIZE: &str = "CACHELINE_ASSERT_GROUP_SIZE";
+
+/// Copy and clear functions whose last argument is a length.
+const MEM_CALLS: &[&str] = &[
+    "memset",
+    "memcpy",
+    "memmove",
+    "memcmp",
+    "memzero_explicit",
+    "__builtin_memset",
+    "__builtin_memcpy",
+    "unsafe_memcpy",
+];
+
+/// Context-access helpers of the BPF verifier that name members by offset.
+const BPF_HELPERS: &[&str] = &["bpf_target_off", "bpf_ctx_range", "bpf_ctx_range_till"];
+
+/// Every site of `code` that uses the struct spelled `sp`.
+pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members) -> Vec<Found> {
+    let mut out = Vec::new();
+    let atoms = atoms(code, sp, m);
+    // Tokens inside an assertion or a BPF macro: their offsets are judged
+    // there, not as ranges.
+    let mut judged: Vec<Range<usize>> = Vec::new();
+    assertions(code, sp, m, &atoms, &mut judged, &mut out);
+    bpf(code, sp, &atoms, &mut judged, &mut out);
+    let free: Vec<&Atom> = atoms
+        .iter()
+        .filter(|a| !judged.iter().any(|r| r.contains(&a.toks.start)))
+        .collect();
+    ranges(code, m, &free, &mut out);
+    initializers(code, sp, m, &mut out);
+    out.sort_by_key(|f| f.tok);
+    out
+}
+
+/// The offset expressions of the struct in `code`.
+fn atoms(code: &Code, sp: &Spelling, m: &Members) -> Vec<Atom> {
+    let mut out = Vec::new();
+    for i in 0..code.len() {
+        let word = code.at(i);
+        let point_of = match word {
+            "offsetof" | "__builtin_offsetof" | "offsetofend" => true,
+            "sizeof" => false,
+            _ => continue,
+        };
+        if !code.is(i + 1, "(") {
+            continue;
+        }
+        let Some(close) = code.closing(i + 1) else {
+            continue;
+        };
+        let els = code.elements(i + 1);
+        let point = if point_of {
+            let [ty, member] = els.as_slice() else {
+                continue;
+            };
+            if !sp.is_exactly(code, ty.clone()) {
+                continue;
+            }
+            let Some(f) = m.field(code.at(member.start)) else {
+                continue;
+            };
+            if word == "offsetofend" {
+                Point::After(f)
+            } else {
+                Point::Before(f)
+            }
+        } else {
+            let [ty] = els.as_slice() else {
+                continue;
+            };
+            if sp.is_exactly(code, ty.clone()) {
+                Point::End
+            } else if code.is(ty.start, "*") || (ty.len() == 1 && code.is_ident(ty.start)) {
+                Point::WeakEnd
+            } else {
+                continue;
+            }
+        };
+        out.push(Atom {
+            toks: i..close + 1,
+            point,
+        });
+    }
+    out
+}
+
+/// Build-time assertions: an offset named pins its member; the size named
+/// must not change; a cache-line group assertion is kept by the group's
+/// markers.
+fn assertions(
+    code: &Code,
+    sp: &Spelling,
+    m: &Members,
+    atoms: &[Atom],
+    judged: &mut Vec<Range<usize>>,
+    out: &mut Vec<Found>,
+) {
+    for i in 0..code.len() {
+        let word = code.at(i);
+        let group = word == GROUP_MEMBER || word == GROUP_SIZE;
+        if !(group || ASSERTIONS.contains(&word)) || !code.is(i + 1, "(") {
+            continue;
+        }
+        let Some(close) = code.closing(i + 1) else {
+            continue;
+        };
+        if group {
+            let els = code.elements(i + 1);
+            let [ty, g, third] = els.as_slice() else {
+                continue;
+            };
+            if !sp.is_exactly(code, ty.clone()) {
+                continue;
+            }
+            let name = code.at(g.start).to_string();
+            let need = if word == GROUP_SIZE {
+                let bytes = (third.len() == 1)
+                    .then(|| parse_number(code.at(third.start)))
+                    .flatten();
+                Need::GroupSize { group: name, bytes }
+            } else {
+                Need::Group { group: name }
+            };
+            judged.push(i..close + 1);
+            out.push(Found {
+                tok: i,
+                kind: SiteKind::GroupAssertion,
+                need,
+            });
+            continue;
+        }
+        let inside: Vec<&Atom> = atoms
+            .iter()
+            .filter(|a| a.toks.start > i && a.toks.end <= close + 1)
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        judged.push(i..close + 1);
+        let mut pins: Vec<usize> = inside
+            .iter()
+            .filter_map(|a| match a.point {
+                Point::Before(f) | Point::After(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        pins.sort_unstable();
+        pins.dedup();
+        if !pins.is_empty() {
+            out.push(Found {
+                tok: i,
+                kind: SiteKind::BuildAssertion,
+                need: Need::Pin(pins.iter().map(|&f| m.names[f].clone()).collect()),
+            });
+        }
+        if inside.iter().any(|a| a.point == Point::End) {
+            out.push(Found {
+                tok: i,
+                kind: SiteKind::SizeAssertion,
+                need: Need::Size,
+            });
+        }
+    }
+}
+
+/// BPF instructions built from an offset of the struct (`BPF_LDX_MEM(..,
+/// offsetof(struct S, m))`), and the verifier's context-access helpers
+/// naming it: refused.
+fn bpf(
+    code: &Code,
+    sp: &Spelling,
+    atoms: &[Atom],
+    judged: &mut Vec<Range<usize>>,
+    out: &mut Vec<Found>,
+) {
+    for i in 0..code.len() {
+        let word = code.at(i);
+        let insn = word.starts_with("BPF_") && code.is_ident(i);
+        if !(insn || BPF_HELPERS.contains(&word)) || !code.is(i + 1, "(") {
+            continue;
+        }
+        // A macro's definition is no use (its parameters are no type).
+        if i > 0 && code.is(i - 1, "define") {
+            continue;
+        }
+        let Some(close) = code.closing(i + 1) else {
+            continue;
+        };
+        let names_struct = if insn {
+            atoms.iter().any(|a| {
+                a.toks.start > i
+                    && a.toks.end <= close + 1
+                    && matches!(a.point, Point::Before(_) | Point::After(_))
+            })
+        } else {
+            code.elements(i + 1)
+                .first()
+                .is_some_and(|ty| sp.is_exactly(code, ty.clone()))
+        };
+        if names_struct {
+            judged.push(i..close + 1);
+            out.push(Found {
+                tok: i,
+                kind: SiteKind::BpfOffset,
+                need: Need::Refuse(format!(
+                    "`{word}` builds BPF code from the struct's offsets: the program's loads, \
+                     widths and masks assume what lies at each one"
+                )),
+            });
+        }
+    }
+}
+
+/// Ranges by offset: `A - B` of two offsets of the struct, and a `mem*()`
+/// length that is one offset (a range from the struct's start); an offset
+/// of a zero-size marker alone stands for the bytes after it.
+fn ranges(code: &Code, m: &Members, atoms: &[&Atom], out: &mut Vec<Found>) {
+    let n = m.len();
+    let mut in_range = vec![false; atoms.len()];
+    for (bi, b) in atoms.iter().enumerate() {
+        let minus = b.toks.start.wrapping_sub(1);
+        if !code.is(minus, "-") {
+            continue;
+        }
+        let Some(ai) = atoms.iter().position(|a| {
+            a.toks.end == minus
+                || (a.toks.end + 1 == minus && code.is(a.toks.end, ")"))
+        }) else {
+            continue;
+        };
+        let (a, b_point) = (atoms[ai], b.point);
+        let end = match a.point {
+            Point::WeakEnd | Point::End => Point::End,
+            p => p,
+        };
+        if matches!(b_point, Point::End | Point::WeakEnd) {
+            continue;
+        }
+        if let Some(need) = range_need(m, b_point, end) {
+            in_range[ai] = true;
+            in_range[bi] = true;
+            out.push(Found {
+                tok: a.toks.start,
+                kind: SiteKind::OffsetRange,
+                need,
+            });
+        }
+    }
+    // A length that is one offset: from the start of the struct.
+    for i in 0..code.len() {
+        if !MEM_CALLS.contains(&code.at(i)) || !code.is(i + 1, "(") {
+            continue;
+        }
+        let els = code.elements(i + 1);
+        let Some(len) = els.last().filter(|_| els.len() >= 3) else {
+            continue;
+        };
+        let Some(k) = atoms.iter().position(|a| a.toks == *len) else {
+            continue;
+        };
+        if in_range[k] || !matches!(atoms[k].point, Point::Before(_) | Point::After(_)) {
+            continue;
+        }
+        if let Some(need) = range_need(m, Point::Before(0), atoms[k].point) {
+            in_range[k] = true;
+            out.push(Found {
+                tok: i,
+                kind: SiteKind::OffsetRange,
+                need,
+            });
+        }
+    }
+    // The offset of a zero-size marker: code reads what follows it.
+    for (k, a) in atoms.iter().enumerate() {
+        let Point::Before(f) = a.point else {
+            continue;
+        };
+        if in_range[k] || !m.plain_marker[f] || f + 1 >= n {
+            continue;
+        }
+        out.push(Found {
+            tok: a.toks.start,
+            kind: SiteKind::MarkerOffset,
+            need: Need::Run(m.span(f..f + 2)),
+        });
+    }
+}
+
+/// What keeps the bytes from `from` to `to` holding the same members: the
+/// members from the range's first to the one its end names stay together
+/// in order (a range at the struct's start or end stays there); a range
+/// between two zero-size walls is kept by them.
+fn range_need(m: &Members, from: Point, to: Point) -> Option<Need> {
+    let n = m.len();
+    let first = match from {
+        Point::Before(f) => f,
+        Point::After(f) => f + 1,
+        _ => return None,
+    };
+    // The last field the range holds or ends at (whose start is its end).
+    let (last, at_end) = match to {
+        Point::Before(f) => (f, false),
+        Point::After(f) => (f, false),
+        Point::End | Point::WeakEnd => (n.checked_sub(1)?, true),
+    };
+    let (first, last) = (first.min(last), first.max(last));
+    if last >= n {
+        return None;
+    }
+    let walled = |f: usize| m.wall.get(f).copied().unwrap_or(false);
+    let starts_walled = first == 0 || walled(first);
+    let ends_walled = at_end || (matches!(to, Point::Before(_)) && walled(last));
+    if starts_walled && ends_walled {
+        return Some(Need::KeptBy(format!(
+            "the zero-size walls around `{}`..`{}`",
+            m.names[first], m.names[last]
+        )));
+    }
+    let names = m.span(first..last + 1);
+    Some(if first == 0 {
+        Need::First(names)
+    } else if at_end {
+        Need::Last(names)
+    } else {
+        Need::Run(names)
+    })
+}
+
+/// Initializers of the struct: declarations (`struct S v = {..}`, arrays
+/// of them, several declarators) and compound literals (`(struct S){..}`,
+/// `(struct S[]){..}`).
+fn initializers(code: &Code, sp: &Spelling, m: &Members, out: &mut Vec<Found>) {
+    let mut i = 0;
+    while i < code.len() {
+        let Some(after) = sp.at(code, i) else {
+            i += 1;
+            continue;
+        };
+        // Not a type in these places.
+        let prev = if i == 0 { "" } else { code.at(i - 1) };
+        if matches!(prev, "sizeof" | "offsetof" | "offsetofend" | "->" | ".") {
+            i = after;
+            continue;
+        }
+        if prev == "(" {
+            // A compound literal: `( TYPE [dims] ) {`.
+            let mut j = after;
+            let mut dims = 0;
+            while code.is(j, "[") {
+                match code.closing(j) {
+                    Some(c) => j = c + 1,
+                    None => break,
+                }
+                dims += 1;
+            }
+            if code.is(j, ")") && code.is(j + 1, "{") {
+                let kind = if dims > 0 {
+                    SiteKind::ArrayOfInitializers
+                } else {
+                    SiteKind::CompoundLiteral
+                };
+                initializer(code, m, j + 1, dims, kind, i, out);
+            }
+            i = after;
+            continue;
+        }
+        i = declarators(code, m, after, i, out);
+    }
+}
+
+/// The declarators after a type at `start` (the type began at `ty`):
+/// each `name [dims] attributes = { ... }` is an initializer. Returns where
+/// the scan goes on.
+fn declarators(code: &Code, m: &Members, start: usize, ty: usize, out: &mut Vec<Found>) -> usize {
+    let mut j = start;
+    // A definition `struct S { ... }` or a forward declaration.
+    if code.is(j, "{") || code.is(j, ";") {
+        return j + 1;
+    }
+    loop {
+        while matches!(code.at(j), "const" | "volatile" | "restrict") {
+            j += 1;
+        }
+        let pointer = code.is(j, "*");
+        if !pointer && !code.is_ident(j) {
+            return j.max(start);
+        }
+        let mut k = j;
+        if pointer {
+            while code.is(k, "*") || matches!(code.at(k), "const" | "volatile" | "restrict") {
+                k += 1;
+            }
+        }
+        if !code.is_ident(k) {
+            return k.max(start);
+        }
+        k += 1;
+        if code.is(k, "(") && !pointer {
+            // A function returning the struct.
+            return k;
+        }
+        let mut dims = 0;
+        while code.is(k, "[") {
+            match code.closing(k) {
+                Some(c) => k = c + 1,
+                None => return k,
+            }
+            dims += 1;
+        }
+        // Attributes after the name: `__initdata`, `__aligned(8)`.
+        while code.is_ident(k) {
+            k += 1;
+            if code.is(k, "(") {
+                match code.closing(k) {
+                    Some(c) => k = c + 1,
+                    None => return k,
+                }
+            }
+        }
+        if code.is(k, "=") {
+            if code.is(k + 1, "{") && !pointer {
+                let kind = if dims > 0 {
+                    SiteKind::ArrayOfInitializers
+                } else {
+                    SiteKind::PositionalInitializer
+                };
+                initializer(code, m, k + 1, dims, kind, ty, out);
+            }
+            // Past the initializer: to the next top-level `,` or `;`.
+            k += 1;
+            let mut depth = 0usize;
+            while k < code.len() {
+                match code.at(k) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => match depth.checked_sub(1) {
+                        Some(d) => depth = d,
+                        None => return k,
+                    },
+                    "," | ";" if depth == 0 => break,
+                    _ => {}
+                }
+                k += 1;
+            }
+        }
+        if code.is(k, ",") {
+            j = k + 1;
+            continue;
+        }
+        return k.max(start);
+    }
+}
+
+/// The initializer of the struct (or of an array of `dims` dimensions of
+/// it) at the brace `open`, found at token `site`.
+fn initializer(
+    code: &Code,
+    m: &Members,
+    open: usize,
+    dims: usize,
+    kind: SiteKind,
+    site: usize,
+    out: &mut Vec<Found>,
+) {
+    let mut needs: Vec<Need> = Vec::new();
+    struct_inits(code, m, open, dims, &mut needs);
+    let positional: Vec<Need> = needs
+        .into_iter()
+        .filter(|n| !matches!(n, Need::None))
+        .collect();
+    if positional.is_empty() {
+        out.push(Found {
+            tok: site,
+            kind: if is_zero_init(code, open) {
+                SiteKind::ZeroInitializer
+            } else {
+                SiteKind::DesignatedInitializer
+            },
+            need: Need::None,
+        });
+    }
+    for need in dedup(positional) {
+        out.push(Found {
+            tok: site,
+            kind,
+            need,
+        });
+    }
+}
+
+fn dedup(mut v: Vec<Need>) -> Vec<Need> {
+    let mut out: Vec<Need> = Vec::new();
+    v.drain(..).for_each(|n| {
+        if !out.contains(&n) {
+            out.push(n)
+        }
+    });
+    out
+}
+
+/// `{ }` or `{ 0 }`: every member zero, whatever the order.
+fn is_zero_init(code: &Code, open: usize) -> bool {
+    let els = code.elements(open);
+    els.is_empty() || (els.len() == 1 && els[0].len() == 1 && code.is(els[0].start, "0"))
+}
+
+/// What the struct initializers under brace `open` need: at `dims` 0 the
+/// brace initializes one struct, deeper it holds arrays of them.
+fn struct_inits(code: &Code, m: &Members, open: usize, dims: usize, needs: &mut Vec<Need>) {
+    let n = m.len();
+    if n == 0 {
+        return;
+    }
+    let els = code.elements(open);
+    if dims > 0 {
+        let mut flat = 0;
+        for el in &els {
+            // `[N] = { ... }` or `{ ... }`.
+            let mut v = el.start;
+            if code.is(v, "[") {
+                match code.closing(v) {
+                    Some(c) if code.is(c + 1, "=") => v = c + 2,
+                    _ => continue,
+                }
+            }
+            if code.is(v, "{") {
+                struct_inits(code, m, v, dims - 1, needs);
+            } else {
+                flat += 1;
+            }
+        }
+        // Braces elided: the values fill the structs member after member.
+        if flat > 0 {
+            needs.push(Need::First(m.span(0..flat.min(n))));
+        }
+        return;
+    }
+    if is_zero_init(code, open) {
+        needs.push(Need::None);
+        return;
+    }
+    // `cur`: the member the next positional value initializes; `from`: the
+    // designated member a run of positional values follows.
+    let mut cur = 0usize;
+    let mut from: Option<usize> = None;
+    let mut prefix = 0usize;
+    let mut any = false;
+    for el in &els {
+        let t = el.start;
+        let designated = if code.is(t, ".") && code.is_ident(t + 1) {
+            Some(code.at(t + 1))
+        } else if code.is_ident(t) && code.is(t + 1, ":") {
+            // The old GNU spelling `member: value`.
+            Some(code.at(t))
+        } else {
+            None
+        };
+        match designated {
+            Some(name) => match m.field(name) {
+                Some(f) => {
+                    from = Some(f);
+                    cur = f + 1;
+                }
+                None => {
+                    // A member the model does not know: whatever follows
+                    // positionally cannot be placed; keep the whole order.
+                    from = None;
+                    cur = n;
+                }
+            },
+            None if code.is(t, "[") => {}
+            None => {
+                any = true;
+                match from {
+                    None => prefix = prefix.max((cur + 1).min(n)),
+                    Some(d) => needs.push(Need::Run(m.span(d..(cur + 1).min(n)))),
+                }
+                cur += 1;
+            }
+        }
+    }
+    if prefix > 0 {
+        needs.push(Need::First(m.span(0..prefix)));
+    } else if !any {
+        needs.push(Need::None);
+    }
+}
+
+fn parse_number(s: &str) -> Option<u64> {
+    let s = s.trim_end_matches(['u', 'U', 'l', 'L']);
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
