@@ -90,6 +90,35 @@ impl Members {
         self.by_name.get(name).copied()
     }
 
+    /// Adds the member macros of `code` (`#define sk_dontcopy_begin
+    /// __sk_common.skc_dontcopy_begin`): a name defined as a path whose
+    /// first name is a member stands for that member's field.
+    pub(crate) fn learn_macros(&mut self, code: &super::tokens::Code) {
+        for i in 0..code.len() {
+            if !(code.is(i, "#") && code.is(i + 1, "define") && code.is_ident(i + 2)) {
+                continue;
+            }
+            let line = code.line_col(i + 1).0;
+            let Some(f) = code
+                .is_ident(i + 3)
+                .then(|| self.field(code.at(i + 3)))
+                .flatten()
+            else {
+                continue;
+            };
+            // The definition is the path alone, on the `#define`'s line.
+            let mut j = i + 4;
+            while code.is(j, ".") && code.is_ident(j + 1) && code.line_col(j + 1).0 == line {
+                j += 2;
+            }
+            let ends = j >= code.len() || code.line_col(j).0 != line;
+            let name = code.at(i + 2);
+            if ends && code.line_col(i + 3).0 == line && !self.by_name.contains_key(name) {
+                self.by_name.insert(name.to_string(), f);
+            }
+        }
+    }
+
     /// The names of fields `range`.
     pub fn span(&self, range: std::ops::Range<usize>) -> Vec<String> {
         self.names[range.start.min(self.len())..range.end.min(self.len())].to_vec()

@@ -234,6 +234,13 @@ pub fn scan(
             break;
         }
     }
+    let mut members = members.clone();
+    for (_, text) in &texts {
+        if text.contains(tag) && text.contains("define") {
+            members.learn_macros(&tokens::Code::new(text));
+        }
+    }
+    let members = &members;
     let mut out = Vec::new();
     let mut with_uses = 0;
     for (path, text) in &texts {

@@ -338,6 +338,18 @@ fn ranges(code: &Code, m: &Members, atoms: &[&Atom], out: &mut Vec<Found>) {
         if in_range[k] || !m.plain_marker[f] || f + 1 >= n {
             continue;
         }
+        // `len - offsetof(S, marker)`: the bytes from the marker to an end
+        // this pass cannot name (an object size), taken as the struct's.
+        if code.is(a.toks.start.wrapping_sub(1), "-") {
+            if let Some(need) = range_need(m, a.point, Point::End) {
+                out.push(Found {
+                    tok: a.toks.start,
+                    kind: SiteKind::OffsetRange,
+                    need,
+                });
+            }
+            continue;
+        }
         out.push(Found {
             tok: a.toks.start,
             kind: SiteKind::MarkerOffset,

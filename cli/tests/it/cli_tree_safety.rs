@@ -1,0 +1,296 @@
+//! The tree-safety pass end to end (`propose --safety-scan`): on small C
+//! trees written here, every kind of code that depends on the member order
+//! is found at its line and column, kept by a named, priced constraint that
+//! the proposal honours, or refused at its site; on Debian's 6.1 sources
+//! (extracted at test time) the same for sk_buff, struct bictcp, struct
+//! bpf_sock_ops_kern and a uapi struct.
+
+use super::support::{json, kbuild_tree, run_in, stderr, stdout};
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// A struct with one hard conflict as declared (`hits`, lockless, shares
+/// the line of the read-mostly members), so every proposal moves members.
+const HEADER: &str = "struct stats {
+\tlong name;
+\tlong hits;
+\tlong max;
+\tlong min;
+\tlong misses;
+\tlong total;
+\tlong spare;
+};
+typedef struct stats stats_t;
+";
+
+const ACCESS: &str = "[struct.stats]
+read_mostly = [\"name\", \"max\", \"min\", \"total\"]
+lockless_atomic = [\"hits\", \"misses\"]
+";
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn propose(dir: &Path, header: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "propose",
+        header,
+        "--struct",
+        "stats",
+        "--access",
+        "a.toml",
+    ];
+    args.extend_from_slice(extra);
+    run_in(dir, &args)
+}
+
+/// The members in the order of the proposal (JSON `after`).
+fn order(j: &serde_json::Value) -> Vec<String> {
+    let mut f: Vec<(u64, String)> = j["after"]["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["offset"].as_u64().unwrap(),
+                f["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    f.sort();
+    f.into_iter().map(|(_, n)| n).collect()
+}
+
+fn sites(j: &serde_json::Value) -> Vec<(String, u64, u64, String)> {
+    j["tree_safety"]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().to_string(),
+                s["line"].as_u64().unwrap(),
+                s["column"].as_u64().unwrap(),
+                s["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_kind_of_user_is_found_and_kept_in_the_proposal() {
+    let users = "#include \"s.h\"
+static struct stats boot = { 1, 2, 3 };
+static stats_t table[2] = { { 1, 2 }, { .max = 4, 5 } };
+static const struct stats named = { .name = 1, .spare = 2 };
+void f(struct stats *p, void *q)
+{
+\tstruct stats z = { 0 };
+\t/* struct stats c = { 9, 9, 9, 9, 9 }; a comment is no code */
+\tmemset(&p->misses, 0, offsetof(struct stats, spare) - offsetof(struct stats, misses));
+\tq = &(struct stats){ 7 };
+}
+";
+    let dir = tree(&[("s.h", HEADER), ("a.toml", ACCESS), ("src/users.c", users)]);
+    let o = propose(dir.path(), "s.h", &["--safety-scan", "src", "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let found = sites(&j);
+    let want = [
+        ("src/users.c", 2, 8, "positional_initializer"),
+        ("src/users.c", 3, 8, "array_of_initializers"),
+        ("src/users.c", 3, 8, "array_of_initializers"),
+        ("src/users.c", 4, 8, "designated_initializer"),
+        ("src/users.c", 7, 2, "zero_initializer"),
+        ("src/users.c", 9, 24, "offset_range"),
+        ("src/users.c", 10, 8, "compound_literal"),
+    ];
+    let got: Vec<(&str, u64, u64, &str)> = found
+        .iter()
+        .map(|(f, l, c, k)| (f.as_str(), *l, *c, k.as_str()))
+        .collect();
+    assert_eq!(got, want, "{:#}", j["tree_safety"]);
+    assert_eq!(j["tree_safety"]["spellings"], serde_json::json!(["struct stats", "stats_t"]));
+    // Each need holds in the proposal, by name.
+    let after = order(&j);
+    let at = |m: &str| after.iter().position(|n| n == m).unwrap();
+    assert_eq!(&after[..3], ["name", "hits", "max"], "{after:?}");
+    assert_eq!(at("min"), at("max") + 1, "{after:?}");
+    assert_eq!(at("total"), at("misses") + 1, "{after:?}");
+    assert_eq!(at("spare"), at("total") + 1, "{after:?}");
+    let added = j["tree_safety"]["constraints_added"].as_array().unwrap();
+    assert_eq!(added.len(), 5, "{added:#?}");
+    // The summary names each constraint with its site and price.
+    let o = propose(dir.path(), "s.h", &["--safety-scan", "src"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary = stderr(&o);
+    assert!(
+        summary.contains(
+            "kept: positional initializer at src/users.c:2:8 (members `name`..`max` stay first, in order): +"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept: offset range at src/users.c:9:24 (members `misses`..`spare` stay together, in order): +"),
+        "{summary}"
+    );
+    assert!(summary.contains("tree safety: 2 files"), "{summary}");
+    assert!(summary.contains("5 constraints added"), "{summary}");
+}
+
+#[test]
+fn a_range_between_zero_size_walls_is_kept_by_them_and_asserted_offsets_stay() {
+    let header = "struct stats {
+\tlong name;
+\tlong hits;
+\tchar copy_start[0];
+\tlong max;
+\tlong min;
+\tlong misses;
+\tchar copy_end[0];
+\tlong total;
+\tlong spare;
+};
+";
+    let users = "void f(struct stats *a, struct stats *b)
+{
+\tmemcpy(&a->copy_start, &b->copy_start,
+\t       offsetof(struct stats, copy_end) - offsetof(struct stats, copy_start));
+\tBUILD_BUG_ON(offsetof(struct stats, name) != 0);
+}
+";
+    let dir = tree(&[("s.h", header), ("a.toml", ACCESS), ("users.c", users)]);
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "users.c", "--format", "json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let kinds: Vec<String> = sites(&j).into_iter().map(|s| s.3).collect();
+    assert_eq!(kinds, ["offset_range", "build_assertion"]);
+    assert_eq!(
+        j["tree_safety"]["sites"][0]["need"]["kept_by"],
+        "the zero-size walls around `copy_start`..`copy_end`"
+    );
+    let before = super::support::field_offsets(&j["before"]);
+    let after = super::support::field_offsets(&j["after"]);
+    let spare = |v: &[(String, u64)]| v.iter().find(|(n, _)| n == "name").unwrap().1;
+    assert_eq!(spare(&after), spare(&before), "a pinned member keeps its offset");
+    assert_ne!(before, after, "the proposal moves members");
+    let summary = stderr(&propose(dir.path(), "s.h", &["--safety-scan", "users.c"]));
+    assert!(
+        summary.contains("kept by the zero-size walls around `copy_start`..`copy_end`: offset range at users.c:4:9: +0 bytes"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("kept: build assertion at users.c:5:2 (`name` keeps its offset)"),
+        "{summary}"
+    );
+    // An asserted size the proposal changes refuses it, at the assertion.
+    let sized = users.replace("}\n", "\tstatic_assert(sizeof(struct stats) == 56);\n}\n");
+    std::fs::write(dir.path().join("users.c"), sized).unwrap();
+    let o = propose(dir.path(), "s.h", &["--safety-scan", "users.c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("users.c:6:2: error: struct stats: reordering it breaks this build assertion on the size: the size is asserted at build time and the proposal changes it (56 -> "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn refusals_name_the_site() {
+    let bpf = "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
+    let dir = tree(&[("s.h", HEADER), ("a.toml", ACCESS), ("bpf.c", bpf)]);
+    let o = propose(dir.path(), "s.h", &["--safety-scan", "bpf.c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("bpf.c:1:27: error: struct stats: reordering it breaks this BPF access by offset"),
+        "{e}"
+    );
+    assert!(stdout(&o).is_empty(), "nothing is proposed");
+    for (path, header, col, what) in [
+        ("include/uapi/s.h", HEADER.to_string(), 1, "include/uapi/"),
+        (
+            "p.h",
+            HEADER.replace("};\ntypedef", "} __packed;\ntypedef"),
+            3,
+            "__packed",
+        ),
+        (
+            "r.h",
+            HEADER.replace("};\ntypedef", "} __randomize_layout;\ntypedef"),
+            3,
+            "not ours to choose",
+        ),
+    ] {
+        let dir = tree(&[(path, &header), ("a.toml", ACCESS), ("u.c", "int x;\n")]);
+        let o = propose(dir.path(), path, &["--safety-scan", "u.c"]);
+        assert_eq!(o.status.code(), Some(2), "{path}: {}", stderr(&o));
+        let e = stderr(&o);
+        let line = if col == 1 { 1 } else { 9 };
+        assert!(
+            e.starts_with(&format!("{path}:{line}:{col}: error: struct stats")) && e.contains(what),
+            "{path}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_proposal_that_moves_nothing_is_not_refused() {
+    // The same BPF user, but nothing conflicts: nothing moves, nothing breaks.
+    let bpf = "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
+    let access = "[struct.stats]\nread_mostly = [\"name\", \"max\"]\n";
+    let dir = tree(&[("s.h", HEADER), ("a.toml", access), ("bpf.c", bpf)]);
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "bpf.c", "--objective", "min-diff"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("BPF access by offset: 1"), "{}", stderr(&o));
+}
+
+/// Debian's 6.1 sources the tests read: the C files below, extracted once.
+const KERNEL_FILES: &[&str] = &[
+    "net/core/filter.c",
+    "net/core/skbuff.c",
+    "net/ipv4/tcp_cubic.c",
+    "net/ipv4/tcp_output.c",
+    "include/uapi/linux/tcp.h",
+];
+
+fn kernel() -> Option<(&'static Path, std::path::PathBuf)> {
+    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
+    let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
+    let kbuild = kbuild_tree();
+    let dir = DIR.get_or_init(|| {
+        if !tarball.is_file() || kbuild.is_none() {
+            eprintln!(
+                "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
+                tarball.display()
+            );
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("tar")
+            .current_dir(dir.path())
+            .args(["-xJf", tarball.to_str().unwrap(), "--strip-components=1"])
+            .args(KERNEL_FILES.iter().map(|f| format!("linux-source-6.1/{f}")))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tar could not extract from {}", tarball.display());
+        Some(dir)
+    });
+    Some((dir.as_ref()?.path(), kbuild?))
+}
