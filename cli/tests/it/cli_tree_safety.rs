@@ -294,3 +294,171 @@ fn kernel() -> Option<(&'static Path, std::path::PathBuf)> {
     });
     Some((dir.as_ref()?.path(), kbuild?))
 }
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    std::fs::write(dir.join(name), text).unwrap();
+    name.to_string()
+}
+
+#[test]
+fn kernel_sk_buff_keeps_its_offset_users_or_refuses_at_the_bpf_builders() {
+    let Some((src, kbuild)) = kernel() else {
+        return;
+    };
+    let header = super::support::srctree(&kbuild).join("include/linux/skbuff.h");
+    let kb = kbuild.to_str().unwrap();
+    let access = write(
+        src,
+        "skb.toml",
+        "[struct.sk_buff]\nread_mostly = [\"len\", \"data_len\", \"head\", \"data\"]\nlockless_atomic = [\"users\"]\n",
+    );
+    let base = [
+        "propose",
+        header.to_str().unwrap(),
+        "--kbuild",
+        kb,
+        "--struct",
+        "sk_buff",
+        "--access",
+        &access,
+        "--safety-scan",
+        "net/core/skbuff.c",
+    ];
+    let mut args = base.to_vec();
+    args.extend(["--format", "json"]);
+    let o = run_in(src, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let added = &j["tree_safety"]["constraints_added"];
+    // __alloc_skb() clears the struct up to `tail`: those members stay first.
+    let first = added
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["sites"][0] == "net/core/skbuff.c:326:2")
+        .unwrap_or_else(|| panic!("{added:#}"));
+    let kept: Vec<String> = first["need"]["first"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(kept.first().map(String::as_str), Some("next"));
+    assert_eq!(kept.last().map(String::as_str), Some("tail"));
+    let after = order(&j);
+    assert_eq!(&after[..kept.len()], kept.as_slice(), "{after:?}");
+    // The struct_group `headers` (copied whole by __copy_skb_header()) is one
+    // member; the marker BPF loads by offset keeps the bitfield after it.
+    assert_eq!(after.iter().filter(|n| *n == "headers").count(), 1);
+    let at = |m: &str| after.iter().position(|n| n == m).unwrap();
+    assert_eq!(at("cloned"), at("__cloned_offset") + 1, "{after:?}");
+    assert_ne!(j["after"], j["before"], "the proposal moves members");
+    // The BPF instruction builders of filter.c refuse it, at the first.
+    let mut args = base.to_vec();
+    args.extend(["--safety-scan", "net/core/filter.c"]);
+    let o = run_in(src, &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(
+            "net/core/filter.c:313:13: error: struct sk_buff: reordering it breaks this BPF access by offset"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn kernel_offset_range_positional_users_and_uapi() {
+    let Some((src, kbuild)) = kernel() else {
+        return;
+    };
+    let common = super::support::srctree(&kbuild);
+    let kb = kbuild.to_str().unwrap();
+    // tcp_output.c clears struct bpf_sock_ops_kern up to `temp` by offset.
+    let access = write(
+        src,
+        "bso.toml",
+        "[struct.bpf_sock_ops_kern]\nread_mostly = [\"sk\", \"op\"]\nlockless_atomic = [\"replylong\"]\n",
+    );
+    let filter_h = common.join("include/linux/filter.h");
+    let o = run_in(
+        src,
+        &[
+            "propose",
+            filter_h.to_str().unwrap(),
+            "--kbuild",
+            kb,
+            "--struct",
+            "bpf_sock_ops_kern",
+            "--access",
+            &access,
+            "--safety-scan",
+            "net/ipv4/tcp_output.c",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("kept: offset range at net/ipv4/tcp_output.c:488:2 and 1 more (members `sk`..`temp` stay first, in order): +64 bytes"),
+        "{e}"
+    );
+    assert!(stdout(&o).contains("struct bpf_sock_ops_kern {"), "a diff");
+    // struct bictcp: tcp_cubic.c asserts its size, which a fix must grow.
+    let access = write(
+        src,
+        "bic.toml",
+        "[struct.bictcp]\nread_mostly = [\"cnt\", \"bic_K\"]\nlockless_atomic = [\"last_cwnd\"]\n",
+    );
+    let o = run_in(
+        src,
+        &[
+            "propose",
+            "net/ipv4/tcp_cubic.c",
+            "--struct",
+            "bictcp",
+            "--access",
+            &access,
+            "--safety-scan",
+            "net/ipv4/tcp_cubic.c",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("net/ipv4/tcp_cubic.c:512:2: error: struct bictcp: reordering it breaks this build assertion on the size"),
+        "{}",
+        stderr(&o)
+    );
+    // A uapi struct is the user-space ABI: refused at its definition.
+    let access = write(
+        src,
+        "ti.toml",
+        "[struct.tcp_info]\nread_mostly = [\"tcpi_state\"]\nlockless_atomic = [\"tcpi_ca_state\"]\n",
+    );
+    let uapi = common.join("include/uapi/linux/tcp.h");
+    let o = run_in(
+        src,
+        &[
+            "propose",
+            uapi.to_str().unwrap(),
+            "--kbuild",
+            kb,
+            "--struct",
+            "tcp_info",
+            "--access",
+            &access,
+            "--safety-scan",
+            "net/ipv4/tcp_output.c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!(
+            "{}:214:1: error: struct tcp_info: reordering it breaks this user-space ABI",
+            uapi.display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

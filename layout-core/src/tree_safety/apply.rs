@@ -315,10 +315,16 @@ impl Refusal {
         ))
         .in_file(&self.site.file)
         .at(self.site.line, self.site.column)
-        .help(
-            "the proposal is refused; change the code that depends on the layout first, or leave \
-             the file out of --safety-scan if it does not (the pass reads tokens, not types)",
-        )
+        .help(match self.site.kind {
+            SiteKind::Uapi | SiteKind::Packed | SiteKind::RandomizedLayout => {
+                "the proposal is refused: the definition fixes the layout (propose without \
+                 --safety-scan only to see what a reorder would buy)"
+            }
+            _ => {
+                "the proposal is refused; change the code that depends on the layout first, or \
+                 leave the file out of --safety-scan if it does not (the pass reads tokens, not types)"
+            }
+        })
     }
 }
 
