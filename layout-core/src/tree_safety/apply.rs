@@ -267,6 +267,9 @@ pub fn refusal(
     for site in &scan.sites {
         let why = match &site.need {
             Need::Refuse(why) => Some(why.clone()),
+            Need::First(names) | Need::Run(names) if positional(site.kind) => {
+                padded_between(s, proposed, names, matches!(site.need, Need::First(_)))
+            }
             Need::Size if proposed.size != declared.size => Some(format!(
                 "the size is asserted at build time and the proposal changes it ({} -> {} bytes)",
                 declared.size, proposed.size
@@ -298,6 +301,46 @@ pub fn refusal(
     }
     let more = refused.len().saturating_sub(1);
     refused.into_iter().next().map(|(site, why)| Refusal { site, why, more })
+}
+
+/// Whether a site initializes members by position: a member the diff
+/// adds between them (a padding array, a `CACHELINE_PADDING()`, a marker)
+/// would take one of its values.
+fn positional(kind: SiteKind) -> bool {
+    matches!(
+        kind,
+        SiteKind::PositionalInitializer | SiteKind::ArrayOfInitializers | SiteKind::CompoundLiteral
+    )
+}
+
+/// Why the layout `l` of `s` may not keep members `names` initialized by
+/// position: a gap between two of them (or, for the first ones, before the
+/// first) that C's own alignment does not make, which the diff fills with
+/// a member or an attribute that a positional value would meet.
+fn padded_between(s: &Struct, l: &Layout, names: &[String], first: bool) -> Option<String> {
+    let at = |m: &String| {
+        let f = s.field_index(m)?;
+        let off = l.slots.iter().find(|sl| sl.field == f)?.offset;
+        Some((off, s.fields[f].size, s.fields[f].align))
+    };
+    let placed: Option<Vec<(u64, u64, u64)>> = names.iter().map(at).collect();
+    let placed = placed?;
+    if first && placed.first().is_some_and(|p| p.0 != 0) {
+        return Some(format!(
+            "the proposal puts padding before `{}`, the first member it initializes",
+            names[0]
+        ));
+    }
+    placed.windows(2).zip(names.windows(2)).find_map(|(w, n)| {
+        let natural = crate::place::align_up(w[0].0 + w[0].1, w[1].2.max(1));
+        (w[1].0 != natural).then(|| {
+            format!(
+                "the proposal pads between `{}` and `{}`, which it initializes by position (a padding \
+                 member would take a value)",
+                n[0], n[1]
+            )
+        })
+    })
 }
 
 impl Refusal {
