@@ -102,12 +102,25 @@ void f(struct stats *p, void *q)
     // meet no padding when `hits` and `misses` leave their line.
     let header = HEADER
         .replace("\tlong hits;\n\tlong max;\n\tlong min;\n", "\tlong max;\n\tlong min;\n\tlong hits;\n");
-    let dir = tree(&[("s.h", &header), ("a.toml", ACCESS), ("src/users.c", users)]);
+    // A struct that embeds it, initialized by position and by name.
+    let holder = "struct holder { int id; unsigned a:1, b:1; struct stats st; stats_t arr[2]; };
+static struct holder h = { 1, 0, 1, { 1, 2 }, { { 5 }, { 6 } } };
+static struct holder h2 = { .st = { .name = 3 }, .id = 2 };
+";
+    let dir = tree(&[
+        ("s.h", &header),
+        ("a.toml", ACCESS),
+        ("src/users.c", users),
+        ("src/holder.c", holder),
+    ]);
     let o = propose(dir.path(), "s.h", &["--safety-scan", "src", "--format", "json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let found = sites(&j);
     let want = [
+        ("src/holder.c", 2, 8, "nested_initializer"),
+        ("src/holder.c", 2, 8, "nested_initializer"),
+        ("src/holder.c", 3, 8, "designated_initializer"),
         ("src/users.c", 2, 8, "positional_initializer"),
         ("src/users.c", 3, 8, "array_of_initializers"),
         ("src/users.c", 3, 8, "array_of_initializers"),
@@ -145,7 +158,7 @@ void f(struct stats *p, void *q)
         summary.contains("kept: offset range at src/users.c:9:24 (members `misses`..`spare` stay together, in order): +"),
         "{summary}"
     );
-    assert!(summary.contains("tree safety: 2 files"), "{summary}");
+    assert!(summary.contains("tree safety: 3 files"), "{summary}");
     assert!(summary.contains("5 constraints added"), "{summary}");
 }
 

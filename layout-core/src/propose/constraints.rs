@@ -56,6 +56,7 @@ impl Kept {
             K::PositionalInitializer
             | K::ArrayOfInitializers
             | K::CompoundLiteral
+            | K::NestedInitializer
             | K::DesignatedInitializer
             | K::ZeroInitializer => Kept::PositionalInitializer,
             K::BuildAssertion | K::SizeAssertion | K::GroupAssertion => Kept::BuildAssertion,

@@ -309,7 +309,10 @@ pub fn refusal(
 fn positional(kind: SiteKind) -> bool {
     matches!(
         kind,
-        SiteKind::PositionalInitializer | SiteKind::ArrayOfInitializers | SiteKind::CompoundLiteral
+        SiteKind::PositionalInitializer
+            | SiteKind::ArrayOfInitializers
+            | SiteKind::CompoundLiteral
+            | SiteKind::NestedInitializer
     )
 }
 

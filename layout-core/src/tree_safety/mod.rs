@@ -65,6 +65,8 @@ pub enum SiteKind {
     PositionalInitializer,
     ArrayOfInitializers,
     CompoundLiteral,
+    /// An initializer of a struct that embeds this one.
+    NestedInitializer,
     DesignatedInitializer,
     ZeroInitializer,
     OffsetRange,
@@ -85,6 +87,7 @@ impl SiteKind {
             SiteKind::PositionalInitializer => "positional initializer",
             SiteKind::ArrayOfInitializers => "array of positional initializers",
             SiteKind::CompoundLiteral => "positional compound literal",
+            SiteKind::NestedInitializer => "positional initializer of an embedding struct",
             SiteKind::DesignatedInitializer => "designated initializer",
             SiteKind::ZeroInitializer => "zero initializer",
             SiteKind::OffsetRange => "offset range",
@@ -186,11 +189,21 @@ impl TreeScan {
         format!(
             "tree safety: {} files ({}) read for struct {strukt} ({}), {} naming it: {found}; {added} constraint{} added\n",
             self.files,
-            crate::source::bounded::bytes(self.bytes),
+            size_text(self.bytes),
             self.spellings.join(", "),
             self.files_with_uses,
             if added == 1 { "" } else { "s" },
         )
+    }
+}
+
+/// `2.7 MiB`, `169.9 KiB`, `414 bytes`.
+fn size_text(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    match bytes as f64 {
+        b if b >= KIB * KIB => format!("{:.1} MiB", b / (KIB * KIB)),
+        b if b >= KIB => format!("{:.1} KiB", b / KIB),
+        _ => format!("{bytes} bytes"),
     }
 }
 
@@ -241,15 +254,23 @@ pub fn scan(
         }
     }
     let members = &members;
+    // The structs that embed this one, wherever they are defined.
+    let mut embedders = Vec::new();
+    for (_, text) in &texts {
+        if sp.words().any(|w| text.contains(w)) {
+            embedders.extend(sites::embedders(&tokens::Code::new(text), &sp));
+        }
+    }
     let mut out = Vec::new();
     let mut with_uses = 0;
     for (path, text) in &texts {
-        if !sp.words().any(|w| text.contains(w)) {
+        let names_embedder = embedders.iter().any(|e| text.contains(e.spelling.tag.as_str()));
+        if !sp.words().any(|w| text.contains(w)) && !names_embedder {
             continue;
         }
         with_uses += 1;
         let code = tokens::Code::new(text);
-        for f in sites::find(&code, &sp, members) {
+        for f in sites::find(&code, &sp, members, &embedders) {
             let (line, column) = code.line_col(f.tok);
             out.push(Site {
                 file: path.clone(),

@@ -74,7 +74,12 @@ const MEM_CALLS: &[&str] = &[
 const BPF_HELPERS: &[&str] = &["bpf_target_off", "bpf_ctx_range", "bpf_ctx_range_till"];
 
 /// Every site of `code` that uses the struct spelled `sp`.
-pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members) -> Vec<Found> {
+pub(crate) fn find(
+    code: &Code,
+    sp: &Spelling,
+    m: &Members,
+    embedders: &[Embedder],
+) -> Vec<Found> {
     let mut out = Vec::new();
     let atoms = atoms(code, sp, m);
     // Tokens inside an assertion or a BPF macro: their offsets are judged
@@ -88,6 +93,9 @@ pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members) -> Vec<Found> {
         .collect();
     ranges(code, m, &free, &mut out);
     initializers(code, sp, m, &mut out);
+    for e in embedders {
+        nested(code, e, m, &mut out);
+    }
     out.sort_by_key(|f| f.tok);
     out
 }
@@ -402,6 +410,19 @@ fn range_need(m: &Members, from: Point, to: Point) -> Option<Need> {
 /// of them, several declarators) and compound literals (`(struct S){..}`,
 /// `(struct S[]){..}`).
 fn initializers(code: &Code, sp: &Spelling, m: &Members, out: &mut Vec<Found>) {
+    each_initializer(code, sp, &mut |open, dims, kind, site| {
+        initializer(code, m, open, dims, kind, site, out)
+    });
+}
+
+/// Calls `on(open, dims, kind, site)` for every initializer of the type
+/// `sp` spells: the brace `open` initializes one (`dims` 0) or an array of
+/// `dims` dimensions of them, found at token `site`.
+fn each_initializer(
+    code: &Code,
+    sp: &Spelling,
+    on: &mut dyn FnMut(usize, usize, SiteKind, usize),
+) {
     let mut i = 0;
     while i < code.len() {
         let Some(after) = sp.at(code, i) else {
@@ -431,19 +452,24 @@ fn initializers(code: &Code, sp: &Spelling, m: &Members, out: &mut Vec<Found>) {
                 } else {
                     SiteKind::CompoundLiteral
                 };
-                initializer(code, m, j + 1, dims, kind, i, out);
+                on(j + 1, dims, kind, i);
             }
             i = after;
             continue;
         }
-        i = declarators(code, m, after, i, out);
+        i = declarators(code, after, i, on);
     }
 }
 
 /// The declarators after a type at `start` (the type began at `ty`):
 /// each `name [dims] attributes = { ... }` is an initializer. Returns where
 /// the scan goes on.
-fn declarators(code: &Code, m: &Members, start: usize, ty: usize, out: &mut Vec<Found>) -> usize {
+fn declarators(
+    code: &Code,
+    start: usize,
+    ty: usize,
+    on: &mut dyn FnMut(usize, usize, SiteKind, usize),
+) -> usize {
     let mut j = start;
     // A definition `struct S { ... }` or a forward declaration.
     if code.is(j, "{") || code.is(j, ";") {
@@ -496,7 +522,7 @@ fn declarators(code: &Code, m: &Members, start: usize, ty: usize, out: &mut Vec<
                 } else {
                     SiteKind::PositionalInitializer
                 };
-                initializer(code, m, k + 1, dims, kind, ty, out);
+                on(k + 1, dims, kind, ty);
             }
             // Past the initializer: to the next top-level `,` or `;`.
             k += 1;
@@ -662,5 +688,193 @@ fn parse_number(s: &str) -> Option<u64> {
     match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16).ok(),
         None => s.parse().ok(),
+    }
+}
+
+/// A struct that embeds the struct (not by pointer): its members' names in
+/// declaration order (`None`: an unnamed one), and where the struct is
+/// among them (index, array dimensions).
+#[derive(Clone, Debug)]
+pub(crate) struct Embedder {
+    pub spelling: Spelling,
+    pub members: Vec<Option<String>>,
+    pub embeds: Vec<(usize, usize)>,
+}
+
+/// The structs `code` defines that embed the struct `sp` spells.
+pub(crate) fn embedders(code: &Code, sp: &Spelling) -> Vec<Embedder> {
+    let mut out = Vec::new();
+    for i in 0..code.len() {
+        if !(code.is(i, "struct") && code.is_ident(i + 1) && code.is(i + 2, "{")) {
+            continue;
+        }
+        if code.is(i + 1, &sp.tag) {
+            continue;
+        }
+        let Some(close) = code.closing(i + 2) else {
+            continue;
+        };
+        let mut members = Vec::new();
+        let mut embeds = Vec::new();
+        // The declarations of the body, at its top level.
+        let mut start = i + 3;
+        let mut k = start;
+        while k < close {
+            match code.at(k) {
+                "(" | "[" | "{" => {
+                    k = code.closing(k).map_or(close, |c| c + 1);
+                    continue;
+                }
+                ";" => {
+                    declaration(code, sp, start..k, &mut members, &mut embeds);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        if !embeds.is_empty() {
+            out.push(Embedder {
+                spelling: Spelling::new(code.at(i + 1)),
+                members,
+                embeds,
+            });
+        }
+    }
+    out
+}
+
+/// One member declaration `decl` of an embedding struct: its declarators'
+/// names, and those of the struct `sp` spells.
+fn declaration(
+    code: &Code,
+    sp: &Spelling,
+    decl: Range<usize>,
+    members: &mut Vec<Option<String>>,
+    embeds: &mut Vec<(usize, usize)>,
+) {
+    if decl.is_empty() {
+        return;
+    }
+    let mut t = decl.start;
+    while matches!(code.at(t), "const" | "volatile") {
+        t += 1;
+    }
+    let of_struct = sp.at(code, t).filter(|&e| !code.is(e, "{"));
+    // An aggregate member declared in place: one member (or its declarators).
+    let body_end = (matches!(code.at(t), "struct" | "union"))
+        .then(|| {
+            let b = if code.is(t + 1, "{") { t + 1 } else { t + 2 };
+            code.is(b, "{").then(|| code.closing(b)).flatten()
+        })
+        .flatten();
+    let from = match (of_struct, body_end) {
+        (Some(e), _) => e,
+        (None, Some(c)) => c + 1,
+        (None, None) => t,
+    };
+    if from >= decl.end {
+        members.push(None);
+        return;
+    }
+    // Split the declarators at top-level commas.
+    let mut parts = Vec::new();
+    let mut s = from;
+    let mut k = from;
+    while k < decl.end {
+        match code.at(k) {
+            "(" | "[" | "{" => {
+                k = code.closing(k).map_or(decl.end, |c| c + 1);
+                continue;
+            }
+            "," => {
+                parts.push(s..k);
+                s = k + 1;
+            }
+            _ => {}
+        }
+        k += 1;
+    }
+    parts.push(s..decl.end);
+    for p in parts {
+        let pointer = code.is(p.start, "*") || (code.is(p.start, "(") && code.is(p.start + 1, "*"));
+        let name = (p.start..p.end)
+            .take_while(|&j| !matches!(code.at(j), "[" | ":" | "="))
+            .filter(|&j| code.is_ident(j))
+            .last()
+            .or_else(|| (code.is(p.start, "(") && code.is(p.start + 1, "*")).then_some(p.start + 2));
+        let Some(name) = name else {
+            continue;
+        };
+        let dims = (p.start..p.end).filter(|&j| code.is(j, "[")).count();
+        if of_struct.is_some() && !pointer {
+            embeds.push((members.len(), dims));
+        }
+        members.push(Some(code.at(name).to_string()));
+    }
+}
+
+/// Initializers of a struct that embeds the struct: the braces they give
+/// the embedded member (by position or by `.member`) are the struct's.
+fn nested(code: &Code, e: &Embedder, m: &Members, out: &mut Vec<Found>) {
+    let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    each_initializer(code, &e.spelling, &mut |open, dims, _, site| {
+        outer_inits(code, e, open, dims, site, &mut found);
+    });
+    for (open, dims, site) in found {
+        initializer(code, m, open, dims, SiteKind::NestedInitializer, site, out);
+    }
+}
+
+/// The braces under `open` (an initializer of the embedder, or an array
+/// of `dims` dimensions of them) that initialize the embedded struct:
+/// `(brace, dimensions, site)`.
+fn outer_inits(
+    code: &Code,
+    e: &Embedder,
+    open: usize,
+    dims: usize,
+    site: usize,
+    found: &mut Vec<(usize, usize, usize)>,
+) {
+    let els = code.elements(open);
+    if dims > 0 {
+        for el in &els {
+            let mut v = el.start;
+            if code.is(v, "[") {
+                match code.closing(v) {
+                    Some(c) if code.is(c + 1, "=") => v = c + 2,
+                    _ => continue,
+                }
+            }
+            if code.is(v, "{") {
+                outer_inits(code, e, v, dims - 1, site, found);
+            }
+        }
+        return;
+    }
+    let mut cur = 0usize;
+    for el in &els {
+        let mut v = el.start;
+        if code.is(v, ".") && code.is_ident(v + 1) {
+            let name = code.at(v + 1);
+            cur = e
+                .members
+                .iter()
+                .position(|n| n.as_deref() == Some(name))
+                .unwrap_or(usize::MAX);
+            // `.member = value`; `.member.x = ...` names inside it: no brace of ours.
+            if !code.is(v + 2, "=") {
+                cur = cur.saturating_add(1);
+                continue;
+            }
+            v += 3;
+        }
+        if let Some(&(_, d)) = e.embeds.iter().find(|(i, _)| *i == cur) {
+            if code.is(v, "{") {
+                found.push((v, d, site));
+            }
+        }
+        cur = cur.saturating_add(1);
     }
 }
