@@ -1,5 +1,6 @@
 //! The tree-safety pass against gcc: random structs with random users (a
-//! positional initializer of the first members, a range cleared by offset)
+//! positional initializer of the first members, directly and inside a
+//! struct that embeds it, a range cleared by offset)
 //! are proposed with `--safety-scan`, the diff is applied, and the users,
 //! compiled and run with gcc against the proposed layout, still set and
 //! clear exactly the members they name (checked by name). A refusal must
@@ -79,7 +80,9 @@ fn users(c: &Case) -> String {
     };
     let mut t = format!(
         "#include <stddef.h>\n#include <stdio.h>\n#include <string.h>\n#include \"s.h\"\n\
-         static struct s init = {{ {} }};\n\
+         static struct s init = {{ {0} }};\n\
+         struct outer {{ int tag; struct s in; }};\n\
+         static struct outer o = {{ 9, {{ {0} }} }};\n\
          static void clear(struct s *p)\n{{\n\tmemset(&p->m{a}, 0, {len});\n}}\n\
          int main(void)\n{{\n\tstruct s v;\n\tmemset(&v, 0x5a, sizeof(v));\n\tclear(&v);\n",
         if values.is_empty() { "0".to_string() } else { values.join(", ") }
@@ -87,7 +90,7 @@ fn users(c: &Case) -> String {
     for i in 0..n {
         let want = if i < c.positional { i + 1 } else { 0 };
         t.push_str(&format!(
-            "\tif (init.m{i} != {want}) {{ printf(\"init m{i}\\n\"); return 1; }}\n"
+            "\tif (init.m{i} != {want} || o.in.m{i} != {want}) {{ printf(\"init m{i}\\n\"); return 1; }}\n"
         ));
         let cleared = i >= a && i < b;
         t.push_str(&format!(

@@ -440,3 +440,85 @@ pub fn together_text(p: &Price) -> Option<String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field, Placement};
+    use crate::Slot;
+
+    fn strukt() -> (Struct, Layout) {
+        let long = |n: &str, a: Access, o: u64| {
+            let mut f = Field::new(n, "long", 8, 8).with_access(a);
+            f.original_offset = Some(o);
+            f
+        };
+        let mut s = Struct::new(
+            "s",
+            vec![
+                long("a", Access::ReadMostly, 0),
+                long("b", Access::Lockless { group: None }, 8),
+                long("c", Access::ReadMostly, 16),
+                long("d", Access::Cold, 24),
+            ],
+        );
+        crate::segments::assign(
+            &mut s,
+            crate::segments::Keep {
+                first: false,
+                ..Default::default()
+            },
+        );
+        let declared = Layout::declared(&s, 32, 8, 64, Placement::Aligned).unwrap();
+        (s, declared)
+    }
+
+    fn need(kind: SiteKind, need: Need) -> TreeConstraint {
+        TreeConstraint {
+            kind,
+            need,
+            sites: vec!["u.c:1:1".into()],
+        }
+    }
+
+    #[test]
+    fn the_first_members_stay_first_and_the_verifier_checks_it_from_offsets() {
+        let (mut s, declared) = strukt();
+        let first = need(
+            SiteKind::PositionalInitializer,
+            Need::First(vec!["a".into(), "b".into()]),
+        );
+        apply_all(std::slice::from_ref(&first), &mut s, &declared).unwrap();
+        assert_eq!(s.lists, vec![vec![0, 1]]);
+        assert!(s.fields[2].segment > s.fields[1].segment, "a cut after `b`");
+        let sol = solve::solve(&s, &SolveOptions::default()).unwrap();
+        crate::verify::check_tree_needs(&s, &sol.layout, &declared, std::slice::from_ref(&first))
+            .unwrap();
+        // `b` before `a`: the independent check refuses it.
+        let mut swapped = declared.clone();
+        swapped.slots = vec![
+            Slot { field: 1, offset: 0 },
+            Slot { field: 0, offset: 8 },
+            Slot { field: 2, offset: 16 },
+            Slot { field: 3, offset: 24 },
+        ];
+        let e = crate::verify::check_tree_needs(&s, &swapped, &declared, &[first]).unwrap_err();
+        assert!(e.to_string().contains("u.c:1:1"), "{e}");
+    }
+
+    #[test]
+    fn lists_merge_and_a_pinned_member_pins_its_list() {
+        let (mut s, declared) = strukt();
+        let cs = [
+            need(SiteKind::OffsetRange, Need::Run(vec!["b".into(), "c".into()])),
+            need(SiteKind::OffsetRange, Need::Run(vec!["c".into(), "d".into()])),
+            need(SiteKind::BuildAssertion, Need::Pin(vec!["d".into()])),
+        ];
+        apply_all(&cs, &mut s, &declared).unwrap();
+        assert_eq!(s.lists, vec![vec![1, 2, 3]]);
+        assert!(s.fields[1..].iter().all(|f| f.pinned));
+        // A need naming a member the model lacks cannot be kept.
+        let gone = need(SiteKind::OffsetRange, Need::Run(vec!["x".into(), "c".into()]));
+        assert!(apply_all(&[gone], &mut s, &declared).is_err());
+    }
+}

@@ -878,3 +878,118 @@ fn outer_inits(
         cur = cur.saturating_add(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Field, Placement, Struct};
+
+    /// `struct s { long a; long b; char mark[0]; long c; long d; }`.
+    fn members() -> Members {
+        let mut fields = Vec::new();
+        let mut off = 0;
+        for (name, size) in [("a", 8), ("b", 8), ("mark", 0), ("c", 8), ("d", 8)] {
+            let ty = if size == 0 { "char[0]" } else { "long" };
+            let mut f = Field::new(name, ty, size, if size == 0 { 1 } else { 8 });
+            f.original_offset = Some(off);
+            off += size;
+            fields.push(f);
+        }
+        let mut s = Struct::new("s", fields);
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        let declared =
+            crate::layout::Layout::declared(&s, 32, 8, 64, Placement::Aligned).unwrap();
+        Members::new(&s, &declared, &crate::access::MemberNames::new())
+    }
+
+    fn needs(src: &str) -> Vec<(SiteKind, Need)> {
+        let code = Code::new(src);
+        let mut sp = Spelling::new("s");
+        sp.learn_typedefs(&code);
+        let mut m = members();
+        m.learn_macros(&code);
+        let e = embedders(&code, &sp);
+        find(&code, &sp, &m, &e)
+            .into_iter()
+            .map(|f| (f.kind, f.need))
+            .collect()
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn declarators_pointers_and_functions() {
+        // A pointer, then a real one.
+        let n = needs("struct s *p = &x, v = { 1, 2 };");
+        assert_eq!(
+            n,
+            [(SiteKind::PositionalInitializer, Need::First(names(&["a", "b"])))]
+        );
+        // A function returning the struct: its body's literal is the site.
+        let n = needs("struct s f(void) { return (struct s){ 0 }; }");
+        assert_eq!(n, [(SiteKind::ZeroInitializer, Need::None)]);
+        // A struct copy is no initializer list.
+        assert!(needs("struct s v = *p;").is_empty());
+    }
+
+    #[test]
+    fn elided_braces_and_old_designators_are_positional_enough() {
+        // Braces elided over an array of structs: the values fill members in order.
+        let n = needs("struct s t[] = { 1, 2, 3 };");
+        assert_eq!(
+            n,
+            [(SiteKind::ArrayOfInitializers, Need::First(names(&["a", "b", "mark"])))]
+        );
+        // `b: 1, 2`: the old GNU designator, then a value for the member after it.
+        let n = needs("struct s v = { b: 1, 2 };");
+        assert_eq!(
+            n,
+            [(SiteKind::PositionalInitializer, Need::Run(names(&["b", "mark"])))]
+        );
+    }
+
+    #[test]
+    fn ranges_by_offset_and_what_keeps_them() {
+        let n = needs("memcpy(d, s, sizeof(*d) - offsetof(struct s, c));");
+        assert_eq!(n, [(SiteKind::OffsetRange, Need::Last(names(&["c", "d"])))]);
+        let n = needs("n = offsetofend(struct s, c) - offsetof(struct s, b);");
+        assert_eq!(
+            n,
+            [(SiteKind::OffsetRange, Need::Run(names(&["b", "mark", "c"])))]
+        );
+        // From the marker (a wall) to the end: kept by the walls.
+        let n = needs("len = obj_size - offsetof(struct s, mark);");
+        assert!(matches!(&n[..], [(SiteKind::OffsetRange, Need::KeptBy(_))]), "{n:?}");
+        // The marker alone: what follows it stays next to it.
+        let n = needs("#define MARK_OFF offsetof(struct s, mark)\n");
+        assert_eq!(n, [(SiteKind::MarkerOffset, Need::Run(names(&["mark", "c"])))]);
+        // A member macro names the member it expands to.
+        let n = needs("#define s_tail d\nx = offsetof(struct s, s_tail) - offsetof(struct s, c);");
+        assert_eq!(n, [(SiteKind::OffsetRange, Need::Run(names(&["c", "d"])))]);
+        // container_of arithmetic is no range.
+        assert!(needs("p = (void *)q - offsetof(struct s, c);").is_empty());
+    }
+
+    #[test]
+    fn assertions_typedefs_and_embedders() {
+        let n = needs(
+            "typedef struct s s_t;\nBUILD_BUG_ON(offsetof(s_t, c) != 16 || sizeof(s_t) > 64);",
+        );
+        assert_eq!(
+            n,
+            [
+                (SiteKind::BuildAssertion, Need::Pin(names(&["c"]))),
+                (SiteKind::SizeAssertion, Need::Size),
+            ]
+        );
+        let n = needs(
+            "struct o { int x; struct s in[2]; };\nstruct o v = { .in = { { 1 }, [1] = { .d = 2 } } };",
+        );
+        assert_eq!(
+            n,
+            [(SiteKind::NestedInitializer, Need::First(names(&["a"])))]
+        );
+    }
+}
