@@ -6,8 +6,8 @@ use super::{input, EXIT_OK};
 use layout_core::emit::{self, ChangelogNotes};
 use layout_core::propose::{self, Proposal, ProposeOptions, Subject};
 use layout_core::report::{LayoutView, ProposalView, ProposeJson, TreeSafetyJson};
-use layout_core::tree_safety::{self, Need, TreeScan};
 use layout_core::solve::{self, Solution};
+use layout_core::tree_safety::{self, Need, TreeScan};
 use layout_core::{segments, Diagnostic, Placement};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -305,7 +305,10 @@ fn tree_text(scan: &TreeScan, solved: &Proposal) -> String {
         let by = match &site.need {
             Need::KeptBy(by) => by.clone(),
             Need::Group { group } => format!("cache-line group {group}'s markers"),
-            Need::GroupSize { group, bytes: Some(b) } => {
+            Need::GroupSize {
+                group,
+                bytes: Some(b),
+            } => {
                 format!("cache-line group {group} within {b} bytes (checked)")
             }
             Need::GroupSize { group, bytes: None } => {
@@ -314,7 +317,12 @@ fn tree_text(scan: &TreeScan, solved: &Proposal) -> String {
             Need::Size => "the size unchanged (checked)".into(),
             _ => continue,
         };
-        let _ = writeln!(t, "kept by {by}: {} at {}: +0 bytes", site.kind.words(), site.at());
+        let _ = writeln!(
+            t,
+            "kept by {by}: {} at {}: +0 bytes",
+            site.kind.words(),
+            site.at()
+        );
     }
     t
 }

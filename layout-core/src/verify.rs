@@ -662,7 +662,8 @@ pub fn check_tree_needs(
     for (k, &(_, _, f)) in order.iter().enumerate() {
         position[f] = k;
     }
-    let offset_in = |l: &Layout, f: usize| l.slots.iter().find(|sl| sl.field == f).map(|sl| sl.offset);
+    let offset_in =
+        |l: &Layout, f: usize| l.slots.iter().find(|sl| sl.field == f).map(|sl| sl.offset);
     for c in needs {
         let broken = || VerifyError::TreeNeed {
             site: c.site_text(),
@@ -786,4 +787,3 @@ mod tests {
         assert!(matches!(e, VerifyError::EmptiedPart { .. }), "{e}");
     }
 }
-

@@ -39,14 +39,7 @@ fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
 }
 
 fn propose(dir: &Path, header: &str, extra: &[&str]) -> std::process::Output {
-    let mut args = vec![
-        "propose",
-        header,
-        "--struct",
-        "stats",
-        "--access",
-        "a.toml",
-    ];
+    let mut args = vec!["propose", header, "--struct", "stats", "--access", "a.toml"];
     args.extend_from_slice(extra);
     run_in(dir, &args)
 }
@@ -100,8 +93,10 @@ void f(struct stats *p, void *q)
 ";
     // Declared with the read-mostly members first: the positional values
     // meet no padding when `hits` and `misses` leave their line.
-    let header = HEADER
-        .replace("\tlong hits;\n\tlong max;\n\tlong min;\n", "\tlong max;\n\tlong min;\n\tlong hits;\n");
+    let header = HEADER.replace(
+        "\tlong hits;\n\tlong max;\n\tlong min;\n",
+        "\tlong max;\n\tlong min;\n\tlong hits;\n",
+    );
     // A struct that embeds it, initialized by position and by name.
     let holder = "struct holder { int id; unsigned a:1, b:1; struct stats st; stats_t arr[2]; };
 static struct holder h = { 1, 0, 1, { 1, 2 }, { { 5 }, { 6 } } };
@@ -113,7 +108,11 @@ static struct holder h2 = { .st = { .name = 3 }, .id = 2 };
         ("src/users.c", users),
         ("src/holder.c", holder),
     ]);
-    let o = propose(dir.path(), "s.h", &["--safety-scan", "src", "--format", "json"]);
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "src", "--format", "json"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let j = json(&o);
     let found = sites(&j);
@@ -134,7 +133,10 @@ static struct holder h2 = { .st = { .name = 3 }, .id = 2 };
         .map(|(f, l, c, k)| (f.as_str(), *l, *c, k.as_str()))
         .collect();
     assert_eq!(got, want, "{:#}", j["tree_safety"]);
-    assert_eq!(j["tree_safety"]["spellings"], serde_json::json!(["struct stats", "stats_t"]));
+    assert_eq!(
+        j["tree_safety"]["spellings"],
+        serde_json::json!(["struct stats", "stats_t"])
+    );
     // Each need holds in the proposal, by name.
     let after = order(&j);
     let at = |m: &str| after.iter().position(|n| n == m).unwrap();
@@ -200,7 +202,11 @@ fn a_range_between_zero_size_walls_is_kept_by_them_and_asserted_offsets_stay() {
     let before = super::support::field_offsets(&j["before"]);
     let after = super::support::field_offsets(&j["after"]);
     let spare = |v: &[(String, u64)]| v.iter().find(|(n, _)| n == "name").unwrap().1;
-    assert_eq!(spare(&after), spare(&before), "a pinned member keeps its offset");
+    assert_eq!(
+        spare(&after),
+        spare(&before),
+        "a pinned member keeps its offset"
+    );
     assert_ne!(before, after, "the proposal moves members");
     let summary = stderr(&propose(dir.path(), "s.h", &["--safety-scan", "users.c"]));
     assert!(
@@ -225,13 +231,16 @@ fn a_range_between_zero_size_walls_is_kept_by_them_and_asserted_offsets_stay() {
 
 #[test]
 fn refusals_name_the_site() {
-    let bpf = "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
+    let bpf =
+        "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
     let dir = tree(&[("s.h", HEADER), ("a.toml", ACCESS), ("bpf.c", bpf)]);
     let o = propose(dir.path(), "s.h", &["--safety-scan", "bpf.c"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.starts_with("bpf.c:1:27: error: struct stats: reordering it breaks this BPF access by offset"),
+        e.starts_with(
+            "bpf.c:1:27: error: struct stats: reordering it breaks this BPF access by offset"
+        ),
         "{e}"
     );
     assert!(stdout(&o).is_empty(), "nothing is proposed");
@@ -265,7 +274,8 @@ fn refusals_name_the_site() {
 #[test]
 fn a_proposal_that_moves_nothing_is_not_refused() {
     // The same BPF user, but nothing conflicts: nothing moves, nothing breaks.
-    let bpf = "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
+    let bpf =
+        "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
     let access = "[struct.stats]\nread_mostly = [\"name\", \"max\"]\n";
     let dir = tree(&[("s.h", HEADER), ("a.toml", access), ("bpf.c", bpf)]);
     let o = propose(
@@ -274,7 +284,11 @@ fn a_proposal_that_moves_nothing_is_not_refused() {
         &["--safety-scan", "bpf.c", "--objective", "min-diff"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("BPF access by offset: 1"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("BPF access by offset: 1"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 /// Debian's 6.1 sources the tests read: the C files below, extracted once.

@@ -24,7 +24,7 @@ mod cli_scan;
 mod cli_seed;
 mod cli_solver;
 mod cli_tree_safety;
-mod tree_safety_props;
 mod docs_quotes;
 mod infer_profiles;
 mod infer_sources;
+mod tree_safety_props;

@@ -85,7 +85,11 @@ fn users(c: &Case) -> String {
          static struct outer o = {{ 9, {{ {0} }} }};\n\
          static void clear(struct s *p)\n{{\n\tmemset(&p->m{a}, 0, {len});\n}}\n\
          int main(void)\n{{\n\tstruct s v;\n\tmemset(&v, 0x5a, sizeof(v));\n\tclear(&v);\n",
-        if values.is_empty() { "0".to_string() } else { values.join(", ") }
+        if values.is_empty() {
+            "0".to_string()
+        } else {
+            values.join(", ")
+        }
     );
     for i in 0..n {
         let want = if i < c.positional { i + 1 } else { 0 };
@@ -108,7 +112,11 @@ fn gcc_ok(dir: &std::path::Path) -> String {
         .args(["-std=gnu11", "-w", "-o", "users", "users.c"])
         .output()
         .expect("gcc runs");
-    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
     let run = Command::new(dir.join("users")).output().unwrap();
     String::from_utf8_lossy(&run.stdout).into_owned()
 }

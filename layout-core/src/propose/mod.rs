@@ -310,9 +310,13 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
                 source: SolveError::Infeasible(e.to_string()),
             })?;
         let changes = !proposal.moves_nothing();
-        if let Some(refusal) =
-            crate::tree_safety::apply::refusal(scan, s, &subject.declared, &proposal.layout, changes)
-        {
+        if let Some(refusal) = crate::tree_safety::apply::refusal(
+            scan,
+            s,
+            &subject.declared,
+            &proposal.layout,
+            changes,
+        ) {
             return Err(ProposeError::Unsafe {
                 strukt: s.name.clone(),
                 refusal,
@@ -468,11 +472,7 @@ fn keep_tree(
                 .expect("a constraint's site is one of the scan's");
             ProposeError::Unsafe {
                 strukt: subject.model.name.clone(),
-                refusal: crate::tree_safety::Refusal {
-                    site,
-                    why,
-                    more: 0,
-                },
+                refusal: crate::tree_safety::Refusal { site, why, more: 0 },
             }
         },
     )

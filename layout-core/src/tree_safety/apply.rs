@@ -75,7 +75,10 @@ impl TreeConstraint {
             Need::Last(n) => format!("members {} stay last, in order", span_words(n)),
             Need::Pin(n) => format!(
                 "{} keep{} {} offset{}",
-                n.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                n.iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 if n.len() == 1 { "s" } else { "" },
                 if n.len() == 1 { "its" } else { "their" },
                 if n.len() == 1 { "" } else { "s" },
@@ -174,7 +177,11 @@ fn push_list(s: &mut Struct, f: &[usize]) {
 }
 
 fn pin(s: &mut Struct, declared: &Layout, i: usize) {
-    let at = declared.slots.iter().find(|sl| sl.field == i).map(|sl| sl.offset);
+    let at = declared
+        .slots
+        .iter()
+        .find(|sl| sl.field == i)
+        .map(|sl| sl.offset);
     let f = &mut s.fields[i];
     if f.original_offset.is_none() {
         f.original_offset = at;
@@ -300,7 +307,10 @@ pub fn refusal(
         }
     }
     let more = refused.len().saturating_sub(1);
-    refused.into_iter().next().map(|(site, why)| Refusal { site, why, more })
+    refused
+        .into_iter()
+        .next()
+        .map(|(site, why)| Refusal { site, why, more })
 }
 
 /// Whether a site initializes members by position: a member the diff
@@ -352,7 +362,10 @@ impl Refusal {
     pub fn diagnostic(&self, strukt: &str) -> crate::Diagnostic {
         let more = match self.more {
             0 => String::new(),
-            n => format!(" ({n} more site{} refuse too)", if n == 1 { "" } else { "s" }),
+            n => format!(
+                " ({n} more site{} refuse too)",
+                if n == 1 { "" } else { "s" }
+            ),
         };
         crate::Diagnostic::new(format!(
             "struct {strukt}: reordering it breaks this {}: {}{more}",
@@ -497,10 +510,22 @@ mod tests {
         // `b` before `a`: the independent check refuses it.
         let mut swapped = declared.clone();
         swapped.slots = vec![
-            Slot { field: 1, offset: 0 },
-            Slot { field: 0, offset: 8 },
-            Slot { field: 2, offset: 16 },
-            Slot { field: 3, offset: 24 },
+            Slot {
+                field: 1,
+                offset: 0,
+            },
+            Slot {
+                field: 0,
+                offset: 8,
+            },
+            Slot {
+                field: 2,
+                offset: 16,
+            },
+            Slot {
+                field: 3,
+                offset: 24,
+            },
         ];
         let e = crate::verify::check_tree_needs(&s, &swapped, &declared, &[first]).unwrap_err();
         assert!(e.to_string().contains("u.c:1:1"), "{e}");
@@ -510,15 +535,24 @@ mod tests {
     fn lists_merge_and_a_pinned_member_pins_its_list() {
         let (mut s, declared) = strukt();
         let cs = [
-            need(SiteKind::OffsetRange, Need::Run(vec!["b".into(), "c".into()])),
-            need(SiteKind::OffsetRange, Need::Run(vec!["c".into(), "d".into()])),
+            need(
+                SiteKind::OffsetRange,
+                Need::Run(vec!["b".into(), "c".into()]),
+            ),
+            need(
+                SiteKind::OffsetRange,
+                Need::Run(vec!["c".into(), "d".into()]),
+            ),
             need(SiteKind::BuildAssertion, Need::Pin(vec!["d".into()])),
         ];
         apply_all(&cs, &mut s, &declared).unwrap();
         assert_eq!(s.lists, vec![vec![1, 2, 3]]);
         assert!(s.fields[1..].iter().all(|f| f.pinned));
         // A need naming a member the model lacks cannot be kept.
-        let gone = need(SiteKind::OffsetRange, Need::Run(vec!["x".into(), "c".into()]));
+        let gone = need(
+            SiteKind::OffsetRange,
+            Need::Run(vec!["x".into(), "c".into()]),
+        );
         assert!(apply_all(&[gone], &mut s, &declared).is_err());
     }
 }

@@ -18,10 +18,7 @@ pub(crate) struct Fact {
 /// The facts of the definition `src` holds.
 pub(crate) fn facts(src: &StructSource) -> Vec<Fact> {
     let mut out = Vec::new();
-    let uapi = src
-        .path
-        .components()
-        .any(|c| c.as_os_str() == "uapi");
+    let uapi = src.path.components().any(|c| c.as_os_str() == "uapi");
     if uapi {
         out.push(Fact {
             byte: src.definition.start,

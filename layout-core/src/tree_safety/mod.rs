@@ -155,7 +155,9 @@ pub struct TreeScan {
     pub files: usize,
     /// Their bytes.
     pub bytes: u64,
-    /// Files that name the struct and were read as tokens.
+    /// Files that name the struct (by a whole word: its tag or a typedef
+    /// name); they, and those naming a struct that embeds it, are read as
+    /// tokens.
     pub files_with_uses: usize,
     /// Every site, by file and position.
     pub sites: Vec<Site>,
@@ -197,6 +199,16 @@ impl TreeScan {
     }
 }
 
+/// Whether `text` holds `word` as a whole identifier.
+fn names_word(text: &str, word: &str) -> bool {
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let b = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        (at == 0 || !ident(b[at - 1])) && (end >= b.len() || !ident(b[end]))
+    })
+}
+
 /// `2.7 MiB`, `169.9 KiB`, `414 bytes`.
 fn size_text(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
@@ -222,8 +234,7 @@ pub fn scan(
         texts.push((h.path.clone(), h.text.clone()));
     }
     let same = |a: &Path, b: &Path| {
-        a == b
-            || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
     };
     for p in listed {
         if header_path.as_deref().is_some_and(|h| same(h, &p)) {
@@ -233,47 +244,68 @@ pub fn scan(
         texts.push((p, text));
     }
     let bytes = texts.iter().map(|(_, t)| t.len() as u64).sum();
+    // Each file is tokenized once, when it first names a word the scan
+    // looks for (the tag, a typedef name, an embedding struct's tag).
+    let mut codes: Vec<Option<tokens::Code>> = texts.iter().map(|_| None).collect();
+    let texts = texts;
+    fn tokenize<'a>(
+        codes: &mut [Option<tokens::Code<'a>>],
+        texts: &'a [(PathBuf, String)],
+        k: usize,
+    ) {
+        if codes[k].is_none() {
+            codes[k] = Some(tokens::Code::new(&texts[k].1));
+        }
+    }
     // The typedef names first (a typedef of a typedef may live in another
     // file): from the files that name the tag or a name found so far.
     let mut sp = Spelling::new(tag);
     for _ in 0..4 {
         let mut grew = false;
-        for (_, text) in &texts {
-            if sp.words().any(|w| text.contains(w)) && text.contains("typedef") {
-                grew |= sp.learn_typedefs(&tokens::Code::new(text));
+        for k in 0..texts.len() {
+            let text = &texts[k].1;
+            if sp.words().any(|w| names_word(text, w)) && names_word(text, "typedef") {
+                tokenize(&mut codes, &texts, k);
+                grew |= sp.learn_typedefs(codes[k].as_ref().expect("tokenized"));
             }
         }
         if !grew {
             break;
         }
     }
+    let uses: Vec<bool> = texts
+        .iter()
+        .map(|(_, text)| sp.words().any(|w| names_word(text, w)))
+        .collect();
     let mut members = members.clone();
-    for (_, text) in &texts {
-        if text.contains(tag) && text.contains("define") {
-            members.learn_macros(&tokens::Code::new(text));
+    let mut embedders = Vec::new();
+    for k in (0..texts.len()).filter(|&k| uses[k]) {
+        tokenize(&mut codes, &texts, k);
+        let code = codes[k].as_ref().expect("tokenized");
+        if names_word(&texts[k].1, "define") {
+            members.learn_macros(code);
         }
+        // The structs that embed this one, wherever they are defined.
+        embedders.extend(sites::embedders(code, &sp));
     }
     let members = &members;
-    // The structs that embed this one, wherever they are defined.
-    let mut embedders = Vec::new();
-    for (_, text) in &texts {
-        if sp.words().any(|w| text.contains(w)) {
-            embedders.extend(sites::embedders(&tokens::Code::new(text), &sp));
-        }
-    }
     let mut out = Vec::new();
     let mut with_uses = 0;
-    for (path, text) in &texts {
-        let names_embedder = embedders.iter().any(|e| text.contains(e.spelling.tag.as_str()));
-        if !sp.words().any(|w| text.contains(w)) && !names_embedder {
+    for k in 0..texts.len() {
+        let text = &texts[k].1;
+        let names_embedder = embedders
+            .iter()
+            .any(|e| names_word(text, e.spelling.tag.as_str()));
+        if !uses[k] && !names_embedder {
             continue;
         }
-        with_uses += 1;
-        let code = tokens::Code::new(text);
-        for f in sites::find(&code, &sp, members, &embedders) {
+        with_uses += uses[k] as usize;
+        tokenize(&mut codes, &texts, k);
+        let code = codes[k].as_ref().expect("tokenized");
+        for f in sites::find(code, &sp, members, &embedders) {
             let (line, column) = code.line_col(f.tok);
             out.push(Site {
-                file: path.clone(),
+                file: texts[k].0.clone(),
                 line,
                 column,
                 kind: f.kind,

@@ -74,12 +74,7 @@ const MEM_CALLS: &[&str] = &[
 const BPF_HELPERS: &[&str] = &["bpf_target_off", "bpf_ctx_range", "bpf_ctx_range_till"];
 
 /// Every site of `code` that uses the struct spelled `sp`.
-pub(crate) fn find(
-    code: &Code,
-    sp: &Spelling,
-    m: &Members,
-    embedders: &[Embedder],
-) -> Vec<Found> {
+pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members, embedders: &[Embedder]) -> Vec<Found> {
     let mut out = Vec::new();
     let atoms = atoms(code, sp, m);
     // Tokens inside an assertion or a BPF macro: their offsets are judged
@@ -291,8 +286,7 @@ fn ranges(code: &Code, m: &Members, atoms: &[&Atom], out: &mut Vec<Found>) {
             continue;
         }
         let Some(ai) = atoms.iter().position(|a| {
-            a.toks.end == minus
-                || (a.toks.end + 1 == minus && code.is(a.toks.end, ")"))
+            a.toks.end == minus || (a.toks.end + 1 == minus && code.is(a.toks.end, ")"))
         }) else {
             continue;
         };
@@ -418,11 +412,7 @@ fn initializers(code: &Code, sp: &Spelling, m: &Members, out: &mut Vec<Found>) {
 /// Calls `on(open, dims, kind, site)` for every initializer of the type
 /// `sp` spells: the brace `open` initializes one (`dims` 0) or an array of
 /// `dims` dimensions of them, found at token `site`.
-fn each_initializer(
-    code: &Code,
-    sp: &Spelling,
-    on: &mut dyn FnMut(usize, usize, SiteKind, usize),
-) {
+fn each_initializer(code: &Code, sp: &Spelling, on: &mut dyn FnMut(usize, usize, SiteKind, usize)) {
     let mut i = 0;
     while i < code.len() {
         let Some(after) = sp.at(code, i) else {
@@ -802,7 +792,9 @@ fn declaration(
             .take_while(|&j| !matches!(code.at(j), "[" | ":" | "="))
             .filter(|&j| code.is_ident(j))
             .last()
-            .or_else(|| (code.is(p.start, "(") && code.is(p.start + 1, "*")).then_some(p.start + 2));
+            .or_else(|| {
+                (code.is(p.start, "(") && code.is(p.start + 1, "*")).then_some(p.start + 2)
+            });
         let Some(name) = name else {
             continue;
         };
@@ -897,8 +889,7 @@ mod tests {
         }
         let mut s = Struct::new("s", fields);
         crate::segments::assign(&mut s, crate::segments::Keep::default());
-        let declared =
-            crate::layout::Layout::declared(&s, 32, 8, 64, Placement::Aligned).unwrap();
+        let declared = crate::layout::Layout::declared(&s, 32, 8, 64, Placement::Aligned).unwrap();
         Members::new(&s, &declared, &crate::access::MemberNames::new())
     }
 
@@ -925,7 +916,10 @@ mod tests {
         let n = needs("struct s *p = &x, v = { 1, 2 };");
         assert_eq!(
             n,
-            [(SiteKind::PositionalInitializer, Need::First(names(&["a", "b"])))]
+            [(
+                SiteKind::PositionalInitializer,
+                Need::First(names(&["a", "b"]))
+            )]
         );
         // A function returning the struct: its body's literal is the site.
         let n = needs("struct s f(void) { return (struct s){ 0 }; }");
@@ -940,13 +934,19 @@ mod tests {
         let n = needs("struct s t[] = { 1, 2, 3 };");
         assert_eq!(
             n,
-            [(SiteKind::ArrayOfInitializers, Need::First(names(&["a", "b", "mark"])))]
+            [(
+                SiteKind::ArrayOfInitializers,
+                Need::First(names(&["a", "b", "mark"]))
+            )]
         );
         // `b: 1, 2`: the old GNU designator, then a value for the member after it.
         let n = needs("struct s v = { b: 1, 2 };");
         assert_eq!(
             n,
-            [(SiteKind::PositionalInitializer, Need::Run(names(&["b", "mark"])))]
+            [(
+                SiteKind::PositionalInitializer,
+                Need::Run(names(&["b", "mark"]))
+            )]
         );
     }
 
@@ -961,10 +961,16 @@ mod tests {
         );
         // From the marker (a wall) to the end: kept by the walls.
         let n = needs("len = obj_size - offsetof(struct s, mark);");
-        assert!(matches!(&n[..], [(SiteKind::OffsetRange, Need::KeptBy(_))]), "{n:?}");
+        assert!(
+            matches!(&n[..], [(SiteKind::OffsetRange, Need::KeptBy(_))]),
+            "{n:?}"
+        );
         // The marker alone: what follows it stays next to it.
         let n = needs("#define MARK_OFF offsetof(struct s, mark)\n");
-        assert_eq!(n, [(SiteKind::MarkerOffset, Need::Run(names(&["mark", "c"])))]);
+        assert_eq!(
+            n,
+            [(SiteKind::MarkerOffset, Need::Run(names(&["mark", "c"])))]
+        );
         // A member macro names the member it expands to.
         let n = needs("#define s_tail d\nx = offsetof(struct s, s_tail) - offsetof(struct s, c);");
         assert_eq!(n, [(SiteKind::OffsetRange, Need::Run(names(&["c", "d"])))]);
