@@ -87,7 +87,7 @@ pub enum ProposeError {
     /// (the tree-safety pass): the site and why.
     Unsafe {
         strukt: String,
-        refusal: crate::tree_safety::Refusal,
+        refusal: Box<crate::tree_safety::Refusal>,
     },
 }
 
@@ -319,7 +319,7 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
         ) {
             return Err(ProposeError::Unsafe {
                 strukt: s.name.clone(),
-                refusal,
+                refusal: Box::new(refusal),
             });
         }
     }
@@ -472,7 +472,7 @@ fn keep_tree(
                 .expect("a constraint's site is one of the scan's");
             ProposeError::Unsafe {
                 strukt: subject.model.name.clone(),
-                refusal: crate::tree_safety::Refusal { site, why, more: 0 },
+                refusal: Box::new(crate::tree_safety::Refusal { site, why, more: 0 }),
             }
         },
     )

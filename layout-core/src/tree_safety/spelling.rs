@@ -80,11 +80,14 @@ impl Spelling {
                 match code.at(j) {
                     "*" | "(" | "[" => pointer = true,
                     "," => pointer = false,
-                    w if code.is_ident(j) && !pointer && is_declarator_end(code.at(j + 1)) => {
-                        if !self.aliases.iter().any(|a| a == w) && w != self.tag {
-                            self.aliases.push(w.to_string());
-                            found = true;
-                        }
+                    w if code.is_ident(j)
+                        && !pointer
+                        && is_declarator_end(code.at(j + 1))
+                        && !self.aliases.iter().any(|a| a == w)
+                        && w != self.tag =>
+                    {
+                        self.aliases.push(w.to_string());
+                        found = true;
                     }
                     _ => {}
                 }
