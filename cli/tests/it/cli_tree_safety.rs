@@ -493,3 +493,54 @@ fn kernel_offset_range_positional_users_and_uapi() {
         stderr(&o)
     );
 }
+
+#[test]
+fn group_assertions_are_kept_by_the_markers_or_refuse() {
+    let header = "struct stats {
+\tlong name;
+\t__cacheline_group_begin(hot);
+\tlong max;
+\tlong hits;
+\tlong min;
+\t__cacheline_group_end(hot);
+\tlong misses;
+\tlong total;
+};
+";
+    let access = "[struct.stats]\nread_mostly = [\"name\", \"max\", \"min\"]\nlockless_atomic = [\"hits\", \"misses\"]\n";
+    let users = |size: u64| {
+        format!(
+            "void chk(void)\n{{\n\tCACHELINE_ASSERT_GROUP_MEMBER(struct stats, hot, max);\n\tCACHELINE_ASSERT_GROUP_SIZE(struct stats, hot, {size});\n}}\n"
+        )
+    };
+    let dir = tree(&[("g.h", header), ("a.toml", access), ("u.c", &users(128))]);
+    let o = propose(dir.path(), "g.h", &["--safety-scan", "u.c"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("kept by cache-line group hot's markers: cache-line group assertion at u.c:3:2: +0 bytes"),
+        "{e}"
+    );
+    assert!(
+        e.contains("kept by cache-line group hot within 128 bytes (checked): cache-line group assertion at u.c:4:2"),
+        "{e}"
+    );
+    // The group grows past an asserted 24 bytes: refused at the assertion.
+    std::fs::write(dir.path().join("u.c"), users(24)).unwrap();
+    let o = propose(dir.path(), "g.h", &["--safety-scan", "u.c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("u.c:4:2: error: struct stats: reordering it breaks this cache-line group assertion: cache-line group hot grows to 64 bytes, past the 24 its assertion allows"),
+        "{}",
+        stderr(&o)
+    );
+    // --regroup dissolves the group both assertions name.
+    std::fs::write(dir.path().join("u.c"), users(128)).unwrap();
+    let o = propose(dir.path(), "g.h", &["--safety-scan", "u.c", "--regroup"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("u.c:3:2: error: struct stats: reordering it breaks this cache-line group assertion: the assertion names cache-line group hot, which the proposal dissolves (1 more site refuses too)"),
+        "{}",
+        stderr(&o)
+    );
+}

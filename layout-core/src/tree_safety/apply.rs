@@ -70,6 +70,8 @@ impl TreeConstraint {
     /// What it keeps: `members `a`..`c` stay first, in order`.
     pub fn keeps(&self) -> String {
         match &self.need {
+            Need::First(n) if n.len() == 1 => format!("member {} stays first", span_words(n)),
+            Need::Last(n) if n.len() == 1 => format!("member {} stays last", span_words(n)),
             Need::First(n) => format!("members {} stay first, in order", span_words(n)),
             Need::Run(n) => format!("members {} stay together, in order", span_words(n)),
             Need::Last(n) => format!("members {} stay last, in order", span_words(n)),
@@ -362,10 +364,8 @@ impl Refusal {
     pub fn diagnostic(&self, strukt: &str) -> crate::Diagnostic {
         let more = match self.more {
             0 => String::new(),
-            n => format!(
-                " ({n} more site{} refuse too)",
-                if n == 1 { "" } else { "s" }
-            ),
+            1 => " (1 more site refuses too)".to_string(),
+            n => format!(" ({n} more sites refuse too)"),
         };
         crate::Diagnostic::new(format!(
             "struct {strukt}: reordering it breaks this {}: {}{more}",
