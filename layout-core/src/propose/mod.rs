@@ -269,7 +269,7 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
         None => {
             let sol = match precomputed {
                 Some(p) => p,
-                None => solve_named(s, &solve_opts)?,
+                None => solve_named(s, &solve_opts).map_err(|e| with_tree(e, &tree_needs))?,
             };
             let (layout, lower_bound) = (sol.layout.clone(), sol.lower_bound);
             Proposal::new(subject.clone(), preset, layout, lower_bound, Some(sol))
@@ -449,6 +449,24 @@ fn author_choices(opts: &ProposeOptions, subject: &mut Subject) -> Option<Dissol
         segments::release_first(&mut subject.model);
     }
     dissolved
+}
+
+/// A solve that failed under the tree's needs says so: they are
+/// constraints the user did not write in the access file.
+fn with_tree(e: ProposeError, needs: &[crate::tree_safety::TreeConstraint]) -> ProposeError {
+    match e {
+        ProposeError::Solve { strukt, source } if !needs.is_empty() => {
+            let sites: Vec<String> = needs.iter().map(|c| c.site_text()).collect();
+            ProposeError::Solve {
+                strukt,
+                source: SolveError::Infeasible(format!(
+                    "{source}; with the needs of the code --safety-scan found kept ({})",
+                    sites.join("; ")
+                )),
+            }
+        }
+        e => e,
+    }
 }
 
 /// Writes the tree's needs into `subject`'s model; one it cannot keep (a
