@@ -544,3 +544,51 @@ fn group_assertions_are_kept_by_the_markers_or_refuse() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_compilation_database_names_the_units_to_read() {
+    let users = "static struct stats boot = { 1, 2 };\n";
+    let dir = tree(&[
+        ("s.h", HEADER),
+        ("a.toml", ACCESS),
+        ("src/users.c", users),
+        (
+            "src/unused.c",
+            "static struct stats other = { 1, 2, 3, 4 };\n",
+        ),
+    ]);
+    let db = format!(
+        "[{{\"directory\": \"{}\", \"file\": \"src/users.c\", \"command\": \"cc -c src/users.c\"}},\n \
+         {{\"directory\": \"{}\", \"file\": \"src/gone.c\", \"command\": \"cc -c src/gone.c\"}}]\n",
+        dir.path().display(),
+        dir.path().display()
+    );
+    std::fs::write(dir.path().join("compile_commands.json"), db).unwrap();
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "compile_commands.json", "--format", "json"],
+    );
+    // `boot` sets `name` and `hits` by position; hits must leave name's
+    // line, which needs padding between them: refused at the site.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("/src/users.c:1:8: error: struct stats: reordering it breaks this positional initializer: the proposal pads between `name` and `hits`"),
+        "{e}"
+    );
+    std::fs::write(dir.path().join("compile_commands.json"), "[ not json").unwrap();
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "compile_commands.json"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with(
+            "compile_commands.json:1:4: error: the compilation database is not a JSON array"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -1,6 +1,7 @@
 //! The files a safety scan reads: each path given, a file as it is, a
 //! directory walked for its `.c` and `.h` files in sorted order (symbolic
-//! links are not followed, so a loop cannot hold the walk), each read
+//! links are not followed, so a loop cannot hold the walk), a compilation
+//! database (`compile_commands.json`) for the units it names, each read
 //! within the input limit ([`crate::files`]). Bytes that are not UTF-8 (a
 //! Latin-1 comment) are read as replacement characters: the scan reads
 //! tokens, never the bytes of a comment.
@@ -23,6 +24,8 @@ pub fn list(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Diagnostic> {
         })?;
         if meta.is_dir() {
             walk(p, &mut out)?;
+        } else if p.extension().is_some_and(|e| e == "json") {
+            units(p, &mut out)?;
         } else {
             out.push(p.clone());
         }
@@ -57,6 +60,43 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Diagnostic> {
                 .help("give the directories whose code uses the struct (e.g. net/ipv4)"));
             }
             out.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// The translation units a compilation database (`compile_commands.json`)
+/// names: each entry's `file`, relative to its `directory`; those that are
+/// no longer there are left out.
+fn units(db: &Path, out: &mut Vec<PathBuf>) -> Result<(), Diagnostic> {
+    let bytes = files::read(db, Input::CompileCommands)?;
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&bytes).map_err(|e| {
+        Diagnostic::new(format!(
+            "the compilation database is not a JSON array of entries: {e}"
+        ))
+        .in_file(db)
+        .at(e.line(), e.column())
+        .help("give the compile_commands.json your build wrote, or C files and directories")
+    })?;
+    let base = db.parent().unwrap_or(Path::new("."));
+    for e in &entries {
+        let Some(file) = e.get("file").and_then(|f| f.as_str()) else {
+            continue;
+        };
+        let dir = e
+            .get("directory")
+            .and_then(|d| d.as_str())
+            .map_or(base.to_path_buf(), PathBuf::from);
+        let path = dir.join(file);
+        if out.len() >= MAX_FILES {
+            return Err(Diagnostic::new(format!(
+                "--safety-scan names more than {MAX_FILES} C files"
+            ))
+            .in_file(db)
+            .help("give the directories whose code uses the struct (e.g. net/ipv4)"));
+        }
+        if is_c_source(&path) && path.is_file() {
+            out.push(path);
         }
     }
     Ok(())
