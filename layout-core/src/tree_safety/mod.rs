@@ -209,6 +209,28 @@ fn names_word(text: &str, word: &str) -> bool {
     })
 }
 
+/// Whether `text` holds one of `words` as a whole identifier (one pass
+/// over its identifiers, whatever the number of words).
+fn any_word(text: &str, words: &std::collections::HashSet<&str>) -> bool {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < b.len() {
+        if ident(b[i]) {
+            let start = i;
+            while i < b.len() && ident(b[i]) {
+                i += 1;
+            }
+            if words.contains(&text[start..i]) {
+                return true;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
 /// `2.7 MiB`, `169.9 KiB`, `414 bytes`.
 fn size_text(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
@@ -289,13 +311,15 @@ pub fn scan(
         embedders.extend(sites::embedders(code, &sp));
     }
     let members = &members;
+    let mut seen = std::collections::BTreeSet::new();
+    embedders.retain(|e: &sites::Embedder| seen.insert(e.spelling.tag.clone()));
+    let tags: std::collections::HashSet<&str> =
+        embedders.iter().map(|e| e.spelling.tag.as_str()).collect();
     let mut out = Vec::new();
     let mut with_uses = 0;
     for k in 0..texts.len() {
         let text = &texts[k].1;
-        let names_embedder = embedders
-            .iter()
-            .any(|e| names_word(text, e.spelling.tag.as_str()));
+        let names_embedder = !tags.is_empty() && any_word(text, &tags);
         if !uses[k] && !names_embedder {
             continue;
         }

@@ -43,6 +43,22 @@ struct Atom {
     point: Point,
 }
 
+/// Most tokens an offset expression spans (`offsetof(struct s, a.b[2])`).
+const MAX_ATOM_TOKENS: usize = 64;
+
+/// Deepest array of the struct an initializer is read through.
+const MAX_DIMS: usize = 8;
+
+/// The atoms strictly inside the macro call at `i` whose `)` is `close`
+/// (`atoms` is sorted by position).
+fn within(atoms: &[Atom], i: usize, close: usize) -> impl Iterator<Item = &Atom> {
+    let from = atoms.partition_point(|a| a.toks.start <= i);
+    atoms[from..]
+        .iter()
+        .take_while(move |a| a.toks.start < close)
+        .filter(move |a| a.toks.end <= close + 1)
+}
+
 /// Macros that assert at build time.
 const ASSERTIONS: &[&str] = &[
     "BUILD_BUG_ON",
@@ -82,15 +98,26 @@ pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members, embedders: &[Embedde
     let mut judged: Vec<Range<usize>> = Vec::new();
     assertions(code, sp, m, &atoms, &mut judged, &mut out);
     bpf(code, sp, &atoms, &mut judged, &mut out);
+    // Which tokens lie inside a judged span (a difference array: nested
+    // spans cost nothing more).
+    let mut depth = vec![0i64; code.len() + 1];
+    for r in &judged {
+        depth[r.start.min(code.len())] += 1;
+        depth[r.end.min(code.len())] -= 1;
+    }
+    let mut inside = Vec::with_capacity(code.len());
+    let mut d = 0;
+    for x in &depth[..code.len()] {
+        d += x;
+        inside.push(d > 0);
+    }
     let free: Vec<&Atom> = atoms
         .iter()
-        .filter(|a| !judged.iter().any(|r| r.contains(&a.toks.start)))
+        .filter(|a| !inside.get(a.toks.start).copied().unwrap_or(false))
         .collect();
     ranges(code, m, &free, &mut out);
     initializers(code, sp, m, &mut out);
-    for e in embedders {
-        nested(code, e, m, &mut out);
-    }
+    nested(code, embedders, m, &mut out);
     out.sort_by_key(|f| f.tok);
     out
 }
@@ -111,6 +138,10 @@ fn atoms(code: &Code, sp: &Spelling, m: &Members) -> Vec<Atom> {
         let Some(close) = code.closing(i + 1) else {
             continue;
         };
+        // A type and a member designator are short; a longer list is none.
+        if close - i > MAX_ATOM_TOKENS {
+            continue;
+        }
         let els = code.elements(i + 1);
         let point = if point_of {
             let [ty, member] = els.as_slice() else {
@@ -192,10 +223,7 @@ fn assertions(
             });
             continue;
         }
-        let inside: Vec<&Atom> = atoms
-            .iter()
-            .filter(|a| a.toks.start > i && a.toks.end <= close + 1)
-            .collect();
+        let inside: Vec<&Atom> = within(atoms, i, close).collect();
         if inside.is_empty() {
             continue;
         }
@@ -250,11 +278,7 @@ fn bpf(
             continue;
         };
         let names_struct = if insn {
-            atoms.iter().any(|a| {
-                a.toks.start > i
-                    && a.toks.end <= close + 1
-                    && matches!(a.point, Point::Before(_) | Point::After(_))
-            })
+            within(atoms, i, close).any(|a| matches!(a.point, Point::Before(_) | Point::After(_)))
         } else {
             code.elements(i + 1)
                 .first()
@@ -280,14 +304,30 @@ fn bpf(
 fn ranges(code: &Code, m: &Members, atoms: &[&Atom], out: &mut Vec<Found>) {
     let n = m.len();
     let mut in_range = vec![false; atoms.len()];
+    // Atoms by their first token and by the token after their last.
+    let by_start: std::collections::HashMap<usize, usize> = atoms
+        .iter()
+        .enumerate()
+        .map(|(k, a)| (a.toks.start, k))
+        .collect();
+    let by_end: std::collections::HashMap<usize, usize> = atoms
+        .iter()
+        .enumerate()
+        .map(|(k, a)| (a.toks.end, k))
+        .collect();
     for (bi, b) in atoms.iter().enumerate() {
         let minus = b.toks.start.wrapping_sub(1);
         if !code.is(minus, "-") {
             continue;
         }
-        let Some(ai) = atoms.iter().position(|a| {
-            a.toks.end == minus || (a.toks.end + 1 == minus && code.is(a.toks.end, ")"))
-        }) else {
+        // `A - B`, or `(A) - B`.
+        let paren = minus.wrapping_sub(1);
+        let ai = by_end.get(&minus).copied().or_else(|| {
+            code.is(paren, ")")
+                .then(|| by_end.get(&paren).copied())
+                .flatten()
+        });
+        let Some(ai) = ai else {
             continue;
         };
         let (a, b_point) = (atoms[ai], b.point);
@@ -317,7 +357,11 @@ fn ranges(code: &Code, m: &Members, atoms: &[&Atom], out: &mut Vec<Found>) {
         let Some(len) = els.last().filter(|_| els.len() >= 3) else {
             continue;
         };
-        let Some(k) = atoms.iter().position(|a| a.toks == *len) else {
+        let Some(k) = by_start
+            .get(&len.start)
+            .copied()
+            .filter(|&k| atoms[k].toks == *len)
+        else {
             continue;
         };
         if in_range[k] || !matches!(atoms[k].point, Point::Before(_) | Point::After(_)) {
@@ -413,12 +457,28 @@ fn initializers(code: &Code, sp: &Spelling, m: &Members, out: &mut Vec<Found>) {
 /// `sp` spells: the brace `open` initializes one (`dims` 0) or an array of
 /// `dims` dimensions of them, found at token `site`.
 fn each_initializer(code: &Code, sp: &Spelling, on: &mut dyn FnMut(usize, usize, SiteKind, usize)) {
+    each_typed_initializer(
+        code,
+        &|c, i| sp.at(c, i).map(|e| (e, 0)),
+        &mut |open, dims, kind, site, _| on(open, dims, kind, site),
+    );
+}
+
+/// [`each_initializer`] for several types at once: `ty(code, i)` says
+/// whether the tokens at `i` spell one of them (where the type ends, and
+/// which), and `on` gets which.
+fn each_typed_initializer(
+    code: &Code,
+    ty: &dyn Fn(&Code, usize) -> Option<(usize, usize)>,
+    on: &mut dyn FnMut(usize, usize, SiteKind, usize, usize),
+) {
     let mut i = 0;
     while i < code.len() {
-        let Some(after) = sp.at(code, i) else {
+        let Some((after, which)) = ty(code, i) else {
             i += 1;
             continue;
         };
+        let mut on = |open, dims, kind, site| on(open, dims, kind, site, which);
         // Not a type in these places.
         let prev = if i == 0 { "" } else { code.at(i - 1) };
         if matches!(prev, "sizeof" | "offsetof" | "offsetofend" | "->" | ".") {
@@ -434,7 +494,7 @@ fn each_initializer(code: &Code, sp: &Spelling, on: &mut dyn FnMut(usize, usize,
                     Some(c) => j = c + 1,
                     None => break,
                 }
-                dims += 1;
+                dims = (dims + 1).min(MAX_DIMS);
             }
             if code.is(j, ")") && code.is(j + 1, "{") {
                 let kind = if dims > 0 {
@@ -447,7 +507,7 @@ fn each_initializer(code: &Code, sp: &Spelling, on: &mut dyn FnMut(usize, usize,
             i = after;
             continue;
         }
-        i = declarators(code, after, i, on);
+        i = declarators(code, after, i, &mut on);
     }
 }
 
@@ -493,7 +553,7 @@ fn declarators(
                 Some(c) => k = c + 1,
                 None => return k,
             }
-            dims += 1;
+            dims = (dims + 1).min(MAX_DIMS);
         }
         // Attributes after the name: `__initdata`, `__aligned(8)`.
         while code.is_ident(k) {
@@ -798,7 +858,10 @@ fn declaration(
         let Some(name) = name else {
             continue;
         };
-        let dims = (p.start..p.end).filter(|&j| code.is(j, "[")).count();
+        let dims = (p.start..p.end)
+            .filter(|&j| code.is(j, "["))
+            .count()
+            .min(MAX_DIMS);
         if of_struct.is_some() && !pointer {
             embeds.push((members.len(), dims));
         }
@@ -808,10 +871,27 @@ fn declaration(
 
 /// Initializers of a struct that embeds the struct: the braces they give
 /// the embedded member (by position or by `.member`) are the struct's.
-fn nested(code: &Code, e: &Embedder, m: &Members, out: &mut Vec<Found>) {
+fn nested(code: &Code, embedders: &[Embedder], m: &Members, out: &mut Vec<Found>) {
+    if embedders.is_empty() {
+        return;
+    }
+    // One pass for all of them: a tag names its embedder.
+    let by_tag: std::collections::HashMap<&str, usize> = embedders
+        .iter()
+        .enumerate()
+        .map(|(k, e)| (e.spelling.tag.as_str(), k))
+        .collect();
+    let ty = |c: &Code, mut i: usize| {
+        while matches!(c.at(i), "const" | "volatile") {
+            i += 1;
+        }
+        (c.is(i, "struct"))
+            .then(|| by_tag.get(c.at(i + 1)).map(|&k| (i + 2, k)))
+            .flatten()
+    };
     let mut found: Vec<(usize, usize, usize)> = Vec::new();
-    each_initializer(code, &e.spelling, &mut |open, dims, _, site| {
-        outer_inits(code, e, open, dims, site, &mut found);
+    each_typed_initializer(code, &ty, &mut |open, dims, _, site, k| {
+        outer_inits(code, &embedders[k], open, dims, site, &mut found);
     });
     for (open, dims, site) in found {
         initializer(code, m, open, dims, SiteKind::NestedInitializer, site, out);

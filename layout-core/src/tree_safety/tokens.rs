@@ -16,6 +16,8 @@ pub(crate) struct Code<'a> {
     pub ident: Vec<bool>,
     /// Byte offset of each line's start.
     line_starts: Vec<usize>,
+    /// For each opening bracket, the index of the one closing it.
+    close: Vec<Option<usize>>,
 }
 
 impl<'a> Code<'a> {
@@ -41,11 +43,26 @@ impl<'a> Code<'a> {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        // Brackets matched once, so that every later look-up is O(1).
+        let mut close = vec![None; toks.len()];
+        let mut open: Vec<usize> = Vec::new();
+        for (i, r) in toks.iter().enumerate() {
+            match &text[r.clone()] {
+                "(" | "[" | "{" => open.push(i),
+                ")" | "]" | "}" => {
+                    if let Some(o) = open.pop() {
+                        close[o] = Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
         Code {
             text,
             toks,
             ident,
             line_starts,
+            close,
         }
     }
 
@@ -77,20 +94,7 @@ impl<'a> Code<'a> {
     /// The index of the bracket closing the one at `open` (`(`, `[` or
     /// `{`), or `None` when the file ends first.
     pub fn closing(&self, open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for i in open..self.len() {
-            match self.at(i) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        return Some(i);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+        self.close.get(open).copied().flatten()
     }
 
     /// The elements of the bracketed list opening at `open`: the token
@@ -102,17 +106,18 @@ impl<'a> Code<'a> {
         };
         let mut out = Vec::new();
         let mut start = open + 1;
-        let mut depth = 0usize;
-        for i in open + 1..close {
-            match self.at(i) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => depth = depth.saturating_sub(1),
-                "," if depth == 0 => {
+        let mut i = open + 1;
+        while i < close {
+            match self.closing(i) {
+                // A nested bracket: skip it whole.
+                Some(c) if c < close => i = c,
+                _ if self.is(i, ",") => {
                     out.push(start..i);
                     start = i + 1;
                 }
                 _ => {}
             }
+            i += 1;
         }
         out.push(start..close);
         out.retain(|r| !r.is_empty());
