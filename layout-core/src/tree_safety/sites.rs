@@ -464,12 +464,16 @@ fn each_initializer(code: &Code, sp: &Spelling, on: &mut dyn FnMut(usize, usize,
     );
 }
 
+/// Whether the tokens at an index spell one of several types: where the
+/// type ends, and which one.
+type TypeAt<'a> = dyn Fn(&Code, usize) -> Option<(usize, usize)> + 'a;
+
 /// [`each_initializer`] for several types at once: `ty(code, i)` says
 /// whether the tokens at `i` spell one of them (where the type ends, and
 /// which), and `on` gets which.
 fn each_typed_initializer(
     code: &Code,
-    ty: &dyn Fn(&Code, usize) -> Option<(usize, usize)>,
+    ty: &TypeAt,
     on: &mut dyn FnMut(usize, usize, SiteKind, usize, usize),
 ) {
     let mut i = 0;
