@@ -197,6 +197,15 @@ pub struct ProposeArgs {
     /// user.name and user.email.
     #[arg(long)]
     pub signoff: bool,
+    /// Before proposing, read the tree's code that uses the struct (C files,
+    /// directories walked for their .c and .h files, or a compile_commands.json for the
+    /// units it names; repeatable: --safety-scan net/ipv4 --safety-scan net/core/skbuff.c)
+    /// and keep what depends on the member order:
+    /// positional initializers keep their members first and in order, offset ranges
+    /// keep theirs together, offsets asserted at build time stay; BPF access by offset,
+    /// include/uapi/, __packed and __randomize_layout refuse a reorder at the site.
+    #[arg(long = "safety-scan", value_name = "PATH")]
+    pub safety_scan: Vec<PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

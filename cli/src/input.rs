@@ -43,6 +43,9 @@ pub struct Loaded {
     /// Every macro the compiler probe saw (`None` without a probe): the
     /// idioms a diff may write.
     pub macro_names: Option<Vec<String>>,
+    /// The names inside the fields (members of anonymous unions and
+    /// `struct_group`s, single bitfields), as the front-end listed them.
+    pub names: MemberNames,
 }
 
 /// The container offsets a run asks for, and the `--container` path of each.
@@ -286,6 +289,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
         embedders,
         declared,
         macro_names,
+        names,
     })
 }
 

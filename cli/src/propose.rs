@@ -5,8 +5,9 @@ use super::args::{ProposeArgs, ProposeFormat};
 use super::{input, EXIT_OK};
 use layout_core::emit::{self, ChangelogNotes};
 use layout_core::propose::{self, Proposal, ProposeOptions, Subject};
-use layout_core::report::{LayoutView, ProposalView, ProposeJson};
+use layout_core::report::{LayoutView, ProposalView, ProposeJson, TreeSafetyJson};
 use layout_core::solve::{self, Solution};
+use layout_core::tree_safety::{self, Need, TreeScan};
 use layout_core::{segments, Diagnostic, Placement};
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -22,6 +23,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if let Some(d) = &loaded.type_defaults {
         eprintln!("{}", d.note());
     }
+    let tree = tree_scan(a, &loaded)?;
     let subject = Subject {
         model: loaded.model,
         declared: loaded.declared,
@@ -37,9 +39,19 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         placement: loaded.placement,
         configuration: loaded.configuration.clone(),
         price_constraints: true,
+        tree: tree.as_ref().map(|(scan, _)| scan.clone()),
     };
-    let solved =
-        propose::propose(subject, &opts).map_err(|e| e.diagnostic().in_file(&loaded.origin))?;
+    let solved = propose::propose(subject, &opts).map_err(|e| {
+        let d = e.diagnostic();
+        match d.file {
+            Some(_) => d,
+            None => d.in_file(&loaded.origin),
+        }
+    })?;
+    let tree_text = tree
+        .as_ref()
+        .map(|(scan, _)| tree_text(scan, &solved))
+        .unwrap_or_default();
     let s = &solved.subject.model;
     let before = &solved.subject.declared;
     let separated = solved.separated.as_ref();
@@ -215,6 +227,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 let _ = writeln!(out, "{}", view.after.diagram(&lines));
             }
             out.push_str(&summary(&view, &solved, assertion.as_deref(), markup));
+            out.push_str(&tree_text);
             out.push_str(&configs_text);
             out.push_str(&dissolved_note(dissolved));
             out.push_str(&regroup_note);
@@ -259,6 +272,11 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
                 markup: diff.as_ref().map(|d| d.changes.clone()),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
+                tree_safety: tree.as_ref().map(|(scan, ms)| TreeSafetyJson {
+                    scan: scan.clone(),
+                    constraints_added: solved.tree_constraints.clone(),
+                    scan_ms: *ms,
+                }),
             }
             .to_pretty();
         }
@@ -267,7 +285,7 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     if matches!(a.format, ProposeFormat::Diff | ProposeFormat::Patch) {
         eprint!(
             "{}{}",
-            summary(&view, &solved, assertion.as_deref(), markup) + &configs_text,
+            summary(&view, &solved, assertion.as_deref(), markup) + &tree_text + &configs_text,
             dissolved_note(dissolved) + &regroup_note + &placement_note
         );
         if let Some(g) = &growth {
@@ -276,6 +294,65 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
         eprint!("{check_function}");
     }
     Ok(EXIT_OK)
+}
+
+/// `--safety-scan`: the tree's sites for the struct (and the scan's
+/// milliseconds, for the JSON), or `None` when no path is given.
+fn tree_scan(
+    a: &ProposeArgs,
+    loaded: &super::input::Loaded,
+) -> Result<Option<(TreeScan, u64)>, Diagnostic> {
+    if a.safety_scan.is_empty() {
+        return Ok(None);
+    }
+    let started = std::time::Instant::now();
+    let members = tree_safety::Members::new(&loaded.model, &loaded.declared, &loaded.names);
+    let scan = tree_safety::scan(
+        &a.safety_scan,
+        &loaded.model.name,
+        loaded.source.as_ref(),
+        &members,
+    )?;
+    Ok(Some((scan, started.elapsed().as_millis() as u64)))
+}
+
+/// The summary's lines of the tree-safety pass: what was read and found,
+/// and the sites the model keeps already (the constraints added are in
+/// the constraints' lines, with their prices).
+fn tree_text(scan: &TreeScan, solved: &Proposal) -> String {
+    let mut t = scan.text(&solved.subject.model.name, solved.tree_constraints.len());
+    if let Some(line) = solved
+        .tree_price
+        .as_ref()
+        .and_then(tree_safety::apply::together_text)
+    {
+        t.push_str(&line);
+        t.push('\n');
+    }
+    for site in &scan.sites {
+        let by = match &site.need {
+            Need::KeptBy(by) => by.clone(),
+            Need::Group { group } => format!("cache-line group {group}'s markers"),
+            Need::GroupSize {
+                group,
+                bytes: Some(b),
+            } => {
+                format!("cache-line group {group} within {b} bytes (checked)")
+            }
+            Need::GroupSize { group, bytes: None } => {
+                format!("cache-line group {group} not grown (checked)")
+            }
+            Need::Size => "the size unchanged (checked)".into(),
+            _ => continue,
+        };
+        let _ = writeln!(
+            t,
+            "kept by {by}: {} at {}: +0 bytes",
+            site.kind.words(),
+            site.at()
+        );
+    }
+    t
 }
 
 /// The diff of `layout`, spelled with the idioms the translation unit

@@ -61,6 +61,8 @@ pub enum Input {
     Profile,
     /// A C translation unit given to `infer --source`.
     Source,
+    /// A C file of the tree a safety scan reads (`propose --safety-scan`).
+    TreeSource,
 }
 
 /// Default limit for a compilation database (a whole kernel's is ~30 MiB).
@@ -76,7 +78,7 @@ impl Input {
             Input::Dwarf => "DWARF",
             Input::CompileCommands => "compilation database",
             Input::Profile => "perf report",
-            Input::Source => "C source file",
+            Input::Source | Input::TreeSource => "C source file",
         }
     }
 
@@ -113,6 +115,9 @@ impl Input {
                 "give the text of `perf c2c report --stdio` to --perf-c2c, or of `perf report -s type,typeoff --stdio` / `perf annotate --data-type --stdio` to --perf-mem"
             }
             Input::Source => "give a C file (.c) of the program to --source",
+            Input::TreeSource => {
+                "give the C files or directories of the tree that use the struct to --safety-scan"
+            }
         }
     }
 }

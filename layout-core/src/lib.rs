@@ -69,6 +69,7 @@ pub mod segments;
 pub mod solve;
 pub mod source;
 pub mod suggest;
+pub mod tree_safety;
 pub mod typedb;
 pub mod verify;
 

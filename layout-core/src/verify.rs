@@ -83,6 +83,12 @@ pub enum VerifyError {
     },
     /// Every member declared with `field` between two line breaks left
     /// that part of the struct: the break no longer breaks what it did.
+    /// A need of the tree-safety pass ([`crate::tree_safety`]) that the
+    /// layout breaks: the site and what it needs.
+    TreeNeed {
+        site: String,
+        keeps: String,
+    },
     EmptiedPart {
         field: String,
     },
@@ -154,6 +160,11 @@ impl fmt::Display for VerifyError {
                 f,
                 "`{outside}` is placed between the members of the `#if` block of `{inside}`: a \
                  conditional block moves only as a whole"
+            ),
+            TreeNeed { site, keeps } => write!(
+                f,
+                "the code at {site} depends on the member order, and the layout breaks it \
+                 (it needs: {keeps})"
             ),
             EmptiedPart { field } => write!(
                 f,
@@ -625,6 +636,60 @@ pub fn verify(s: &Struct, l: &Layout) -> Result<VerifiedLayout, VerifyError> {
         layout: l.clone(),
         strukt: s.clone(),
     })
+}
+
+/// Checks each need of the tree-safety pass against the layout `l` of `s`,
+/// from the offsets alone (none of the model's encoding of them is read):
+/// members kept first are the first in offset order, in their order;
+/// members kept together are next to each other in their order; members
+/// kept last are the last; pinned ones sit at their declared offsets
+/// (`declared`). Order at one offset: zero-size members first, then by
+/// declaration.
+pub fn check_tree_needs(
+    s: &Struct,
+    l: &Layout,
+    declared: &Layout,
+    needs: &[crate::tree_safety::TreeConstraint],
+) -> Result<(), VerifyError> {
+    use crate::tree_safety::Need;
+    let mut order: Vec<(u64, bool, usize)> = l
+        .slots
+        .iter()
+        .map(|sl| (sl.offset, s.fields[sl.field].size != 0, sl.field))
+        .collect();
+    order.sort_unstable();
+    let mut position = vec![usize::MAX; s.fields.len()];
+    for (k, &(_, _, f)) in order.iter().enumerate() {
+        position[f] = k;
+    }
+    let offset_in =
+        |l: &Layout, f: usize| l.slots.iter().find(|sl| sl.field == f).map(|sl| sl.offset);
+    for c in needs {
+        let broken = || VerifyError::TreeNeed {
+            site: c.site_text(),
+            keeps: c.keeps(),
+        };
+        let names = match &c.need {
+            Need::First(n) | Need::Run(n) | Need::Last(n) | Need::Pin(n) => n,
+            _ => continue,
+        };
+        let fields: Option<Vec<usize>> = names.iter().map(|m| s.field_index(m)).collect();
+        let fields = fields.ok_or_else(broken)?;
+        let at: Vec<usize> = fields.iter().map(|&f| position[f]).collect();
+        let in_order = at.windows(2).all(|w| w[1] == w[0].wrapping_add(1));
+        let ok = match &c.need {
+            Need::First(_) => in_order && at.first() == Some(&0),
+            Need::Run(_) => in_order,
+            Need::Last(_) => in_order && at.last() == Some(&(s.fields.len() - 1)),
+            _ => fields
+                .iter()
+                .all(|&f| offset_in(l, f).is_some() && offset_in(l, f) == offset_in(declared, f)),
+        };
+        if !ok {
+            return Err(broken());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ mod cli_reliability;
 mod cli_scan;
 mod cli_seed;
 mod cli_solver;
+mod cli_tree_safety;
 mod docs_quotes;
 mod infer_profiles;
 mod infer_sources;
+mod tree_safety_props;

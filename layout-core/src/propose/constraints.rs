@@ -23,6 +23,15 @@ pub enum Kept {
     PinnedMembers,
     #[serde(rename = "one configuration")]
     OneConfiguration,
+    /// Tree safety: code initializes the struct by position.
+    #[serde(rename = "positional initializer")]
+    PositionalInitializer,
+    /// Tree safety: code spans members by offset (a copy, a clear).
+    #[serde(rename = "offset range")]
+    OffsetRange,
+    /// Tree safety: an offset asserted at build time.
+    #[serde(rename = "build assertion")]
+    BuildAssertion,
 }
 
 impl Kept {
@@ -34,7 +43,33 @@ impl Kept {
             Kept::IfBlocks => "#if blocks",
             Kept::PinnedMembers => "pinned members",
             Kept::OneConfiguration => "one configuration",
+            Kept::PositionalInitializer => "positional initializer",
+            Kept::OffsetRange => "offset range",
+            Kept::BuildAssertion => "build assertion",
         }
+    }
+
+    /// The kind of constraint a tree-safety site needs.
+    pub fn of_site(kind: crate::tree_safety::SiteKind) -> Kept {
+        use crate::tree_safety::SiteKind as K;
+        match kind {
+            K::PositionalInitializer
+            | K::ArrayOfInitializers
+            | K::CompoundLiteral
+            | K::NestedInitializer
+            | K::DesignatedInitializer
+            | K::ZeroInitializer => Kept::PositionalInitializer,
+            K::BuildAssertion | K::SizeAssertion | K::GroupAssertion => Kept::BuildAssertion,
+            _ => Kept::OffsetRange,
+        }
+    }
+
+    /// Whether the tree-safety pass adds it.
+    pub fn is_tree(self) -> bool {
+        matches!(
+            self,
+            Kept::PositionalInitializer | Kept::OffsetRange | Kept::BuildAssertion
+        )
     }
 }
 
@@ -49,6 +84,14 @@ pub struct Constraint {
     /// constraint relaxed and everything else kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub without: Option<Price>,
+    /// For the tree-safety pass: the site that needs it
+    /// (`net/foo.c:12:3`, `and N more`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<String>,
+    /// For the tree-safety pass: what it keeps (`members `a`..`c` stay
+    /// first, in order`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keeps: Option<String>,
 }
 
 /// The smallest size without a constraint, against the smallest with it.
@@ -72,6 +115,9 @@ impl Price {
 impl Constraint {
     /// `the first member (lock)`, `3 #if blocks (CONFIG_NUMA, ...)`.
     pub fn text(&self) -> String {
+        if let (Some(site), Some(keeps)) = (&self.site, &self.keeps) {
+            return format!("{} at {site} ({keeps})", self.kept.words());
+        }
         let names = if self.names.len() > 4 {
             format!(
                 "{}, ... {} in all",
@@ -91,6 +137,14 @@ impl Constraint {
     /// What it costs, for the summary and the changelog: only a proven
     /// price (both sizes proven minimal), and only when it is not zero.
     pub fn price_text(&self) -> Option<String> {
+        if self.kept.is_tree() {
+            let price = match self.without {
+                Some(p) if p.proven => format!(": {:+} bytes", p.bytes()),
+                Some(p) => format!(": {:+} bytes (not proven)", p.bytes()),
+                None => String::new(),
+            };
+            return Some(format!("kept: {}{price}", self.text()));
+        }
         let p = self.without.filter(|p| p.proven && p.bytes() > 0)?;
         Some(format!(
             "keeping the {} costs {} bytes: the smallest layout is {} bytes with it, {} bytes without (both proven)",
@@ -111,6 +165,8 @@ pub fn kept_by(s: &Struct, configuration: Option<&str>) -> Vec<Constraint> {
         kept,
         names,
         without: None,
+        site: None,
+        keeps: None,
     };
     if segments::first_is_kept(s) {
         out.push(c(Kept::FirstMember, vec![s.fields[0].name.clone()]));
@@ -188,6 +244,9 @@ pub fn price(s: &Struct, kept: &mut [Constraint], opts: &SolveOptions) {
             Kept::IfBlocks => relaxed.blocks.clear(),
             Kept::PinnedMembers => relaxed.fields.iter_mut().for_each(|f| f.pinned = false),
             Kept::OneConfiguration => continue,
+            // Priced by the tree-safety pass, which knows the model
+            // without each of them.
+            Kept::PositionalInitializer | Kept::OffsetRange | Kept::BuildAssertion => continue,
         }
         if let Ok(sol) = solve::solve(&relaxed, &size_first) {
             c.without = Some(Price {

@@ -68,6 +68,10 @@ pub struct ProposeOptions {
     pub configuration: Option<String>,
     /// Price each constraint the proposal keeps (a solve each).
     pub price_constraints: bool,
+    /// What the tree-safety pass found in the code that uses the struct
+    /// ([`crate::tree_safety::scan`]): its needs are kept, its refusals
+    /// refuse a proposal that moves members.
+    pub tree: Option<crate::tree_safety::TreeScan>,
 }
 
 /// Why no layout could be proposed. Render it with [`ProposeError::diagnostic`]
@@ -79,6 +83,12 @@ pub enum ProposeError {
     /// The solver found no layout (pinned fields in the way, a field it
     /// cannot take).
     Solve { strukt: String, source: SolveError },
+    /// Code of the tree depends on the layout in a way no reorder keeps
+    /// (the tree-safety pass): the site and why.
+    Unsafe {
+        strukt: String,
+        refusal: Box<crate::tree_safety::Refusal>,
+    },
 }
 
 impl fmt::Display for ProposeError {
@@ -91,6 +101,9 @@ impl fmt::Display for ProposeError {
                 )
             }
             ProposeError::Solve { strukt, source } => write!(f, "struct {strukt}: {source}"),
+            ProposeError::Unsafe { strukt, refusal } => {
+                write!(f, "{}", refusal.diagnostic(strukt))
+            }
         }
     }
 }
@@ -98,7 +111,7 @@ impl fmt::Display for ProposeError {
 impl std::error::Error for ProposeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            ProposeError::NoHotPaths { .. } => None,
+            ProposeError::NoHotPaths { .. } | ProposeError::Unsafe { .. } => None,
             ProposeError::Solve { source, .. } => Some(source),
         }
     }
@@ -107,6 +120,9 @@ impl std::error::Error for ProposeError {
 impl ProposeError {
     /// The error as the command line prints it, with what to change.
     pub fn diagnostic(&self) -> crate::Diagnostic {
+        if let ProposeError::Unsafe { strukt, refusal } = self {
+            return refusal.diagnostic(strukt);
+        }
         let d = crate::Diagnostic::new(self.to_string());
         match self {
             ProposeError::NoHotPaths { strukt } => d.help(format!(
@@ -115,6 +131,7 @@ impl ProposeError {
             ProposeError::Solve { .. } => {
                 d.help("unpin fields in the access file (`pinned = [...]`) or change their classes")
             }
+            ProposeError::Unsafe { .. } => d,
         }
     }
 }
@@ -151,6 +168,11 @@ pub struct Proposal {
     pub smaller: Option<Solution>,
     /// What the layout is proven under, with prices when asked.
     pub constraints: Vec<constraints::Constraint>,
+    /// The tree-safety pass's constraints, as kept in the model (each is
+    /// also one of `constraints`).
+    pub tree_constraints: Vec<crate::tree_safety::TreeConstraint>,
+    /// What the tree's constraints cost together, when priced.
+    pub tree_price: Option<constraints::Price>,
 }
 
 /// The objective when the user names none: `min-diff` for a struct whose
@@ -181,6 +203,14 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
     let mut author = (opts.regroup && preset == Preset::HotLines).then(|| subject.clone());
     let mut subject = subject;
     let mut dissolved = author_choices(opts, &mut subject);
+    // The tree's needs, on the model as the author's choices left it.
+    let tree_needs = opts
+        .tree
+        .as_ref()
+        .map(crate::tree_safety::constrain)
+        .unwrap_or_default();
+    let untreed = subject.model.clone();
+    keep_tree(opts, &tree_needs, &mut subject)?;
     if preset == Preset::HotLines && subject.model.paths.is_empty() {
         return Err(ProposeError::NoHotPaths {
             strukt: subject.model.name.clone(),
@@ -196,12 +226,15 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
     };
     let mut groups_kept_for = Vec::new();
     let mut precomputed = None;
+    let mut author_untreed = None;
     if let Some(author) = author.as_mut() {
         let regrouped = solve_named(&subject.model, &solve_opts)?;
         let worse = paths_worse(&subject.model, &subject.declared, &regrouped.layout);
         if opts.move_first {
             segments::release_first(&mut author.model);
         }
+        author_untreed = Some(author.model.clone());
+        keep_tree(opts, &tree_needs, author)?;
         let in_groups = (!worse.is_empty())
             .then(|| solve::solve(&author.model, &solve_opts).ok())
             .flatten()
@@ -215,8 +248,10 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
             None => regrouped,
         });
     }
+    let mut untreed = untreed;
     if !groups_kept_for.is_empty() {
         subject = author.take().expect("kept only under regroup");
+        untreed = author_untreed.expect("set with the author's subject");
     }
     let s = &subject.model;
     // Under min-diff a struct that already keeps the rule keeps its layout.
@@ -234,7 +269,7 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
         None => {
             let sol = match precomputed {
                 Some(p) => p,
-                None => solve_named(s, &solve_opts)?,
+                None => solve_named(s, &solve_opts).map_err(|e| with_tree(e, &tree_needs))?,
             };
             let (layout, lower_bound) = (sol.layout.clone(), sol.lower_bound);
             Proposal::new(subject.clone(), preset, layout, lower_bound, Some(sol))
@@ -268,14 +303,58 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
         .ok()
         .filter(|alt| alt.layout.size > proposal.layout.size);
     }
+    if let Some(scan) = &opts.tree {
+        crate::verify::check_tree_needs(s, &proposal.layout, &subject.declared, &tree_needs)
+            .map_err(|e| ProposeError::Solve {
+                strukt: s.name.clone(),
+                source: SolveError::Infeasible(e.to_string()),
+            })?;
+        let changes = !proposal.moves_nothing();
+        if let Some(refusal) = crate::tree_safety::apply::refusal(
+            scan,
+            s,
+            &subject.declared,
+            &proposal.layout,
+            changes,
+        ) {
+            return Err(ProposeError::Unsafe {
+                strukt: s.name.clone(),
+                refusal: Box::new(refusal),
+            });
+        }
+    }
     proposal.constraints = constraints::kept_by(s, opts.configuration.as_deref());
+    let first_tree = proposal.constraints.len();
+    proposal
+        .constraints
+        .extend(tree_needs.iter().map(|c| constraints::Constraint {
+            kept: constraints::Kept::of_site(c.kind),
+            names: match &c.need {
+                crate::tree_safety::Need::First(n)
+                | crate::tree_safety::Need::Run(n)
+                | crate::tree_safety::Need::Last(n)
+                | crate::tree_safety::Need::Pin(n) => n.clone(),
+                _ => Vec::new(),
+            },
+            without: None,
+            site: Some(c.site_text()),
+            keeps: Some(c.keeps()),
+        }));
     if opts.price_constraints && !proposal.nothing_to_do {
         let left = SolveOptions {
             time_limit: opts.time_limit.saturating_sub(started.elapsed()),
             ..solve_opts.clone()
         };
         constraints::price(s, &mut proposal.constraints, &left);
+        proposal.tree_price = crate::tree_safety::apply::price(
+            &untreed,
+            &subject.declared,
+            &tree_needs,
+            &mut proposal.constraints[first_tree..],
+            &left,
+        );
     }
+    proposal.tree_constraints = tree_needs;
     proposal.dissolved = dissolved;
     proposal.groups_kept_for = groups_kept_for;
     Ok(proposal)
@@ -306,6 +385,8 @@ impl Proposal {
             objective,
             smaller: None,
             constraints: Vec::new(),
+            tree_constraints: Vec::new(),
+            tree_price: None,
         }
     }
 
@@ -370,6 +451,51 @@ fn author_choices(opts: &ProposeOptions, subject: &mut Subject) -> Option<Dissol
     dissolved
 }
 
+/// A solve that failed under the tree's needs says so: they are
+/// constraints the user did not write in the access file.
+fn with_tree(e: ProposeError, needs: &[crate::tree_safety::TreeConstraint]) -> ProposeError {
+    match e {
+        ProposeError::Solve { strukt, source } if !needs.is_empty() => {
+            let sites: Vec<String> = needs.iter().map(|c| c.site_text()).collect();
+            ProposeError::Solve {
+                strukt,
+                source: SolveError::Infeasible(format!(
+                    "{source}; with the needs of the code --safety-scan found kept ({})",
+                    sites.join("; ")
+                )),
+            }
+        }
+        e => e,
+    }
+}
+
+/// Writes the tree's needs into `subject`'s model; one it cannot keep (a
+/// member `--regroup` dissolved) refuses the proposal at its site.
+fn keep_tree(
+    opts: &ProposeOptions,
+    needs: &[crate::tree_safety::TreeConstraint],
+    subject: &mut Subject,
+) -> Result<(), ProposeError> {
+    let Some(scan) = &opts.tree else {
+        return Ok(());
+    };
+    crate::tree_safety::apply::apply_all(needs, &mut subject.model, &subject.declared).map_err(
+        |(k, why)| {
+            let at = &needs[k].sites[0];
+            let site = scan
+                .sites
+                .iter()
+                .find(|s| &s.at() == at)
+                .cloned()
+                .expect("a constraint's site is one of the scan's");
+            ProposeError::Unsafe {
+                strukt: subject.model.name.clone(),
+                refusal: Box::new(crate::tree_safety::Refusal { site, why, more: 0 }),
+            }
+        },
+    )
+}
+
 /// The hot paths that touch more lines in `after` than in `before`, as
 /// `tx 6 -> 7 lines`.
 pub fn paths_worse(s: &Struct, before: &Layout, after: &Layout) -> Vec<String> {
@@ -430,6 +556,7 @@ mod tests {
             placement: Placement::Aligned,
             configuration: None,
             price_constraints: true,
+            tree: None,
         }
     }
 

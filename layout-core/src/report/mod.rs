@@ -23,7 +23,7 @@ mod view;
 pub use churn::churn;
 pub use json::LayoutJson;
 pub use moves::MovedRun;
-pub use propose_json::ProposeJson;
+pub use propose_json::{ProposeJson, TreeSafetyJson};
 pub use syntax::Syntax;
 pub(crate) use view::ordered_slots;
 pub use view::{LayoutView, ProposalView};

@@ -79,6 +79,23 @@ pub struct ProposeJson {
     /// With `--growth`: the growth report (as `growth --format json`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub growth: Option<GrowthReport>,
+    /// With `--safety-scan`: what the tree-safety pass read and found, and
+    /// the constraints it added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_safety: Option<TreeSafetyJson>,
+}
+
+/// The tree-safety pass in `propose --format json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct TreeSafetyJson {
+    /// The files read, their bytes, the spellings, every site.
+    #[serde(flatten)]
+    pub scan: crate::tree_safety::TreeScan,
+    /// The constraints added to the model, each with its sites (they are
+    /// also in `constraints`, with their prices).
+    pub constraints_added: Vec<crate::tree_safety::TreeConstraint>,
+    /// Milliseconds the scan took (wall clock, like `solve_ms`).
+    pub scan_ms: u64,
 }
 
 impl ProposeJson {
