@@ -442,6 +442,19 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
                 ),
             };
         }
+        // Written only where a hot root reaches through a slow path: how
+        // often that runs is a guess from the names and branches.
+        if let Some(w) = sites.iter().find(|x| x.near_hot && x.kind.writes()) {
+            return Frequency::Ambiguous {
+                written: false,
+                why: format!(
+                    "read on hot paths ({}) and written only on a slow path a hot root reaches ({}: {}): read-mostly if that path is as rare as its name or branch says, written if it runs per operation",
+                    r.cite(),
+                    w.cite(),
+                    w.cold_because.as_deref().unwrap_or("slow path")
+                ),
+            };
+        }
         return Frequency::ReadMostly(format!(
             "only read on {} ({})",
             if rules.have_roots {
@@ -479,9 +492,23 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             warm_writes[0].cite()
         ));
     }
-    if let Some(r) = warm.iter().find(|x| x.kind == super::sites::Kind::Read) {
+    // Read off the hot paths: on a slow path of a hot root (an error or
+    // state branch, setup it calls) it is read when the hot path is;
+    // read only by code no hot root reaches (a sysctl handler, setup,
+    // reporting) it is cold.
+    if let Some(r) = warm
+        .iter()
+        .find(|x| x.kind == super::sites::Kind::Read && x.near_hot)
+    {
         return Frequency::ReadMostly(format!(
-            "no hot path touches it; read outside them ({}), written only off the hot paths",
+            "no hot path touches it; read on a slow path a hot root reaches ({}: {}), written only off the hot paths",
+            r.cite(),
+            r.cold_because.as_deref().unwrap_or("slow path")
+        ));
+    }
+    if let Some(r) = warm.iter().find(|x| x.kind == super::sites::Kind::Read) {
+        return Frequency::Cold(format!(
+            "no hot path touches it, nor a slow path of one: read only by code no hot root reaches ({})",
             r.cite()
         ));
     }
@@ -541,7 +568,21 @@ fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
         .copied()
         .filter(|x| x.heat == Heat::Hot)
         .collect();
-    let considered = if hot.is_empty() { writes } else { hot };
+    let mut considered = if hot.is_empty() { writes } else { hot };
+    // A write in a function no source calls, holding nothing there, is of
+    // unknown context (its callers, and their locks, are elsewhere): it
+    // does not veto a lock every other write holds.
+    // Only for an owner lock, which the callers of a subsystem's entry
+    // points take (super::sites::OWNER_LOCKS).
+    let unknown = |x: &Site| x.context_unknown && x.locks.is_empty();
+    let known: Vec<&Site> = considered.iter().copied().filter(|x| !unknown(x)).collect();
+    let owner_held = !known.is_empty()
+        && super::sites::OWNER_LOCKS
+            .iter()
+            .any(|l| known.iter().all(|x| x.locks.iter().any(|h| h == l)));
+    if owner_held {
+        considered = known;
+    }
     if considered.is_empty() {
         let why = if rules.have_sources {
             "no write in the given sources: the lock is unknown"

@@ -353,6 +353,23 @@ impl Cursor {
         )
     }
 
+    /// Whether the `i`-th parameter of this function declaration points to
+    /// `const` data (the function only reads what it is given).
+    pub fn param_points_to_const(self, i: u32) -> bool {
+        // SAFETY: a cursor of a live unit; an out-of-range argument is a null cursor.
+        unsafe {
+            if clang_Cursor_getNumArguments(self.0) <= i as i32 {
+                return false;
+            }
+            let p = clang_Cursor_getArgument(self.0, i);
+            if clang_Cursor_isNull(p) != 0 {
+                return false;
+            }
+            let t = clang_getCanonicalType(clang_getCursorType(p));
+            t.kind == CXType_Pointer && clang_isConstQualifiedType(clang_getPointeeType(t)) != 0
+        }
+    }
+
     /// Whether this expression's type points to volatile data (`READ_ONCE`'s cast).
     pub fn points_to_volatile(self) -> bool {
         // SAFETY: a cursor of a live unit.

@@ -361,3 +361,104 @@ mod tests {
         assert_eq!(chain(&r, "b"), "a > b");
     }
 }
+
+/// Whether an owner lock (the socket lock) is held on entry to a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Owned {
+    /// Some call reaching it does not hold it.
+    No,
+    /// Every call reaching it from the sources holds it.
+    Yes,
+    /// No call of the sources reaches it (or only calls of unknown
+    /// context): its callers are elsewhere.
+    Unknown,
+}
+
+/// For an owner lock (one a subsystem's callers take before they call its
+/// entry points: the socket layer owns the socket before it calls the
+/// protocol's `sendmsg`, `setsockopt`, `shutdown`, a timer takes it before
+/// its handler), whether each function holds it on entry. A function no
+/// call of the sources reaches is of unknown context and does not veto:
+/// the meet over the calls of "the call holds it, or else what its caller
+/// holds", where unknown meets anything as that thing (the greatest
+/// fixpoint, from unknown). A function without callers stays unknown.
+pub fn owner_entry(
+    call_sites: &[(String, String, Vec<String>)],
+    header_inline: &BTreeSet<String>,
+    lock: &str,
+) -> BTreeMap<String, Owned> {
+    let called: BTreeSet<&str> = call_sites
+        .iter()
+        .filter(|(a, b, _)| a != b)
+        .map(|(_, b, _)| b.as_str())
+        .collect();
+    let mut callers: BTreeMap<&str, Vec<(&str, bool)>> = BTreeMap::new();
+    for (caller, callee, held) in call_sites {
+        let dead = header_inline.contains(caller) && !called.contains(caller.as_str());
+        if caller != callee && !dead {
+            callers
+                .entry(callee.as_str())
+                .or_default()
+                .push((caller.as_str(), held.iter().any(|h| h == lock)));
+        }
+    }
+    let mut state: BTreeMap<&str, Owned> = callers.keys().map(|f| (*f, Owned::Unknown)).collect();
+    loop {
+        let mut changed = false;
+        for (f, sites) in &callers {
+            let v = sites
+                .iter()
+                .map(|(c, holds)| {
+                    if *holds {
+                        Owned::Yes
+                    } else {
+                        state.get(c).copied().unwrap_or(Owned::Unknown)
+                    }
+                })
+                .min()
+                .unwrap_or(Owned::Unknown);
+            if state.get(f) != Some(&v) {
+                state.insert(f, v);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    state.into_iter().map(|(f, v)| (f.to_string(), v)).collect()
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_lock_is_not_vetoed_by_callers_of_unknown_context() {
+        let s = |a: &str, b: &str, l: &[&str]| {
+            (
+                a.to_string(),
+                b.to_string(),
+                l.iter().map(|x| x.to_string()).collect::<Vec<String>>(),
+            )
+        };
+        // A timer takes the lock before its handler; release_cb (no
+        // caller in the sources) calls it too; both reach xmit. poll
+        // calls peek without it: peek's context is known and not held.
+        let sites = vec![
+            s("timer", "handler", &["sk_lock"]),
+            s("release_cb", "handler", &[]),
+            s("handler", "xmit", &[]),
+            s("connect", "connect_helper", &[]),
+            s("rcv", "peek", &["sk_lock"]),
+            s("rcv", "poll_helper", &[]),
+            s("poll_helper", "peek", &[]),
+        ];
+        let e = owner_entry(&sites, &BTreeSet::new(), "sk_lock");
+        assert_eq!(e["handler"], Owned::Yes);
+        assert_eq!(e["xmit"], Owned::Yes);
+        assert_eq!(e["connect_helper"], Owned::Unknown);
+        assert_eq!(e["poll_helper"], Owned::Unknown);
+        assert_eq!(e["peek"], Owned::Yes);
+    }
+}

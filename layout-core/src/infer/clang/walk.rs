@@ -51,6 +51,17 @@ pub enum Handed {
     Parameter,
 }
 
+/// A call through a member of an ops table: `caller` calls what its
+/// `member` points to, holding `locks`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MemberCall {
+    pub caller: String,
+    pub member: String,
+    pub locks: Vec<String>,
+    /// On an `unlikely()` branch or error path.
+    pub cold: bool,
+}
+
 /// A macro use the analysis reads: its range in its file and its name.
 struct MacroUse {
     file: String,
@@ -103,6 +114,11 @@ pub struct Walker<'u, 'i> {
     /// Functions handed to a call as a pointer (a callback, an ops table's
     /// functions, or a pointer parameter passed on).
     pub callbacks: Vec<Callback>,
+    /// Calls through an ops member (`ops->cong_avoid(...)`).
+    pub member_calls: Vec<MemberCall>,
+    /// The functions global initializers install as members
+    /// (`.cong_avoid = cubictcp_cong_avoid`): (member, function).
+    pub ops_members: Vec<(String, String)>,
     /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
     pub cold_marked: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
@@ -138,6 +154,8 @@ impl<'u, 'i> Walker<'u, 'i> {
             header_inline: BTreeSet::new(),
             external: BTreeSet::new(),
             cold_marked: BTreeSet::new(),
+            member_calls: Vec::new(),
+            ops_members: Vec::new(),
             function: String::new(),
             held: Vec::new(),
             guards: Vec::new(),
@@ -177,6 +195,9 @@ impl<'u, 'i> Walker<'u, 'i> {
                 CXCursor_FunctionDecl if c.is_definition() => self.function(c),
                 CXCursor_StructDecl if c.spelling() == self.target && c.is_definition() => {
                     self.saw_struct = true
+                }
+                CXCursor_VarDecl if c.is_definition() && c.in_main_file() => {
+                    self.ops_members.extend(designated_functions(&self.unit.tokens(c)));
                 }
                 _ => {}
             }
@@ -386,6 +407,21 @@ impl<'u, 'i> Walker<'u, 'i> {
         if !direct {
             self.indirect
                 .push((self.function.clone(), self.held.clone()));
+            // `icsk->icsk_ca_ops->cong_avoid(...)`: a call through an ops member.
+            let member = c
+                .children()
+                .first()
+                .and_then(|k| through_parens(*k))
+                .filter(|k| k.kind() == CXCursor_MemberRefExpr)
+                .map(|k| k.spelling());
+            if let Some(m) = member {
+                self.member_calls.push(MemberCall {
+                    caller: self.function.clone(),
+                    member: m,
+                    locks: self.held.clone(),
+                    cold: self.cold.is_some(),
+                });
+            }
         } else {
             // Functions handed over as pointers, run by the callee.
             for arg in c.children().into_iter().skip(1) {
@@ -418,7 +454,12 @@ impl<'u, 'i> Walker<'u, 'i> {
             .push((self.function.clone(), name.clone(), self.held.clone()));
         let args = c.children();
         let first = args.get(1).copied();
-        if locks::is_guard(&name) {
+        if let Some(l) = locks::asserts_by_call(&name) {
+            // sock_owned_by_me(sk): the lock is held from here on.
+            if !self.held.iter().any(|h| h == l) {
+                self.held.push(l.to_string());
+            }
+        } else if locks::is_guard(&name) {
             // guard(spinlock)(&x->lock): held to the end of the block;
             // scoped_guard(): to the end of its for statement.
             if let Some(l) = first.and_then(lock_name) {
@@ -634,6 +675,25 @@ fn table_walk(c: Cursor, depth: u32, out: &mut Vec<Handed>, budget: &mut u32) {
     }
 }
 
+/// The `.member = function` pairs of an initializer's tokens (at most a
+/// few hundred: a large data table costs no more); the caller keeps those
+/// whose right side is a function of the sources.
+fn designated_functions(tokens: &[String]) -> Vec<(String, String)> {
+    let ident = |t: &str| {
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    };
+    tokens
+        .windows(5)
+        .filter(|w| {
+            w[0] == "." && ident(&w[1]) && w[2] == "=" && ident(&w[3]) && matches!(w[4].as_str(), "," | "}")
+        })
+        .take(512)
+        .map(|w| (w[1].clone(), w[3].clone()))
+        .collect()
+}
+
 /// Whether a member's type is a lock (its writes are lock operations).
 fn is_lock_type(t: &str) -> bool {
     let t = t
@@ -649,6 +709,7 @@ fn is_lock_type(t: &str) -> bool {
             | "struct rw_semaphore"
             | "struct spinlock"
             | "struct raw_spinlock"
+            | "socket_lock_t"
     )
 }
 
@@ -693,15 +754,50 @@ fn expectation(cond: Cursor) -> Option<bool> {
     }
 }
 
-/// The lock a lock call's first argument names: its outermost member
-/// (`spinlock_check(&zone->lock)` → `lock`), or else the variable.
+/// The lock a lock call's first argument names: the member that holds it
+/// (`spinlock_check(&zone->lock)` → `lock`); in a member path, the member
+/// nearest the object whose type is a lock (`&sk->sk_lock.slock`, the
+/// spinlock of a `socket_lock_t` → `sk_lock`); or else the variable.
 fn lock_name(arg: Cursor) -> Option<String> {
-    first_member(arg).or_else(|| first_variable(arg))
+    let chain = member_chain(arg);
+    chain
+        .iter()
+        .rev()
+        .find(|m| is_lock_type(&m.type_name()))
+        .or(chain.first())
+        .map(|m| m.spelling())
+        .or_else(|| first_variable(arg))
 }
 
-fn first_member(c: Cursor) -> Option<String> {
+/// The member path of the first member expression under `c`, outermost
+/// first (`a->b.c` → `c`, `b`).
+fn member_chain(c: Cursor) -> Vec<Cursor> {
+    let Some(mut at) = first_member(c) else {
+        return Vec::new();
+    };
+    let mut chain = vec![at];
+    while let Some(inner) = at
+        .children()
+        .into_iter()
+        .find_map(|k| through_parens(k).filter(|k| k.kind() == CXCursor_MemberRefExpr))
+    {
+        chain.push(inner);
+        at = inner;
+    }
+    chain
+}
+
+/// `c` without the parentheses and implicit casts around it.
+fn through_parens(mut c: Cursor) -> Option<Cursor> {
+    while matches!(c.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        c = *c.children().first()?;
+    }
+    Some(c)
+}
+
+fn first_member(c: Cursor) -> Option<Cursor> {
     if c.kind() == CXCursor_MemberRefExpr {
-        return Some(c.spelling());
+        return Some(c);
     }
     c.children().into_iter().find_map(first_member)
 }
