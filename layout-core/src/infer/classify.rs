@@ -492,24 +492,26 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             warm_writes[0].cite()
         ));
     }
-    // Read off the hot paths: on a slow path of a hot root (an error or
-    // state branch, setup it calls) it is read when the hot path is;
-    // read only by code no hot root reaches (a sysctl handler, setup,
-    // reporting) it is cold.
-    if let Some(r) = warm
+    // Read only off the hot paths: on a slow path a hot root reaches (an
+    // `unlikely()` or error branch, setup, a timer or loss recovery it
+    // calls), in a function whose name says it is a slow path (a sysctl
+    // handler, setup), or by code no hot root reaches at all
+    // (configuration, registration, reporting): cold. A hot path the
+    // roots do not name makes it hot: name its root.
+    let reads: Vec<&&Site> = warm
         .iter()
-        .find(|x| x.kind == super::sites::Kind::Read && x.near_hot)
-    {
-        return Frequency::ReadMostly(format!(
-            "no hot path touches it; read on a slow path a hot root reaches ({}: {}), written only off the hot paths",
+        .filter(|x| x.kind == super::sites::Kind::Read)
+        .collect();
+    if let Some(r) = reads.iter().find(|x| rare(x)).or(reads.first()) {
+        let why = if rare(r) {
+            "read only on slow paths"
+        } else {
+            "read only by code no hot root reaches"
+        };
+        return Frequency::Cold(format!(
+            "no hot path touches it; {why} ({}: {})",
             r.cite(),
             r.cold_because.as_deref().unwrap_or("slow path")
-        ));
-    }
-    if let Some(r) = warm.iter().find(|x| x.kind == super::sites::Kind::Read) {
-        return Frequency::Cold(format!(
-            "no hot path touches it, nor a slow path of one: read only by code no hot root reaches ({})",
-            r.cite()
         ));
     }
     if sites.is_empty() {
@@ -525,6 +527,12 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             warm[0].cite()
         ))
     }
+}
+
+/// Whether a warm site is known to run rarely: on a slow path a hot root
+/// reaches, or in a function whose name says it is one.
+fn rare(x: &Site) -> bool {
+    x.near_hot || x.slow_name
 }
 
 /// Whether a site's form is an atomic operation (`atomic_long_add`,
@@ -599,7 +607,20 @@ fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
             Some(c) => c.intersection(&held).copied().collect(),
         });
     }
+    // Written only with atomics, and somewhere without the lock: the
+    // atomics are what makes it safe, not the lock some writers hold.
+    let atomic_lockless = sites.iter().any(|x| x.kind.writes())
+        && sites
+            .iter()
+            .filter(|x| x.kind.writes())
+            .all(|x| is_atomic(&x.how));
+    let unlocked_somewhere = |lock: &str| {
+        sites
+            .iter()
+            .any(|x| x.kind.writes() && !x.locks.iter().any(|l| l == lock))
+    };
     match common.and_then(|c| c.into_iter().next()) {
+        Some(lock) if atomic_lockless && unlocked_somewhere(lock) => (Class::LocklessAtomic, None),
         Some(lock) => (Class::LockedWrite(lock.to_string()), None),
         None => (Class::LocklessAtomic, None),
     }

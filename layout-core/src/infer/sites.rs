@@ -76,6 +76,10 @@ pub struct Site {
     /// `unlikely()` branch or an error path (a rare event of a hot path).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub near_hot: bool,
+    /// Its function's name says it is a slow path (setup, a timer, a
+    /// sysctl handler, loss recovery).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub slow_name: bool,
     /// No call in the sources reaches its function: the locks its callers
     /// hold are unknown.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -347,6 +347,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             owned.get(&r.function),
             Some(reach::Owned::Yes | reach::Owned::No)
         );
+        let function = r.function.clone();
         out.sites.push(Site {
             field,
             member: r.member,
@@ -362,6 +363,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             hot_roots,
             loop_depth: r.loop_depth,
             near_hot,
+            slow_name: slow::slow_path(&function).is_some(),
             context_unknown,
         });
     }

@@ -358,13 +358,18 @@ impl<'u, 'i> Walker<'u, 'i> {
         };
         self.stack.push(c);
         self.walk(*cond);
-        let expect = expectation(*cond);
+        let expect = expectation(self.unit, *cond);
+        let why = expect
+            .as_ref()
+            .map(|(_, w)| w.clone())
+            .unwrap_or_default();
+        let expect = expect.map(|(v, _)| v);
         let before = self.held.clone();
         let cold_before = self.cold.clone();
         let branch = |w: &mut Self, b: Option<&Cursor>, cold: bool| -> (bool, Vec<String>) {
             w.held = before.clone();
             w.cold = if cold {
-                Some("unlikely()".into())
+                Some(why.clone())
             } else {
                 cold_before.clone()
             };
@@ -736,9 +741,15 @@ fn is_error_label(label: &str) -> bool {
         .any(|p| l.starts_with(p))
 }
 
-/// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`,
-/// and `static_branch_unlikely`'s statement expression): Some(V != 0).
-fn expectation(cond: Cursor) -> Option<bool> {
+/// What a branch condition says about its likelihood: `Some((V, why))`
+/// when the condition is expected to be V. `__builtin_expect(cond, V)` as
+/// the whole condition (`likely`/`unlikely`, and
+/// `static_branch_unlikely`'s statement expression); a call of a function
+/// whose name says it tests for a slow path (`tcp_under_memory_pressure()`,
+/// expected false); a conjunction with an unlikely operand is unlikely
+/// (`if (static_branch_unlikely(&key) && ...)`), a disjunction with a
+/// likely one likely.
+fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
     let mut c = cond;
     loop {
         match c.kind() {
@@ -747,11 +758,67 @@ fn expectation(cond: Cursor) -> Option<bool> {
             CXCursor_StmtExpr => c = *c.children().first()?.children().last()?,
             CXCursor_CallExpr if c.spelling() == "__builtin_expect" => {
                 let v = c.children().get(2)?.eval_int()?;
-                return Some(v != 0);
+                let word = if v != 0 { "likely()" } else { "unlikely()" };
+                return Some((v != 0, word.into()));
+            }
+            CXCursor_CallExpr => {
+                let name = c.spelling();
+                let why = super::slow::slow_path(&name)?;
+                return Some((false, format!("a test of {name}(), {why} by its name")));
+            }
+            CXCursor_BinaryOperator => {
+                let kids = c.children();
+                let (l, r) = (*kids.first()?, *kids.get(1)?);
+                // The token before the right operand (a left operand
+                // from a macro gives a range that starts at its definition).
+                let (whole, right) = (unit.tokens(c), unit.tokens(r));
+                let op = if !right.is_empty() && whole.len() > right.len() && whole.ends_with(&right) {
+                    match whole[whole.len() - right.len() - 1].as_str() {
+                        "&&" => Some("&&"),
+                        "||" => Some("||"),
+                        _ => None,
+                    }
+                } else {
+                    logical_operator(&whole)
+                }?;
+                let (a, b) = (expectation(unit, l), expectation(unit, r));
+                let pick = |want: bool| {
+                    [a.clone(), b.clone()]
+                        .into_iter()
+                        .flatten()
+                        .find(|(v, _)| *v == want)
+                };
+                return match op {
+                    "&&" => pick(false),
+                    "||" => pick(true),
+                    _ => None,
+                };
             }
             _ => return None,
         }
     }
+}
+
+/// The logical operator at the top level of a binary expression's tokens
+/// (outside parentheses): `&&` or `||`, None for another operator or both.
+fn logical_operator(tokens: &[String]) -> Option<&'static str> {
+    let mut depth = 0i32;
+    let mut found: Option<&'static str> = None;
+    for t in tokens {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "&&" | "||" if depth == 0 => {
+                let op = if t == "&&" { "&&" } else { "||" };
+                if found.is_some_and(|f| f != op) {
+                    return None;
+                }
+                found = Some(op);
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 /// The lock a lock call's first argument names: the member that holds it
