@@ -769,18 +769,13 @@ fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
             CXCursor_BinaryOperator => {
                 let kids = c.children();
                 let (l, r) = (*kids.first()?, *kids.get(1)?);
-                // The token before the right operand (a left operand
-                // from a macro gives a range that starts at its definition).
-                let (whole, right) = (unit.tokens(c), unit.tokens(r));
-                let op = if !right.is_empty() && whole.len() > right.len() && whole.ends_with(&right) {
-                    match whole[whole.len() - right.len() - 1].as_str() {
-                        "&&" => Some("&&"),
-                        "||" => Some("||"),
-                        _ => None,
-                    }
-                } else {
-                    logical_operator(&whole)
-                }?;
+                // The operator: between the operands where the code is
+                // written (libclang 14 has no operator kinds).
+                let mut between = unit.tokens_between(l, r);
+                if between.len() > 1 {
+                    between.pop(); // the right operand's first token
+                }
+                let op = logical_operator(&between)?;
                 let (a, b) = (expectation(unit, l), expectation(unit, r));
                 let pick = |want: bool| {
                     [a.clone(), b.clone()]
