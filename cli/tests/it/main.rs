@@ -24,5 +24,6 @@ mod cli_scan;
 mod cli_seed;
 mod cli_solver;
 mod docs_quotes;
+mod infer_net;
 mod infer_profiles;
 mod infer_sources;

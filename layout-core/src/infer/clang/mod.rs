@@ -16,10 +16,10 @@ mod ffi;
 pub mod flags;
 mod locks;
 mod reach;
-pub mod slow;
 pub mod record;
 #[allow(non_upper_case_globals)]
 mod site_kind;
+pub mod slow;
 #[allow(non_upper_case_globals)]
 mod walk;
 
@@ -217,7 +217,12 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     }
     for (member, api, lock) in locks::LOCKED_CALLBACKS {
         for f in installed.get(member).into_iter().flatten() {
-            extra.push((api.to_string(), f.to_string(), vec![lock.to_string()], false));
+            extra.push((
+                api.to_string(),
+                f.to_string(),
+                vec![lock.to_string()],
+                false,
+            ));
         }
     }
     for (caller, f, locks, cold) in extra {
@@ -266,10 +271,8 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     // Functions some call in the sources reaches (the others' callers,
     // and the locks they hold, are elsewhere).
     let owned = reach::owner_entry(&call_sites, &header_inline, locks::SOCKET_LOCK);
-    let mut paths: Vec<(String, BTreeSet<usize>)> = hot
-        .iter()
-        .map(|r| (r.clone(), BTreeSet::new()))
-        .collect();
+    let mut paths: Vec<(String, BTreeSet<usize>)> =
+        hot.iter().map(|r| (r.clone(), BTreeSet::new())).collect();
     for r in raw {
         let Some(field) = crate::infer::profile::field_at(model, r.offset) else {
             out.notes.push(format!(
@@ -304,9 +307,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
                 .split(" > ")
                 .find_map(|f| slow::slow_path(f).map(|why| (f.to_string(), why)));
             let why = match slow {
-                Some((f, why)) => format!(
-                    "a slow path a hot root reaches ({chain}): `{f}` is {why} by its name"
-                ),
+                Some((f, why)) => {
+                    format!("a slow path a hot root reaches ({chain}): `{f}` is {why} by its name")
+                }
                 None => format!(
                     "a hot root calls it only on an unlikely() branch or error path ({chain})"
                 ),
@@ -343,10 +346,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         let hot_via =
             (heat == Heat::Hot && !hot.is_empty()).then(|| reach::chain(&reached, &r.function));
         let near_hot = heat != Heat::Hot && through_cold.contains_key(&r.function);
-        let context_unknown = !matches!(
-            owned.get(&r.function),
-            Some(reach::Owned::Yes | reach::Owned::No)
-        );
+        let context_unknown = !matches!(owned.get(&r.function), Some(reach::Owned::Yes));
         let function = r.function.clone();
         out.sites.push(Site {
             field,

@@ -365,9 +365,7 @@ mod tests {
 /// Whether an owner lock (the socket lock) is held on entry to a function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Owned {
-    /// Some call reaching it does not hold it.
-    No,
-    /// Every call reaching it from the sources holds it.
+    /// A call reaching it holds it, and no call of known context lacks it.
     Yes,
     /// No call of the sources reaches it (or only calls of unknown
     /// context): its callers are elsewhere.
@@ -381,7 +379,10 @@ pub enum Owned {
 /// call of the sources reaches is of unknown context and does not veto:
 /// the meet over the calls of "the call holds it, or else what its caller
 /// holds", where unknown meets anything as that thing (the greatest
-/// fixpoint, from unknown). A function without callers stays unknown.
+/// fixpoint, from unknown). A function without callers stays unknown. The
+/// lock is per object: a function the sources reach both with it and from
+/// a root without it mostly handles another socket on the second path (a
+/// listener, a request, a new child), so a lock seen taken is trusted.
 pub fn owner_entry(
     call_sites: &[(String, String, Vec<String>)],
     header_inline: &BTreeSet<String>,

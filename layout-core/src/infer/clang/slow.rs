@@ -99,7 +99,10 @@ mod tests {
 
     #[test]
     fn words_of_the_name() {
-        assert_eq!(slow_path("tcp_rcv_synsent_state_process"), Some("connection setup"));
+        assert_eq!(
+            slow_path("tcp_rcv_synsent_state_process"),
+            Some("connection setup")
+        );
         assert_eq!(slow_path("tcp_sync_mss"), Some("a configuration change"));
         assert_eq!(slow_path("tcp_write_timer_handler"), Some("a timer"));
         assert_eq!(slow_path("tcp_enter_loss"), Some("loss recovery"));

@@ -197,7 +197,8 @@ impl<'u, 'i> Walker<'u, 'i> {
                     self.saw_struct = true
                 }
                 CXCursor_VarDecl if c.is_definition() && c.in_main_file() => {
-                    self.ops_members.extend(designated_functions(&self.unit.tokens(c)));
+                    self.ops_members
+                        .extend(designated_functions(&self.unit.tokens(c)));
                 }
                 _ => {}
             }
@@ -359,10 +360,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.stack.push(c);
         self.walk(*cond);
         let expect = expectation(self.unit, *cond);
-        let why = expect
-            .as_ref()
-            .map(|(_, w)| w.clone())
-            .unwrap_or_default();
+        let why = expect.as_ref().map(|(_, w)| w.clone()).unwrap_or_default();
         let expect = expect.map(|(v, _)| v);
         let before = self.held.clone();
         let cold_before = self.cold.clone();
@@ -692,7 +690,11 @@ fn designated_functions(tokens: &[String]) -> Vec<(String, String)> {
     tokens
         .windows(5)
         .filter(|w| {
-            w[0] == "." && ident(&w[1]) && w[2] == "=" && ident(&w[3]) && matches!(w[4].as_str(), "," | "}")
+            w[0] == "."
+                && ident(&w[1])
+                && w[2] == "="
+                && ident(&w[3])
+                && matches!(w[4].as_str(), "," | "}")
         })
         .take(512)
         .map(|w| (w[1].clone(), w[3].clone()))
