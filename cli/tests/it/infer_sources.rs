@@ -1453,3 +1453,91 @@ fn a_profile_that_measures_rare_writes_decides_the_seed_like_case() {
         "{flags}"
     );
 }
+
+#[test]
+fn the_socket_lock_by_its_owner() {
+    // fixtures/infer/sock.c: a connection embedding a socket whose lock is
+    // taken with lock_sock() (process context) and bh_lock_sock() (its
+    // spinlock, softirq); a helper called under both and from a function
+    // of unknown context; a callback run inside release_sock(); a slow
+    // path by its name; a root the file does not define.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "sock.h",
+            "--struct",
+            "conn",
+            "--source",
+            "sock.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "conn_sendmsg",
+            "--hot",
+            "conn_rcv",
+            "--hot",
+            "conn_poll",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: --hot conn_poll: not defined in the given sources, left out"),
+        "{}",
+        stderr(&o)
+    );
+    let j = json(&o);
+    let got = classes(&j);
+    for (m, class) in [
+        ("sk", "locked_write.sk_lock"),
+        ("snd_nxt", "locked_write.sk_lock"),
+        ("rcv_nxt", "locked_write.sk_lock"),
+        ("sent", "locked_write.sk_lock"),
+        ("window_clamp", "read_mostly"),
+        ("mss", "read_mostly"),
+    ] {
+        assert_eq!(got[m], class, "{m}: {j:#}");
+    }
+    // bh_lock_sock's spinlock is named by the socket lock it belongs to.
+    assert_eq!(site(&j, "rcv_nxt", 32)["locks"][0], "sk_lock");
+    // release_cb runs under release_sock's lock.
+    let cb = site(&j, "sent", 45);
+    assert_eq!(cb["locks"][0], "sk_lock");
+    assert_eq!(
+        cb["hot_via"],
+        "conn_sendmsg > release_sock > conn_release_cb"
+    );
+    // Written only on a slow path the hot root reaches: both readings.
+    let mss = member(&j, "mss");
+    assert!(
+        mss["ambiguous"]
+            .as_str()
+            .unwrap()
+            .contains("written if it runs per operation"),
+        "{mss:#}"
+    );
+    // No root defined at all: an error.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "sock.h",
+            "--struct",
+            "conn",
+            "--source",
+            "sock.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "conn_poll",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no --hot root is defined"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -528,14 +528,15 @@ impl<'u, 'i> Walker<'u, 'i> {
         // A lock word handed to any function (`compact_unlock_should_abort(&zone->lock, ...)`)
         // is operated by that function as a lock.
         let lock_word = kind.writes() && is_lock_type(&field.type_name());
-        if lock_word
-            || how == "spinlock_check"
-            || locks::is_guard(&how)
-            || locks::acquires(&how, self.wrappers).is_some()
-            || locks::releases(&how, self.wrappers).is_some()
-        {
-            // The lock word itself is written by whoever holds it.
-            held.push(member.split('.').next().unwrap_or(&member).to_string());
+        let op = locks::acquires(&how, self.wrappers).or(locks::releases(&how, self.wrappers));
+        if lock_word || how == "spinlock_check" || locks::is_guard(&how) || op.is_some() {
+            // The lock word itself is written by whoever holds it; an
+            // owner-lock call's object (`lock_sock(&c->sk)`) by its lock.
+            let lock = match op {
+                Some(Some(l)) => l.to_string(),
+                _ => member.split('.').next().unwrap_or(&member).to_string(),
+            };
+            held.push(lock);
         }
         held.sort();
         held.dedup();
