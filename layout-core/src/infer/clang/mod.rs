@@ -93,6 +93,12 @@ fn parse<'i>(
     Ok((unit, note))
 }
 
+/// The most branches (`if` arms, `switch` bodies, over the calls from the
+/// nearest hot root and in the site's own function) a site may sit under
+/// and still be hot: deeper, the static estimate (each branch taken half
+/// the time) says it runs on less than 1/2^N of the root's calls.
+pub const MAX_HOT_BRANCHES: u32 = 3;
+
 /// Every function the call graph names (callers and callees).
 fn all_function_names(
     calls: &BTreeMap<String, BTreeSet<String>>,
@@ -120,6 +126,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut member_calls: Vec<walk::MemberCall> = Vec::new();
     let mut ops_members: Vec<(String, String)> = Vec::new();
+    let mut call_conds: Vec<(String, String, u32)> = Vec::new();
     let mut out = Analysis::default();
     let mut saw = false;
     for src in &req.sources {
@@ -144,6 +151,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         callbacks.append(&mut w.callbacks);
         member_calls.append(&mut w.member_calls);
         ops_members.append(&mut w.ops_members);
+        call_conds.append(&mut w.call_conds);
         out.seconds
             .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
     }
@@ -244,6 +252,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .filter(|f| !hot.contains(f) && slow::slow_path(f).is_some()),
     );
     let reached = reach::hot_functions(&calls, &hot, &narrowed);
+    let depth = reach::branch_depth(&calls, &call_conds, &hot, &narrowed);
     // Every call, on cold branches too: what runs at all, and what a hot
     // root reaches only through a call on an `unlikely()` branch.
     let mut all_calls = calls.clone();
@@ -289,7 +298,25 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         } else if let Some(c) = &r.cold_branch {
             (Heat::Cold, Some(c.clone()))
         } else if reached.contains_key(&r.function) {
-            (Heat::Hot, None)
+            // Deep in branches from the nearest root: by the static
+            // estimate it runs on a small share of the root's calls.
+            let branches = depth
+                .get(&r.function)
+                .copied()
+                .unwrap_or(0)
+                .saturating_add(r.conds);
+            if branches > MAX_HOT_BRANCHES {
+                (
+                    Heat::Warm,
+                    Some(format!(
+                        "{branches} branches from the nearest hot root ({}): by the static estimate it runs on 1/{} of its calls or fewer",
+                        reach::chain(&reached, &r.function),
+                        1u64 << branches.min(62)
+                    )),
+                )
+            } else {
+                (Heat::Hot, None)
+            }
         } else if !runtime.contains(&r.function) {
             let why = if req.cold.contains(&r.function) {
                 "a cold root"

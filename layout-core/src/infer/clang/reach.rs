@@ -116,6 +116,46 @@ fn pointer_call_locks(
     Some(it.fold(first, |a, b| a.intersection(&b).cloned().collect()))
 }
 
+/// The fewest branches on the way from a hot root to each function it
+/// reaches through `calls` (not entering `cut`): the sum, over the calls of
+/// a chain, of the branches that enclose each call in its caller
+/// (`conds`, the fewest where a caller calls a callee in several places;
+/// 0 for a call `conds` does not list, a callback's). Each branch halves
+/// how often code runs by the static estimate (every branch taken half
+/// the time), so this is the estimate's exponent.
+pub fn branch_depth(
+    calls: &BTreeMap<String, BTreeSet<String>>,
+    conds: &[(String, String, u32)],
+    hot: &[String],
+    cut: &[String],
+) -> BTreeMap<String, u32> {
+    let mut weight: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+    for (a, b, n) in conds {
+        let w = weight.entry((a.as_str(), b.as_str())).or_insert(*n);
+        *w = (*w).min(*n);
+    }
+    let mut best: BTreeMap<String, u32> = BTreeMap::new();
+    let mut queue: std::collections::BTreeSet<(u32, String)> = hot
+        .iter()
+        .filter(|h| !cut.contains(h))
+        .map(|h| (0, h.clone()))
+        .collect();
+    while let Some((d, f)) = queue.pop_first() {
+        if best.contains_key(&f) {
+            continue;
+        }
+        best.insert(f.clone(), d);
+        for c in calls.get(&f).into_iter().flatten() {
+            if best.contains_key(c) || cut.contains(c) {
+                continue;
+            }
+            let w = weight.get(&(f.as_str(), c.as_str())).copied().unwrap_or(0);
+            queue.insert((d.saturating_add(w), c.clone()));
+        }
+    }
+    best
+}
+
 /// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
 pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
     let mut names = vec![f.to_string()];

@@ -28,6 +28,9 @@ pub struct RawSite {
     pub cold_branch: Option<String>,
     /// How many loops of its function enclose it.
     pub loop_depth: u32,
+    /// How many branches of its function enclose it (`if` arms, `switch`
+    /// bodies): each halves how often it runs, by the static estimate.
+    pub conds: u32,
 }
 
 /// A function handed to a call as a pointer: `caller` calls `callee`
@@ -106,6 +109,9 @@ pub struct Walker<'u, 'i> {
     pub cold_calls: BTreeMap<String, BTreeSet<String>>,
     /// Whether the struct was seen (a member access or its definition).
     pub saw_struct: bool,
+    /// Every call off cold branches: caller, callee, the branches of the
+    /// caller that enclose it.
+    pub call_conds: Vec<(String, String, u32)>,
     /// Every call: caller, callee, the locks held there.
     pub call_sites: Vec<(String, String, Vec<String>)>,
     /// Calls through a pointer (`move_fn(lruvec, folio)`): the function
@@ -133,6 +139,7 @@ pub struct Walker<'u, 'i> {
     guards: Vec<(usize, String)>,
     depth: usize,
     loops: u32,
+    conds: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
 }
@@ -155,12 +162,14 @@ impl<'u, 'i> Walker<'u, 'i> {
             external: BTreeSet::new(),
             cold_marked: BTreeSet::new(),
             member_calls: Vec::new(),
+            call_conds: Vec::new(),
             ops_members: Vec::new(),
             function: String::new(),
             held: Vec::new(),
             guards: Vec::new(),
             depth: 0,
             loops: 0,
+            conds: 0,
             cold: None,
             stack: Vec::new(),
         }
@@ -212,6 +221,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.guards.clear();
         self.depth = 0;
         self.loops = 0;
+        self.conds = 0;
         self.cold = None;
         self.stack.clear();
         if f.is_internal() && !f.in_main_file() {
@@ -300,6 +310,12 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.held = before;
                 false
             }
+            CXCursor_SwitchStmt => {
+                self.conds += 1;
+                self.children(c);
+                self.conds -= 1;
+                false
+            }
             CXCursor_ReturnStmt
             | CXCursor_GotoStmt
             | CXCursor_BreakStmt
@@ -371,7 +387,9 @@ impl<'u, 'i> Walker<'u, 'i> {
             } else {
                 cold_before.clone()
             };
+            w.conds += 1;
             let ended = b.is_some_and(|b| w.walk(*b));
+            w.conds -= 1;
             (ended, w.held.clone())
         };
         let (t_end, t_held) = branch(self, kids.get(1), expect == Some(false));
@@ -452,6 +470,8 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .entry(self.function.clone())
                 .or_default()
                 .insert(name.clone());
+            self.call_conds
+                .push((self.function.clone(), name.clone(), self.conds));
         }
         self.call_sites
             .push((self.function.clone(), name.clone(), self.held.clone()));
@@ -559,6 +579,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             locks: held,
             cold_branch,
             loop_depth: self.loops,
+            conds: self.conds,
         });
     }
 
