@@ -46,6 +46,10 @@ pub fn sites(
         lock_wrappers: a.lock_wrappers.clone(),
     };
     let analysis = clang::analyse(model, &req)?;
+    for w in &analysis.warnings {
+        eprintln!("warning: {w}");
+        inputs.notes.push(w.clone());
+    }
     for (file, secs) in &analysis.seconds {
         eprintln!("note: analysed {file} in {secs:.2} s");
     }

@@ -26,6 +26,7 @@ mod cli_seed;
 mod cli_solver;
 mod cli_tree_safety;
 mod docs_quotes;
+mod infer_net;
 mod infer_profiles;
 mod infer_sources;
 mod tree_safety_props;

@@ -451,6 +451,19 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
                 ),
             };
         }
+        // Written only where a hot root reaches through a slow path: how
+        // often that runs is a guess from the names and branches.
+        if let Some(w) = sites.iter().find(|x| x.near_hot && x.kind.writes()) {
+            return Frequency::Ambiguous {
+                written: false,
+                why: format!(
+                    "read on hot paths ({}) and written only on a slow path a hot root reaches ({}: {}): read-mostly if that path is as rare as its name or branch says, written if it runs per operation",
+                    r.cite(),
+                    w.cite(),
+                    w.cold_because.as_deref().unwrap_or("slow path")
+                ),
+            };
+        }
         return Frequency::ReadMostly(format!(
             "only read on {} ({})",
             if rules.have_roots {
@@ -488,10 +501,26 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             warm_writes[0].cite()
         ));
     }
-    if let Some(r) = warm.iter().find(|x| x.kind == super::sites::Kind::Read) {
-        return Frequency::ReadMostly(format!(
-            "no hot path touches it; read outside them ({}), written only off the hot paths",
-            r.cite()
+    // Read only off the hot paths: on a slow path a hot root reaches (an
+    // `unlikely()` or error branch, setup, a timer or loss recovery it
+    // calls), in a function whose name says it is a slow path (a sysctl
+    // handler, setup), or by code no hot root reaches at all
+    // (configuration, registration, reporting): cold. A hot path the
+    // roots do not name makes it hot: name its root.
+    let reads: Vec<&&Site> = warm
+        .iter()
+        .filter(|x| x.kind == super::sites::Kind::Read)
+        .collect();
+    if let Some(r) = reads.iter().find(|x| rare(x)).or(reads.first()) {
+        let why = if rare(r) {
+            "read only on slow paths"
+        } else {
+            "read only by code no hot root reaches"
+        };
+        return Frequency::Cold(format!(
+            "no hot path touches it; {why} ({}: {})",
+            r.cite(),
+            r.cold_because.as_deref().unwrap_or("slow path")
         ));
     }
     if sites.is_empty() {
@@ -507,6 +536,12 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             warm[0].cite()
         ))
     }
+}
+
+/// Whether a warm site is known to run rarely: on a slow path a hot root
+/// reaches, or in a function whose name says it is one.
+fn rare(x: &Site) -> bool {
+    x.near_hot || x.slow_name
 }
 
 /// Whether a site's form is an atomic operation (`atomic_long_add`,
@@ -550,7 +585,21 @@ fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
         .copied()
         .filter(|x| x.heat == Heat::Hot)
         .collect();
-    let considered = if hot.is_empty() { writes } else { hot };
+    let mut considered = if hot.is_empty() { writes } else { hot };
+    // A write in a function no source calls, holding nothing there, is of
+    // unknown context (its callers, and their locks, are elsewhere): it
+    // does not veto a lock every other write holds.
+    // Only for an owner lock, which the callers of a subsystem's entry
+    // points take (super::sites::OWNER_LOCKS).
+    let unknown = |x: &Site| x.context_unknown && x.locks.is_empty();
+    let known: Vec<&Site> = considered.iter().copied().filter(|x| !unknown(x)).collect();
+    let owner_held = !known.is_empty()
+        && super::sites::OWNER_LOCKS
+            .iter()
+            .any(|l| known.iter().all(|x| x.locks.iter().any(|h| h == l)));
+    if owner_held {
+        considered = known;
+    }
     if considered.is_empty() {
         let why = if rules.have_sources {
             "no write in the given sources: the lock is unknown"
@@ -567,7 +616,20 @@ fn lock_class(sites: &[Site], rules: &Rules) -> (Class, Option<String>) {
             Some(c) => c.intersection(&held).copied().collect(),
         });
     }
+    // Written only with atomics, and somewhere without the lock: the
+    // atomics are what makes it safe, not the lock some writers hold.
+    let atomic_lockless = sites.iter().any(|x| x.kind.writes())
+        && sites
+            .iter()
+            .filter(|x| x.kind.writes())
+            .all(|x| is_atomic(&x.how));
+    let unlocked_somewhere = |lock: &str| {
+        sites
+            .iter()
+            .any(|x| x.kind.writes() && !x.locks.iter().any(|l| l == lock))
+    };
     match common.and_then(|c| c.into_iter().next()) {
+        Some(lock) if atomic_lockless && unlocked_somewhere(lock) => (Class::LocklessAtomic, None),
         Some(lock) => (Class::LockedWrite(lock.to_string()), None),
         None => (Class::LocklessAtomic, None),
     }

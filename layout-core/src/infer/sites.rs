@@ -2,6 +2,12 @@
 
 use serde::Serialize;
 
+/// The locks a subsystem's callers take before they call its entry points
+/// (the socket layer owns `struct sock`'s `sk_lock` before it calls the
+/// protocol): a function of unknown context (its callers are elsewhere)
+/// is not taken to run without them.
+pub const OWNER_LOCKS: &[&str] = &["sk_lock"];
+
 /// How a site touches its member.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -66,6 +72,18 @@ pub struct Site {
     pub hot_roots: Vec<String>,
     /// How many loops of its function enclose it (a weight for the reviewer).
     pub loop_depth: u32,
+    /// Not hot, but a hot root reaches it through a slow path, an
+    /// `unlikely()` branch or an error path (a rare event of a hot path).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub near_hot: bool,
+    /// Its function's name says it is a slow path (setup, a timer, a
+    /// sysctl handler, loss recovery).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub slow_name: bool,
+    /// No call in the sources reaches its function: the locks its callers
+    /// hold are unknown.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub context_unknown: bool,
 }
 
 impl Site {

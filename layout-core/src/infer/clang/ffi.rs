@@ -144,6 +144,30 @@ impl<'i> Unit<'i> {
         }
     }
 
+    /// The file's tokens from where `a` starts to where `b` starts (where
+    /// the code is written: a macro use counts as its name), e.g. a
+    /// binary operator's left operand and operator.
+    pub fn tokens_between(&self, a: Cursor, b: Cursor) -> Vec<String> {
+        // SAFETY: cursors of this unit; out-pointers to locals.
+        unsafe {
+            let at = |c: Cursor| {
+                let loc = clang_getRangeStart(clang_getCursorExtent(c.0));
+                let mut file: CXFile = std::ptr::null_mut();
+                let (mut l, mut col, mut off) = (0, 0, 0);
+                clang_getExpansionLocation(loc, &mut file, &mut l, &mut col, &mut off);
+                (file, off)
+            };
+            let ((f1, o1), (f2, o2)) = (at(a), at(b));
+            if f1.is_null() || f1 != f2 || o1 > o2 {
+                return Vec::new();
+            }
+            self.range_tokens(clang_getRange(
+                clang_getLocationForOffset(self.tu, f1, o1),
+                clang_getLocationForOffset(self.tu, f2, o2),
+            ))
+        }
+    }
+
     pub fn range_tokens(&self, range: CXSourceRange) -> Vec<String> {
         let mut out = Vec::new();
         // SAFETY: tokens disposed of with the count libclang gave.
@@ -351,6 +375,23 @@ impl Cursor {
             k,
             CXType_ConstantArray | CXType_IncompleteArray | CXType_VariableArray
         )
+    }
+
+    /// Whether the `i`-th parameter of this function declaration points to
+    /// `const` data (the function only reads what it is given).
+    pub fn param_points_to_const(self, i: u32) -> bool {
+        // SAFETY: a cursor of a live unit; an out-of-range argument is a null cursor.
+        unsafe {
+            if clang_Cursor_getNumArguments(self.0) <= i as i32 {
+                return false;
+            }
+            let p = clang_Cursor_getArgument(self.0, i);
+            if clang_Cursor_isNull(p) != 0 {
+                return false;
+            }
+            let t = clang_getCanonicalType(clang_getCursorType(p));
+            t.kind == CXType_Pointer && clang_isConstQualifiedType(clang_getPointeeType(t)) != 0
+        }
     }
 
     /// Whether this expression's type points to volatile data (`READ_ONCE`'s cast).

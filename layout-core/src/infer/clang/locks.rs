@@ -53,9 +53,58 @@ fn wrapper<'w>(name: &str, wrappers: &'w [String]) -> Option<(bool, Option<&'w s
     })
 }
 
+/// The lock a kernel API takes, releases or asserts through the object
+/// that owns it rather than through a pointer to the lock word: the
+/// socket lock, `struct sock`'s `sk_lock` (a spinlock and an owned-by-user
+/// flag: `lock_sock()` owns it in process context, `bh_lock_sock()` takes
+/// its spinlock in softirq, which the walker names `sk_lock` from the
+/// member path `sk->sk_lock.slock`).
+pub const SOCKET_LOCK: &str = crate::infer::sites::OWNER_LOCKS[0];
+
+/// What an owner-lock API does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    Acquire,
+    Release,
+    /// Asserts the lock is held from here on (`sock_owned_by_me()`).
+    Assert,
+}
+
+const OWNER_APIS: &[(&str, Op)] = &[
+    ("lock_sock", Op::Acquire),
+    ("lock_sock_nested", Op::Acquire),
+    ("lock_sock_fast", Op::Acquire),
+    ("lock_sock_fast_nested", Op::Acquire),
+    ("release_sock", Op::Release),
+    ("unlock_sock_fast", Op::Release),
+    ("sock_owned_by_me", Op::Assert),
+];
+
+fn owner_api(name: &str, op: Op) -> Option<&'static str> {
+    OWNER_APIS
+        .iter()
+        .any(|(n, o)| *n == name && *o == op)
+        .then_some(SOCKET_LOCK)
+}
+
+/// Whether a call of `name` asserts that a lock is held (and which).
+pub fn asserts_by_call(name: &str) -> Option<&'static str> {
+    owner_api(name, Op::Assert)
+}
+
+/// Functions an owner-lock API runs with its lock held, by the ops-table
+/// member they are installed as: (member, the API that calls it, the lock).
+/// `release_sock()` runs `sk->sk_prot->release_cb` (`tcp_release_cb`, the
+/// work deferred while the user owned the socket) before it lets the
+/// socket go.
+pub const LOCKED_CALLBACKS: &[(&str, &str, &str)] = &[("release_cb", "release_sock", SOCKET_LOCK)];
+
 /// Whether a call of `name` takes a lock: `Some(lock named by the
 /// wrapper)`, `Some(None)` for the lock its first argument points to.
 pub fn acquires<'w>(name: &str, wrappers: &'w [String]) -> Option<Option<&'w str>> {
+    if let Some(l) = owner_api(name, Op::Acquire) {
+        return Some(Some(l));
+    }
     match wrapper(name, wrappers) {
         Some((true, lock)) => Some(lock),
         Some((false, _)) => None,
@@ -65,6 +114,9 @@ pub fn acquires<'w>(name: &str, wrappers: &'w [String]) -> Option<Option<&'w str
 
 /// Whether a call of `name` releases a lock (as [`acquires`]).
 pub fn releases<'w>(name: &str, wrappers: &'w [String]) -> Option<Option<&'w str>> {
+    if let Some(l) = owner_api(name, Op::Release) {
+        return Some(Some(l));
+    }
     match wrapper(name, wrappers) {
         Some((false, lock)) => Some(lock),
         Some((true, _)) => None,
@@ -138,5 +190,12 @@ mod tests {
         assert!(is_guard("class_spinlock_irqsave_constructor"));
         assert!(is_guard("class_mutex_constructor"));
         assert!(!is_guard("class_rcu_constructor"));
+        // The socket lock, by its owner.
+        assert_eq!(acquires("lock_sock", &[]), Some(Some("sk_lock")));
+        assert_eq!(acquires("lock_sock_fast", &[]), Some(Some("sk_lock")));
+        assert_eq!(releases("release_sock", &[]), Some(Some("sk_lock")));
+        assert_eq!(releases("unlock_sock_fast", &[]), Some(Some("sk_lock")));
+        assert_eq!(asserts_by_call("sock_owned_by_me"), Some("sk_lock"));
+        assert_eq!(acquires("sock_owned_by_user", &[]), None);
     }
 }

@@ -19,6 +19,7 @@ mod reach;
 pub mod record;
 #[allow(non_upper_case_globals)]
 mod site_kind;
+pub mod slow;
 #[allow(non_upper_case_globals)]
 mod walk;
 
@@ -54,6 +55,11 @@ pub struct Analysis {
     pub seconds: Vec<(String, f64)>,
     /// Per hot root, the fields its hot sites touch (declaration order).
     pub paths: Vec<(String, Vec<usize>)>,
+    /// What the user should see on stderr: the `--hot` roots left out
+    /// because no given source defines them.
+    pub warnings: Vec<String>,
+    /// The `--hot` roots the sources define, in command-line order.
+    pub hot_roots: Vec<String>,
 }
 
 /// Parses one source (read bounded) with its flags: a fatal error (a
@@ -87,6 +93,25 @@ fn parse<'i>(
     Ok((unit, note))
 }
 
+/// The most branches (`if` arms, `switch` bodies, over the calls from the
+/// nearest hot root and in the site's own function) a site may sit under
+/// and still be hot: deeper, the static estimate (each branch taken half
+/// the time) says it runs on less than 1/2^N of the root's calls.
+pub const MAX_HOT_BRANCHES: u32 = 3;
+
+/// Every function the call graph names (callers and callees).
+fn all_function_names(
+    calls: &BTreeMap<String, BTreeSet<String>>,
+    cold_calls: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeSet<String> {
+    calls
+        .iter()
+        .chain(cold_calls)
+        .flat_map(|(f, cs)| std::iter::once(f).chain(cs))
+        .cloned()
+        .collect()
+}
+
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
 pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let index = ffi::Index::new();
@@ -99,6 +124,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut header_inline = BTreeSet::new();
     let mut external = BTreeSet::new();
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
+    let mut member_calls: Vec<walk::MemberCall> = Vec::new();
+    let mut ops_members: Vec<(String, String)> = Vec::new();
+    let mut call_conds: Vec<(String, String, u32)> = Vec::new();
     let mut out = Analysis::default();
     let mut saw = false;
     for src in &req.sources {
@@ -121,6 +149,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         }
         indirect.append(&mut w.indirect);
         callbacks.append(&mut w.callbacks);
+        member_calls.append(&mut w.member_calls);
+        ops_members.append(&mut w.ops_members);
+        call_conds.append(&mut w.call_conds);
         out.seconds
             .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
     }
@@ -131,14 +162,33 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         ))
         .help("give the C files that access the struct with --source"));
     }
-    for root in req.hot.iter().chain(&req.cold) {
-        if !calls.contains_key(root) {
+    // A root the sources do not define: with one list of roots for a
+    // subsystem, some are in other files. Warn and go on while one hot
+    // root is defined; none defined (or a cold root missing) is an error.
+    let defined = |r: &String| calls.contains_key(r);
+    for root in &req.cold {
+        if !defined(root) {
             return Err(Diagnostic::new(format!(
-                "`{root}` (a --hot or --cold root) is not defined in the given sources"
+                "`{root}` (a --cold root) is not defined in the given sources"
             ))
             .help(reach::close_names(root, &calls)));
         }
     }
+    let hot: Vec<String> = req.hot.iter().filter(|r| defined(r)).cloned().collect();
+    if hot.is_empty() && !req.hot.is_empty() {
+        let root = &req.hot[0];
+        return Err(Diagnostic::new(format!(
+            "no --hot root is defined in the given sources (`{root}` is not)"
+        ))
+        .help(reach::close_names(root, &calls)));
+    }
+    for root in req.hot.iter().filter(|r| !defined(r)) {
+        out.warnings.push(format!(
+            "--hot {root}: not defined in the given sources, left out ({})",
+            reach::close_names(root, &calls)
+        ));
+    }
+    out.hot_roots = hot.clone();
     // A function handed over as a pointer runs in the call that takes it:
     // an edge from the function that hands it over, holding what that
     // caller holds and what the callee holds where it calls through a
@@ -153,10 +203,56 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         map.entry(caller.clone()).or_default().insert(cb.clone());
         call_sites.push((caller, cb, locks));
     }
+    // A call through an ops member (`icsk->icsk_ca_ops->cong_avoid(...)`)
+    // reaches every function of the sources a global table installs as
+    // that member (`.cong_avoid = cubictcp_cong_avoid`), holding what the
+    // caller holds there; a function an owner-lock API runs with its lock
+    // held (release_sock runs `.release_cb` under the socket lock) is
+    // called by that API with the lock.
+    ops_members.sort();
+    ops_members.dedup();
+    let mut installed: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (m, f) in &ops_members {
+        if calls.contains_key(f) {
+            installed.entry(m.as_str()).or_default().push(f.as_str());
+        }
+    }
+    let mut extra: Vec<(String, String, Vec<String>, bool)> = Vec::new();
+    for mc in &member_calls {
+        for f in installed.get(mc.member.as_str()).into_iter().flatten() {
+            extra.push((mc.caller.clone(), f.to_string(), mc.locks.clone(), mc.cold));
+        }
+    }
+    for (member, api, lock) in locks::LOCKED_CALLBACKS {
+        for f in installed.get(member).into_iter().flatten() {
+            extra.push((
+                api.to_string(),
+                f.to_string(),
+                vec![lock.to_string()],
+                false,
+            ));
+        }
+    }
+    for (caller, f, locks, cold) in extra {
+        handed.insert(f.clone());
+        let map = if cold { &mut cold_calls } else { &mut calls };
+        map.entry(caller.clone()).or_default().insert(f.clone());
+        call_sites.push((caller, f, locks));
+    }
     // __init and __cold functions cut the graph like cold roots.
     let mut cut: Vec<String> = req.cold.clone();
-    cut.extend(cold_marked.iter().filter(|f| !req.hot.contains(f)).cloned());
-    let reached = reach::hot_functions(&calls, &req.hot, &cut);
+    cut.extend(cold_marked.iter().filter(|f| !hot.contains(f)).cloned());
+    // A slow path by its name (setup, a state change, an error, a timer,
+    // loss recovery) is not hot however a hot root reaches it: it runs as
+    // code reached through an `unlikely()` branch does.
+    let mut narrowed = cut.clone();
+    narrowed.extend(
+        all_function_names(&calls, &cold_calls)
+            .into_iter()
+            .filter(|f| !hot.contains(f) && slow::slow_path(f).is_some()),
+    );
+    let reached = reach::hot_functions(&calls, &hot, &narrowed);
+    let depth = reach::branch_depth(&calls, &call_conds, &hot, &narrowed);
     // Every call, on cold branches too: what runs at all, and what a hot
     // root reaches only through a call on an `unlikely()` branch.
     let mut all_calls = calls.clone();
@@ -166,27 +262,26 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .or_default()
             .extend(callees.iter().cloned());
     }
-    let through_cold = reach::hot_functions(&all_calls, &req.hot, &cut);
+    let through_cold = reach::hot_functions(&all_calls, &hot, &cut);
     let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external, &handed);
     let entry = reach::entry_locks(&call_sites, &header_inline);
     raw.sort();
     raw.dedup();
     // Each hot root's path: what it reaches, without the cut.
-    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = req
-        .hot
+    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = hot
         .iter()
         .map(|r| {
             (
                 r.clone(),
-                reach::hot_functions(&calls, std::slice::from_ref(r), &cut),
+                reach::hot_functions(&calls, std::slice::from_ref(r), &narrowed),
             )
         })
         .collect();
-    let mut paths: Vec<(String, BTreeSet<usize>)> = req
-        .hot
-        .iter()
-        .map(|r| (r.clone(), BTreeSet::new()))
-        .collect();
+    // Functions some call in the sources reaches (the others' callers,
+    // and the locks they hold, are elsewhere).
+    let owned = reach::owner_entry(&call_sites, &header_inline, locks::SOCKET_LOCK);
+    let mut paths: Vec<(String, BTreeSet<usize>)> =
+        hot.iter().map(|r| (r.clone(), BTreeSet::new())).collect();
     for r in raw {
         let Some(field) = crate::infer::profile::field_at(model, r.offset) else {
             out.notes.push(format!(
@@ -195,7 +290,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             ));
             continue;
         };
-        let (heat, cold_because) = if req.hot.is_empty() {
+        let (heat, cold_because) = if hot.is_empty() {
             match &r.cold_branch {
                 Some(c) => (Heat::Cold, Some(c.clone())),
                 None => (Heat::Hot, None),
@@ -203,7 +298,25 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         } else if let Some(c) = &r.cold_branch {
             (Heat::Cold, Some(c.clone()))
         } else if reached.contains_key(&r.function) {
-            (Heat::Hot, None)
+            // Deep in branches from the nearest root: by the static
+            // estimate it runs on a small share of the root's calls.
+            let branches = depth
+                .get(&r.function)
+                .copied()
+                .unwrap_or(0)
+                .saturating_add(r.conds);
+            if branches > MAX_HOT_BRANCHES {
+                (
+                    Heat::Warm,
+                    Some(format!(
+                        "{branches} branches from the nearest hot root ({}): by the static estimate it runs on 1/{} of its calls or fewer",
+                        reach::chain(&reached, &r.function),
+                        1u64 << branches.min(62)
+                    )),
+                )
+            } else {
+                (Heat::Hot, None)
+            }
         } else if !runtime.contains(&r.function) {
             let why = if req.cold.contains(&r.function) {
                 "a cold root"
@@ -216,14 +329,26 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             };
             (Heat::Cold, Some(why.to_string()))
         } else if through_cold.contains_key(&r.function) {
-            (
-                Heat::Warm,
-                Some("a hot root calls it only on an unlikely() branch or error path".to_string()),
-            )
+            let chain = reach::chain(&through_cold, &r.function);
+            let slow = chain
+                .split(" > ")
+                .find_map(|f| slow::slow_path(f).map(|why| (f.to_string(), why)));
+            let why = match slow {
+                Some((f, why)) => {
+                    format!("a slow path a hot root reaches ({chain}): `{f}` is {why} by its name")
+                }
+                None => format!(
+                    "a hot root calls it only on an unlikely() branch or error path ({chain})"
+                ),
+            };
+            (Heat::Warm, Some(why))
         } else {
             (Heat::Warm, Some("not reached from a hot root".to_string()))
         };
         let mut locks = r.locks;
+        if owned.get(&r.function) == Some(&reach::Owned::Yes) {
+            locks.push(locks::SOCKET_LOCK.to_string());
+        }
         if let Some(l) = entry.get(&r.function) {
             locks.extend(l.iter().cloned());
             locks.sort();
@@ -246,7 +371,10 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             Vec::new()
         };
         let hot_via =
-            (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(&reached, &r.function));
+            (heat == Heat::Hot && !hot.is_empty()).then(|| reach::chain(&reached, &r.function));
+        let near_hot = heat != Heat::Hot && through_cold.contains_key(&r.function);
+        let context_unknown = !matches!(owned.get(&r.function), Some(reach::Owned::Yes));
+        let function = r.function.clone();
         out.sites.push(Site {
             field,
             member: r.member,
@@ -261,6 +389,9 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             hot_via,
             hot_roots,
             loop_depth: r.loop_depth,
+            near_hot,
+            slow_name: slow::slow_path(&function).is_some(),
+            context_unknown,
         });
     }
     out.paths = paths

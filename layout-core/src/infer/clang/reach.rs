@@ -116,6 +116,46 @@ fn pointer_call_locks(
     Some(it.fold(first, |a, b| a.intersection(&b).cloned().collect()))
 }
 
+/// The fewest branches on the way from a hot root to each function it
+/// reaches through `calls` (not entering `cut`): the sum, over the calls of
+/// a chain, of the branches that enclose each call in its caller
+/// (`conds`, the fewest where a caller calls a callee in several places;
+/// 0 for a call `conds` does not list, a callback's). Each branch halves
+/// how often code runs by the static estimate (every branch taken half
+/// the time), so this is the estimate's exponent.
+pub fn branch_depth(
+    calls: &BTreeMap<String, BTreeSet<String>>,
+    conds: &[(String, String, u32)],
+    hot: &[String],
+    cut: &[String],
+) -> BTreeMap<String, u32> {
+    let mut weight: BTreeMap<(&str, &str), u32> = BTreeMap::new();
+    for (a, b, n) in conds {
+        let w = weight.entry((a.as_str(), b.as_str())).or_insert(*n);
+        *w = (*w).min(*n);
+    }
+    let mut best: BTreeMap<String, u32> = BTreeMap::new();
+    let mut queue: std::collections::BTreeSet<(u32, String)> = hot
+        .iter()
+        .filter(|h| !cut.contains(h))
+        .map(|h| (0, h.clone()))
+        .collect();
+    while let Some((d, f)) = queue.pop_first() {
+        if best.contains_key(&f) {
+            continue;
+        }
+        best.insert(f.clone(), d);
+        for c in calls.get(&f).into_iter().flatten() {
+            if best.contains_key(c) || cut.contains(c) {
+                continue;
+            }
+            let w = weight.get(&(f.as_str(), c.as_str())).copied().unwrap_or(0);
+            queue.insert((d.saturating_add(w), c.clone()));
+        }
+    }
+    best
+}
+
 /// The call chain from a hot root to `f`: `root > a > f` (at most 8 names).
 pub fn chain(reached: &BTreeMap<String, Option<String>>, f: &str) -> String {
     let mut names = vec![f.to_string()];
@@ -359,5 +399,107 @@ mod tests {
         let r = hot_functions(&g, &["a".into()], &["c".into()]);
         assert_eq!(r.keys().collect::<Vec<_>>(), ["a", "b"]);
         assert_eq!(chain(&r, "b"), "a > b");
+    }
+}
+
+/// Whether an owner lock (the socket lock) is held on entry to a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Owned {
+    /// A call reaching it holds it, and no call of known context lacks it.
+    Yes,
+    /// No call of the sources reaches it (or only calls of unknown
+    /// context): its callers are elsewhere.
+    Unknown,
+}
+
+/// For an owner lock (one a subsystem's callers take before they call its
+/// entry points: the socket layer owns the socket before it calls the
+/// protocol's `sendmsg`, `setsockopt`, `shutdown`, a timer takes it before
+/// its handler), whether each function holds it on entry. A function no
+/// call of the sources reaches is of unknown context and does not veto:
+/// the meet over the calls of "the call holds it, or else what its caller
+/// holds", where unknown meets anything as that thing (the greatest
+/// fixpoint, from unknown). A function without callers stays unknown. The
+/// lock is per object: a function the sources reach both with it and from
+/// a root without it mostly handles another socket on the second path (a
+/// listener, a request, a new child), so a lock seen taken is trusted.
+pub fn owner_entry(
+    call_sites: &[(String, String, Vec<String>)],
+    header_inline: &BTreeSet<String>,
+    lock: &str,
+) -> BTreeMap<String, Owned> {
+    let called: BTreeSet<&str> = call_sites
+        .iter()
+        .filter(|(a, b, _)| a != b)
+        .map(|(_, b, _)| b.as_str())
+        .collect();
+    let mut callers: BTreeMap<&str, Vec<(&str, bool)>> = BTreeMap::new();
+    for (caller, callee, held) in call_sites {
+        let dead = header_inline.contains(caller) && !called.contains(caller.as_str());
+        if caller != callee && !dead {
+            callers
+                .entry(callee.as_str())
+                .or_default()
+                .push((caller.as_str(), held.iter().any(|h| h == lock)));
+        }
+    }
+    let mut state: BTreeMap<&str, Owned> = callers.keys().map(|f| (*f, Owned::Unknown)).collect();
+    loop {
+        let mut changed = false;
+        for (f, sites) in &callers {
+            let v = sites
+                .iter()
+                .map(|(c, holds)| {
+                    if *holds {
+                        Owned::Yes
+                    } else {
+                        state.get(c).copied().unwrap_or(Owned::Unknown)
+                    }
+                })
+                .min()
+                .unwrap_or(Owned::Unknown);
+            if state.get(f) != Some(&v) {
+                state.insert(f, v);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    state.into_iter().map(|(f, v)| (f.to_string(), v)).collect()
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_lock_is_not_vetoed_by_callers_of_unknown_context() {
+        let s = |a: &str, b: &str, l: &[&str]| {
+            (
+                a.to_string(),
+                b.to_string(),
+                l.iter().map(|x| x.to_string()).collect::<Vec<String>>(),
+            )
+        };
+        // A timer takes the lock before its handler; release_cb (no
+        // caller in the sources) calls it too; both reach xmit. poll
+        // calls peek without it: peek's context is known and not held.
+        let sites = vec![
+            s("timer", "handler", &["sk_lock"]),
+            s("release_cb", "handler", &[]),
+            s("handler", "xmit", &[]),
+            s("connect", "connect_helper", &[]),
+            s("rcv", "peek", &["sk_lock"]),
+            s("rcv", "poll_helper", &[]),
+            s("poll_helper", "peek", &[]),
+        ];
+        let e = owner_entry(&sites, &BTreeSet::new(), "sk_lock");
+        assert_eq!(e["handler"], Owned::Yes);
+        assert_eq!(e["xmit"], Owned::Yes);
+        assert_eq!(e["connect_helper"], Owned::Unknown);
+        assert_eq!(e["poll_helper"], Owned::Unknown);
+        assert_eq!(e["peek"], Owned::Yes);
     }
 }

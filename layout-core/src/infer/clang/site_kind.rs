@@ -131,6 +131,19 @@ pub fn access(
                     return Some((Kind::Read, plain(volatile), member));
                 }
                 let f = anc.spelling();
+                // A parameter that points to const data is only read
+                // (`read_pnet(&dev->nd_net)`).
+                let index = anc.children().iter().position(|k| k.same(child));
+                let reads_only = index.is_some_and(|i| {
+                    i > 0
+                        && anc
+                            .referenced()
+                            .filter(|d| d.kind() == CXCursor_FunctionDecl)
+                            .is_some_and(|d| d.param_points_to_const(i as u32 - 1))
+                });
+                if reads_only && addr == 1 {
+                    return Some((Kind::Read, f, member));
+                }
                 return Some((callee_kind(&f), f, member));
             }
             // An asm operand: a pointer member's value is an input (the

@@ -28,6 +28,9 @@ pub struct RawSite {
     pub cold_branch: Option<String>,
     /// How many loops of its function enclose it.
     pub loop_depth: u32,
+    /// How many branches of its function enclose it (`if` arms, `switch`
+    /// bodies): each halves how often it runs, by the static estimate.
+    pub conds: u32,
 }
 
 /// A function handed to a call as a pointer: `caller` calls `callee`
@@ -49,6 +52,17 @@ pub enum Handed {
     Function(String),
     /// The caller's own pointer parameter, passed on.
     Parameter,
+}
+
+/// A call through a member of an ops table: `caller` calls what its
+/// `member` points to, holding `locks`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MemberCall {
+    pub caller: String,
+    pub member: String,
+    pub locks: Vec<String>,
+    /// On an `unlikely()` branch or error path.
+    pub cold: bool,
 }
 
 /// A macro use the analysis reads: its range in its file and its name.
@@ -95,6 +109,9 @@ pub struct Walker<'u, 'i> {
     pub cold_calls: BTreeMap<String, BTreeSet<String>>,
     /// Whether the struct was seen (a member access or its definition).
     pub saw_struct: bool,
+    /// Every call off cold branches: caller, callee, the branches of the
+    /// caller that enclose it.
+    pub call_conds: Vec<(String, String, u32)>,
     /// Every call: caller, callee, the locks held there.
     pub call_sites: Vec<(String, String, Vec<String>)>,
     /// Calls through a pointer (`move_fn(lruvec, folio)`): the function
@@ -103,6 +120,11 @@ pub struct Walker<'u, 'i> {
     /// Functions handed to a call as a pointer (a callback, an ops table's
     /// functions, or a pointer parameter passed on).
     pub callbacks: Vec<Callback>,
+    /// Calls through an ops member (`ops->cong_avoid(...)`).
+    pub member_calls: Vec<MemberCall>,
+    /// The functions global initializers install as members
+    /// (`.cong_avoid = cubictcp_cong_avoid`): (member, function).
+    pub ops_members: Vec<(String, String)>,
     /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
     pub cold_marked: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
@@ -117,6 +139,7 @@ pub struct Walker<'u, 'i> {
     guards: Vec<(usize, String)>,
     depth: usize,
     loops: u32,
+    conds: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
 }
@@ -138,11 +161,15 @@ impl<'u, 'i> Walker<'u, 'i> {
             header_inline: BTreeSet::new(),
             external: BTreeSet::new(),
             cold_marked: BTreeSet::new(),
+            member_calls: Vec::new(),
+            call_conds: Vec::new(),
+            ops_members: Vec::new(),
             function: String::new(),
             held: Vec::new(),
             guards: Vec::new(),
             depth: 0,
             loops: 0,
+            conds: 0,
             cold: None,
             stack: Vec::new(),
         }
@@ -178,6 +205,10 @@ impl<'u, 'i> Walker<'u, 'i> {
                 CXCursor_StructDecl if c.spelling() == self.target && c.is_definition() => {
                     self.saw_struct = true
                 }
+                CXCursor_VarDecl if c.is_definition() && c.in_main_file() => {
+                    self.ops_members
+                        .extend(designated_functions(&self.unit.tokens(c)));
+                }
                 _ => {}
             }
         }
@@ -190,6 +221,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.guards.clear();
         self.depth = 0;
         self.loops = 0;
+        self.conds = 0;
         self.cold = None;
         self.stack.clear();
         if f.is_internal() && !f.in_main_file() {
@@ -278,6 +310,12 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.held = before;
                 false
             }
+            CXCursor_SwitchStmt => {
+                self.conds += 1;
+                self.children(c);
+                self.conds -= 1;
+                false
+            }
             CXCursor_ReturnStmt
             | CXCursor_GotoStmt
             | CXCursor_BreakStmt
@@ -337,17 +375,21 @@ impl<'u, 'i> Walker<'u, 'i> {
         };
         self.stack.push(c);
         self.walk(*cond);
-        let expect = expectation(*cond);
+        let expect = expectation(self.unit, *cond);
+        let why = expect.as_ref().map(|(_, w)| w.clone()).unwrap_or_default();
+        let expect = expect.map(|(v, _)| v);
         let before = self.held.clone();
         let cold_before = self.cold.clone();
         let branch = |w: &mut Self, b: Option<&Cursor>, cold: bool| -> (bool, Vec<String>) {
             w.held = before.clone();
             w.cold = if cold {
-                Some("unlikely()".into())
+                Some(why.clone())
             } else {
                 cold_before.clone()
             };
+            w.conds += 1;
             let ended = b.is_some_and(|b| w.walk(*b));
+            w.conds -= 1;
             (ended, w.held.clone())
         };
         let (t_end, t_held) = branch(self, kids.get(1), expect == Some(false));
@@ -386,6 +428,21 @@ impl<'u, 'i> Walker<'u, 'i> {
         if !direct {
             self.indirect
                 .push((self.function.clone(), self.held.clone()));
+            // `icsk->icsk_ca_ops->cong_avoid(...)`: a call through an ops member.
+            let member = c
+                .children()
+                .first()
+                .and_then(|k| through_parens(*k))
+                .filter(|k| k.kind() == CXCursor_MemberRefExpr)
+                .map(|k| k.spelling());
+            if let Some(m) = member {
+                self.member_calls.push(MemberCall {
+                    caller: self.function.clone(),
+                    member: m,
+                    locks: self.held.clone(),
+                    cold: self.cold.is_some(),
+                });
+            }
         } else {
             // Functions handed over as pointers, run by the callee.
             for arg in c.children().into_iter().skip(1) {
@@ -413,12 +470,19 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .entry(self.function.clone())
                 .or_default()
                 .insert(name.clone());
+            self.call_conds
+                .push((self.function.clone(), name.clone(), self.conds));
         }
         self.call_sites
             .push((self.function.clone(), name.clone(), self.held.clone()));
         let args = c.children();
         let first = args.get(1).copied();
-        if locks::is_guard(&name) {
+        if let Some(l) = locks::asserts_by_call(&name) {
+            // sock_owned_by_me(sk): the lock is held from here on.
+            if !self.held.iter().any(|h| h == l) {
+                self.held.push(l.to_string());
+            }
+        } else if locks::is_guard(&name) {
             // guard(spinlock)(&x->lock): held to the end of the block;
             // scoped_guard(): to the end of its for statement.
             if let Some(l) = first.and_then(lock_name) {
@@ -484,14 +548,15 @@ impl<'u, 'i> Walker<'u, 'i> {
         // A lock word handed to any function (`compact_unlock_should_abort(&zone->lock, ...)`)
         // is operated by that function as a lock.
         let lock_word = kind.writes() && is_lock_type(&field.type_name());
-        if lock_word
-            || how == "spinlock_check"
-            || locks::is_guard(&how)
-            || locks::acquires(&how, self.wrappers).is_some()
-            || locks::releases(&how, self.wrappers).is_some()
-        {
-            // The lock word itself is written by whoever holds it.
-            held.push(member.split('.').next().unwrap_or(&member).to_string());
+        let op = locks::acquires(&how, self.wrappers).or(locks::releases(&how, self.wrappers));
+        if lock_word || how == "spinlock_check" || locks::is_guard(&how) || op.is_some() {
+            // The lock word itself is written by whoever holds it; an
+            // owner-lock call's object (`lock_sock(&c->sk)`) by its lock.
+            let lock = match op {
+                Some(Some(l)) => l.to_string(),
+                _ => member.split('.').next().unwrap_or(&member).to_string(),
+            };
+            held.push(lock);
         }
         held.sort();
         held.dedup();
@@ -514,6 +579,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             locks: held,
             cold_branch,
             loop_depth: self.loops,
+            conds: self.conds,
         });
     }
 
@@ -634,6 +700,29 @@ fn table_walk(c: Cursor, depth: u32, out: &mut Vec<Handed>, budget: &mut u32) {
     }
 }
 
+/// The `.member = function` pairs of an initializer's tokens (at most a
+/// few hundred: a large data table costs no more); the caller keeps those
+/// whose right side is a function of the sources.
+fn designated_functions(tokens: &[String]) -> Vec<(String, String)> {
+    let ident = |t: &str| {
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    };
+    tokens
+        .windows(5)
+        .filter(|w| {
+            w[0] == "."
+                && ident(&w[1])
+                && w[2] == "="
+                && ident(&w[3])
+                && matches!(w[4].as_str(), "," | "}")
+        })
+        .take(512)
+        .map(|w| (w[1].clone(), w[3].clone()))
+        .collect()
+}
+
 /// Whether a member's type is a lock (its writes are lock operations).
 fn is_lock_type(t: &str) -> bool {
     let t = t
@@ -649,6 +738,7 @@ fn is_lock_type(t: &str) -> bool {
             | "struct rw_semaphore"
             | "struct spinlock"
             | "struct raw_spinlock"
+            | "socket_lock_t"
     )
 }
 
@@ -675,9 +765,15 @@ fn is_error_label(label: &str) -> bool {
         .any(|p| l.starts_with(p))
 }
 
-/// `__builtin_expect(cond, V)` as the whole condition (`likely`/`unlikely`,
-/// and `static_branch_unlikely`'s statement expression): Some(V != 0).
-fn expectation(cond: Cursor) -> Option<bool> {
+/// What a branch condition says about its likelihood: `Some((V, why))`
+/// when the condition is expected to be V. `__builtin_expect(cond, V)` as
+/// the whole condition (`likely`/`unlikely`, and
+/// `static_branch_unlikely`'s statement expression); a call of a function
+/// whose name says it tests for a slow path (`tcp_under_memory_pressure()`,
+/// expected false); a conjunction with an unlikely operand is unlikely
+/// (`if (static_branch_unlikely(&key) && ...)`), a disjunction with a
+/// likely one likely.
+fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
     let mut c = cond;
     loop {
         match c.kind() {
@@ -686,22 +782,108 @@ fn expectation(cond: Cursor) -> Option<bool> {
             CXCursor_StmtExpr => c = *c.children().first()?.children().last()?,
             CXCursor_CallExpr if c.spelling() == "__builtin_expect" => {
                 let v = c.children().get(2)?.eval_int()?;
-                return Some(v != 0);
+                let word = if v != 0 { "likely()" } else { "unlikely()" };
+                return Some((v != 0, word.into()));
+            }
+            CXCursor_CallExpr => {
+                let name = c.spelling();
+                let why = super::slow::slow_path(&name)?;
+                return Some((false, format!("a test of {name}(), {why} by its name")));
+            }
+            CXCursor_BinaryOperator => {
+                let kids = c.children();
+                let (l, r) = (*kids.first()?, *kids.get(1)?);
+                // The operator: between the operands where the code is
+                // written (libclang 14 has no operator kinds).
+                let mut between = unit.tokens_between(l, r);
+                if between.len() > 1 {
+                    between.pop(); // the right operand's first token
+                }
+                let op = logical_operator(&between)?;
+                let (a, b) = (expectation(unit, l), expectation(unit, r));
+                let pick = |want: bool| {
+                    [a.clone(), b.clone()]
+                        .into_iter()
+                        .flatten()
+                        .find(|(v, _)| *v == want)
+                };
+                return match op {
+                    "&&" => pick(false),
+                    "||" => pick(true),
+                    _ => None,
+                };
             }
             _ => return None,
         }
     }
 }
 
-/// The lock a lock call's first argument names: its outermost member
-/// (`spinlock_check(&zone->lock)` → `lock`), or else the variable.
-fn lock_name(arg: Cursor) -> Option<String> {
-    first_member(arg).or_else(|| first_variable(arg))
+/// The logical operator at the top level of a binary expression's tokens
+/// (outside parentheses): `&&` or `||`, None for another operator or both.
+fn logical_operator(tokens: &[String]) -> Option<&'static str> {
+    let mut depth = 0i32;
+    let mut found: Option<&'static str> = None;
+    for t in tokens {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "&&" | "||" if depth == 0 => {
+                let op = if t == "&&" { "&&" } else { "||" };
+                if found.is_some_and(|f| f != op) {
+                    return None;
+                }
+                found = Some(op);
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
-fn first_member(c: Cursor) -> Option<String> {
+/// The lock a lock call's first argument names: the member that holds it
+/// (`spinlock_check(&zone->lock)` → `lock`); in a member path, the member
+/// nearest the object whose type is a lock (`&sk->sk_lock.slock`, the
+/// spinlock of a `socket_lock_t` → `sk_lock`); or else the variable.
+fn lock_name(arg: Cursor) -> Option<String> {
+    let chain = member_chain(arg);
+    chain
+        .iter()
+        .rev()
+        .find(|m| is_lock_type(&m.type_name()))
+        .or(chain.first())
+        .map(|m| m.spelling())
+        .or_else(|| first_variable(arg))
+}
+
+/// The member path of the first member expression under `c`, outermost
+/// first (`a->b.c` → `c`, `b`).
+fn member_chain(c: Cursor) -> Vec<Cursor> {
+    let Some(mut at) = first_member(c) else {
+        return Vec::new();
+    };
+    let mut chain = vec![at];
+    while let Some(inner) = at
+        .children()
+        .into_iter()
+        .find_map(|k| through_parens(k).filter(|k| k.kind() == CXCursor_MemberRefExpr))
+    {
+        chain.push(inner);
+        at = inner;
+    }
+    chain
+}
+
+/// `c` without the parentheses and implicit casts around it.
+fn through_parens(mut c: Cursor) -> Option<Cursor> {
+    while matches!(c.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        c = *c.children().first()?;
+    }
+    Some(c)
+}
+
+fn first_member(c: Cursor) -> Option<Cursor> {
     if c.kind() == CXCursor_MemberRefExpr {
-        return Some(c.spelling());
+        return Some(c);
     }
     c.children().into_iter().find_map(first_member)
 }

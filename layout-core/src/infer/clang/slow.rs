@@ -1,0 +1,124 @@
+//! Functions whose names say they are a slow path: connection setup and
+//! teardown, state changes, errors, timers, configuration and loss
+//! recovery. A hot root that calls one does not make it hot: it runs once
+//! per connection, per state change or per error, not per operation.
+//! The words are the kernel's vocabulary for such paths, matched against
+//! the whole words of a function's name (`tcp_rcv_synsent_state_process`:
+//! `synsent`, `state`), never against member names.
+
+/// The words, each with the kind of slow path it names (for the evidence).
+const WORDS: &[(&str, &str)] = &[
+    // Setup and teardown.
+    ("init", "setup"),
+    ("setup", "setup"),
+    ("create", "setup"),
+    ("register", "setup"),
+    ("connect", "setup"),
+    ("listen", "setup"),
+    ("accept", "setup"),
+    ("open", "setup"),
+    ("destroy", "teardown"),
+    ("unregister", "teardown"),
+    ("uninit", "teardown"),
+    ("disconnect", "teardown"),
+    ("close", "teardown"),
+    ("shutdown", "teardown"),
+    ("stop", "teardown"),
+    // Connection state changes.
+    ("state", "a state change"),
+    ("syn", "connection setup"),
+    ("synsent", "connection setup"),
+    ("synack", "connection setup"),
+    ("req", "connection setup"),
+    ("fin", "connection teardown"),
+    ("timewait", "connection teardown"),
+    ("rst", "an error"),
+    // Errors.
+    ("err", "an error"),
+    ("error", "an error"),
+    ("fail", "an error"),
+    ("abort", "an error"),
+    ("drop", "an error"),
+    ("warn", "an error"),
+    ("bug", "an error"),
+    // Timers and probes.
+    ("timer", "a timer"),
+    ("timeout", "a timer"),
+    ("watchdog", "a timer"),
+    ("keepalive", "a timer"),
+    ("probe", "a probe"),
+    // Configuration and reporting.
+    ("mtu", "a configuration change"),
+    ("pmtu", "a configuration change"),
+    ("sync", "a configuration change"),
+    ("change", "a configuration change"),
+    ("sysctl", "configuration"),
+    ("ioctl", "configuration"),
+    ("sockopt", "configuration"),
+    ("setsockopt", "configuration"),
+    ("getsockopt", "configuration"),
+    ("notify", "configuration"),
+    ("carrier", "a link change"),
+    ("info", "reporting"),
+    ("dump", "reporting"),
+    ("show", "reporting"),
+    // Loss recovery and rare protocol events.
+    ("loss", "loss recovery"),
+    ("recovery", "loss recovery"),
+    ("undo", "loss recovery"),
+    ("retrans", "loss recovery"),
+    ("retransmit", "loss recovery"),
+    ("sacktag", "loss recovery"),
+    ("lost", "loss recovery"),
+    ("reorder", "loss recovery"),
+    ("reordering", "loss recovery"),
+    ("dsack", "loss recovery"),
+    ("reneg", "loss recovery"),
+    ("ofo", "out-of-order data"),
+    ("prune", "memory pressure"),
+    ("collapse", "memory pressure"),
+    ("pressure", "memory pressure"),
+    ("urg", "urgent data"),
+    ("repair", "socket repair"),
+    ("fastopen", "fast open"),
+    ("md5", "signatures"),
+    ("challenge", "an error"),
+];
+
+/// The kind of slow path `function`'s name says it is, if any.
+pub fn slow_path(function: &str) -> Option<&'static str> {
+    function
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .find_map(|w| WORDS.iter().find(|(k, _)| *k == w).map(|(_, why)| *why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_of_the_name() {
+        assert_eq!(
+            slow_path("tcp_rcv_synsent_state_process"),
+            Some("connection setup")
+        );
+        assert_eq!(slow_path("tcp_sync_mss"), Some("a configuration change"));
+        assert_eq!(slow_path("tcp_write_timer_handler"), Some("a timer"));
+        assert_eq!(slow_path("tcp_enter_loss"), Some("loss recovery"));
+        for hot in [
+            "tcp_rcv_established",
+            "tcp_ack",
+            "tcp_write_xmit",
+            "__dev_queue_xmit",
+            "dev_hard_start_xmit",
+            "napi_gro_receive",
+            "tcp_event_data_recv",
+            "tcp_current_mss",
+            "lru_add_fn",
+            "get_page_from_freelist",
+        ] {
+            assert_eq!(slow_path(hot), None, "{hot}");
+        }
+    }
+}
