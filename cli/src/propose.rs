@@ -48,6 +48,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             None => d.in_file(&loaded.origin),
         }
     })?;
+    if let Some((scan, _)) = &tree {
+        positional_style(scan, &solved, a.style)?;
+    }
     let tree_text = tree
         .as_ref()
         .map(|(scan, _)| tree_text(scan, &solved))
@@ -314,6 +317,39 @@ fn tree_scan(
         &members,
     )?;
     Ok(Some((scan, started.elapsed().as_millis() as u64)))
+}
+
+/// `--style padding` and `--style groups` write members (a
+/// `CACHELINE_PADDING()`, group markers) where lines break, and a member
+/// added takes a value of a positional initializer: with one found, a
+/// proposal that moves members is written only with `--style aligned`
+/// (attributes, which take none).
+fn positional_style(
+    scan: &TreeScan,
+    solved: &Proposal,
+    style: emit::CStyle,
+) -> Result<(), Diagnostic> {
+    if style == emit::CStyle::Aligned || solved.moves_nothing() {
+        return Ok(());
+    }
+    let positional = scan.sites.iter().find(|site| {
+        matches!(site.need, Need::First(_) | Need::Run(_))
+            && layout_core::propose::constraints::Kept::of_site(site.kind)
+                == layout_core::propose::constraints::Kept::PositionalInitializer
+    });
+    match positional {
+        None => Ok(()),
+        Some(site) => Err(Diagnostic::new(format!(
+            "struct {}: this {} sets members by position, and --style {} adds members where lines \
+             break, which would take its values",
+            solved.subject.model.name,
+            site.kind.words(),
+            if style == emit::CStyle::Padding { "padding" } else { "groups" }
+        ))
+        .in_file(&site.file)
+        .at(site.line, site.column)
+        .help("use --style aligned (attributes add no member), or designate the initializer's members")),
+    }
 }
 
 /// The summary's lines of the tree-safety pass: what was read and found,

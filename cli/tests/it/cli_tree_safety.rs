@@ -592,3 +592,26 @@ fn a_compilation_database_names_the_units_to_read() {
         stderr(&o)
     );
 }
+
+#[test]
+fn styles_that_add_members_refuse_a_positional_initializer() {
+    let header = HEADER.replace(
+        "\tlong hits;\n\tlong max;\n\tlong min;\n",
+        "\tlong max;\n\tlong min;\n\tlong hits;\n",
+    );
+    let users = "static struct stats boot = { 1, 2 };\n";
+    let dir = tree(&[("s.h", &header), ("a.toml", ACCESS), ("u.c", users)]);
+    let o = propose(dir.path(), "s.h", &["--safety-scan", "u.c"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "u.c", "--style", "padding"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("u.c:1:8: error: struct stats: this positional initializer sets members by position, and --style padding adds members"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -3,12 +3,14 @@
 //! intact with a constraint the solver keeps and the verifier checks, or
 //! refuse the reorder naming the site.
 //!
-//! The pass reads the files `propose --safety-scan` names (and the
-//! struct's header) as tokens ([`crate::lex`]: comments and literals are
-//! no code), and finds ([`sites`]):
+//! The pass reads the files `propose --safety-scan` names (C files,
+//! directories, the units of a `compile_commands.json`; `sources.rs`) and
+//! the struct's header as tokens (`crate::lex`: comments and literals are
+//! no code), and finds (`sites.rs`):
 //!
 //! - positional initializers: `struct S v = { a, b }`, arrays of them,
-//!   compound literals `(struct S){ .. }`, typedef names of the struct
+//!   compound literals `(struct S){ .. }`, the struct's braces inside an
+//!   initializer of a struct that embeds it, typedef names of the struct
 //!   ([`Spelling`]) too; a designated initializer and `{ 0 }` are safe;
 //! - ranges by offset: `offsetof(S, b) - offsetof(S, a)` (also with
 //!   `offsetofend` and `sizeof`), a `mem*()` length that is one offset,
@@ -20,7 +22,7 @@
 //!   change), and `CACHELINE_ASSERT_GROUP_*` (kept by the group's markers;
 //!   a group's asserted size is checked);
 //! - BPF instructions built from the struct's offsets, and the
-//!   definition's own facts ([`definition`]): `include/uapi/`, `__packed`,
+//!   definition's own facts (`definition.rs`): `include/uapi/`, `__packed`,
 //!   `__randomize_layout` — refused.
 //!
 //! [`constrain`] turns the sites into [`TreeConstraint`]s (one per distinct
@@ -35,11 +37,11 @@
 //!
 //! Limits: the scan reads tokens, not a preprocessed translation unit. A
 //! use hidden behind a macro whose parameters are the type or the member
-//! (`DEFINE_X(struct S, m)` expanding to `offsetof`) is not seen, nor a
-//! struct initialized through a variable of another type (a nested
-//! initializer of a struct that embeds it), nor `sizeof(*p)` except in a
-//! range with an offset of the struct, nor ranges spelled as pointer
-//! differences (`(char *)&p->b - (char *)&p->a`).
+//! (`DEFINE_X(struct S, m)` expanding to `offsetof`) is not seen, nor an
+//! embedding struct's initializer whose braces are elided, nor
+//! `sizeof(*p)` except in a range with an offset of the struct, nor ranges
+//! spelled as pointer differences (`(char *)&p->b - (char *)&p->a`); a
+//! macro among positional values is taken as one value (conservative).
 
 pub mod apply;
 mod definition;
