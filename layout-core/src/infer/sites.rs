@@ -1,9 +1,9 @@
 //! What the static analysis says about one access of a member.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a site touches its member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Read,

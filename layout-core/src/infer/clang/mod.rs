@@ -87,9 +87,104 @@ fn parse<'i>(
     Ok((unit, note))
 }
 
+/// What the walk of one translation unit found for one struct: its sites
+/// and the unit's call graph, before the graph of every unit is joined.
+/// Serialisable, so a caller may keep it per unit (`cachelayout audit`
+/// caches it by the unit's content); opaque otherwise.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct UnitFacts {
+    sites: Vec<walk::RawSite>,
+    calls: BTreeMap<String, BTreeSet<String>>,
+    cold_calls: BTreeMap<String, BTreeSet<String>>,
+    indirect: Vec<(String, Vec<String>)>,
+    callbacks: Vec<walk::Callback>,
+    call_sites: Vec<(String, String, Vec<String>)>,
+    header_inline: BTreeSet<String>,
+    external: BTreeSet<String>,
+    cold_marked: BTreeSet<String>,
+    saw_struct: bool,
+    note: Option<String>,
+    file: String,
+    seconds: f64,
+}
+
+impl UnitFacts {
+    /// Whether the unit uses (or defines) the struct.
+    pub fn saw_struct(&self) -> bool {
+        self.saw_struct
+    }
+
+    /// How many accesses to the struct's members the unit holds.
+    pub fn site_count(&self) -> usize {
+        self.sites.len()
+    }
+
+    /// Whether the unit defines function `name` (a possible root).
+    pub fn defines(&self, name: &str) -> bool {
+        self.calls.contains_key(name)
+    }
+}
+
+/// Parses `src` once and walks it for each struct of `struct_names`: one
+/// [`UnitFacts`] per name, in that order. A fatal parse error (a missing
+/// header) is an error.
+pub fn walk_unit(
+    src: &Source,
+    struct_names: &[String],
+    lock_wrappers: &[String],
+) -> Result<Vec<UnitFacts>, Diagnostic> {
+    let index = ffi::Index::new();
+    let t0 = Instant::now();
+    let (unit, note) = parse(&index, src)?;
+    let mut out = Vec::with_capacity(struct_names.len());
+    for name in struct_names {
+        let mut w = walk::Walker::new(&unit, name, lock_wrappers);
+        w.run();
+        out.push(UnitFacts {
+            sites: std::mem::take(&mut w.sites),
+            calls: std::mem::take(&mut w.calls),
+            cold_calls: std::mem::take(&mut w.cold_calls),
+            indirect: std::mem::take(&mut w.indirect),
+            callbacks: std::mem::take(&mut w.callbacks),
+            call_sites: std::mem::take(&mut w.call_sites),
+            header_inline: std::mem::take(&mut w.header_inline),
+            external: std::mem::take(&mut w.external),
+            cold_marked: std::mem::take(&mut w.cold_marked),
+            saw_struct: w.saw_struct,
+            note: note.clone(),
+            file: src.path.display().to_string(),
+            seconds: 0.0,
+        });
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    if let Some(first) = out.first_mut() {
+        first.seconds = secs;
+    }
+    Ok(out)
+}
+
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
 pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
-    let index = ffi::Index::new();
+    let mut units = Vec::with_capacity(req.sources.len());
+    for src in &req.sources {
+        let facts = walk_unit(
+            src,
+            std::slice::from_ref(&req.struct_name),
+            &req.lock_wrappers,
+        )?;
+        units.extend(facts);
+    }
+    combine(model, req, units)
+}
+
+/// The analysis of the struct from the walks of its units ([`walk_unit`],
+/// in `req.sources` order): the call graphs joined, each site's heat and
+/// locks decided. `req.sources` is not read again.
+pub fn combine(
+    model: &Struct,
+    req: &Request,
+    units: Vec<UnitFacts>,
+) -> Result<Analysis, Diagnostic> {
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -101,14 +196,10 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
-    for src in &req.sources {
-        let t0 = Instant::now();
-        let (unit, note) = parse(&index, src)?;
-        out.notes.extend(note);
-        let mut w = walk::Walker::new(&unit, &req.struct_name, &req.lock_wrappers);
-        w.run();
+    for mut w in units {
+        out.notes.extend(w.note.take());
         saw |= w.saw_struct;
-        raw.extend(std::mem::take(&mut w.sites));
+        raw.append(&mut w.sites);
         call_sites.append(&mut w.call_sites);
         header_inline.append(&mut w.header_inline);
         external.append(&mut w.external);
@@ -121,8 +212,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         }
         indirect.append(&mut w.indirect);
         callbacks.append(&mut w.callbacks);
-        out.seconds
-            .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
+        out.seconds.push((w.file, w.seconds));
     }
     if !saw {
         return Err(Diagnostic::new(format!(

@@ -12,7 +12,7 @@ use clang_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An access found in the sources.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct RawSite {
     /// Byte offset of the accessed (outermost) member in the struct.
     pub offset: u64,
@@ -33,7 +33,7 @@ pub struct RawSite {
 /// A function handed to a call as a pointer: `caller` calls `callee`
 /// with it as an argument (`folio_batch_move_lru(fbatch, lru_add_fn)`,
 /// `walk_page_range(..., &mm_walk_ops, ...)`), holding `locks`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Callback {
     pub caller: String,
     pub callee: String,
@@ -43,7 +43,7 @@ pub struct Callback {
     pub cold: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Handed {
     /// A function (by name).
     Function(String),
