@@ -61,6 +61,8 @@ pub enum Input {
     Profile,
     /// A C translation unit given to `infer --source`.
     Source,
+    /// The hot roots per subsystem of `audit --roots`.
+    Roots,
 }
 
 /// Default limit for a compilation database (a whole kernel's is ~30 MiB).
@@ -77,6 +79,7 @@ impl Input {
             Input::CompileCommands => "compilation database",
             Input::Profile => "perf report",
             Input::Source => "C source file",
+            Input::Roots => "roots file",
         }
     }
 
@@ -84,7 +87,7 @@ impl Input {
     /// once (a header, `.config`, BTF, DWARF or compilation database may be
     /// read again, by the compiler front-end or for the probe's cache).
     fn streams(self) -> bool {
-        matches!(self, Input::Access | Input::Profile)
+        matches!(self, Input::Access | Input::Profile | Input::Roots)
     }
 
     fn limit(self) -> u64 {
@@ -113,6 +116,7 @@ impl Input {
                 "give the text of `perf c2c report --stdio` to --perf-c2c, or of `perf report -s type,typeoff --stdio` / `perf annotate --data-type --stdio` to --perf-mem"
             }
             Input::Source => "give a C file (.c) of the program to --source",
+            Input::Roots => "give a TOML file of hot roots per subsystem to --roots",
         }
     }
 }

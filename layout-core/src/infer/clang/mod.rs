@@ -87,13 +87,12 @@ fn parse<'i>(
     Ok((unit, note))
 }
 
-/// What the walk of one translation unit found for one struct: its sites
-/// and the unit's call graph, before the graph of every unit is joined.
+/// What the walk of one translation unit found that does not depend on
+/// the struct: its call graph, its functions' marks, its parse note.
 /// Serialisable, so a caller may keep it per unit (`cachelayout audit`
 /// caches it by the unit's content); opaque otherwise.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct UnitFacts {
-    sites: Vec<walk::RawSite>,
+pub struct UnitGraph {
     calls: BTreeMap<String, BTreeSet<String>>,
     cold_calls: BTreeMap<String, BTreeSet<String>>,
     indirect: Vec<(String, Vec<String>)>,
@@ -102,79 +101,101 @@ pub struct UnitFacts {
     header_inline: BTreeSet<String>,
     external: BTreeSet<String>,
     cold_marked: BTreeSet<String>,
-    saw_struct: bool,
     note: Option<String>,
     file: String,
     seconds: f64,
 }
 
-impl UnitFacts {
+impl UnitGraph {
+    /// Whether the unit defines function `name` (a possible root).
+    pub fn defines(&self, name: &str) -> bool {
+        self.calls.contains_key(name)
+    }
+
+    /// Seconds the parse and walk took.
+    pub fn seconds(&self) -> f64 {
+        self.seconds
+    }
+}
+
+/// What the walk of one translation unit found for one struct: the
+/// accesses to its members. Serialisable like [`UnitGraph`].
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct StructSites {
+    sites: Vec<walk::RawSite>,
+    saw_struct: bool,
+}
+
+impl StructSites {
     /// Whether the unit uses (or defines) the struct.
     pub fn saw_struct(&self) -> bool {
         self.saw_struct
     }
 
     /// How many accesses to the struct's members the unit holds.
-    pub fn site_count(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.sites.len()
     }
 
-    /// Whether the unit defines function `name` (a possible root).
-    pub fn defines(&self, name: &str) -> bool {
-        self.calls.contains_key(name)
+    /// Whether the unit accesses no member of the struct.
+    pub fn is_empty(&self) -> bool {
+        self.sites.is_empty()
     }
 }
 
-/// Parses `src` once and walks it for each struct of `struct_names`: one
-/// [`UnitFacts`] per name, in that order. A fatal parse error (a missing
-/// header) is an error.
+/// Parses `src` once and walks it once for the members of every struct of
+/// `struct_names`: the unit's graph, and its sites per struct (in that
+/// order). A fatal parse error (a missing header) is an error.
 pub fn walk_unit(
     src: &Source,
     struct_names: &[String],
     lock_wrappers: &[String],
-) -> Result<Vec<UnitFacts>, Diagnostic> {
+) -> Result<(UnitGraph, Vec<StructSites>), Diagnostic> {
     let index = ffi::Index::new();
     let t0 = Instant::now();
     let (unit, note) = parse(&index, src)?;
-    let mut out = Vec::with_capacity(struct_names.len());
-    for name in struct_names {
-        let mut w = walk::Walker::new(&unit, name, lock_wrappers);
-        w.run();
-        out.push(UnitFacts {
-            sites: std::mem::take(&mut w.sites),
-            calls: std::mem::take(&mut w.calls),
-            cold_calls: std::mem::take(&mut w.cold_calls),
-            indirect: std::mem::take(&mut w.indirect),
-            callbacks: std::mem::take(&mut w.callbacks),
-            call_sites: std::mem::take(&mut w.call_sites),
-            header_inline: std::mem::take(&mut w.header_inline),
-            external: std::mem::take(&mut w.external),
-            cold_marked: std::mem::take(&mut w.cold_marked),
-            saw_struct: w.saw_struct,
-            note: note.clone(),
-            file: src.path.display().to_string(),
-            seconds: 0.0,
-        });
+    let mut w = walk::Walker::new(&unit, struct_names, lock_wrappers);
+    w.run();
+    let mut per: Vec<StructSites> = w
+        .saw_struct
+        .iter()
+        .map(|&saw_struct| StructSites {
+            sites: Vec::new(),
+            saw_struct,
+        })
+        .collect();
+    for (i, site) in std::mem::take(&mut w.sites) {
+        per[i].sites.push(site);
     }
-    let secs = t0.elapsed().as_secs_f64();
-    if let Some(first) = out.first_mut() {
-        first.seconds = secs;
-    }
-    Ok(out)
+    let graph = UnitGraph {
+        calls: std::mem::take(&mut w.calls),
+        cold_calls: std::mem::take(&mut w.cold_calls),
+        indirect: std::mem::take(&mut w.indirect),
+        callbacks: std::mem::take(&mut w.callbacks),
+        call_sites: std::mem::take(&mut w.call_sites),
+        header_inline: std::mem::take(&mut w.header_inline),
+        external: std::mem::take(&mut w.external),
+        cold_marked: std::mem::take(&mut w.cold_marked),
+        note,
+        file: src.path.display().to_string(),
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    Ok((graph, per))
 }
 
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
 pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut units = Vec::with_capacity(req.sources.len());
     for src in &req.sources {
-        let facts = walk_unit(
+        let (graph, mut sites) = walk_unit(
             src,
             std::slice::from_ref(&req.struct_name),
             &req.lock_wrappers,
         )?;
-        units.extend(facts);
+        units.push((graph, sites.remove(0)));
     }
-    combine(model, req, units)
+    let refs: Vec<(&UnitGraph, &StructSites)> = units.iter().map(|(g, s)| (g, s)).collect();
+    combine(model, req, &refs)
 }
 
 /// The analysis of the struct from the walks of its units ([`walk_unit`],
@@ -183,7 +204,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
 pub fn combine(
     model: &Struct,
     req: &Request,
-    units: Vec<UnitFacts>,
+    units: &[(&UnitGraph, &StructSites)],
 ) -> Result<Analysis, Diagnostic> {
     let mut raw = Vec::new();
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -196,23 +217,29 @@ pub fn combine(
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut out = Analysis::default();
     let mut saw = false;
-    for mut w in units {
-        out.notes.extend(w.note.take());
-        saw |= w.saw_struct;
-        raw.append(&mut w.sites);
-        call_sites.append(&mut w.call_sites);
-        header_inline.append(&mut w.header_inline);
-        external.append(&mut w.external);
-        cold_marked.append(&mut w.cold_marked);
-        for (f, callees) in std::mem::take(&mut w.calls) {
-            calls.entry(f).or_default().extend(callees);
+    for (g, st) in units {
+        out.notes.extend(g.note.clone());
+        saw |= st.saw_struct;
+        raw.extend(st.sites.iter().cloned());
+        call_sites.extend(g.call_sites.iter().cloned());
+        header_inline.extend(g.header_inline.iter().cloned());
+        external.extend(g.external.iter().cloned());
+        cold_marked.extend(g.cold_marked.iter().cloned());
+        for (f, callees) in &g.calls {
+            calls
+                .entry(f.clone())
+                .or_default()
+                .extend(callees.iter().cloned());
         }
-        for (f, callees) in std::mem::take(&mut w.cold_calls) {
-            cold_calls.entry(f).or_default().extend(callees);
+        for (f, callees) in &g.cold_calls {
+            cold_calls
+                .entry(f.clone())
+                .or_default()
+                .extend(callees.iter().cloned());
         }
-        indirect.append(&mut w.indirect);
-        callbacks.append(&mut w.callbacks);
-        out.seconds.push((w.file, w.seconds));
+        indirect.extend(g.indirect.iter().cloned());
+        callbacks.extend(g.callbacks.iter().cloned());
+        out.seconds.push((g.file.clone(), g.seconds));
     }
     if !saw {
         return Err(Diagnostic::new(format!(

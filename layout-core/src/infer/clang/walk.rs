@@ -84,17 +84,19 @@ fn interesting_macro(name: &str) -> bool {
 
 pub struct Walker<'u, 'i> {
     unit: &'u Unit<'i>,
-    target: &'u str,
+    /// The structs whose members are looked for.
+    targets: &'u [String],
     wrappers: &'u [String],
     macros: Vec<MacroUse>,
-    pub sites: Vec<RawSite>,
+    /// Every access found, with the index of its struct in `targets`.
+    pub sites: Vec<(usize, RawSite)>,
     /// Function name → its callees (calls off `unlikely()` branches and error paths).
     pub calls: BTreeMap<String, BTreeSet<String>>,
     /// Function name → the callees it calls only on a cold branch
     /// (`unlikely()`, an error path): what runs there is not hot either.
     pub cold_calls: BTreeMap<String, BTreeSet<String>>,
-    /// Whether the struct was seen (a member access or its definition).
-    pub saw_struct: bool,
+    /// Per struct of `targets`: whether it was seen (a member access or its definition).
+    pub saw_struct: Vec<bool>,
     /// Every call: caller, callee, the locks held there.
     pub call_sites: Vec<(String, String, Vec<String>)>,
     /// Calls through a pointer (`move_fn(lruvec, folio)`): the function
@@ -122,10 +124,11 @@ pub struct Walker<'u, 'i> {
 }
 
 impl<'u, 'i> Walker<'u, 'i> {
-    pub fn new(unit: &'u Unit<'i>, target: &'u str, wrappers: &'u [String]) -> Self {
+    /// A walk of `unit` for the members of each struct named in `targets`.
+    pub fn new(unit: &'u Unit<'i>, targets: &'u [String], wrappers: &'u [String]) -> Self {
         Walker {
             unit,
-            target,
+            targets,
             wrappers,
             macros: Vec::new(),
             sites: Vec::new(),
@@ -133,7 +136,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             cold_calls: BTreeMap::new(),
             indirect: Vec::new(),
             callbacks: Vec::new(),
-            saw_struct: false,
+            saw_struct: vec![false; targets.len()],
             call_sites: Vec::new(),
             header_inline: BTreeSet::new(),
             external: BTreeSet::new(),
@@ -175,8 +178,11 @@ impl<'u, 'i> Walker<'u, 'i> {
         for c in top {
             match c.kind() {
                 CXCursor_FunctionDecl if c.is_definition() => self.function(c),
-                CXCursor_StructDecl if c.spelling() == self.target && c.is_definition() => {
-                    self.saw_struct = true
+                CXCursor_StructDecl if c.is_definition() => {
+                    let name = c.spelling();
+                    if let Some(i) = self.targets.iter().position(|t| *t == name) {
+                        self.saw_struct[i] = true;
+                    }
                 }
                 _ => {}
             }
@@ -448,23 +454,29 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
     }
 
-    /// The record of struct `target` this field belongs to (through anonymous members), if any.
-    fn target_record(&self, field: Cursor) -> Option<Cursor> {
+    /// The record of a struct of `targets` this field belongs to (through
+    /// anonymous members), with its index, if any.
+    fn target_record(&self, field: Cursor) -> Option<(Cursor, usize)> {
         let mut p = field.semantic_parent()?;
         while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
             p = p.semantic_parent()?;
         }
-        (matches!(p.kind(), CXCursor_StructDecl) && p.spelling() == self.target).then_some(p)
+        if !matches!(p.kind(), CXCursor_StructDecl) {
+            return None;
+        }
+        let name = p.spelling();
+        let i = self.targets.iter().position(|t| *t == name)?;
+        Some((p, i))
     }
 
     fn member(&mut self, c: Cursor) {
         let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
             return;
         };
-        let Some(record) = self.target_record(field) else {
+        let Some((record, target)) = self.target_record(field) else {
             return;
         };
-        self.saw_struct = true;
+        self.saw_struct[target] = true;
         let name = field.spelling();
         let Some(bits) = record.member_bit_offset(&name) else {
             return;
@@ -503,18 +515,21 @@ impl<'u, 'i> Walker<'u, 'i> {
             None if printed => Some("printed".to_string()),
             None => None,
         };
-        self.sites.push(RawSite {
-            offset: (bits / 8) as u64,
-            member,
-            file: p.file,
-            line: p.line,
-            function: self.function.clone(),
-            kind,
-            how,
-            locks: held,
-            cold_branch,
-            loop_depth: self.loops,
-        });
+        self.sites.push((
+            target,
+            RawSite {
+                offset: (bits / 8) as u64,
+                member,
+                file: p.file,
+                line: p.line,
+                function: self.function.clone(),
+                kind,
+                how,
+                locks: held,
+                cold_branch,
+                loop_depth: self.loops,
+            },
+        ));
     }
 
     /// The name of the innermost call whose arguments hold the walk's position.
