@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 /// Files under `root` that `pattern` matches, sorted, relative paths
 /// joined to `root`.
 pub fn expand(root: &Path, pattern: &str) -> std::io::Result<Vec<PathBuf>> {
-    let parts: Vec<&str> = pattern.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let parts: Vec<&str> = pattern
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
     let mut out = Vec::new();
     walk(root, &parts, &mut out)?;
     out.sort();
@@ -112,7 +115,13 @@ mod tests {
     #[test]
     fn expands_under_the_root() {
         let d = tempfile::tempdir().unwrap();
-        for f in ["net/ipv4/tcp.c", "net/ipv4/tcp_input.c", "net/ipv4/udp.c", "net/core/dev.c", "net/core/x/y.c"] {
+        for f in [
+            "net/ipv4/tcp.c",
+            "net/ipv4/tcp_input.c",
+            "net/ipv4/udp.c",
+            "net/core/dev.c",
+            "net/core/x/y.c",
+        ] {
             let p = d.path().join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "").unwrap();
@@ -124,7 +133,10 @@ mod tests {
                 .map(|p| p.strip_prefix(d.path()).unwrap().display().to_string())
                 .collect()
         };
-        assert_eq!(names("net/ipv4/tcp*.c"), ["net/ipv4/tcp.c", "net/ipv4/tcp_input.c"]);
+        assert_eq!(
+            names("net/ipv4/tcp*.c"),
+            ["net/ipv4/tcp.c", "net/ipv4/tcp_input.c"]
+        );
         assert_eq!(names("net/core/dev.c"), ["net/core/dev.c"]);
         assert_eq!(names("net/**/*.c").len(), 5);
         assert_eq!(names("net/*/dev.c"), ["net/core/dev.c"]);

@@ -111,12 +111,12 @@ fn subsystem(
             "lock_wrappers" => &mut s.lock_wrappers,
             _ => {
                 let close = strsim_closest(key);
-                return Err(err(key_span, format!("unknown key `{key}` in [{name}]")).help(
-                    match close {
+                return Err(
+                    err(key_span, format!("unknown key `{key}` in [{name}]")).help(match close {
                         Some(k) => format!("did you mean `{k}`? the keys are {}", KEYS.join(", ")),
                         None => format!("the keys are {}", KEYS.join(", ")),
-                    },
-                ));
+                    }),
+                );
             }
         };
         *list = strings(name, key, item, key_span, err)?;
@@ -131,9 +131,12 @@ fn subsystem(
     }
     for p in &s.sources {
         if p.starts_with('/') || p.split('/').any(|c| c == "..") {
-            return Err(err(None, format!("[{name}] source pattern `{p}` leaves the source tree"))
-                .at(line, 1)
-                .help("write patterns relative to the source tree, without `..`"));
+            return Err(err(
+                None,
+                format!("[{name}] source pattern `{p}` leaves the source tree"),
+            )
+            .at(line, 1)
+            .help("write patterns relative to the source tree, without `..`"));
         }
     }
     Ok(s)
@@ -156,10 +159,15 @@ fn strings(
     let mut out = Vec::new();
     for v in array.iter() {
         match v {
-            Value::String(s) if !s.value().trim().is_empty() => out.push(s.value().trim().to_string()),
+            Value::String(s) if !s.value().trim().is_empty() => {
+                out.push(s.value().trim().to_string())
+            }
             _ => {
-                return Err(err(v.span(), format!("[{table}] {key}: each entry must be a non-empty string"))
-                    .help(format!("write {key} = [\"...\", \"...\"]")))
+                return Err(err(
+                    v.span(),
+                    format!("[{table}] {key}: each entry must be a non-empty string"),
+                )
+                .help(format!("write {key} = [\"...\", \"...\"]")))
             }
         }
     }
@@ -194,20 +202,32 @@ mod tests {
 
     #[test]
     fn errors_say_where() {
-        let e = parse(Path::new("r.toml"), "[net]\nsources = [\"a.c\"]\nhott = [\"x\"]\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("r.toml:3:1: error: unknown key `hott` in [net]"), "{e}");
+        let e = parse(
+            Path::new("r.toml"),
+            "[net]\nsources = [\"a.c\"]\nhott = [\"x\"]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("r.toml:3:1: error: unknown key `hott` in [net]"),
+            "{e}"
+        );
         assert!(e.contains("did you mean `hot`"), "{e}");
         let e = parse(Path::new("r.toml"), "[net]\nsources = [\"a.c\", 3]\n")
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("r.toml:2:20: error:"), "{e}");
-        let e = parse(Path::new("r.toml"), "[net]\nhot = [\"x\"]\n").unwrap_err().to_string();
+        let e = parse(Path::new("r.toml"), "[net]\nhot = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("has no sources"), "{e}");
-        let e = parse(Path::new("r.toml"), "[net]\nsources = [\"../x.c\"]\n").unwrap_err().to_string();
+        let e = parse(Path::new("r.toml"), "[net]\nsources = [\"../x.c\"]\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("leaves the source tree"), "{e}");
-        let e = parse(Path::new("r.toml"), "[net\n").unwrap_err().to_string();
+        let e = parse(Path::new("r.toml"), "[net\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("invalid TOML"), "{e}");
     }
 }

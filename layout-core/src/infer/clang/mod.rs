@@ -116,6 +116,11 @@ impl UnitGraph {
     pub fn seconds(&self) -> f64 {
         self.seconds
     }
+
+    /// The unit's path, as given.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
 }
 
 /// What the walk of one translation unit found for one struct: the
