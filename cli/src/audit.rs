@@ -111,6 +111,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         budget: a.budget,
         line: a.line.line,
         tree,
+        source_root: std::fs::canonicalize(&source_tree).unwrap_or_else(|_| source_tree.clone()),
     };
     let mut meter = Meter::new();
     let mut report = audit::analyse(&input, &mut cache, &mut |p| meter.show(p))?;
@@ -302,7 +303,13 @@ fn write_series(
     texts: &[(String, String)],
     inputs: &[PathBuf],
 ) -> Result<(), Diagnostic> {
-    let n = n.min(report.ranked.len());
+    let chosen: Vec<&audit::report::Finding> = report
+        .ranked
+        .iter()
+        .filter(|f| f.patchable())
+        .take(n)
+        .collect();
+    let n = chosen.len();
     if n == 0 {
         return Err(
             Diagnostic::new("--series: no struct has a conflict to patch")
@@ -316,17 +323,17 @@ fn write_series(
         .map_err(|e| Diagnostic::new(format!("cannot create a private directory: {e}")))?;
     let mut read: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     read.push(&a.roots);
-    let first_header = report.ranked[0]
+    let first_header = chosen[0]
         .defined_at
         .rsplit_once(':')
-        .map_or(report.ranked[0].defined_at.as_str(), |(h, _)| h)
+        .map_or(chosen[0].defined_at.as_str(), |(h, _)| h)
         .to_string();
     let header_dir = std::fs::canonicalize(&first_header)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
     let author = super::mail::author(&header_dir)?;
-    for (i, f) in report.ranked[..n].iter().enumerate() {
+    for (i, f) in chosen.iter().enumerate() {
         let header = f
             .defined_at
             .rsplit_once(':')
@@ -383,7 +390,8 @@ fn write_series(
         super::output::write_new(&path, mail.as_bytes(), &read, false)?;
         eprintln!("wrote {}", path.display());
     }
-    let cover = audit::series::cover_letter(&author, &report.ranked, n, &report.ambiguous);
+    let chosen: Vec<audit::report::Finding> = chosen.into_iter().cloned().collect();
+    let cover = audit::series::cover_letter(&author, &chosen, &report.ambiguous);
     let path = dir.join("0000-cover-letter.patch");
     super::output::write_new(&path, cover.as_bytes(), &read, false)?;
     eprintln!("wrote {}", path.display());

@@ -179,6 +179,39 @@ fn heat_word(s: &Site) -> String {
     }
 }
 
+/// The members the rules could not decide that share a line with a
+/// lockless writer (a lock word counts) of `model` at its declared
+/// offsets: were such a member read-mostly, the line would be a conflict.
+pub fn undecided_on_writer_lines(model: &Struct, line: u64, verdicts: &[Verdict]) -> Vec<String> {
+    let line = line.max(1);
+    let span = |f: &crate::Field| {
+        let start = f.original_offset?;
+        (f.size > 0).then(|| (start / line, (start + f.size - 1) / line))
+    };
+    let writer_lines: Vec<(u64, u64)> = model
+        .fields
+        .iter()
+        .filter(|f| f.rule_access().is_lockless())
+        .filter_map(span)
+        .collect();
+    let mut out = Vec::new();
+    for v in verdicts.iter().filter(|v| v.ambiguous.is_some()) {
+        let Some(f) = model.fields.get(v.field) else {
+            continue;
+        };
+        if f.rule_access().is_lockless() {
+            continue;
+        }
+        let Some((a, b)) = span(f) else {
+            continue;
+        };
+        if writer_lines.iter().any(|&(c, d)| a <= d && c <= b) {
+            out.push(v.name.clone());
+        }
+    }
+    out
+}
+
 /// Whether any member in `conflicts` has an ambiguous verdict.
 pub fn rests_on_ambiguity(conflicts: &[Conflict]) -> bool {
     conflicts

@@ -63,6 +63,8 @@ pub struct Audit<'a> {
     pub line: u64,
     /// The fingerprint of the audited tree (headers, `.config`), in the cache keys.
     pub tree: String,
+    /// The source tree: sites under it are cited by their relative path.
+    pub source_root: PathBuf,
 }
 
 /// Runs pass 2 and ranks the findings.
@@ -319,7 +321,16 @@ fn classify(
         cold: cold.clone(),
         lock_wrappers: wrappers,
     };
-    let analysis = clang::combine(&model, &req, refs).map_err(|e| e.to_string())?;
+    let mut analysis = clang::combine(&model, &req, refs).map_err(|e| e.to_string())?;
+    let root = format!(
+        "{}/",
+        a.source_root.display().to_string().trim_end_matches('/')
+    );
+    for site in &mut analysis.sites {
+        if let Some(rel) = site.file.strip_prefix(&root) {
+            site.file = rel.to_string();
+        }
+    }
     let rules = Rules {
         line: a.line,
         have_roots: !hot.is_empty(),
@@ -371,7 +382,14 @@ fn classify(
         .filter(|v| v.ambiguous.is_some())
         .map(|v| v.name.clone())
         .collect();
-    f.status = if f.conflicts.is_empty() {
+    let undecided = finding::undecided_on_writer_lines(&classed, a.line, &verdicts);
+    f.status = if f.conflicts.is_empty() && !undecided.is_empty() {
+        f.reason = Some(format!(
+            "undecided members share a line with a lockless writer (a conflict if they are read-mostly): {}",
+            undecided.join(", ")
+        ));
+        Status::Ambiguous
+    } else if f.conflicts.is_empty() {
         Status::NoConflict
     } else if finding::rests_on_ambiguity(&f.conflicts) {
         let members: BTreeSet<String> = f

@@ -38,6 +38,12 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// Whether a series patches it: a decided conflict that fast-path code
+    /// drives on both sides (a hot writer and a hot reader).
+    pub fn patchable(&self) -> bool {
+        self.status == Status::Conflict && self.exposure > 0
+    }
+
     /// Hot functions on both sides of every conflict (a tie-break).
     fn hot_count(&self) -> usize {
         self.conflicts

@@ -129,13 +129,9 @@ pub fn safety_note(name: &str, texts: &[(String, String)]) -> String {
     }
 }
 
-/// The cover letter (`0000-cover-letter.patch`) of a series of `n` patches.
-pub fn cover_letter(
-    author: &Author,
-    findings: &[Finding],
-    n: usize,
-    ambiguous: &[Finding],
-) -> String {
+/// The cover letter (`0000-cover-letter.patch`) of the series of `findings`, in order.
+pub fn cover_letter(author: &Author, findings: &[Finding], ambiguous: &[Finding]) -> String {
+    let n = findings.len();
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -157,7 +153,7 @@ reach). Each patch moves the members of one struct, checked in every\n\
 configuration its #if lines select; the changelogs give the sites."
     );
     o.push('\n');
-    o.push_str(&ranked_table(&findings[..n.min(findings.len())]));
+    o.push_str(&ranked_table(findings));
     if !ambiguous.is_empty() {
         let names: Vec<&str> = ambiguous.iter().map(|f| f.name.as_str()).collect();
         let _ = writeln!(
