@@ -101,6 +101,10 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         fingerprinted.push(probe::KbuildTree::locate(dir)?.config);
     }
     let tree = audit::cache::fingerprint(&fingerprinted);
+    let mut shown_under = vec![source_tree.clone()];
+    if let Some(dir) = &a.probe.kbuild {
+        shown_under.push(probe::KbuildTree::locate(dir)?.srctree);
+    }
     let mut cache = open_cache(a);
     let input = audit::Audit {
         db: &db,
@@ -111,7 +115,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         budget: a.budget,
         line: a.line.line,
         tree,
-        source_root: std::fs::canonicalize(&source_tree).unwrap_or_else(|_| source_tree.clone()),
+        shown_under,
     };
     let mut meter = Meter::new();
     let mut report = audit::analyse(&input, &mut cache, &mut |p| meter.show(p))?;
@@ -158,7 +162,9 @@ fn source_tree(a: &AuditArgs) -> Result<PathBuf, Diagnostic> {
                 "give the directory the roots file's source patterns are under with --source-tree",
             ));
     }
-    Ok(dir)
+    // Absolute, so that the units' paths (and the sites libclang reports) are.
+    std::fs::canonicalize(&dir)
+        .map_err(|e| Diagnostic::new(format!("cannot resolve the source tree: {e}")).in_file(&dir))
 }
 
 /// `path` relative to the source tree when under it.
@@ -323,27 +329,19 @@ fn write_series(
         .map_err(|e| Diagnostic::new(format!("cannot create a private directory: {e}")))?;
     let mut read: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     read.push(&a.roots);
-    let first_header = chosen[0]
-        .defined_at
-        .rsplit_once(':')
-        .map_or(chosen[0].defined_at.as_str(), |(h, _)| h)
-        .to_string();
-    let header_dir = std::fs::canonicalize(&first_header)
+    let header_dir = std::fs::canonicalize(&chosen[0].header)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
     let author = super::mail::author(&header_dir)?;
     for (i, f) in chosen.iter().enumerate() {
-        let header = f
-            .defined_at
-            .rsplit_once(':')
-            .map_or(f.defined_at.as_str(), |(h, _)| h);
+        let header = f.header.display().to_string();
         let access = work.path().join(format!("{}.toml", f.name));
         std::fs::write(&access, &f.access_file)
             .map_err(|e| Diagnostic::new(format!("cannot write {}: {e}", access.display())))?;
         let mut words: Vec<String> = vec![
             "propose".into(),
-            header.into(),
+            header,
             "--struct".into(),
             f.name.clone(),
             "--access".into(),

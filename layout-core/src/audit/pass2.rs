@@ -63,8 +63,22 @@ pub struct Audit<'a> {
     pub line: u64,
     /// The fingerprint of the audited tree (headers, `.config`), in the cache keys.
     pub tree: String,
-    /// The source tree: sites under it are cited by their relative path.
-    pub source_root: PathBuf,
+    /// Directories whose files are cited by their path relative to them
+    /// (the source tree, the kernel's source tree), first match wins.
+    pub shown_under: Vec<PathBuf>,
+}
+
+impl Audit<'_> {
+    /// `file` relative to the first of [`Audit::shown_under`] that holds it.
+    pub fn shown(&self, file: &str) -> String {
+        for dir in &self.shown_under {
+            let root = format!("{}/", dir.display().to_string().trim_end_matches('/'));
+            if let Some(rel) = file.strip_prefix(&root) {
+                return rel.to_string();
+            }
+        }
+        file.to_string()
+    }
 }
 
 /// Runs pass 2 and ranks the findings.
@@ -258,7 +272,12 @@ fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate) -> Finding {
     };
     Finding {
         name: c.name.clone(),
-        defined_at: format!("{}:{}", c.definition.header.display(), c.definition.line),
+        defined_at: format!(
+            "{}:{}",
+            a.shown(&c.definition.header.display().to_string()),
+            c.definition.line
+        ),
+        header: c.definition.header.clone(),
         size: c.size,
         status: Status::NoConflict,
         reason: None,
@@ -322,14 +341,8 @@ fn classify(
         lock_wrappers: wrappers,
     };
     let mut analysis = clang::combine(&model, &req, refs).map_err(|e| e.to_string())?;
-    let root = format!(
-        "{}/",
-        a.source_root.display().to_string().trim_end_matches('/')
-    );
     for site in &mut analysis.sites {
-        if let Some(rel) = site.file.strip_prefix(&root) {
-            site.file = rel.to_string();
-        }
+        site.file = a.shown(&site.file);
     }
     let rules = Rules {
         line: a.line,

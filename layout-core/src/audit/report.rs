@@ -10,8 +10,11 @@ use std::fmt::Write as _;
 pub struct Finding {
     #[serde(rename = "struct")]
     pub name: String,
-    /// `path:line` of its definition.
+    /// `path:line` of its definition (relative to the tree when under it).
     pub defined_at: String,
+    /// The header that defines it, as read.
+    #[serde(skip)]
+    pub header: std::path::PathBuf,
     pub size: u64,
     pub status: Status,
     /// Why it was not analysed, or what made it ambiguous.

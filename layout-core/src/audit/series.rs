@@ -40,8 +40,11 @@ pub fn number(mail: &str, i: usize, n: usize, note: &str) -> String {
         return numbered;
     };
     let at = numbered[..end].rfind("\n\nSigned-off-by:").unwrap_or(end);
+    // The headers as they are; the changelog's lines within checkpatch's width.
+    let body_start = numbered.find("\n\n").map_or(0, |i| i + 2).min(at);
     let mut out = String::with_capacity(numbered.len() + note.len() + 2);
-    out.push_str(&numbered[..at]);
+    out.push_str(&numbered[..body_start]);
+    out.push_str(wrap(&numbered[body_start..at], 75).trim_end_matches('\n'));
     out.push_str("\n\n");
     // A line that is only `---` would end the message for git am.
     for line in note.trim_end().lines() {
@@ -92,7 +95,43 @@ pub fn changelog_note(f: &Finding, safety: &str) -> String {
     }
     o.push('\n');
     o.push_str(safety);
-    o
+    wrap(&o, WIDTH)
+}
+
+/// Widest changelog line (checkpatch warns past 75).
+const WIDTH: usize = 72;
+
+/// `text` with every line longer than `width` broken at spaces (the
+/// others as they are); the continuation lines are indented two more than
+/// the line they continue.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for line in text.lines() {
+        if line.chars().count() <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let mut current = " ".repeat(indent);
+        let mut empty = true;
+        for word in line.split_whitespace() {
+            if !empty && current.len() + 1 + word.len() > width {
+                out.push_str(&current);
+                out.push('\n');
+                current = " ".repeat(indent + 2);
+                empty = true;
+            }
+            if !empty {
+                current.push(' ');
+            }
+            current.push_str(word);
+            empty = false;
+        }
+        out.push_str(current.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// The tree-safety note of struct `name`: the places in `texts` (shown
