@@ -5,9 +5,10 @@
 //! refcounts) or a lock word (spinlocks, mutexes, ...: every locker writes
 //! it), as [`crate::scan::infer`] classes them, and such a member shares a
 //! cache line with other data ([`crate::scan::rank::exposure`], lines
-//! counted from the struct's start). Candidates are ranked by the bytes of
-//! other data on those lines, most first; pass 2 ([`super::analyse`])
-//! looks at the first of them that some audited source names.
+//! counted from the struct's start); or when it spans more than one line
+//! (plain members written without a lock show only in the sources). Pass 2
+//! ([`super::analyse`]) weighs each by how widely the audited sources use
+//! it ([`Candidate::key`]) and analyses the first of them.
 
 use crate::model::Access;
 use crate::scan::{self, rank::Exposure};
@@ -98,6 +99,20 @@ pub struct Candidate {
     pub exposure: Exposure,
 }
 
+impl Candidate {
+    /// Pass 2's order, given how many audited units use the struct
+    /// (`units`: they name it or a struct that embeds it): the units times
+    /// one more than the lines its atomics and locks share with other data,
+    /// most first; then the bytes on those lines; then the name.
+    pub fn key(&self, units: usize) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+        (
+            std::cmp::Reverse(units as u64 * (1 + self.exposure.lines)),
+            std::cmp::Reverse(self.exposure.shared_bytes),
+            self.name.clone(),
+        )
+    }
+}
+
 /// Pass 1 over `db`: the scanned structs of `defined`, ranked (most
 /// exposed first, then by name). A name the database lacks (its
 /// definition is in an `#if` the configuration leaves out) is skipped.
@@ -120,7 +135,17 @@ pub fn rank(db: &TypeDb, defined: &BTreeMap<String, Definition>, line: u64) -> V
                 }
             }
         }
-        if let Some(exposure) = scan::rank::exposure(&model, agg.size, line) {
+        let exposure = scan::rank::exposure(&model, agg.size, line).or_else(|| {
+            (agg.size > line).then(|| Exposure {
+                name: name.clone(),
+                size: agg.size,
+                lockless: Vec::new(),
+                shared_bytes: 0,
+                read_mostly_bytes: 0,
+                lines: 0,
+            })
+        });
+        if let Some(exposure) = exposure {
             out.push(Candidate {
                 name: name.clone(),
                 definition: def.clone(),

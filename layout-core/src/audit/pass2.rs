@@ -111,38 +111,59 @@ pub fn analyse(
             &a.tree,
         ));
     }
-    // The structs analysed: the first candidates some unit names.
-    let mut selected: Vec<(usize, &Candidate)> = Vec::new();
-    let mut unnamed = 0;
-    for (rank, c) in a.candidates.iter().enumerate() {
-        if selected.len() == a.budget {
-            break;
-        }
-        if mentions.of(&c.name).is_empty() {
-            unnamed += 1;
-            continue;
-        }
-        selected.push((rank, c));
-    }
-    if unnamed > 0 {
-        notes.push(format!(
-            "{unnamed} pass-1 candidate(s) ranked among these are named by no audited source: skipped"
-        ));
-    }
-    let past: Vec<(String, u64)> = a
+    // Which units use each candidate: they name it, or a struct that embeds it.
+    let using: Vec<Vec<usize>> = a
         .candidates
         .iter()
-        .skip(selected.last().map_or(0, |(r, _)| r + 1))
-        .map(|c| (c.name.clone(), c.exposure.shared_bytes))
+        .map(|c| {
+            let mut set: BTreeSet<usize> = mentions.of(&c.name).into_iter().collect();
+            if let Some(agg) =
+                a.db.find_all(&c.name)
+                    .into_iter()
+                    .find(|x| x.name == c.name)
+            {
+                for p in crate::containers::embedding_paths(a.db, agg) {
+                    set.extend(mentions.of(&p.container));
+                }
+            }
+            set.into_iter().collect()
+        })
         .collect();
-    // Per selected struct: its subsystems (those with a unit naming it), and their units.
-    let subsystems_of: Vec<BTreeSet<usize>> = selected
+    // Pass 2's order: the candidates some unit uses, weighed by how many.
+    let mut order: Vec<usize> = (0..a.candidates.len())
+        .filter(|&i| !using[i].is_empty())
+        .collect();
+    let unused = a.candidates.len() - order.len();
+    order.sort_by_cached_key(|&i| a.candidates[i].key(using[i].len()));
+    let selected: Vec<(usize, &Candidate)> = order
         .iter()
-        .map(|(_, c)| {
-            mentions
-                .of(&c.name)
-                .into_iter()
-                .flat_map(|u| a.units[u].subsystems.iter().copied())
+        .take(a.budget)
+        .enumerate()
+        .map(|(rank, &i)| (rank, &a.candidates[i]))
+        .collect();
+    if unused > 0 {
+        notes.push(format!(
+            "{unused} pass-1 candidate(s) are used by no audited source (neither named nor embedded in a struct one names): left out"
+        ));
+    }
+    let past: Vec<(String, u64)> = order
+        .iter()
+        .skip(a.budget)
+        .map(|&i| {
+            (
+                a.candidates[i].name.clone(),
+                a.candidates[i].exposure.shared_bytes,
+            )
+        })
+        .collect();
+    // Per selected struct: its subsystems (those of the units that use it), and their units.
+    let subsystems_of: Vec<BTreeSet<usize>> = order
+        .iter()
+        .take(a.budget)
+        .map(|&i| {
+            using[i]
+                .iter()
+                .flat_map(|&u| a.units[u].subsystems.iter().copied())
                 .collect()
         })
         .collect();
@@ -218,6 +239,7 @@ pub fn analyse(
     }
     let total = selected.len();
     let mut findings = Vec::new();
+    let mut joins = Joins::default();
     for (s, (rank, c)) in selected.iter().enumerate() {
         progress(Progress::Struct {
             index: s + 1,
@@ -225,12 +247,12 @@ pub fn analyse(
             name: &c.name,
         });
         let mut f = struct_finding(a, *rank, c);
-        let refs: Vec<(&UnitGraph, &StructSites)> = units_of[s]
+        let refs: Vec<(usize, &UnitGraph, &StructSites)> = units_of[s]
             .iter()
-            .filter_map(|&u| Some((graphs[u].as_ref()?, sites.get(&(u, s))?)))
+            .filter_map(|&u| Some((u, graphs[u].as_ref()?, sites.get(&(u, s))?)))
             .collect();
         f.units = refs.len();
-        if let Err(why) = classify(a, c, &subsystems_of[s], &refs, &mut f) {
+        if let Err(why) = classify(a, c, &subsystems_of[s], &refs, &mut joins, &mut f) {
             f.status = Status::NotAnalysed;
             f.reason = Some(why);
         }
@@ -294,12 +316,17 @@ fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate) -> Finding {
     }
 }
 
+/// The joined graphs of the unit sets already analysed, by units and roots:
+/// structs of the same subsystems share one.
+type Joins = BTreeMap<(Vec<usize>, Vec<String>, Vec<String>), clang::Joined>;
+
 /// Joins the struct's units, classifies its members and finds its conflicts.
 fn classify(
     a: &Audit<'_>,
     c: &Candidate,
     subsystems: &BTreeSet<usize>,
-    refs: &[(&UnitGraph, &StructSites)],
+    refs: &[(usize, &UnitGraph, &StructSites)],
+    joins: &mut Joins,
     f: &mut Finding,
 ) -> Result<(), String> {
     let agg =
@@ -320,7 +347,7 @@ fn classify(
                 if out.contains(r) {
                     continue;
                 }
-                if refs.iter().any(|(g, _)| g.defines(r)) {
+                if refs.iter().any(|(_, g, _)| g.defines(r)) {
                     out.push(r.clone());
                 } else {
                     undefined.push(r.clone());
@@ -340,7 +367,19 @@ fn classify(
         cold: cold.clone(),
         lock_wrappers: wrappers,
     };
-    let mut analysis = clang::combine(&model, &req, refs).map_err(|e| e.to_string())?;
+    let key = (
+        refs.iter().map(|(u, _, _)| *u).collect::<Vec<usize>>(),
+        hot.clone(),
+        cold.clone(),
+    );
+    if !joins.contains_key(&key) {
+        let graphs: Vec<&UnitGraph> = refs.iter().map(|(_, g, _)| *g).collect();
+        let joined = clang::join(&graphs, &hot, &cold).map_err(|e| e.to_string())?;
+        joins.insert(key.clone(), joined);
+    }
+    let struct_sites: Vec<&StructSites> = refs.iter().map(|(_, _, s)| *s).collect();
+    let mut analysis = clang::combine_joined(&model, &req, &joins[&key], &struct_sites)
+        .map_err(|e| e.to_string())?;
     for site in &mut analysis.sites {
         site.file = a.shown(&site.file);
     }
@@ -357,7 +396,7 @@ fn classify(
     };
     let mut inputs = render::Inputs {
         struct_name: c.name.clone(),
-        sources: refs.iter().map(|(g, _)| g_file(g, a)).collect(),
+        sources: refs.iter().map(|(_, g, _)| g_file(g, a)).collect(),
         hot,
         cold,
         notes: analysis.notes.clone(),

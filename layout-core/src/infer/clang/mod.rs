@@ -211,7 +211,33 @@ pub fn combine(
     req: &Request,
     units: &[(&UnitGraph, &StructSites)],
 ) -> Result<Analysis, Diagnostic> {
-    let mut raw = Vec::new();
+    let graphs: Vec<&UnitGraph> = units.iter().map(|(g, _)| *g).collect();
+    let sites: Vec<&StructSites> = units.iter().map(|(_, s)| *s).collect();
+    let joined = join(&graphs, &req.hot, &req.cold)?;
+    combine_joined(model, req, &joined, &sites)
+}
+
+/// The call graphs of several units joined, with what the hot and cold
+/// roots reach in them: the part of the analysis that does not depend on
+/// the struct, so that many structs of the same units share it.
+#[derive(Clone, Debug)]
+pub struct Joined {
+    hot: Vec<String>,
+    cold: Vec<String>,
+    notes: Vec<String>,
+    seconds: Vec<(String, f64)>,
+    header_inline: BTreeSet<String>,
+    cold_marked: BTreeSet<String>,
+    reached: BTreeMap<String, Option<String>>,
+    through_cold: BTreeMap<String, Option<String>>,
+    runtime: BTreeSet<String>,
+    entry: BTreeMap<String, BTreeSet<String>>,
+    per_root: Vec<(String, BTreeMap<String, Option<String>>)>,
+}
+
+/// Joins the graphs of `units` and runs the reachability from the `hot`
+/// and `cold` roots (each must be defined in some unit).
+pub fn join(units: &[&UnitGraph], hot: &[String], cold: &[String]) -> Result<Joined, Diagnostic> {
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut indirect: Vec<(String, Vec<String>)> = Vec::new();
@@ -220,12 +246,10 @@ pub fn combine(
     let mut header_inline = BTreeSet::new();
     let mut external = BTreeSet::new();
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
-    let mut out = Analysis::default();
-    let mut saw = false;
-    for (g, st) in units {
-        out.notes.extend(g.note.clone());
-        saw |= st.saw_struct;
-        raw.extend(st.sites.iter().cloned());
+    let mut notes = Vec::new();
+    let mut seconds = Vec::new();
+    for g in units {
+        notes.extend(g.note.clone());
         call_sites.extend(g.call_sites.iter().cloned());
         header_inline.extend(g.header_inline.iter().cloned());
         external.extend(g.external.iter().cloned());
@@ -244,16 +268,9 @@ pub fn combine(
         }
         indirect.extend(g.indirect.iter().cloned());
         callbacks.extend(g.callbacks.iter().cloned());
-        out.seconds.push((g.file.clone(), g.seconds));
+        seconds.push((g.file.clone(), g.seconds));
     }
-    if !saw {
-        return Err(Diagnostic::new(format!(
-            "no source given uses struct {} (nor defines it)",
-            req.struct_name
-        ))
-        .help("give the C files that access the struct with --source"));
-    }
-    for root in req.hot.iter().chain(&req.cold) {
+    for root in hot.iter().chain(cold) {
         if !calls.contains_key(root) {
             return Err(Diagnostic::new(format!(
                 "`{root}` (a --hot or --cold root) is not defined in the given sources"
@@ -276,9 +293,9 @@ pub fn combine(
         call_sites.push((caller, cb, locks));
     }
     // __init and __cold functions cut the graph like cold roots.
-    let mut cut: Vec<String> = req.cold.clone();
-    cut.extend(cold_marked.iter().filter(|f| !req.hot.contains(f)).cloned());
-    let reached = reach::hot_functions(&calls, &req.hot, &cut);
+    let mut cut: Vec<String> = cold.to_vec();
+    cut.extend(cold_marked.iter().filter(|f| !hot.contains(f)).cloned());
+    let reached = reach::hot_functions(&calls, hot, &cut);
     // Every call, on cold branches too: what runs at all, and what a hot
     // root reaches only through a call on an `unlikely()` branch.
     let mut all_calls = calls.clone();
@@ -288,14 +305,11 @@ pub fn combine(
             .or_default()
             .extend(callees.iter().cloned());
     }
-    let through_cold = reach::hot_functions(&all_calls, &req.hot, &cut);
+    let through_cold = reach::hot_functions(&all_calls, hot, &cut);
     let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external, &handed);
     let entry = reach::entry_locks(&call_sites, &header_inline);
-    raw.sort();
-    raw.dedup();
     // Each hot root's path: what it reaches, without the cut.
-    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = req
-        .hot
+    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = hot
         .iter()
         .map(|r| {
             (
@@ -304,6 +318,62 @@ pub fn combine(
             )
         })
         .collect();
+    Ok(Joined {
+        hot: hot.to_vec(),
+        cold: cold.to_vec(),
+        notes,
+        seconds,
+        header_inline,
+        cold_marked,
+        reached,
+        through_cold,
+        runtime,
+        entry,
+        per_root,
+    })
+}
+
+/// The analysis of the struct from its sites in the units of `joined`
+/// (whose roots must be `req`'s).
+pub fn combine_joined(
+    model: &Struct,
+    req: &Request,
+    joined: &Joined,
+    units: &[&StructSites],
+) -> Result<Analysis, Diagnostic> {
+    let Joined {
+        hot: _,
+        cold: _,
+        notes,
+        seconds,
+        header_inline,
+        cold_marked,
+        reached,
+        through_cold,
+        runtime,
+        entry,
+        per_root,
+    } = joined;
+    debug_assert!(joined.hot == req.hot && joined.cold == req.cold);
+    let mut out = Analysis {
+        notes: notes.clone(),
+        seconds: seconds.clone(),
+        ..Analysis::default()
+    };
+    let saw = units.iter().any(|st| st.saw_struct);
+    if !saw {
+        return Err(Diagnostic::new(format!(
+            "no source given uses struct {} (nor defines it)",
+            req.struct_name
+        ))
+        .help("give the C files that access the struct with --source"));
+    }
+    let mut raw: Vec<walk::RawSite> = units
+        .iter()
+        .flat_map(|st| st.sites.iter().cloned())
+        .collect();
+    raw.sort();
+    raw.dedup();
     let mut paths: Vec<(String, BTreeSet<usize>)> = req
         .hot
         .iter()
@@ -368,7 +438,7 @@ pub fn combine(
             Vec::new()
         };
         let hot_via =
-            (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(&reached, &r.function));
+            (heat == Heat::Hot && !req.hot.is_empty()).then(|| reach::chain(reached, &r.function));
         out.sites.push(Site {
             field,
             member: r.member,
