@@ -216,7 +216,7 @@ mod tests {
         let e = parse(Path::new("r.toml"), "[net]\nsources = [\"a.c\", 3]\n")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("r.toml:2:20: error:"), "{e}");
+        assert!(e.starts_with("r.toml:2:19: error:"), "{e}");
         let e = parse(Path::new("r.toml"), "[net]\nhot = [\"x\"]\n")
             .unwrap_err()
             .to_string();
