@@ -23,7 +23,8 @@ pub struct Finding {
     /// Sum of its conflicts' exposures.
     pub exposure: u64,
     pub conflicts: Vec<Conflict>,
-    /// Its place in pass 1 (1-based) and the bytes pass 1 counted.
+    /// Its place in pass 2's order (1-based: pass 1's exposure weighed by
+    /// the units that use it) and the bytes its atomics and locks share.
     pub pass1_rank: usize,
     pub pass1_shared_bytes: u64,
     /// Structs that embed it by value (`container.member`), at most a few.
@@ -78,7 +79,7 @@ pub struct Report {
     pub clean: Vec<Finding>,
     /// Not analysed (no source names it, or the analysis failed).
     pub not_analysed: Vec<Finding>,
-    /// Pass-1 candidates past the budget, by name, with their bytes.
+    /// Candidates past the budget, in pass 2's order, with their bytes.
     pub past_budget: Vec<(String, u64)>,
     pub notes: Vec<String>,
 }
