@@ -97,7 +97,6 @@ fn the_three_planted_structs_rank_first_with_their_evidence() {
     for s in [
         "net_proto",
         "net_cfg",
-        "mm_counter",
         "mm_node",
         "net_unused",
         "mm_unnamed",
