@@ -70,8 +70,8 @@ pub fn changelog_note(f: &Finding, safety: &str) -> String {
         f.exposure
     );
     for c in &f.conflicts {
-        let writers: Vec<&str> = c.writers.iter().map(|p| p.member.as_str()).collect();
-        let victims: Vec<&str> = c.victims.iter().map(|p| p.member.as_str()).collect();
+        let writers: Vec<String> = c.writers.iter().map(|p| run_name(&p.member)).collect();
+        let victims: Vec<String> = c.victims.iter().map(|p| run_name(&p.member)).collect();
         let _ = writeln!(
             o,
             "- line {}: {} written without a lock, next to read-mostly {}",
@@ -81,7 +81,7 @@ pub fn changelog_note(f: &Finding, safety: &str) -> String {
         );
         for p in c.writers.iter().chain(&c.victims).take(4) {
             if let Some(e) = p.evidence.first() {
-                let _ = writeln!(o, "  {}: {e}", p.member);
+                let _ = writeln!(o, "  {}: {e}", run_name(&p.member));
             }
         }
     }
@@ -96,6 +96,15 @@ pub fn changelog_note(f: &Finding, safety: &str) -> String {
     o.push('\n');
     o.push_str(safety);
     wrap(&o, WIDTH)
+}
+
+/// A member as a changelog names it: a bit-field run (`a:b:c`, one word
+/// too long to wrap) by its first bit-field and how many follow.
+fn run_name(member: &str) -> String {
+    match member.split_once(':') {
+        Some((first, rest)) => format!("{first} (+{} bit-fields)", rest.split(':').count()),
+        None => member.to_string(),
+    }
 }
 
 /// Widest changelog line (checkpatch warns past 75).
@@ -242,5 +251,7 @@ mod tests {
         let n = safety_note("s", &texts);
         assert!(n.contains("a.c:1, a.c:2"), "{n}");
         assert!(safety_note("u", &texts).contains("no offsetof()"));
+        assert_eq!(run_name("a:b:c"), "a (+2 bit-fields)");
+        assert_eq!(run_name("a"), "a");
     }
 }
