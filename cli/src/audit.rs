@@ -53,6 +53,11 @@ pub struct AuditArgs {
     /// With --series: end each changelog with `Signed-off-by:` from git's identity.
     #[arg(long, requires = "series")]
     pub signoff: bool,
+    /// The text of `perf report -s type,typeoff --stdio [-n]` or `perf annotate --data-type
+    /// --stdio` (Linux 6.8+): a struct's rows decide its members' write fractions, as for
+    /// `infer --perf-mem` (an ambiguous member may be settled). Repeatable.
+    #[arg(long = "perf-mem", value_name = "FILE")]
+    pub perf_mem: Vec<PathBuf>,
     /// Parse every translation unit again, and store nothing.
     #[arg(long)]
     pub no_cache: bool,
@@ -82,6 +87,12 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
             .help("give the number of structs to analyse from the sources, e.g. --budget 24"));
     }
     let roots = roots::read(&a.roots)?;
+    let mut profiles = Vec::new();
+    for path in &a.perf_mem {
+        let text = layout_core::files::text(path, layout_core::files::Input::Profile)?;
+        let rows = layout_core::infer::data_type::parse(path, &text)?;
+        profiles.push((path.display().to_string(), rows));
+    }
     let source_tree = source_tree(a)?;
     let headers = super::scan::header_list(&a.headers, a.probe.kbuild.as_deref())?;
     let db = super::scan::probe_headers(&a.probe, &headers)?;
@@ -115,6 +126,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         budget: a.budget,
         line: a.line.line,
         tree,
+        profiles: &profiles,
         shown_under,
     };
     let mut meter = Meter::new();

@@ -516,3 +516,37 @@ hot = [\"page_counter_try_charge\", \"page_counter_charge\", \"page_counter_unch
         .collect();
     assert!(findings.is_empty(), "checkpatch: {report}");
 }
+
+/// A data-type profile settles what the sources leave open: `expires`,
+/// written under the lock and read without it, is read-mostly by its
+/// write fraction, so `net_timer` has a conflict (its lockless `fires`)
+/// instead of being listed apart.
+#[test]
+fn a_data_type_profile_settles_an_ambiguous_struct() {
+    let (d, t) = tree();
+    let o = audit(
+        &t,
+        &d.path().join("cache"),
+        &["--perf-mem", "net_timer_types.txt", "--format", "json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(names(&j["ambiguous"]).is_empty(), "{}", stdout(&o));
+    let timer = j["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["struct"] == "net_timer")
+        .unwrap_or_else(|| panic!("net_timer not ranked: {}", stdout(&o)));
+    let victims: Vec<&str> = timer["conflicts"][0]["victims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(victims, ["expires"]);
+    // The planted three still rank first.
+    let mut first: Vec<String> = names(&j["ranked"]).into_iter().take(3).collect();
+    first.sort();
+    assert_eq!(first, PLANTED);
+}

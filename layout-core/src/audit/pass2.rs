@@ -63,6 +63,10 @@ pub struct Audit<'a> {
     pub line: u64,
     /// The fingerprint of the audited tree (headers, `.config`), in the cache keys.
     pub tree: String,
+    /// Data-type profiles (`perf report -s type,typeoff`, `perf annotate
+    /// --data-type`): each file's name and rows. A struct's rows decide its
+    /// members' write fractions as in `infer --perf-mem`.
+    pub profiles: &'a [(String, Vec<crate::infer::data_type::TypeSamples>)],
     /// Directories whose files are cited by their path relative to them
     /// (the source tree, the kernel's source tree), first match wins.
     pub shown_under: Vec<PathBuf>,
@@ -389,7 +393,21 @@ fn classify(
         have_sources: true,
         ..Rules::default()
     };
-    let verdicts = infer::classify(&model, &[], &analysis.sites, &rules);
+    let mut hits = Vec::new();
+    let mut profiled = Vec::new();
+    for (file, rows) in a.profiles {
+        let (h, _) = infer::profile::from_data_type(
+            &model,
+            rows,
+            file,
+            &infer::profile::Placement::default(),
+        );
+        if !h.is_empty() {
+            profiled.push(file.clone());
+        }
+        hits.extend(h);
+    }
+    let verdicts = infer::classify(&model, &hits, &analysis.sites, &rules);
     let name = |i: usize| {
         let n = &model.fields[i].name;
         n.split(':').next().unwrap_or(n).to_string()
@@ -397,6 +415,7 @@ fn classify(
     let mut inputs = render::Inputs {
         struct_name: c.name.clone(),
         sources: refs.iter().map(|(_, g, _)| g_file(g, a)).collect(),
+        profiles: profiled,
         hot,
         cold,
         notes: analysis.notes.clone(),
