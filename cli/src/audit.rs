@@ -96,6 +96,10 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
     let source_tree = source_tree(a)?;
     let headers = super::scan::header_list(&a.headers, a.probe.kbuild.as_deref())?;
     let db = super::scan::probe_headers(&a.probe, &headers)?;
+    let mut shown_under = vec![source_tree.clone()];
+    if let Some(dir) = &a.probe.kbuild {
+        shown_under.push(probe::KbuildTree::locate(dir)?.srctree);
+    }
     let mut defined = BTreeMap::new();
     let mut header_texts = Vec::new();
     for h in &headers {
@@ -103,7 +107,11 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
             continue;
         };
         audit::candidates::definitions(h, &text, &mut defined);
-        header_texts.push((shown(h, &source_tree), text));
+        let under = shown_under.iter().find_map(|t| {
+            let s = shown(h, t);
+            (s != h.display().to_string()).then_some(s)
+        });
+        header_texts.push((under.unwrap_or_else(|| h.display().to_string()), text));
     }
     let candidates = audit::candidates::rank(&db, &defined, a.line.line);
     let units = units(a, &roots, &source_tree)?;
@@ -112,10 +120,6 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         fingerprinted.push(probe::KbuildTree::locate(dir)?.config);
     }
     let tree = audit::cache::fingerprint(&fingerprinted);
-    let mut shown_under = vec![source_tree.clone()];
-    if let Some(dir) = &a.probe.kbuild {
-        shown_under.push(probe::KbuildTree::locate(dir)?.srctree);
-    }
     let mut cache = open_cache(a);
     let input = audit::Audit {
         db: &db,
