@@ -550,3 +550,44 @@ fn a_data_type_profile_settles_an_ambiguous_struct() {
     first.sort();
     assert_eq!(first, PLANTED);
 }
+
+/// A unit libclang stops on (a missing header) is left out with its error,
+/// and a second run reads the error from the cache instead of parsing it.
+#[test]
+fn a_unit_that_does_not_parse_is_left_out_once() {
+    let (d, t) = tree();
+    std::fs::write(
+        t.join("net/broken.c"),
+        "#include <syn/net.h>\n#include <no/such.h>\nint f(struct conn *c) { return c->mss; }\n",
+    )
+    .unwrap();
+    let cache = d.path().join("cache");
+    let first = audit(&t, &cache, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stdout(&first).contains("net/broken.c: left out:"),
+        "{}",
+        stdout(&first)
+    );
+    assert!(
+        stderr(&first).contains("net/broken.c ("),
+        "{}",
+        stderr(&first)
+    );
+    let second = audit(&t, &cache, &[]);
+    assert!(
+        stdout(&second).contains("net/broken.c: left out:"),
+        "{}",
+        stdout(&second)
+    );
+    assert!(
+        !stderr(&second).contains("net/broken.c ("),
+        "{}",
+        stderr(&second)
+    );
+    assert!(
+        stdout(&second).contains("(4 from the cache)"),
+        "{}",
+        stdout(&second)
+    );
+}

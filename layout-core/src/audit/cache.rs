@@ -12,6 +12,9 @@
 //! outside the audited set that changes is not seen: pass `--no-cache`
 //! after editing one.
 //!
+//! A unit libclang could not parse (a missing header) is an entry too, its
+//! error, so a second run does not parse it again.
+//!
 //! Entries are immutable once published: each is written to a file
 //! created exclusively (random name, mode 0600) in the cache directory and
 //! renamed into place. The directory must belong to the user and be

@@ -198,6 +198,13 @@ pub fn analyse(
             continue;
         }
         walked += 1;
+        // A unit libclang stopped on stays stopped until its key changes.
+        let failed_key = format!("{}-failed", keys[u]);
+        if let Some(why) = cache.get::<String>(&failed_key) {
+            from_cache += 1;
+            notes.push(format!("{}: left out: {why}", unit.shown));
+            continue;
+        }
         let graph: Option<UnitGraph> = cache.get(&keys[u]);
         let mut missing = Vec::new();
         for &s in needing {
@@ -238,7 +245,10 @@ pub fn analyse(
                 }
                 graphs[u] = Some(g);
             }
-            Err(e) => notes.push(format!("{}: left out: {e}", unit.shown)),
+            Err(e) => {
+                cache.put(&failed_key, &e.to_string());
+                notes.push(format!("{}: left out: {e}", unit.shown));
+            }
         }
     }
     let total = selected.len();
