@@ -591,3 +591,43 @@ fn a_unit_that_does_not_parse_is_left_out_once() {
         stdout(&second)
     );
 }
+
+/// The flags may come from a compilation database instead of `--cc`.
+#[test]
+fn a_compilation_database_gives_the_flags() {
+    let (d, t) = tree();
+    let dir = t.display().to_string();
+    let entries: Vec<String> = ["net/tx.c", "net/rx.c", "mm/alloc.c"]
+        .iter()
+        .map(|f| {
+            format!(
+                r#"{{"directory": "{dir}", "command": "gcc -Iinclude -c {f} -o x.o", "file": "{f}"}}"#
+            )
+        })
+        .collect();
+    std::fs::write(
+        t.join("compile_commands.json"),
+        format!("[{}]\n", entries.join(",\n")),
+    )
+    .unwrap();
+    let o = run_in(
+        &t,
+        &[
+            "audit",
+            "--compile-commands",
+            "compile_commands.json",
+            "--roots",
+            "roots.toml",
+            "include",
+            "--format",
+            "json",
+            "--cache-dir",
+            d.path().join("cache").to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut first: Vec<String> = names(&j["ranked"]).into_iter().take(3).collect();
+    first.sort();
+    assert_eq!(first, PLANTED);
+}
