@@ -71,6 +71,11 @@ pub enum Command {
     /// sources, and print them as an access file to review (each member with its
     /// evidence and a confidence, the ambiguous first) for `propose --access`.
     Infer(super::infer::InferArgs),
+    /// Audit a tree: every struct of the given headers ranked by false-sharing risk, from
+    /// the member types, then the sources of each subsystem (its hot roots from a TOML
+    /// file), with the evidence; `--series N` writes the first N as a patch series.
+    #[cfg(feature = "infer-clang")]
+    Audit(super::audit::AuditArgs),
 }
 
 /// Where the struct comes from and how fields are accessed.

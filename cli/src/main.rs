@@ -6,6 +6,8 @@
 //! the arguments and the output.
 
 mod args;
+#[cfg(feature = "infer-clang")]
+mod audit;
 mod configs;
 mod growth;
 mod infer;
@@ -46,6 +48,8 @@ fn main() -> ExitCode {
         args::Command::Growth(a) => growth::run(a),
         args::Command::Scan(a) => scan::run(a),
         args::Command::Infer(a) => infer::run(a),
+        #[cfg(feature = "infer-clang")]
+        args::Command::Audit(a) => audit::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -13,6 +13,21 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
+    let r = render(a)?;
+    write_output(a, &r.out)?;
+    eprint!("{}", r.summary);
+    Ok(EXIT_OK)
+}
+
+/// What `propose` prints: the output, and the summary for stderr (with a
+/// diff or a patch; empty otherwise).
+pub struct Rendered {
+    pub out: String,
+    pub summary: String,
+}
+
+/// The proposal as `run` prints it, without printing it (for `audit --series`).
+pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
     if a.signoff && a.format != ProposeFormat::Patch {
         return Err(
             Diagnostic::new("--signoff signs a mail: it goes with --format patch")
@@ -284,19 +299,23 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
             .to_pretty();
         }
     }
-    write_output(a, &out)?;
+    let mut stderr = String::new();
     if matches!(a.format, ProposeFormat::Diff | ProposeFormat::Patch) {
-        eprint!(
+        let _ = write!(
+            stderr,
             "{}{}",
             summary(&view, &solved, assertion.as_deref(), markup) + &tree_text + &configs_text,
             dissolved_note(dissolved) + &regroup_note + &placement_note
         );
         if let Some(g) = &growth {
-            eprint!("\nGrowth:\n{}", g.text());
+            let _ = write!(stderr, "\nGrowth:\n{}", g.text());
         }
-        eprint!("{check_function}");
+        stderr.push_str(&check_function);
     }
-    Ok(EXIT_OK)
+    Ok(Rendered {
+        out,
+        summary: stderr,
+    })
 }
 
 /// `--safety-scan`: the tree's sites for the struct (and the scan's

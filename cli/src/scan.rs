@@ -153,10 +153,17 @@ fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
         return super::files::dwarf(p);
     }
     let headers = scanned_headers(a)?;
+    probe_headers(&a.probe, &headers)
+}
+
+/// Every type of `headers` (not empty), compiled by the front-end of
+/// `args` in batches (the probe cache unless `--no-probe-cache`); what
+/// did not compile alone is said on stderr.
+pub fn probe_headers(args: &probe::ProbeArgs, headers: &[PathBuf]) -> Result<TypeDb, Diagnostic> {
     let first = headers[0].clone();
-    let (tc, _config) = probe::toolchain(&a.probe, &first)?;
-    let kernel = a.probe.kbuild.is_some();
-    let tree = probe::probe_tree(&tc, &headers, !a.probe.no_probe_cache, kernel)?;
+    let (tc, _config) = probe::toolchain(args, &first)?;
+    let kernel = args.kbuild.is_some();
+    let tree = probe::probe_tree(&tc, headers, !args.no_probe_cache, kernel)?;
     eprintln!(
         "scanned {} headers in {} probes ({} compiled now, {} from the cache)",
         headers.len(),
@@ -182,10 +189,16 @@ fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
 /// The headers a probe scan compiles: the arguments (directories searched
 /// recursively for `*.h`), or a kernel tree's include/linux/*.h; sorted.
 fn scanned_headers(a: &ScanArgs) -> Result<Vec<PathBuf>, Diagnostic> {
-    let mut roots = a.headers.clone();
+    header_list(&a.headers, a.probe.kbuild.as_deref())
+}
+
+/// The headers named (directories searched recursively for `*.h`), or
+/// with none, the `--kbuild` tree's include/linux/*.h; sorted.
+pub fn header_list(named: &[PathBuf], kbuild: Option<&Path>) -> Result<Vec<PathBuf>, Diagnostic> {
+    let mut roots = named.to_vec();
     let mut recursive = true;
     if roots.is_empty() {
-        let Some(dir) = &a.probe.kbuild else {
+        let Some(dir) = kbuild else {
             return Err(Diagnostic::new("no headers to scan")
                 .help("give the headers (or directories of headers) after the options"));
         };

@@ -63,6 +63,8 @@ pub enum Input {
     Source,
     /// A C file of the tree a safety scan reads (`propose --safety-scan`).
     TreeSource,
+    /// The hot roots per subsystem of `audit --roots`.
+    Roots,
 }
 
 /// Default limit for a compilation database (a whole kernel's is ~30 MiB).
@@ -79,6 +81,7 @@ impl Input {
             Input::CompileCommands => "compilation database",
             Input::Profile => "perf report",
             Input::Source | Input::TreeSource => "C source file",
+            Input::Roots => "roots file",
         }
     }
 
@@ -86,7 +89,7 @@ impl Input {
     /// once (a header, `.config`, BTF, DWARF or compilation database may be
     /// read again, by the compiler front-end or for the probe's cache).
     fn streams(self) -> bool {
-        matches!(self, Input::Access | Input::Profile)
+        matches!(self, Input::Access | Input::Profile | Input::Roots)
     }
 
     fn limit(self) -> u64 {
@@ -118,6 +121,7 @@ impl Input {
             Input::TreeSource => {
                 "give the C files or directories of the tree that use the struct to --safety-scan"
             }
+            Input::Roots => "give a TOML file of hot roots per subsystem to --roots",
         }
     }
 }

@@ -35,6 +35,8 @@
 //!   the access file's types) and [`suggest`] ("did you mean" names).
 
 pub mod access;
+#[cfg(feature = "probe")]
+pub mod audit;
 pub mod blocks;
 #[cfg(feature = "btf")]
 pub mod btf;

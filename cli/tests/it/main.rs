@@ -7,6 +7,7 @@
 
 mod support;
 
+mod audit;
 mod cli_btf_dwarf;
 mod cli_config;
 mod cli_configs;

@@ -1,6 +1,6 @@
 //! What the static analysis says about one access of a member.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The locks a subsystem's callers take before they call its entry points
 /// (the socket layer owns `struct sock`'s `sk_lock` before it calls the
@@ -9,7 +9,7 @@ use serde::Serialize;
 pub const OWNER_LOCKS: &[&str] = &["sk_lock"];
 
 /// How a site touches its member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Read,

@@ -12,13 +12,13 @@
 //! Probes are cached ([`cache`]) unless `--no-probe-cache` is given.
 
 mod batch;
-mod cache;
+pub(crate) mod cache;
 mod compile;
 mod compile_commands;
 mod conditions;
 mod definitions;
 mod embedders;
-mod hash;
+pub(crate) mod hash;
 mod kbuild;
 mod prelude;
 mod trust;

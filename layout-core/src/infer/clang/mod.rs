@@ -112,10 +112,172 @@ fn all_function_names(
         .collect()
 }
 
+/// What the walk of one translation unit found that does not depend on
+/// the struct: its call graph, its functions' marks, its parse note.
+/// Serialisable, so a caller may keep it per unit (`cachelayout audit`
+/// caches it by the unit's content); opaque otherwise.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct UnitGraph {
+    calls: BTreeMap<String, BTreeSet<String>>,
+    cold_calls: BTreeMap<String, BTreeSet<String>>,
+    indirect: Vec<(String, Vec<String>)>,
+    callbacks: Vec<walk::Callback>,
+    member_calls: Vec<walk::MemberCall>,
+    ops_members: Vec<(String, String)>,
+    call_conds: Vec<(String, String, u32)>,
+    call_sites: Vec<(String, String, Vec<String>)>,
+    header_inline: BTreeSet<String>,
+    external: BTreeSet<String>,
+    cold_marked: BTreeSet<String>,
+    note: Option<String>,
+    file: String,
+    seconds: f64,
+}
+
+impl UnitGraph {
+    /// Whether the unit defines function `name` (a possible root).
+    pub fn defines(&self, name: &str) -> bool {
+        self.calls.contains_key(name)
+    }
+
+    /// Seconds the parse and walk took.
+    pub fn seconds(&self) -> f64 {
+        self.seconds
+    }
+
+    /// The unit's path, as given.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+}
+
+/// What the walk of one translation unit found for one struct: the
+/// accesses to its members. Serialisable like [`UnitGraph`].
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct StructSites {
+    sites: Vec<walk::RawSite>,
+    saw_struct: bool,
+}
+
+impl StructSites {
+    /// Whether the unit uses (or defines) the struct.
+    pub fn saw_struct(&self) -> bool {
+        self.saw_struct
+    }
+
+    /// How many accesses to the struct's members the unit holds.
+    pub fn len(&self) -> usize {
+        self.sites.len()
+    }
+
+    /// Whether the unit accesses no member of the struct.
+    pub fn is_empty(&self) -> bool {
+        self.sites.is_empty()
+    }
+}
+
+/// Parses `src` once and walks it once for the members of every struct of
+/// `struct_names`: the unit's graph, and its sites per struct (in that
+/// order). A fatal parse error (a missing header) is an error.
+pub fn walk_unit(
+    src: &Source,
+    struct_names: &[String],
+    lock_wrappers: &[String],
+) -> Result<(UnitGraph, Vec<StructSites>), Diagnostic> {
+    let index = ffi::Index::new();
+    let t0 = Instant::now();
+    let (unit, note) = parse(&index, src)?;
+    let mut w = walk::Walker::new(&unit, struct_names, lock_wrappers);
+    w.run();
+    let mut per: Vec<StructSites> = w
+        .saw_struct
+        .iter()
+        .map(|&saw_struct| StructSites {
+            sites: Vec::new(),
+            saw_struct,
+        })
+        .collect();
+    for (i, site) in std::mem::take(&mut w.sites) {
+        per[i].sites.push(site);
+    }
+    let graph = UnitGraph {
+        calls: std::mem::take(&mut w.calls),
+        cold_calls: std::mem::take(&mut w.cold_calls),
+        indirect: std::mem::take(&mut w.indirect),
+        callbacks: std::mem::take(&mut w.callbacks),
+        member_calls: std::mem::take(&mut w.member_calls),
+        ops_members: std::mem::take(&mut w.ops_members),
+        call_conds: std::mem::take(&mut w.call_conds),
+        call_sites: std::mem::take(&mut w.call_sites),
+        header_inline: std::mem::take(&mut w.header_inline),
+        external: std::mem::take(&mut w.external),
+        cold_marked: std::mem::take(&mut w.cold_marked),
+        note,
+        file: src.path.display().to_string(),
+        seconds: t0.elapsed().as_secs_f64(),
+    };
+    Ok((graph, per))
+}
+
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
 pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
-    let index = ffi::Index::new();
-    let mut raw = Vec::new();
+    let mut units = Vec::with_capacity(req.sources.len());
+    for src in &req.sources {
+        let (graph, mut sites) = walk_unit(
+            src,
+            std::slice::from_ref(&req.struct_name),
+            &req.lock_wrappers,
+        )?;
+        units.push((graph, sites.remove(0)));
+    }
+    let refs: Vec<(&UnitGraph, &StructSites)> = units.iter().map(|(g, s)| (g, s)).collect();
+    combine(model, req, &refs)
+}
+
+/// The analysis of the struct from the walks of its units ([`walk_unit`],
+/// in `req.sources` order): the call graphs joined, each site's heat and
+/// locks decided. `req.sources` is not read again.
+pub fn combine(
+    model: &Struct,
+    req: &Request,
+    units: &[(&UnitGraph, &StructSites)],
+) -> Result<Analysis, Diagnostic> {
+    let graphs: Vec<&UnitGraph> = units.iter().map(|(g, _)| *g).collect();
+    let sites: Vec<&StructSites> = units.iter().map(|(_, s)| *s).collect();
+    let joined = join(&graphs, &req.hot, &req.cold)?;
+    combine_joined(model, req, &joined, &sites)
+}
+
+/// The call graphs of several units joined, with what the hot and cold
+/// roots reach in them: the part of the analysis that does not depend on
+/// the struct, so that many structs of the same units share it.
+#[derive(Clone, Debug)]
+pub struct Joined {
+    /// The `--hot` roots asked for, and those the units define.
+    requested_hot: Vec<String>,
+    cold: Vec<String>,
+    hot: Vec<String>,
+    warnings: Vec<String>,
+    notes: Vec<String>,
+    seconds: Vec<(String, f64)>,
+    header_inline: BTreeSet<String>,
+    cold_marked: BTreeSet<String>,
+    reached: BTreeMap<String, Option<String>>,
+    through_cold: BTreeMap<String, Option<String>>,
+    runtime: BTreeSet<String>,
+    entry: BTreeMap<String, BTreeSet<String>>,
+    per_root: Vec<(String, BTreeMap<String, Option<String>>)>,
+    depth: BTreeMap<String, u32>,
+    owned: BTreeMap<String, reach::Owned>,
+}
+
+/// Joins the graphs of `units` and runs the reachability from the `hot`
+/// and `cold` roots (each must be defined in some unit).
+pub fn join(
+    units: &[&UnitGraph],
+    requested_hot: &[String],
+    cold: &[String],
+) -> Result<Joined, Diagnostic> {
     let mut calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut cold_calls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut indirect: Vec<(String, Vec<String>)> = Vec::new();
@@ -127,46 +289,38 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let mut member_calls: Vec<walk::MemberCall> = Vec::new();
     let mut ops_members: Vec<(String, String)> = Vec::new();
     let mut call_conds: Vec<(String, String, u32)> = Vec::new();
-    let mut out = Analysis::default();
-    let mut saw = false;
-    for src in &req.sources {
-        let t0 = Instant::now();
-        let (unit, note) = parse(&index, src)?;
-        out.notes.extend(note);
-        let mut w = walk::Walker::new(&unit, &req.struct_name, &req.lock_wrappers);
-        w.run();
-        saw |= w.saw_struct;
-        raw.extend(std::mem::take(&mut w.sites));
-        call_sites.append(&mut w.call_sites);
-        header_inline.append(&mut w.header_inline);
-        external.append(&mut w.external);
-        cold_marked.append(&mut w.cold_marked);
-        for (f, callees) in std::mem::take(&mut w.calls) {
-            calls.entry(f).or_default().extend(callees);
+    let mut notes = Vec::new();
+    let mut seconds = Vec::new();
+    for g in units {
+        notes.extend(g.note.clone());
+        call_sites.extend(g.call_sites.iter().cloned());
+        header_inline.extend(g.header_inline.iter().cloned());
+        external.extend(g.external.iter().cloned());
+        cold_marked.extend(g.cold_marked.iter().cloned());
+        for (f, callees) in &g.calls {
+            calls
+                .entry(f.clone())
+                .or_default()
+                .extend(callees.iter().cloned());
         }
-        for (f, callees) in std::mem::take(&mut w.cold_calls) {
-            cold_calls.entry(f).or_default().extend(callees);
+        for (f, callees) in &g.cold_calls {
+            cold_calls
+                .entry(f.clone())
+                .or_default()
+                .extend(callees.iter().cloned());
         }
-        indirect.append(&mut w.indirect);
-        callbacks.append(&mut w.callbacks);
-        member_calls.append(&mut w.member_calls);
-        ops_members.append(&mut w.ops_members);
-        call_conds.append(&mut w.call_conds);
-        out.seconds
-            .push((src.path.display().to_string(), t0.elapsed().as_secs_f64()));
-    }
-    if !saw {
-        return Err(Diagnostic::new(format!(
-            "no source given uses struct {} (nor defines it)",
-            req.struct_name
-        ))
-        .help("give the C files that access the struct with --source"));
+        indirect.extend(g.indirect.iter().cloned());
+        callbacks.extend(g.callbacks.iter().cloned());
+        member_calls.extend(g.member_calls.iter().cloned());
+        ops_members.extend(g.ops_members.iter().cloned());
+        call_conds.extend(g.call_conds.iter().cloned());
+        seconds.push((g.file.clone(), g.seconds));
     }
     // A root the sources do not define: with one list of roots for a
     // subsystem, some are in other files. Warn and go on while one hot
     // root is defined; none defined (or a cold root missing) is an error.
     let defined = |r: &String| calls.contains_key(r);
-    for root in &req.cold {
+    for root in cold {
         if !defined(root) {
             return Err(Diagnostic::new(format!(
                 "`{root}` (a --cold root) is not defined in the given sources"
@@ -174,21 +328,21 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
             .help(reach::close_names(root, &calls)));
         }
     }
-    let hot: Vec<String> = req.hot.iter().filter(|r| defined(r)).cloned().collect();
-    if hot.is_empty() && !req.hot.is_empty() {
-        let root = &req.hot[0];
+    let hot: Vec<String> = requested_hot.iter().filter(|r| defined(r)).cloned().collect();
+    if hot.is_empty() && !requested_hot.is_empty() {
+        let root = &requested_hot[0];
         return Err(Diagnostic::new(format!(
             "no --hot root is defined in the given sources (`{root}` is not)"
         ))
         .help(reach::close_names(root, &calls)));
     }
-    for root in req.hot.iter().filter(|r| !defined(r)) {
-        out.warnings.push(format!(
+    let mut warnings = Vec::new();
+    for root in requested_hot.iter().filter(|r| !defined(r)) {
+        warnings.push(format!(
             "--hot {root}: not defined in the given sources, left out ({})",
             reach::close_names(root, &calls)
         ));
     }
-    out.hot_roots = hot.clone();
     // A function handed over as a pointer runs in the call that takes it:
     // an edge from the function that hands it over, holding what that
     // caller holds and what the callee holds where it calls through a
@@ -240,7 +394,7 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
         call_sites.push((caller, f, locks));
     }
     // __init and __cold functions cut the graph like cold roots.
-    let mut cut: Vec<String> = req.cold.clone();
+    let mut cut: Vec<String> = cold.to_vec();
     cut.extend(cold_marked.iter().filter(|f| !hot.contains(f)).cloned());
     // A slow path by its name (setup, a state change, an error, a timer,
     // loss recovery) is not hot however a hot root reaches it: it runs as
@@ -265,8 +419,6 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     let through_cold = reach::hot_functions(&all_calls, &hot, &cut);
     let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external, &handed);
     let entry = reach::entry_locks(&call_sites, &header_inline);
-    raw.sort();
-    raw.dedup();
     // Each hot root's path: what it reaches, without the cut.
     let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = hot
         .iter()
@@ -280,6 +432,72 @@ pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
     // Functions some call in the sources reaches (the others' callers,
     // and the locks they hold, are elsewhere).
     let owned = reach::owner_entry(&call_sites, &header_inline, locks::SOCKET_LOCK);
+    Ok(Joined {
+        requested_hot: requested_hot.to_vec(),
+        cold: cold.to_vec(),
+        hot,
+        warnings,
+        notes,
+        seconds,
+        header_inline,
+        cold_marked,
+        reached,
+        through_cold,
+        runtime,
+        entry,
+        per_root,
+        depth,
+        owned,
+    })
+}
+
+/// The analysis of the struct from its sites in the units of `joined`
+/// (whose roots must be `req`'s).
+pub fn combine_joined(
+    model: &Struct,
+    req: &Request,
+    joined: &Joined,
+    units: &[&StructSites],
+) -> Result<Analysis, Diagnostic> {
+    let Joined {
+        requested_hot: _,
+        cold: _,
+        hot,
+        warnings,
+        notes,
+        seconds,
+        header_inline,
+        cold_marked,
+        reached,
+        through_cold,
+        runtime,
+        entry,
+        per_root,
+        depth,
+        owned,
+    } = joined;
+    debug_assert!(joined.requested_hot == req.hot && joined.cold == req.cold);
+    let mut out = Analysis {
+        notes: notes.clone(),
+        seconds: seconds.clone(),
+        warnings: warnings.clone(),
+        hot_roots: hot.clone(),
+        ..Analysis::default()
+    };
+    let saw = units.iter().any(|st| st.saw_struct);
+    if !saw {
+        return Err(Diagnostic::new(format!(
+            "no source given uses struct {} (nor defines it)",
+            req.struct_name
+        ))
+        .help("give the C files that access the struct with --source"));
+    }
+    let mut raw: Vec<walk::RawSite> = units
+        .iter()
+        .flat_map(|st| st.sites.iter().cloned())
+        .collect();
+    raw.sort();
+    raw.dedup();
     let mut paths: Vec<(String, BTreeSet<usize>)> =
         hot.iter().map(|r| (r.clone(), BTreeSet::new())).collect();
     for r in raw {

@@ -12,7 +12,7 @@ use clang_sys::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// An access found in the sources.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct RawSite {
     /// Byte offset of the accessed (outermost) member in the struct.
     pub offset: u64,
@@ -36,7 +36,7 @@ pub struct RawSite {
 /// A function handed to a call as a pointer: `caller` calls `callee`
 /// with it as an argument (`folio_batch_move_lru(fbatch, lru_add_fn)`,
 /// `walk_page_range(..., &mm_walk_ops, ...)`), holding `locks`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct Callback {
     pub caller: String,
     pub callee: String,
@@ -46,7 +46,7 @@ pub struct Callback {
     pub cold: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Handed {
     /// A function (by name).
     Function(String),
@@ -56,7 +56,7 @@ pub enum Handed {
 
 /// A call through a member of an ops table: `caller` calls what its
 /// `member` points to, holding `locks`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct MemberCall {
     pub caller: String,
     pub member: String,
@@ -98,17 +98,19 @@ fn interesting_macro(name: &str) -> bool {
 
 pub struct Walker<'u, 'i> {
     unit: &'u Unit<'i>,
-    target: &'u str,
+    /// The structs whose members are looked for.
+    targets: &'u [String],
     wrappers: &'u [String],
     macros: Vec<MacroUse>,
-    pub sites: Vec<RawSite>,
+    /// Every access found, with the index of its struct in `targets`.
+    pub sites: Vec<(usize, RawSite)>,
     /// Function name → its callees (calls off `unlikely()` branches and error paths).
     pub calls: BTreeMap<String, BTreeSet<String>>,
     /// Function name → the callees it calls only on a cold branch
     /// (`unlikely()`, an error path): what runs there is not hot either.
     pub cold_calls: BTreeMap<String, BTreeSet<String>>,
-    /// Whether the struct was seen (a member access or its definition).
-    pub saw_struct: bool,
+    /// Per struct of `targets`: whether it was seen (a member access or its definition).
+    pub saw_struct: Vec<bool>,
     /// Every call off cold branches: caller, callee, the branches of the
     /// caller that enclose it.
     pub call_conds: Vec<(String, String, u32)>,
@@ -145,10 +147,11 @@ pub struct Walker<'u, 'i> {
 }
 
 impl<'u, 'i> Walker<'u, 'i> {
-    pub fn new(unit: &'u Unit<'i>, target: &'u str, wrappers: &'u [String]) -> Self {
+    /// A walk of `unit` for the members of each struct named in `targets`.
+    pub fn new(unit: &'u Unit<'i>, targets: &'u [String], wrappers: &'u [String]) -> Self {
         Walker {
             unit,
-            target,
+            targets,
             wrappers,
             macros: Vec::new(),
             sites: Vec::new(),
@@ -156,7 +159,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             cold_calls: BTreeMap::new(),
             indirect: Vec::new(),
             callbacks: Vec::new(),
-            saw_struct: false,
+            saw_struct: vec![false; targets.len()],
             call_sites: Vec::new(),
             header_inline: BTreeSet::new(),
             external: BTreeSet::new(),
@@ -202,8 +205,11 @@ impl<'u, 'i> Walker<'u, 'i> {
         for c in top {
             match c.kind() {
                 CXCursor_FunctionDecl if c.is_definition() => self.function(c),
-                CXCursor_StructDecl if c.spelling() == self.target && c.is_definition() => {
-                    self.saw_struct = true
+                CXCursor_StructDecl if c.is_definition() => {
+                    let name = c.spelling();
+                    if let Some(i) = self.targets.iter().position(|t| *t == name) {
+                        self.saw_struct[i] = true;
+                    }
                 }
                 CXCursor_VarDecl if c.is_definition() && c.in_main_file() => {
                     self.ops_members
@@ -512,23 +518,29 @@ impl<'u, 'i> Walker<'u, 'i> {
         }
     }
 
-    /// The record of struct `target` this field belongs to (through anonymous members), if any.
-    fn target_record(&self, field: Cursor) -> Option<Cursor> {
+    /// The record of a struct of `targets` this field belongs to (through
+    /// anonymous members), with its index, if any.
+    fn target_record(&self, field: Cursor) -> Option<(Cursor, usize)> {
         let mut p = field.semantic_parent()?;
         while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
             p = p.semantic_parent()?;
         }
-        (matches!(p.kind(), CXCursor_StructDecl) && p.spelling() == self.target).then_some(p)
+        if !matches!(p.kind(), CXCursor_StructDecl) {
+            return None;
+        }
+        let name = p.spelling();
+        let i = self.targets.iter().position(|t| *t == name)?;
+        Some((p, i))
     }
 
     fn member(&mut self, c: Cursor) {
         let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
             return;
         };
-        let Some(record) = self.target_record(field) else {
+        let Some((record, target)) = self.target_record(field) else {
             return;
         };
-        self.saw_struct = true;
+        self.saw_struct[target] = true;
         let name = field.spelling();
         let Some(bits) = record.member_bit_offset(&name) else {
             return;
@@ -568,19 +580,22 @@ impl<'u, 'i> Walker<'u, 'i> {
             None if printed => Some("printed".to_string()),
             None => None,
         };
-        self.sites.push(RawSite {
-            offset: (bits / 8) as u64,
-            member,
-            file: p.file,
-            line: p.line,
-            function: self.function.clone(),
-            kind,
-            how,
-            locks: held,
-            cold_branch,
-            loop_depth: self.loops,
-            conds: self.conds,
-        });
+        self.sites.push((
+            target,
+            RawSite {
+                offset: (bits / 8) as u64,
+                member,
+                file: p.file,
+                line: p.line,
+                function: self.function.clone(),
+                kind,
+                how,
+                locks: held,
+                cold_branch,
+                loop_depth: self.loops,
+                conds: self.conds,
+            },
+        ));
     }
 
     /// The name of the innermost call whose arguments hold the walk's position.

@@ -1,0 +1,633 @@
+//! `cachelayout audit` end to end: the synthetic tree of
+//! `fixtures/audit` (20 structs, false sharing planted in 3: `net_queue`,
+//! `conn`, `page_pool_s`; one whose classes only a profile could settle:
+//! `net_timer`; one whose lockless writer runs off the fast paths:
+//! `net_flow`), compiled with `--cc 'gcc -Iinclude'`: the ranking, the
+//! cache, the series applied with `git am` and each patched header
+//! compiled again with gcc; then a smoke test on Debian's 6.1 sources.
+
+use crate::support::{repo, run_in, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PLANTED: [&str; 3] = ["conn", "net_queue", "page_pool_s"];
+
+fn fixture() -> PathBuf {
+    repo().join("cli/tests/fixtures/audit")
+}
+
+/// The fixture copied into a new directory, with its own audit cache.
+fn tree() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&fixture(), &t);
+    (d, t)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), dst).unwrap();
+        }
+    }
+}
+
+fn audit(dir: &Path, cache: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "audit",
+        "--cc",
+        "gcc -Iinclude",
+        "--roots",
+        "roots.toml",
+        "include",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    run_in(dir, &args)
+}
+
+fn names(list: &serde_json::Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["struct"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_three_planted_structs_rank_first_with_their_evidence() {
+    let (d, t) = tree();
+    let o = audit(&t, &d.path().join("cache"), &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranked = names(&j["ranked"]);
+    let mut first: Vec<String> = ranked.iter().take(3).cloned().collect();
+    first.sort();
+    assert_eq!(first, PLANTED, "ranked: {ranked:?}");
+    // Every other conflict is one no hot code writes: exposure 0, never patched.
+    for f in j["ranked"].as_array().unwrap().iter().skip(3) {
+        assert_eq!(f["exposure"], 0, "{f}");
+    }
+    for f in j["ranked"].as_array().unwrap().iter().take(3) {
+        assert!(f["exposure"].as_u64().unwrap() > 0, "{f}");
+    }
+    assert_eq!(names(&j["ambiguous"]), ["net_timer"]);
+    let clean = names(&j["clean"]);
+    for s in [
+        "net_table",
+        "net_ring",
+        "mm_lru",
+        "net_dev_stats",
+        "mm_counter",
+    ] {
+        assert!(clean.contains(&s.to_string()), "{s} not clean: {clean:?}");
+    }
+    // Pass 1 leaves out a one-line struct without an atomic or lock sharing
+    // its line, and what no audited source uses.
+    let all: Vec<String> = ["ranked", "ambiguous", "clean", "not_analysed"]
+        .iter()
+        .flat_map(|k| names(&j[*k]))
+        .collect();
+    for s in [
+        "net_proto",
+        "net_cfg",
+        "mm_node",
+        "net_unused",
+        "mm_unnamed",
+    ] {
+        assert!(!all.contains(&s.to_string()), "{s} analysed: {all:?}");
+    }
+    // The evidence: the writer's and the victims' sites, relative to the tree.
+    let conn = j["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["struct"] == "conn")
+        .unwrap();
+    let c = &conn["conflicts"][0];
+    assert_eq!(c["line"], 0);
+    assert_eq!(c["writers"][0]["member"], "rcv_nxt");
+    assert_eq!(c["writers"][0]["class"], "lockless_atomic");
+    let cite = c["writers"][0]["evidence"][0].as_str().unwrap();
+    assert!(
+        cite.starts_with("net/rx.c:13 net_receive write WRITE_ONCE no lock"),
+        "{cite}"
+    );
+    let victims: Vec<&str> = c["victims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(victims, ["window_clamp", "mss"]);
+    assert_eq!(conn["defined_at"], "include/syn/net.h:16");
+    // The progress lines: one per unit parsed, one per struct.
+    let err = stderr(&o);
+    assert!(err.contains("[1/3] net/rx.c (7 struct(s))"), "{err}");
+    assert!(err.contains("] struct conn\n"), "{err}");
+}
+
+#[test]
+fn a_warm_rerun_reads_every_unit_from_the_cache() {
+    let (d, t) = tree();
+    let cache = d.path().join("cache");
+    let cold = audit(&t, &cache, &[]);
+    assert!(cold.status.success(), "{}", stderr(&cold));
+    let warm = audit(&t, &cache, &[]);
+    assert!(warm.status.success(), "{}", stderr(&warm));
+    // The same report, but for the count of units from the cache in its head.
+    let body = |o: &std::process::Output| stdout(o).split_once('\n').map(|(_, b)| b.to_string());
+    assert_eq!(body(&cold), body(&warm));
+    let err = stderr(&warm);
+    assert!(err.contains(" 0 written"), "{err}");
+    assert!(!err.contains("net/rx.c"), "a unit was parsed again: {err}");
+    assert!(
+        stdout(&warm).contains("3 translation units (3 from the cache)"),
+        "{}",
+        stdout(&warm)
+    );
+    // An edited source is parsed again.
+    let rx = t.join("net/rx.c");
+    let text = std::fs::read_to_string(&rx).unwrap();
+    std::fs::write(&rx, format!("{text}\n/* edited */\n")).unwrap();
+    let edited = audit(&t, &cache, &[]);
+    assert!(
+        stderr(&edited).contains("net/rx.c (7 struct(s))"),
+        "{}",
+        stderr(&edited)
+    );
+    assert!(
+        stdout(&edited).contains("(2 from the cache)"),
+        "{}",
+        stdout(&edited)
+    );
+}
+
+fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=Audit Test",
+            "-c",
+            "user.email=audit@example.org",
+        ])
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Audit Test")
+        .env("GIT_AUTHOR_EMAIL", "audit@example.org")
+        .env("GIT_COMMITTER_NAME", "Audit Test")
+        .env("GIT_COMMITTER_EMAIL", "audit@example.org")
+        .output()
+        .expect("git runs")
+}
+
+#[test]
+fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
+    let (d, t) = tree();
+    assert!(git(&t, &["init", "-q"]).status.success());
+    assert!(git(&t, &["add", "-A"]).status.success());
+    assert!(git(&t, &["commit", "-qm", "base"]).status.success());
+    let series = d.path().join("series");
+    let o = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(&t)
+        .args([
+            "audit",
+            "--cc",
+            "gcc -Iinclude",
+            "--roots",
+            "roots.toml",
+            "include",
+            "--cache-dir",
+            d.path().join("cache").to_str().unwrap(),
+            "--series",
+            "20",
+            "-o",
+            series.to_str().unwrap(),
+        ])
+        .env("GIT_AUTHOR_NAME", "Audit Test")
+        .env("GIT_AUTHOR_EMAIL", "audit@example.org")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut files: Vec<String> = std::fs::read_dir(&series)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4, "{files:?}");
+    assert_eq!(files[0], "0000-cover-letter.patch");
+    let mut patched: Vec<&str> = Vec::new();
+    for f in &files[1..] {
+        let s = PLANTED
+            .iter()
+            .find(|p| f.contains(&format!("struct-{p}-")))
+            .unwrap_or_else(|| panic!("{f} patches no planted struct"));
+        patched.push(s);
+    }
+    patched.sort();
+    assert_eq!(patched, PLANTED);
+    let cover = std::fs::read_to_string(series.join(&files[0])).unwrap();
+    assert!(cover.contains("Subject: [PATCH 0/3] "), "{cover}");
+    assert!(
+        cover.contains("net_timer"),
+        "the ambiguous struct is named apart: {cover}"
+    );
+    let first = std::fs::read_to_string(series.join(&files[1])).unwrap();
+    assert!(first.contains("Subject: [PATCH 1/3] "), "{first}");
+    assert!(first.contains("configurations checked"), "{first}");
+    assert!(first.contains("Tree safety: "), "{first}");
+    assert!(first.contains("Found by cachelayout audit"), "{first}");
+    // git am on the clean tree, then every header compiles and the planted
+    // structs keep their members.
+    let mut am = vec!["am".to_string()];
+    am.extend(
+        files[1..]
+            .iter()
+            .map(|f| series.join(f).display().to_string()),
+    );
+    let am: Vec<&str> = am.iter().map(String::as_str).collect();
+    let applied = git(&t, &am);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let log = git(&t, &["log", "--format=%s"]);
+    assert_eq!(String::from_utf8_lossy(&log.stdout).lines().count(), 4);
+    for h in ["include/syn/net.h", "include/syn/mm.h"] {
+        let c = Command::new("gcc")
+            .current_dir(&t)
+            .args(["-fsyntax-only", "-Iinclude", "-x", "c", h])
+            .output()
+            .unwrap();
+        assert!(
+            c.status.success(),
+            "{h}: {}",
+            String::from_utf8_lossy(&c.stderr)
+        );
+    }
+    for src in ["net/tx.c", "net/rx.c", "mm/alloc.c"] {
+        let c = Command::new("gcc")
+            .current_dir(&t)
+            .args(["-fsyntax-only", "-Iinclude", src])
+            .output()
+            .unwrap();
+        assert!(
+            c.status.success(),
+            "{src}: {}",
+            String::from_utf8_lossy(&c.stderr)
+        );
+    }
+    // The patched tree has nothing left to patch.
+    let again = audit(&t, &d.path().join("cache"), &["--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    let left: Vec<&serde_json::Value> = j["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["exposure"].as_u64() > Some(0))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn a_series_never_writes_into_a_directory_with_files() {
+    let (d, t) = tree();
+    let series = d.path().join("series");
+    std::fs::create_dir(&series).unwrap();
+    std::fs::write(series.join("keep.txt"), "mine").unwrap();
+    let o = audit(
+        &t,
+        &d.path().join("cache"),
+        &["--series", "1", "-o", series.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the series directory is not empty"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(series.join("keep.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn roots_file_errors_say_where() {
+    let (d, t) = tree();
+    std::fs::write(
+        t.join("bad.toml"),
+        "[net]\nsources = [\"net/*.c\"]\nhott = [\"net_xmit\"]\n",
+    )
+    .unwrap();
+    let o = run_in(
+        &t,
+        &[
+            "audit",
+            "--cc",
+            "gcc -Iinclude",
+            "--roots",
+            "bad.toml",
+            "include",
+            "--cache-dir",
+            d.path().join("cache").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(
+            "bad.toml:3:1: error: unknown key `hott` in [net]; help: did you mean `hot`?"
+        ),
+        "{err}"
+    );
+    std::fs::write(t.join("none.toml"), "[net]\nsources = [\"nothing/*.c\"]\n").unwrap();
+    let o = run_in(
+        &t,
+        &[
+            "audit",
+            "--cc",
+            "gcc -Iinclude",
+            "--roots",
+            "none.toml",
+            "include",
+            "--no-cache",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("none.toml:1:1: error: no file under"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// The installed Debian kbuild tree, when there is one.
+fn kbuild_tree() -> Option<PathBuf> {
+    let p = PathBuf::from("/usr/src/linux-headers-6.1.0-57-amd64");
+    p.join(".config").is_file().then_some(p)
+}
+
+/// Debian's 6.1 mm/, bounded: `zone` (mmzone.h) from page_alloc.c,
+/// vmstat.c and compaction.c with the allocator's roots, and
+/// `page_counter` from page_counter.c and memcontrol.c with memcg's. zone's
+/// compaction cursors, written without a lock on every compaction, share a
+/// line with members compaction reads: it ranks first, and its patch applies
+/// with `git am` to the 6.1 header, checkpatch-clean. page_counter is
+/// already separated in this tree (its CACHELINE_PADDING lines): no conflict.
+#[test]
+fn kernel_smoke_zone_and_page_counter_from_6_1() {
+    let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
+    let Some(kbuild) = kbuild_tree().filter(|_| tarball.is_file()) else {
+        eprintln!(
+            "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
+            tarball.display()
+        );
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let files = [
+        "mm/page_alloc.c",
+        "mm/vmstat.c",
+        "mm/compaction.c",
+        "mm/page_counter.c",
+        "mm/memcontrol.c",
+        "include/linux/mmzone.h",
+        "include/linux/page_counter.h",
+        "scripts/checkpatch.pl",
+        "scripts/spelling.txt",
+        "scripts/const_structs.checkpatch",
+    ];
+    let ok = Command::new("tar")
+        .current_dir(d.path())
+        .args([
+            "-xJf",
+            tarball.to_str().unwrap(),
+            "--wildcards",
+            "linux-source-6.1/mm/*.h",
+        ])
+        .args(files.iter().map(|f| format!("linux-source-6.1/{f}")))
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tar could not extract from {}", tarball.display());
+    let src = d.path().join("linux-source-6.1");
+    std::fs::write(
+        d.path().join("roots.toml"),
+        "[alloc]\nsources = [\"mm/page_alloc.c\", \"mm/vmstat.c\", \"mm/compaction.c\"]\n\
+hot = [\"get_page_from_freelist\", \"free_unref_page\", \"free_unref_page_list\", \"__free_pages_ok\", \
+\"compact_zone\", \"try_to_compact_pages\", \"refresh_cpu_vm_stats\"]\n\
+lock_wrappers = [\"compact_lock_irqsave\"]\n\n\
+[memcg]\nsources = [\"mm/page_counter.c\", \"mm/memcontrol.c\"]\n\
+hot = [\"page_counter_try_charge\", \"page_counter_charge\", \"page_counter_uncharge\", \
+\"try_charge_memcg\", \"mem_cgroup_uncharge_list\", \"mem_cgroup_calculate_protection\"]\n",
+    )
+    .unwrap();
+    let common = PathBuf::from("/usr/src/linux-headers-6.1.0-57-common/include/linux");
+    let series = d.path().join("series");
+    let t0 = std::time::Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(d.path())
+        .args([
+            "audit",
+            "--kbuild",
+            kbuild.to_str().unwrap(),
+            "--source-tree",
+        ])
+        .arg(&src)
+        .args(["--roots", "roots.toml", "--budget", "8", "--cache-dir"])
+        .arg(d.path().join("cache"))
+        .arg(common.join("mmzone.h"))
+        .arg(common.join("page_counter.h"))
+        .args(["--format", "json", "--series", "1", "-o"])
+        .arg(&series)
+        .env("GIT_AUTHOR_NAME", "Audit Test")
+        .env("GIT_AUTHOR_EMAIL", "audit@example.org")
+        .output()
+        .unwrap();
+    eprintln!("kernel smoke: {:.1} s", t0.elapsed().as_secs_f64());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let zone = &j["ranked"][0];
+    assert_eq!(zone["struct"], "zone", "{}", stdout(&o));
+    assert!(zone["exposure"].as_u64().unwrap() > 0, "{zone}");
+    assert_eq!(
+        zone["defined_at"].as_str().unwrap().split(':').next(),
+        Some("include/linux/mmzone.h")
+    );
+    let writers: Vec<&str> = zone["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["writers"].as_array().unwrap())
+        .map(|w| w["member"].as_str().unwrap())
+        .collect();
+    assert!(writers.contains(&"compact_cached_free_pfn"), "{writers:?}");
+    assert!(zone.to_string().contains("mm/compaction.c:"), "{zone}");
+    assert!(
+        names(&j["clean"]).contains(&"page_counter".to_string()),
+        "{}",
+        stdout(&o)
+    );
+    // The patch applies with git am to the 6.1 header and checkpatch finds nothing.
+    let repo = d.path().join("clean");
+    std::fs::create_dir_all(repo.join("include/linux")).unwrap();
+    std::fs::copy(
+        src.join("include/linux/mmzone.h"),
+        repo.join("include/linux/mmzone.h"),
+    )
+    .unwrap();
+    assert!(git(&repo, &["init", "-q"]).status.success());
+    assert!(git(&repo, &["add", "-A"]).status.success());
+    assert!(git(&repo, &["commit", "-qm", "6.1"]).status.success());
+    let patch = std::fs::read_dir(&series)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("0001-"))
+        .expect("a patch for zone");
+    let applied = git(&repo, &["am", patch.to_str().unwrap()]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let cp = Command::new("perl")
+        .current_dir(&src)
+        .args([
+            "scripts/checkpatch.pl",
+            "--no-tree",
+            "--no-signoff",
+            "--terse",
+        ])
+        .arg(&patch)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&cp.stdout);
+    let findings: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains(": ERROR:") || l.contains(": WARNING:"))
+        .collect();
+    assert!(findings.is_empty(), "checkpatch: {report}");
+}
+
+/// A data-type profile settles what the sources leave open: `expires`,
+/// written under the lock and read without it, is read-mostly by its
+/// write fraction, so `net_timer` has a conflict (its lockless `fires`)
+/// instead of being listed apart.
+#[test]
+fn a_data_type_profile_settles_an_ambiguous_struct() {
+    let (d, t) = tree();
+    let o = audit(
+        &t,
+        &d.path().join("cache"),
+        &["--perf-mem", "net_timer_types.txt", "--format", "json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(names(&j["ambiguous"]).is_empty(), "{}", stdout(&o));
+    let timer = j["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["struct"] == "net_timer")
+        .unwrap_or_else(|| panic!("net_timer not ranked: {}", stdout(&o)));
+    let victims: Vec<&str> = timer["conflicts"][0]["victims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(victims, ["expires"]);
+    // The planted three still rank first.
+    let mut first: Vec<String> = names(&j["ranked"]).into_iter().take(3).collect();
+    first.sort();
+    assert_eq!(first, PLANTED);
+}
+
+/// A unit libclang stops on (a missing header) is left out with its error,
+/// and a second run reads the error from the cache instead of parsing it.
+#[test]
+fn a_unit_that_does_not_parse_is_left_out_once() {
+    let (d, t) = tree();
+    std::fs::write(
+        t.join("net/broken.c"),
+        "#include <syn/net.h>\n#include <no/such.h>\nint f(struct conn *c) { return c->mss; }\n",
+    )
+    .unwrap();
+    let cache = d.path().join("cache");
+    let first = audit(&t, &cache, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stdout(&first).contains("net/broken.c: left out:"),
+        "{}",
+        stdout(&first)
+    );
+    assert!(
+        stderr(&first).contains("net/broken.c ("),
+        "{}",
+        stderr(&first)
+    );
+    let second = audit(&t, &cache, &[]);
+    assert!(
+        stdout(&second).contains("net/broken.c: left out:"),
+        "{}",
+        stdout(&second)
+    );
+    assert!(
+        !stderr(&second).contains("net/broken.c ("),
+        "{}",
+        stderr(&second)
+    );
+    assert!(
+        stdout(&second).contains("(4 from the cache)"),
+        "{}",
+        stdout(&second)
+    );
+}
+
+/// The flags may come from a compilation database instead of `--cc`.
+#[test]
+fn a_compilation_database_gives_the_flags() {
+    let (d, t) = tree();
+    let dir = t.display().to_string();
+    let entries: Vec<String> = ["net/tx.c", "net/rx.c", "mm/alloc.c"]
+        .iter()
+        .map(|f| {
+            format!(
+                r#"{{"directory": "{dir}", "command": "gcc -Iinclude -c {f} -o x.o", "file": "{f}"}}"#
+            )
+        })
+        .collect();
+    std::fs::write(
+        t.join("compile_commands.json"),
+        format!("[{}]\n", entries.join(",\n")),
+    )
+    .unwrap();
+    let o = run_in(
+        &t,
+        &[
+            "audit",
+            "--compile-commands",
+            "compile_commands.json",
+            "--roots",
+            "roots.toml",
+            "include",
+            "--format",
+            "json",
+            "--cache-dir",
+            d.path().join("cache").to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut first: Vec<String> = names(&j["ranked"]).into_iter().take(3).collect();
+    first.sort();
+    assert_eq!(first, PLANTED);
+}

@@ -1,0 +1,237 @@
+//! What pass 2 concludes for one struct: its inferred classes, the lines
+//! where a lockless writer shares a cache line with read-mostly members,
+//! the evidence, and how exposed the struct is.
+
+use crate::infer::classify::{Class, Verdict};
+use crate::infer::sites::{Heat, Site};
+use crate::Struct;
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// Sites cited per member in a report (the access file has more).
+pub const MAX_CITES: usize = 3;
+
+/// Where a finding stands.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A lockless writer shares a line with read-mostly members, and the
+    /// classes of those members are decided: a patch is proposed.
+    Conflict,
+    /// A conflict rests on a member the rules could not decide: listed
+    /// apart, never patched.
+    Ambiguous,
+    /// The inferred classes put no lockless writer next to read-mostly data.
+    NoConflict,
+    /// Pass 2 could not analyse it (the reason says why).
+    NotAnalysed,
+}
+
+impl Status {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Conflict => "conflict",
+            Status::Ambiguous => "ambiguous",
+            Status::NoConflict => "no conflict",
+            Status::NotAnalysed => "not analysed",
+        }
+    }
+}
+
+/// One member on a conflict line, with its evidence.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Party {
+    pub member: String,
+    /// The access file's class key (`lockless_atomic`, `read_mostly`, ...).
+    pub class: String,
+    /// Why the rules could not decide, when they could not.
+    pub ambiguous: Option<String>,
+    /// Distinct functions whose hot sites write (for a writer) or read
+    /// (for a victim) it.
+    pub hot_functions: Vec<String>,
+    /// The hot roots that reach those sites.
+    pub hot_roots: Vec<String>,
+    /// The first sites, as `file:line function kind how locks`.
+    pub evidence: Vec<String>,
+}
+
+/// One cache line where a lockless writer meets read-mostly members.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    /// The line, counted from the struct's start.
+    pub line: u64,
+    pub writers: Vec<Party>,
+    pub victims: Vec<Party>,
+    /// Hot writing functions times hot reading functions: how many
+    /// (writer, reader) pairs of fast-path code bounce the line.
+    pub exposure: u64,
+}
+
+/// The conflicts of `model` (classes applied) at its declared offsets,
+/// with the evidence from `verdicts` (one per field, as classified).
+pub fn conflicts(
+    model: &Struct,
+    size: u64,
+    align: u64,
+    line: u64,
+    verdicts: &[Verdict],
+) -> Vec<Conflict> {
+    let Some(layout) = crate::Layout::declared(model, size, align, line, crate::Placement::Aligned)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in crate::layout::reported_conflicts(model, &layout) {
+        // Lock words judged as writers only conflict through their lockers:
+        // the finding is about lockless writes.
+        let writers: Vec<Party> = c
+            .lockless
+            .iter()
+            .chain(&c.other_group)
+            .filter(|w| !c.lock_words.contains(w))
+            .map(|w| party(w, verdicts, true))
+            .collect();
+        let victims: Vec<Party> = c
+            .read_mostly
+            .iter()
+            .map(|v| party(v, verdicts, false))
+            .collect();
+        if writers.is_empty() || victims.is_empty() {
+            continue;
+        }
+        let w: BTreeSet<&String> = writers.iter().flat_map(|p| &p.hot_functions).collect();
+        let r: BTreeSet<&String> = victims.iter().flat_map(|p| &p.hot_functions).collect();
+        out.push(Conflict {
+            line: c.line,
+            exposure: (w.len() * r.len()) as u64,
+            writers,
+            victims,
+        });
+    }
+    out
+}
+
+/// The field's verdict: by its name as the model spells it, or the first
+/// part of a bit-field run's name.
+fn verdict_of<'v>(name: &str, verdicts: &'v [Verdict]) -> Option<&'v Verdict> {
+    verdicts.iter().find(|v| v.name == name).or_else(|| {
+        verdicts
+            .iter()
+            .find(|v| name.split(':').next() == Some(v.name.as_str()))
+    })
+}
+
+fn party(name: &str, verdicts: &[Verdict], writer: bool) -> Party {
+    let Some(v) = verdict_of(name, verdicts) else {
+        return Party {
+            member: name.to_string(),
+            class: String::new(),
+            ambiguous: None,
+            hot_functions: Vec::new(),
+            hot_roots: Vec::new(),
+            evidence: Vec::new(),
+        };
+    };
+    let wanted = |s: &&Site| s.kind.writes() == writer;
+    let hot: Vec<&Site> = v
+        .sites
+        .iter()
+        .filter(wanted)
+        .filter(|s| s.heat == Heat::Hot)
+        .collect();
+    let functions: BTreeSet<String> = hot.iter().map(|s| s.function.clone()).collect();
+    let roots: BTreeSet<String> = hot
+        .iter()
+        .flat_map(|s| s.hot_roots.iter().cloned())
+        .collect();
+    // Hot sites first, then the others of the same side, in the verdict's order.
+    let mut cited: Vec<&Site> = hot.clone();
+    cited.extend(
+        v.sites
+            .iter()
+            .filter(wanted)
+            .filter(|s| s.heat != Heat::Hot),
+    );
+    Party {
+        member: name.to_string(),
+        class: v.key(),
+        ambiguous: v.ambiguous.clone(),
+        hot_functions: functions.into_iter().collect(),
+        hot_roots: roots.into_iter().collect(),
+        evidence: cited
+            .iter()
+            .take(MAX_CITES)
+            .map(|s| format!("{} ({})", s.cite(), heat_word(s)))
+            .collect(),
+    }
+}
+
+fn heat_word(s: &Site) -> String {
+    match (s.heat, &s.cold_because) {
+        (Heat::Hot, _) => match &s.hot_via {
+            Some(via) => format!("hot: {via}"),
+            None => "hot".to_string(),
+        },
+        (Heat::Warm, Some(why)) => format!("warm: {why}"),
+        (Heat::Warm, None) => "warm".to_string(),
+        (Heat::Cold, Some(why)) => format!("cold: {why}"),
+        (Heat::Cold, None) => "cold".to_string(),
+    }
+}
+
+/// The members the rules could not decide that share a line with a
+/// lockless writer (a lock word counts) of `model` at its declared
+/// offsets: were such a member read-mostly, the line would be a conflict.
+pub fn undecided_on_writer_lines(model: &Struct, line: u64, verdicts: &[Verdict]) -> Vec<String> {
+    let line = line.max(1);
+    let span = |f: &crate::Field| {
+        let start = f.original_offset?;
+        (f.size > 0).then(|| (start / line, (start + f.size - 1) / line))
+    };
+    let writer_lines: Vec<(u64, u64)> = model
+        .fields
+        .iter()
+        .filter(|f| f.rule_access().is_lockless())
+        .filter_map(span)
+        .collect();
+    let mut out = Vec::new();
+    for v in verdicts.iter().filter(|v| v.ambiguous.is_some()) {
+        let Some(f) = model.fields.get(v.field) else {
+            continue;
+        };
+        if f.rule_access().is_lockless() {
+            continue;
+        }
+        let Some((a, b)) = span(f) else {
+            continue;
+        };
+        if writer_lines.iter().any(|&(c, d)| a <= d && c <= b) {
+            out.push(v.name.clone());
+        }
+    }
+    out
+}
+
+/// Whether any member in `conflicts` has an ambiguous verdict.
+pub fn rests_on_ambiguity(conflicts: &[Conflict]) -> bool {
+    conflicts
+        .iter()
+        .flat_map(|c| c.writers.iter().chain(&c.victims))
+        .any(|p| p.ambiguous.is_some())
+}
+
+/// How many verdicts are of each class, for the report (`lockless 3,
+/// locked 2, read-mostly 10, cold 4`).
+pub fn class_counts(verdicts: &[Verdict]) -> [usize; 4] {
+    let mut n = [0; 4];
+    for v in verdicts {
+        let i = match v.class {
+            Class::LocklessAtomic => 0,
+            Class::LockedWrite(_) => 1,
+            Class::ReadMostly => 2,
+            Class::Cold => 3,
+        };
+        n[i] += 1;
+    }
+    n
+}

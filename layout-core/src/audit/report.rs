@@ -1,0 +1,289 @@
+//! The audit's result: the findings ranked, as a table, as JSON, and as
+//! the ranked table of a series' cover letter.
+
+use super::finding::{Conflict, Status};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// One struct of the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Finding {
+    #[serde(rename = "struct")]
+    pub name: String,
+    /// `path:line` of its definition (relative to the tree when under it).
+    pub defined_at: String,
+    /// The header that defines it, as read.
+    #[serde(skip)]
+    pub header: std::path::PathBuf,
+    pub size: u64,
+    pub status: Status,
+    /// Why it was not analysed, or what made it ambiguous.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Sum of its conflicts' exposures.
+    pub exposure: u64,
+    pub conflicts: Vec<Conflict>,
+    /// Its place in pass 2's order (1-based: pass 1's exposure weighed by
+    /// the units that use it) and the bytes its atomics and locks share.
+    pub pass1_rank: usize,
+    pub pass1_shared_bytes: u64,
+    /// Structs that embed it by value (`container.member`), at most a few.
+    pub embedders: Vec<String>,
+    pub embedder_count: usize,
+    /// Inferred members per class: lockless, locked, read-mostly, cold.
+    pub classes: [usize; 4],
+    /// Translation units whose sites were joined.
+    pub units: usize,
+    /// Members the rules could not decide (listed first in the access file).
+    pub ambiguous_members: Vec<String>,
+    /// The inferred access file (what a patch is proposed from).
+    #[serde(skip)]
+    pub access_file: String,
+}
+
+impl Finding {
+    /// Whether a series patches it: a decided conflict that fast-path code
+    /// drives on both sides (a hot writer and a hot reader).
+    pub fn patchable(&self) -> bool {
+        self.status == Status::Conflict && self.exposure > 0
+    }
+
+    /// Hot functions on both sides of every conflict (a tie-break).
+    fn hot_count(&self) -> usize {
+        self.conflicts
+            .iter()
+            .flat_map(|c| c.writers.iter().chain(&c.victims))
+            .map(|p| p.hot_functions.len())
+            .sum()
+    }
+}
+
+/// The whole audit.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    /// Structs defined in the audited headers that the probe laid out.
+    pub structs: usize,
+    /// Pass 1's candidates.
+    pub candidates: usize,
+    /// The pass-2 budget (structs) and how many were analysed.
+    pub budget: usize,
+    pub analysed: usize,
+    /// Translation units walked, and how many came from the cache.
+    pub units: usize,
+    pub units_cached: usize,
+    /// Conflicts, most exposed first.
+    pub ranked: Vec<Finding>,
+    /// Conflicts that rest on an ambiguous member: never patched.
+    pub ambiguous: Vec<Finding>,
+    /// Analysed, no conflict found.
+    pub clean: Vec<Finding>,
+    /// Not analysed (no source names it, or the analysis failed).
+    pub not_analysed: Vec<Finding>,
+    /// Candidates past the budget, in pass 2's order, with their bytes.
+    pub past_budget: Vec<(String, u64)>,
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// Files each finding under its status, ranked.
+    pub fn new(findings: Vec<Finding>) -> Report {
+        let mut r = Report::default();
+        for f in findings {
+            match f.status {
+                Status::Conflict => r.ranked.push(f),
+                Status::Ambiguous => r.ambiguous.push(f),
+                Status::NoConflict => r.clean.push(f),
+                Status::NotAnalysed => r.not_analysed.push(f),
+            }
+        }
+        let key = |f: &Finding| {
+            (
+                std::cmp::Reverse(f.exposure),
+                std::cmp::Reverse(f.hot_count()),
+                f.pass1_rank,
+            )
+        };
+        r.ranked.sort_by_key(key);
+        r.ambiguous.sort_by_key(key);
+        r.clean.sort_by_key(|f| f.pass1_rank);
+        r.not_analysed.sort_by_key(|f| f.pass1_rank);
+        r
+    }
+
+    /// The readable table: the ranking, then each finding's evidence, then
+    /// the ambiguous, clean and unanalysed structs.
+    pub fn table(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "# cachelayout audit: {} structs defined, {} pass-1 candidates, {} analysed (budget {}), {} translation units ({} from the cache)",
+            self.structs, self.candidates, self.analysed, self.budget, self.units, self.units_cached
+        );
+        let _ = writeln!(
+            o,
+            "# {} with a conflict, {} ambiguous (not patched), {} without one, {} not analysed",
+            self.ranked.len(),
+            self.ambiguous.len(),
+            self.clean.len(),
+            self.not_analysed.len()
+        );
+        o.push_str(&ranked_table(&self.ranked));
+        for (i, f) in self.ranked.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "\n{}. struct {} ({}, {} B)",
+                i + 1,
+                f.name,
+                f.defined_at,
+                f.size
+            );
+            evidence(&mut o, f);
+        }
+        if !self.ambiguous.is_empty() {
+            let _ = writeln!(o, "\nAmbiguous (listed apart, not patched):");
+            for f in &self.ambiguous {
+                let _ = writeln!(
+                    o,
+                    "  struct {} ({}, {} B): exposure {}; undecided: {}",
+                    f.name,
+                    f.defined_at,
+                    f.size,
+                    f.exposure,
+                    f.ambiguous_members.join(", ")
+                );
+                evidence(&mut o, f);
+            }
+        }
+        if !self.clean.is_empty() {
+            let names: Vec<&str> = self.clean.iter().map(|f| f.name.as_str()).collect();
+            let _ = writeln!(o, "\nNo conflict after inference: {}", names.join(", "));
+        }
+        if !self.not_analysed.is_empty() {
+            let _ = writeln!(o, "\nNot analysed:");
+            for f in &self.not_analysed {
+                let _ = writeln!(
+                    o,
+                    "  struct {}: {}",
+                    f.name,
+                    f.reason.as_deref().unwrap_or("")
+                );
+            }
+        }
+        if !self.past_budget.is_empty() {
+            let shown: Vec<String> = self
+                .past_budget
+                .iter()
+                .take(20)
+                .map(|(n, b)| format!("{n} ({b} B)"))
+                .collect();
+            let more = self.past_budget.len().saturating_sub(shown.len());
+            let _ = writeln!(
+                o,
+                "\nPast the budget (pass 1 only, by shared bytes): {}{}",
+                shown.join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "note: {n}");
+        }
+        o
+    }
+
+    /// The report as pretty JSON (docs/json.md).
+    pub fn json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string());
+        s.push('\n');
+        s
+    }
+}
+
+/// `rank exposure struct size lines writers -> victims defined-at embedders`, tab-separated.
+pub fn ranked_table(ranked: &[Finding]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# rank\texposure\tstruct\tsize\tlines\twriters -> read-mostly victims\tdefined at\tembedders"
+    );
+    for (i, f) in ranked.iter().enumerate() {
+        let lines: Vec<String> = f.conflicts.iter().map(|c| c.line.to_string()).collect();
+        let mut writers: Vec<&str> = Vec::new();
+        let mut victims: Vec<&str> = Vec::new();
+        for c in &f.conflicts {
+            writers.extend(c.writers.iter().map(|p| p.member.as_str()));
+            victims.extend(c.victims.iter().map(|p| p.member.as_str()));
+        }
+        writers.dedup();
+        victims.dedup();
+        let _ = writeln!(
+            o,
+            "{}\t{}\t{}\t{}\t{}\t{} -> {}\t{}\t{}",
+            i + 1,
+            f.exposure,
+            f.name,
+            f.size,
+            lines.join(","),
+            shorten(&writers),
+            shorten(&victims),
+            f.defined_at,
+            f.embedder_count
+        );
+    }
+    o
+}
+
+fn shorten(names: &[&str]) -> String {
+    const SHOWN: usize = 4;
+    if names.len() <= SHOWN {
+        names.join(",")
+    } else {
+        format!("{},+{}", names[..SHOWN].join(","), names.len() - SHOWN)
+    }
+}
+
+fn evidence(o: &mut String, f: &Finding) {
+    for c in &f.conflicts {
+        let _ = writeln!(o, "   line {} (exposure {}):", c.line, c.exposure);
+        for (side, parties) in [("writer", &c.writers), ("victim", &c.victims)] {
+            for p in parties.iter() {
+                let amb = p
+                    .ambiguous
+                    .as_deref()
+                    .map(|a| format!(", ambiguous: {a}"))
+                    .unwrap_or_default();
+                let roots = if p.hot_roots.is_empty() {
+                    String::new()
+                } else {
+                    format!(" from {}", p.hot_roots.join(", "))
+                };
+                let _ = writeln!(
+                    o,
+                    "     {side} {} ({}{amb}): hot in {} function(s){roots}",
+                    p.member,
+                    p.class,
+                    p.hot_functions.len()
+                );
+                for e in &p.evidence {
+                    let _ = writeln!(o, "       {e}");
+                }
+            }
+        }
+    }
+    if f.embedder_count > 0 {
+        let more = f.embedder_count.saturating_sub(f.embedders.len());
+        let _ = writeln!(
+            o,
+            "   embedded in: {}{}",
+            f.embedders.join(", "),
+            if more > 0 {
+                format!(", and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+}

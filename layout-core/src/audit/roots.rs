@@ -1,0 +1,233 @@
+//! The roots file a maintainer keeps: per subsystem, the sources whose
+//! accesses count and the entry points of its fast paths.
+//!
+//! ```toml
+//! [net]
+//! sources = ["net/ipv4/*.c", "net/core/dev.c"]   # globs under the source tree
+//! hot = ["tcp_sendmsg", "tcp_v4_rcv"]             # fast-path entry points
+//! cold = []                                       # slow-path entry points (optional)
+//! lock_wrappers = []                              # as infer --lock-wrapper (optional)
+//! ```
+//!
+//! Every top-level table is a subsystem. Errors name the file, line and
+//! column of the key or value at fault.
+
+use crate::Diagnostic;
+use std::path::{Path, PathBuf};
+use toml_edit::{ImDocument, Item, Table, Value};
+
+/// Keys of a subsystem's table.
+const KEYS: &[&str] = &["sources", "hot", "cold", "lock_wrappers"];
+
+/// One subsystem of the roots file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Subsystem {
+    pub name: String,
+    /// Glob patterns of C files, `/`-separated, relative to the source tree.
+    pub sources: Vec<String>,
+    pub hot: Vec<String>,
+    pub cold: Vec<String>,
+    pub lock_wrappers: Vec<String>,
+    /// Line of the table's header, for messages.
+    pub line: usize,
+}
+
+/// A parsed roots file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Roots {
+    pub path: PathBuf,
+    /// In file order.
+    pub subsystems: Vec<Subsystem>,
+}
+
+/// Reads and parses the roots file at `path` (bounded).
+pub fn read(path: &Path) -> Result<Roots, Diagnostic> {
+    let text = crate::files::text(path, crate::files::Input::Roots)?;
+    parse(path, &text)
+}
+
+/// Parses the text of a roots file; `path` names it in errors.
+pub fn parse(path: &Path, text: &str) -> Result<Roots, Diagnostic> {
+    let at = |span: Option<std::ops::Range<usize>>| {
+        span.map_or((0, 0), |s| crate::error::line_col(text, s.start))
+    };
+    let err = |span: Option<std::ops::Range<usize>>, msg: String| {
+        let (l, c) = at(span);
+        Diagnostic::new(msg).in_file(path).at(l, c)
+    };
+    let doc = ImDocument::parse(text).map_err(|e| {
+        let message = e
+            .message()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ");
+        err(e.span(), format!("invalid TOML: {message}")).help("fix the TOML syntax here")
+    })?;
+    let mut roots = Roots {
+        path: path.to_path_buf(),
+        subsystems: Vec::new(),
+    };
+    let root = doc.as_table();
+    for (name, item) in root.iter() {
+        let key_span = root.key(name).and_then(|k| k.span());
+        let Item::Table(table) = item else {
+            return Err(err(
+                key_span,
+                format!("`{name}` is not a subsystem table"),
+            )
+            .help("write each subsystem as a table: [net] sources = [\"net/ipv4/*.c\"] hot = [\"tcp_sendmsg\"]"));
+        };
+        roots
+            .subsystems
+            .push(subsystem(name, table, at(key_span).0, &err)?);
+    }
+    if roots.subsystems.is_empty() {
+        return Err(Diagnostic::new("the roots file names no subsystem")
+            .in_file(path)
+            .help("add a table per subsystem: [net] sources = [\"net/ipv4/*.c\"] hot = [\"tcp_sendmsg\"]"));
+    }
+    Ok(roots)
+}
+
+fn subsystem(
+    name: &str,
+    table: &Table,
+    line: usize,
+    err: &dyn Fn(Option<std::ops::Range<usize>>, String) -> Diagnostic,
+) -> Result<Subsystem, Diagnostic> {
+    let mut s = Subsystem {
+        name: name.to_string(),
+        line,
+        ..Subsystem::default()
+    };
+    for (key, item) in table.iter() {
+        let key_span = table.key(key).and_then(|k| k.span());
+        let list = match key {
+            "sources" => &mut s.sources,
+            "hot" => &mut s.hot,
+            "cold" => &mut s.cold,
+            "lock_wrappers" => &mut s.lock_wrappers,
+            _ => {
+                let close = strsim_closest(key);
+                return Err(
+                    err(key_span, format!("unknown key `{key}` in [{name}]")).help(match close {
+                        Some(k) => format!("did you mean `{k}`? the keys are {}", KEYS.join(", ")),
+                        None => format!("the keys are {}", KEYS.join(", ")),
+                    }),
+                );
+            }
+        };
+        *list = strings(name, key, item, key_span, err)?;
+    }
+    if s.sources.is_empty() {
+        return Err(err(
+            None,
+            format!("[{name}] has no sources"),
+        )
+        .at(line, 1)
+        .help("add sources = [\"dir/*.c\"]: the C files (globs under the source tree) whose accesses count"));
+    }
+    for p in &s.sources {
+        if p.starts_with('/') || p.split('/').any(|c| c == "..") {
+            return Err(err(
+                None,
+                format!("[{name}] source pattern `{p}` leaves the source tree"),
+            )
+            .at(line, 1)
+            .help("write patterns relative to the source tree, without `..`"));
+        }
+    }
+    Ok(s)
+}
+
+fn strings(
+    table: &str,
+    key: &str,
+    item: &Item,
+    key_span: Option<std::ops::Range<usize>>,
+    err: &dyn Fn(Option<std::ops::Range<usize>>, String) -> Diagnostic,
+) -> Result<Vec<String>, Diagnostic> {
+    let Some(array) = item.as_array() else {
+        return Err(err(
+            item.span().or(key_span),
+            format!("[{table}] {key} must be a list of strings"),
+        )
+        .help(format!("write {key} = [\"...\", \"...\"]")));
+    };
+    let mut out = Vec::new();
+    for v in array.iter() {
+        match v {
+            Value::String(s) if !s.value().trim().is_empty() => {
+                out.push(s.value().trim().to_string())
+            }
+            _ => {
+                return Err(err(
+                    v.span(),
+                    format!("[{table}] {key}: each entry must be a non-empty string"),
+                )
+                .help(format!("write {key} = [\"...\", \"...\"]")))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn strsim_closest(key: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|k| (strsim::levenshtein(k, key), *k))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, k)| k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subsystems_in_file_order() {
+        let r = parse(
+            Path::new("r.toml"),
+            "[net]\nsources = [\"net/*.c\"]\nhot = [\"tx\", \"rx\"]\n\n[mm]\nsources = [\"mm/a.c\"]\nlock_wrappers = [\"w=lock\"]\n",
+        )
+        .unwrap();
+        assert_eq!(r.subsystems.len(), 2);
+        assert_eq!(r.subsystems[0].name, "net");
+        assert_eq!(r.subsystems[0].hot, ["tx", "rx"]);
+        assert_eq!(r.subsystems[1].lock_wrappers, ["w=lock"]);
+        assert_eq!(r.subsystems[1].line, 5);
+    }
+
+    #[test]
+    fn errors_say_where() {
+        let e = parse(
+            Path::new("r.toml"),
+            "[net]\nsources = [\"a.c\"]\nhott = [\"x\"]\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("r.toml:3:1: error: unknown key `hott` in [net]"),
+            "{e}"
+        );
+        assert!(e.contains("did you mean `hot`"), "{e}");
+        let e = parse(Path::new("r.toml"), "[net]\nsources = [\"a.c\", 3]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("r.toml:2:19: error:"), "{e}");
+        let e = parse(Path::new("r.toml"), "[net]\nhot = [\"x\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has no sources"), "{e}");
+        let e = parse(Path::new("r.toml"), "[net]\nsources = [\"../x.c\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("leaves the source tree"), "{e}");
+        let e = parse(Path::new("r.toml"), "[net\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("invalid TOML"), "{e}");
+    }
+}

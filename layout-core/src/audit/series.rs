@@ -1,0 +1,257 @@
+//! `audit --series`: the top findings as a `git format-patch` series. The
+//! patches themselves are `propose --format patch` mails; this module
+//! numbers them, adds what the audit found to each changelog, and writes
+//! the cover letter with the ranked table.
+
+use super::report::{ranked_table, Finding};
+use crate::emit::{rfc2822, Author};
+use std::fmt::Write as _;
+
+/// The file name of patch `i` (1-based; 0 is the cover letter), as
+/// `git format-patch` names them: `0001-mm-reorder-struct-page_counter.patch`.
+pub fn file_name(i: usize, subject: &str) -> String {
+    let mut slug = String::new();
+    for c in subject.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            slug.push(c);
+        } else if !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug: String = slug.trim_matches('-').chars().take(52).collect();
+    format!("{i:04}-{}.patch", slug.trim_end_matches('-'))
+}
+
+/// The subject line of a `git format-patch` mail (`Subject: [PATCH] ...`).
+pub fn subject_of(mail: &str) -> Option<&str> {
+    mail.lines()
+        .find_map(|l| l.strip_prefix("Subject: [PATCH] "))
+}
+
+/// The mail numbered `i` of `n` (`[PATCH i/n]`), with `note` added at the
+/// end of its changelog (before `Signed-off-by:` and the `---` line).
+pub fn number(mail: &str, i: usize, n: usize, note: &str) -> String {
+    let numbered = mail.replacen(
+        "Subject: [PATCH] ",
+        &format!("Subject: [PATCH {i}/{n}] "),
+        1,
+    );
+    let Some(end) = numbered.find("\n---\n") else {
+        return numbered;
+    };
+    let at = numbered[..end].rfind("\n\nSigned-off-by:").unwrap_or(end);
+    // The headers as they are; the changelog's lines within checkpatch's width.
+    let body_start = numbered.find("\n\n").map_or(0, |i| i + 2).min(at);
+    let mut out = String::with_capacity(numbered.len() + note.len() + 2);
+    out.push_str(&numbered[..body_start]);
+    out.push_str(wrap(&numbered[body_start..at], 75).trim_end_matches('\n'));
+    out.push_str("\n\n");
+    // A line that is only `---` would end the message for git am.
+    for line in note.trim_end().lines() {
+        if line.trim_end() == "---" {
+            out.push_str("--\n");
+        } else {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    out.pop();
+    out.push_str(&numbered[at..]);
+    out
+}
+
+/// What the audit adds to a patch's changelog: the conflicts with their
+/// evidence and the tree-safety note.
+pub fn changelog_note(f: &Finding, safety: &str) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "Found by cachelayout audit (exposure {}: hot writing functions times hot reading functions, summed over the lines):",
+        f.exposure
+    );
+    for c in &f.conflicts {
+        let writers: Vec<String> = c.writers.iter().map(|p| run_name(&p.member)).collect();
+        let victims: Vec<String> = c.victims.iter().map(|p| run_name(&p.member)).collect();
+        let _ = writeln!(
+            o,
+            "- line {}: {} written without a lock, next to read-mostly {}",
+            c.line,
+            writers.join(", "),
+            victims.join(", ")
+        );
+        for p in c.writers.iter().chain(&c.victims).take(4) {
+            if let Some(e) = p.evidence.first() {
+                let _ = writeln!(o, "  {}: {e}", run_name(&p.member));
+            }
+        }
+    }
+    if f.embedder_count > 0 {
+        let _ = writeln!(
+            o,
+            "Embedded by value in {} struct(s): {}.",
+            f.embedder_count,
+            f.embedders.join(", ")
+        );
+    }
+    o.push('\n');
+    o.push_str(safety);
+    wrap(&o, WIDTH)
+}
+
+/// A member as a changelog names it: a bit-field run (`a:b:c`, one word
+/// too long to wrap) by its first bit-field and how many follow.
+fn run_name(member: &str) -> String {
+    match member.split_once(':') {
+        Some((first, rest)) => format!("{first} (+{} bit-fields)", rest.split(':').count()),
+        None => member.to_string(),
+    }
+}
+
+/// Widest changelog line (checkpatch warns past 75).
+const WIDTH: usize = 72;
+
+/// `text` with every line longer than `width` broken at spaces (the
+/// others as they are); the continuation lines are indented two more than
+/// the line they continue.
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 16);
+    for line in text.lines() {
+        if line.chars().count() <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let mut current = " ".repeat(indent);
+        let mut empty = true;
+        for word in line.split_whitespace() {
+            if !empty && current.len() + 1 + word.len() > width {
+                out.push_str(&current);
+                out.push('\n');
+                current = " ".repeat(indent + 2);
+                empty = true;
+            }
+            if !empty {
+                current.push(' ');
+            }
+            current.push_str(word);
+            empty = false;
+        }
+        out.push_str(current.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The tree-safety note of struct `name`: the places in `texts` (shown
+/// path, text) that depend on its members' offsets (`offsetof`,
+/// `offsetofend`, `BUILD_BUG_ON` naming it); none, or the list.
+pub fn safety_note(name: &str, texts: &[(String, String)]) -> String {
+    let needles = [
+        format!("offsetof(struct {name},"),
+        format!("offsetofend(struct {name},"),
+    ];
+    let mut found = Vec::new();
+    for (path, text) in texts {
+        for (i, l) in text.lines().enumerate() {
+            let squeezed: String = l.split_whitespace().collect::<Vec<_>>().join(" ");
+            let squeezed = squeezed.replace("( ", "(").replace(" ,", ",");
+            if needles.iter().any(|n| squeezed.contains(n.as_str())) {
+                found.push(format!("{path}:{}", i + 1));
+            }
+        }
+    }
+    let files = texts.len();
+    if found.is_empty() {
+        format!(
+            "Tree safety: no offsetof()/offsetofend() of struct {name} in the {files} audited file(s); its members are used by name."
+        )
+    } else {
+        let more = found.len().saturating_sub(8);
+        found.truncate(8);
+        format!(
+            "Tree safety: offsets of struct {name} are taken at {}{}: check that they do not assume the old order.",
+            found.join(", "),
+            if more > 0 { format!(" and {more} more") } else { String::new() }
+        )
+    }
+}
+
+/// The cover letter (`0000-cover-letter.patch`) of the series of `findings`, in order.
+pub fn cover_letter(author: &Author, findings: &[Finding], ambiguous: &[Finding]) -> String {
+    let n = findings.len();
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001"
+    );
+    let _ = writeln!(o, "From: {} <{}>", author.name, author.email);
+    let _ = writeln!(o, "Date: {}", rfc2822(author.time, author.tz_minutes));
+    let _ = writeln!(
+        o,
+        "Subject: [PATCH 0/{n}] Keep lockless writes off read-mostly cache lines in {n} struct(s)"
+    );
+    o.push('\n');
+    let _ = writeln!(
+        o,
+        "cachelayout audit ranked the structs of the audited headers whose lockless\n\
+writes share a cache line with members the fast paths only read, from the\n\
+accesses in the audited sources (each hot side: the functions the hot roots\n\
+reach). Each patch moves the members of one struct, checked in every\n\
+configuration its #if lines select; the changelogs give the sites."
+    );
+    o.push('\n');
+    o.push_str(&ranked_table(findings));
+    if !ambiguous.is_empty() {
+        let names: Vec<&str> = ambiguous.iter().map(|f| f.name.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "\nNot in this series, their classes undecided (a profile would settle them): {}",
+            names.join(", ")
+        );
+    }
+    o.push_str("\n-- \ncachelayout\n\n");
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_with_the_note_before_the_signoff() {
+        let mail = "From 0 Mon\nSubject: [PATCH] mm: reorder struct x\n\nBody.\n\nSigned-off-by: A <a@b>\n---\n a | 1 +\n";
+        let out = number(mail, 2, 3, "Found.\n---\nmore");
+        assert!(
+            out.contains("Subject: [PATCH 2/3] mm: reorder struct x\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Body.\n\nFound.\n--\nmore\n\nSigned-off-by: A <a@b>\n---\n"),
+            "{out}"
+        );
+        assert_eq!(
+            file_name(1, "mm: reorder struct page_counter"),
+            "0001-mm-reorder-struct-page_counter.patch"
+        );
+    }
+
+    #[test]
+    fn offsets_taken_are_named() {
+        let texts = vec![
+            (
+                "a.c".to_string(),
+                "x = offsetof(struct s, b);\ny = offsetof( struct s , c);\n".to_string(),
+            ),
+            (
+                "b.c".to_string(),
+                "z = offsetof(struct t, b);\n".to_string(),
+            ),
+        ];
+        let n = safety_note("s", &texts);
+        assert!(n.contains("a.c:1, a.c:2"), "{n}");
+        assert!(safety_note("u", &texts).contains("no offsetof()"));
+        assert_eq!(run_name("a:b:c"), "a (+2 bit-fields)");
+        assert_eq!(run_name("a"), "a");
+    }
+}
