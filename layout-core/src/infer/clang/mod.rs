@@ -328,7 +328,11 @@ pub fn join(
             .help(reach::close_names(root, &calls)));
         }
     }
-    let hot: Vec<String> = requested_hot.iter().filter(|r| defined(r)).cloned().collect();
+    let hot: Vec<String> = requested_hot
+        .iter()
+        .filter(|r| defined(r))
+        .cloned()
+        .collect();
     if hot.is_empty() && !requested_hot.is_empty() {
         let root = &requested_hot[0];
         return Err(Diagnostic::new(format!(
@@ -528,7 +532,7 @@ pub fn combine_joined(
                     Heat::Warm,
                     Some(format!(
                         "{branches} branches from the nearest hot root ({}): by the static estimate it runs on 1/{} of its calls or fewer",
-                        reach::chain(&reached, &r.function),
+                        reach::chain(reached, &r.function),
                         1u64 << branches.min(62)
                     )),
                 )
@@ -547,7 +551,7 @@ pub fn combine_joined(
             };
             (Heat::Cold, Some(why.to_string()))
         } else if through_cold.contains_key(&r.function) {
-            let chain = reach::chain(&through_cold, &r.function);
+            let chain = reach::chain(through_cold, &r.function);
             let slow = chain
                 .split(" > ")
                 .find_map(|f| slow::slow_path(f).map(|why| (f.to_string(), why)));
@@ -589,7 +593,7 @@ pub fn combine_joined(
             Vec::new()
         };
         let hot_via =
-            (heat == Heat::Hot && !hot.is_empty()).then(|| reach::chain(&reached, &r.function));
+            (heat == Heat::Hot && !hot.is_empty()).then(|| reach::chain(reached, &r.function));
         let near_hot = heat != Heat::Hot && through_cold.contains_key(&r.function);
         let context_unknown = !matches!(owned.get(&r.function), Some(reach::Owned::Yes));
         let function = r.function.clone();
