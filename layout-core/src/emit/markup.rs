@@ -33,6 +33,8 @@ pub enum Place {
     On,
     /// A line of its own before the member.
     Before,
+    /// A line of its own after the member.
+    After,
     /// After the last member.
     End,
     /// On the struct's definition.
@@ -46,6 +48,7 @@ impl MarkupChange {
         let at = match (self.place, &self.member) {
             (Place::On, Some(m)) => format!(" {} {m}", if self.added { "to" } else { "from" }),
             (Place::Before, Some(m)) => format!(" before {m}"),
+            (Place::After, Some(m)) => format!(" after {m}"),
             (Place::End, _) => " at the end of the struct".to_string(),
             (Place::Struct, _) | (_, None) => {
                 format!(" {} the struct", if self.added { "to" } else { "from" })

@@ -299,10 +299,13 @@ impl<'a> Renderer<'a> {
                 }
                 Node::Marker { member, kind, .. } => {
                     dropped_line = true;
-                    let next = flat[i + 1..].iter().find_map(|n| match n {
-                        Node::Decl { fields, .. } => fields.first().copied(),
-                        _ => None,
-                    });
+                    // The member it stood before in the header.
+                    let next = self
+                        .src
+                        .members
+                        .iter()
+                        .filter(|m| m.lines.start >= member.lines.end)
+                        .find_map(|m| m.field.filter(|&f| f < self.s.fields.len()));
                     let why = if kind.is_group() {
                         "the groups style writes the cache-line groups anew".to_string()
                     } else {
@@ -438,11 +441,10 @@ impl<'a> Renderer<'a> {
             self.changes.push(MarkupChange {
                 added: true,
                 what: line.trim_end_matches(';').to_string(),
-                place: Place::Before,
-                member: None,
+                place: Place::After,
+                member: Some(self.s.fields[last].name.clone()),
                 why: format!(
-                    "closes the group after {}{}",
-                    self.s.fields[last].name,
+                    "closes the group{}",
                     if group.aligned_end {
                         ", padding to the next cacheline"
                     } else {
