@@ -101,17 +101,11 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         shown_under.push(probe::KbuildTree::locate(dir)?.srctree);
     }
     let mut defined = BTreeMap::new();
-    let mut header_texts = Vec::new();
     for h in &headers {
         let Ok(text) = layout_core::files::text(h, layout_core::files::Input::Header) else {
             continue;
         };
         audit::candidates::definitions(h, &text, &mut defined);
-        let under = shown_under.iter().find_map(|t| {
-            let s = shown(h, t);
-            (s != h.display().to_string()).then_some(s)
-        });
-        header_texts.push((under.unwrap_or_else(|| h.display().to_string()), text));
     }
     let candidates = audit::candidates::rank(&db, &defined, a.line.line);
     let units = units(a, &roots, &source_tree)?;
@@ -151,13 +145,11 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
     };
     super::print_stdout(&text)?;
     if let (Some(n), Some(dir)) = (a.series, &a.output_dir) {
-        let mut texts = header_texts;
-        for u in &units {
-            if let Ok(t) = layout_core::files::text(&u.path, layout_core::files::Input::Source) {
-                texts.push((u.shown.clone(), t));
-            }
-        }
-        write_series(a, &report, n, dir, &texts, &headers)?;
+        // The tree-safety pass of each patch reads the audited headers and
+        // sources: the code that could depend on a struct's member order.
+        let mut scanned = headers.clone();
+        scanned.extend(units.iter().map(|u| u.path.clone()));
+        write_series(a, &report, n, dir, &scanned, &headers)?;
     }
     std::mem::forget(db);
     Ok(EXIT_OK)
@@ -322,17 +314,12 @@ fn write_series(
     report: &audit::report::Report,
     n: usize,
     dir: &Path,
-    texts: &[(String, String)],
+    scanned: &[PathBuf],
     inputs: &[PathBuf],
 ) -> Result<(), Diagnostic> {
-    let chosen: Vec<&audit::report::Finding> = report
-        .ranked
-        .iter()
-        .filter(|f| f.patchable())
-        .take(n)
-        .collect();
-    let n = chosen.len();
-    if n == 0 {
+    let patchable: Vec<&audit::report::Finding> =
+        report.ranked.iter().filter(|f| f.patchable()).collect();
+    if patchable.is_empty() {
         return Err(
             Diagnostic::new("--series: no struct has a conflict to patch")
                 .help("raise --budget, or check the roots file's hot roots"),
@@ -345,12 +332,20 @@ fn write_series(
         .map_err(|e| Diagnostic::new(format!("cannot create a private directory: {e}")))?;
     let mut read: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     read.push(&a.roots);
-    let header_dir = std::fs::canonicalize(&chosen[0].header)
+    let header_dir = std::fs::canonicalize(&patchable[0].header)
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
     let author = super::mail::author(&header_dir)?;
-    for (i, f) in chosen.iter().enumerate() {
+    // The first `n` structs propose patches for, in rank order: a struct
+    // the tree-safety pass refuses (or with nothing to move) gives its
+    // place to the next.
+    let mut patches: Vec<(&audit::report::Finding, super::propose::Rendered)> = Vec::new();
+    let mut refused: Vec<(String, String)> = Vec::new();
+    for f in &patchable {
+        if patches.len() == n {
+            break;
+        }
         let header = f.header.display().to_string();
         let access = work.path().join(format!("{}.toml", f.name));
         std::fs::write(&access, &f.access_file)
@@ -383,29 +378,41 @@ fn write_series(
         if a.signoff {
             words.push("--signoff".into());
         }
+        for p in scanned {
+            words.push("--safety-scan".into());
+            words.push(p.display().to_string());
+        }
         let cmd = ProposeCommand::try_parse_from(&words).map_err(|e| {
             Diagnostic::new(format!("cannot propose struct {}: {e}", f.name))
                 .help("this is a bug in cachelayout audit: please report it with the command line")
         })?;
-        let rendered = super::propose::render(&cmd.args)
-            .map_err(|e| Diagnostic::new(format!("struct {}: {e}", f.name)))?;
-        if !rendered.out.starts_with("From ") {
-            return Err(Diagnostic::new(format!(
-                "struct {}: propose moves nothing, so there is no patch",
-                f.name
-            ))
-            .help("run propose on it with the access file of `cachelayout audit --format json` to see why"));
+        match super::propose::render(&cmd.args) {
+            Ok(r) if r.out.starts_with("From ") => patches.push((f, r)),
+            Ok(_) => refused.push((f.name.clone(), "propose moves nothing".to_string())),
+            Err(e) => refused.push((f.name.clone(), e.to_string())),
         }
-        let safety = audit::series::safety_note(&f.name, texts);
-        let note = audit::series::changelog_note(f, &safety);
+    }
+    for (name, why) in &refused {
+        eprintln!("note: struct {name}: no patch: {why}");
+    }
+    if patches.is_empty() {
+        return Err(Diagnostic::new(format!(
+            "--series: none of the {} struct(s) with a conflict gave a patch",
+            patchable.len()
+        ))
+        .help("the notes above say why for each; run propose on one with its access file from `cachelayout audit --format json`"));
+    }
+    let n = patches.len();
+    for (i, (f, rendered)) in patches.iter().enumerate() {
+        let note = audit::series::changelog_note(f, &rendered.tree);
         let mail = audit::series::number(&rendered.out, i + 1, n, &note);
         let subject = audit::series::subject_of(&rendered.out).unwrap_or(&f.name);
         let path = dir.join(audit::series::file_name(i + 1, subject));
         super::output::write_new(&path, mail.as_bytes(), &read, false)?;
         eprintln!("wrote {}", path.display());
     }
-    let chosen: Vec<audit::report::Finding> = chosen.into_iter().cloned().collect();
-    let cover = audit::series::cover_letter(&author, &chosen, &report.ambiguous);
+    let chosen: Vec<audit::report::Finding> = patches.iter().map(|(f, _)| (*f).clone()).collect();
+    let cover = audit::series::cover_letter(&author, &chosen, &report.ambiguous, &refused);
     let path = dir.join("0000-cover-letter.patch");
     super::output::write_new(&path, cover.as_bytes(), &read, false)?;
     eprintln!("wrote {}", path.display());

@@ -24,6 +24,9 @@ pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
 pub struct Rendered {
     pub out: String,
     pub summary: String,
+    /// The tree-safety pass's lines (what was read, found and kept), empty
+    /// without `--safety-scan`.
+    pub tree: String,
 }
 
 /// The proposal as `run` prints it, without printing it (for `audit --series`).
@@ -315,6 +318,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
     Ok(Rendered {
         out,
         summary: stderr,
+        tree: tree_text,
     })
 }
 

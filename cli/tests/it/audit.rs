@@ -241,7 +241,7 @@ fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
     let first = std::fs::read_to_string(series.join(&files[1])).unwrap();
     assert!(first.contains("Subject: [PATCH 1/3] "), "{first}");
     assert!(first.contains("configurations checked"), "{first}");
-    assert!(first.contains("Tree safety: "), "{first}");
+    assert!(first.contains("tree safety: "), "{first}");
     assert!(first.contains("Found by cachelayout audit"), "{first}");
     // git am on the clean tree, then every header compiles and the planted
     // structs keep their members.

@@ -143,42 +143,15 @@ pub fn wrap(text: &str, width: usize) -> String {
     out
 }
 
-/// The tree-safety note of struct `name`: the places in `texts` (shown
-/// path, text) that depend on its members' offsets (`offsetof`,
-/// `offsetofend`, `BUILD_BUG_ON` naming it); none, or the list.
-pub fn safety_note(name: &str, texts: &[(String, String)]) -> String {
-    let needles = [
-        format!("offsetof(struct {name},"),
-        format!("offsetofend(struct {name},"),
-    ];
-    let mut found = Vec::new();
-    for (path, text) in texts {
-        for (i, l) in text.lines().enumerate() {
-            let squeezed: String = l.split_whitespace().collect::<Vec<_>>().join(" ");
-            let squeezed = squeezed.replace("( ", "(").replace(" ,", ",");
-            if needles.iter().any(|n| squeezed.contains(n.as_str())) {
-                found.push(format!("{path}:{}", i + 1));
-            }
-        }
-    }
-    let files = texts.len();
-    if found.is_empty() {
-        format!(
-            "Tree safety: no offsetof()/offsetofend() of struct {name} in the {files} audited file(s); its members are used by name."
-        )
-    } else {
-        let more = found.len().saturating_sub(8);
-        found.truncate(8);
-        format!(
-            "Tree safety: offsets of struct {name} are taken at {}{}: check that they do not assume the old order.",
-            found.join(", "),
-            if more > 0 { format!(" and {more} more") } else { String::new() }
-        )
-    }
-}
-
 /// The cover letter (`0000-cover-letter.patch`) of the series of `findings`, in order.
-pub fn cover_letter(author: &Author, findings: &[Finding], ambiguous: &[Finding]) -> String {
+/// `refused` names the structs with a conflict that gave no patch, and why
+/// (a tree-safety refusal, nothing to move).
+pub fn cover_letter(
+    author: &Author,
+    findings: &[Finding],
+    ambiguous: &[Finding],
+    refused: &[(String, String)],
+) -> String {
     let n = findings.len();
     let mut o = String::new();
     let _ = writeln!(
@@ -210,6 +183,9 @@ configuration its #if lines select; the changelogs give the sites."
             names.join(", ")
         );
     }
+    for (name, why) in refused {
+        let _ = writeln!(o, "\nNot in this series, struct {name}: {why}");
+    }
     o.push_str("\n-- \ncachelayout\n\n");
     o
 }
@@ -237,20 +213,7 @@ mod tests {
     }
 
     #[test]
-    fn offsets_taken_are_named() {
-        let texts = vec![
-            (
-                "a.c".to_string(),
-                "x = offsetof(struct s, b);\ny = offsetof( struct s , c);\n".to_string(),
-            ),
-            (
-                "b.c".to_string(),
-                "z = offsetof(struct t, b);\n".to_string(),
-            ),
-        ];
-        let n = safety_note("s", &texts);
-        assert!(n.contains("a.c:1, a.c:2"), "{n}");
-        assert!(safety_note("u", &texts).contains("no offsetof()"));
+    fn bit_field_runs_are_named_by_their_first() {
         assert_eq!(run_name("a:b:c"), "a (+2 bit-fields)");
         assert_eq!(run_name("a"), "a");
     }
