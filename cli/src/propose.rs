@@ -90,8 +90,13 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
         true,
     );
     let configurations = if a.check_configs {
+        // Without the header's text (none given, or its struct could not
+        // be read from it: then that is the error) no configuration can be
+        // compiled.
         let source = solved.subject.source.as_ref().ok_or_else(|| {
-            Diagnostic::new("--check-configs needs the header's text").help("give the header")
+            loaded.source_error.clone().unwrap_or_else(|| {
+                Diagnostic::new("--check-configs needs the header's text").help("give the header")
+            })
         })?;
         let diff = if solved.moves_nothing() {
             String::new()
