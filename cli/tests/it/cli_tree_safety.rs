@@ -300,30 +300,13 @@ const KERNEL_FILES: &[&str] = &[
     "include/uapi/linux/tcp.h",
 ];
 
-fn kernel() -> Option<(&'static Path, std::path::PathBuf)> {
+fn kernel() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
     static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
-    let kbuild = kbuild_tree();
-    let dir = DIR.get_or_init(|| {
-        if !tarball.is_file() || kbuild.is_none() {
-            eprintln!(
-                "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
-                tarball.display()
-            );
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("tar")
-            .current_dir(dir.path())
-            .args(["-xJf", tarball.to_str().unwrap(), "--strip-components=1"])
-            .args(KERNEL_FILES.iter().map(|f| format!("linux-source-6.1/{f}")))
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tar could not extract from {}", tarball.display());
-        Some(dir)
-    });
-    Some((dir.as_ref()?.path(), kbuild?))
+    let dir = DIR.get_or_init(|| crate::support::extract_kernel_source(KERNEL_FILES));
+    Some((
+        dir.as_ref()?.path().join("linux-source-6.1"),
+        kbuild_tree()?,
+    ))
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
@@ -336,6 +319,7 @@ fn kernel_sk_buff_keeps_its_offset_users_or_refuses_at_the_bpf_builders() {
     let Some((src, kbuild)) = kernel() else {
         return;
     };
+    let src = src.as_path();
     let header = super::support::srctree(&kbuild).join("include/linux/skbuff.h");
     let kb = kbuild.to_str().unwrap();
     let access = write(
@@ -403,6 +387,7 @@ fn kernel_offset_range_positional_users_and_uapi() {
     let Some((src, kbuild)) = kernel() else {
         return;
     };
+    let src = src.as_path();
     let common = super::support::srctree(&kbuild);
     let kb = kbuild.to_str().unwrap();
     // tcp_output.c clears struct bpf_sock_ops_kern up to `temp` by offset.

@@ -111,29 +111,9 @@ const NET_ROOTS: &[&str] = &[
 fn kernel_net() -> Option<&'static Path> {
     static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
-        if !tarball.is_file() || kbuild_tree().is_none() {
-            eprintln!(
-                "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
-                tarball.display()
-            );
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("tar")
-            .current_dir(dir.path())
-            .args(["-xJf", tarball.to_str().unwrap(), "--wildcards"])
-            .args(
-                ["net/ipv4/*.h", "net/core/*.h"]
-                    .iter()
-                    .map(|p| format!("linux-source-6.1/{p}")),
-            )
-            .args(NET_FILES.iter().map(|f| format!("linux-source-6.1/{f}")))
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tar could not extract net/ from {}", tarball.display());
-        Some(dir)
+        let mut members = vec!["net/ipv4/*.h", "net/core/*.h"];
+        members.extend(NET_FILES.iter().copied());
+        crate::support::extract_kernel_source(&members)
     })
     .as_ref()
     .map(|d| d.path())

@@ -423,29 +423,10 @@ const MM_FILES: &[&str] = &[
 pub(crate) fn kernel_mm() -> Option<&'static Path> {
     static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
-        if !tarball.is_file() || kbuild_tree().is_none() {
-            eprintln!(
-                "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
-                tarball.display()
-            );
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let ok = std::process::Command::new("tar")
-            .current_dir(dir.path())
-            .args([
-                "-xJf",
-                tarball.to_str().unwrap(),
-                "--wildcards",
-                "linux-source-6.1/mm/*.h",
-            ])
-            .args(MM_FILES.iter().map(|f| format!("linux-source-6.1/mm/{f}")))
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tar could not extract mm/ from {}", tarball.display());
-        Some(dir)
+        let mut members = vec!["mm/*.h".to_string()];
+        members.extend(MM_FILES.iter().map(|f| format!("mm/{f}")));
+        let members: Vec<&str> = members.iter().map(String::as_str).collect();
+        crate::support::extract_kernel_source(&members)
     })
     .as_ref()
     .map(|d| d.path())

@@ -105,6 +105,38 @@ pub fn kbuild_tree() -> Option<PathBuf> {
 }
 
 /// The `-common` sibling of a Debian build tree: its sources.
+/// Where Debian's linux-source-6.1 package puts the kernel's sources.
+pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
+
+/// Extracts `members` of the 6.1 source tarball (paths under the tree's
+/// root, `*` matching within the path) into a new temporary directory, as
+/// `DIR/linux-source-6.1/PATH`; `None`, with a note saying why the caller's
+/// test is skipped, when the tarball or linux-headers-amd64 is missing.
+/// Callers keep the directory in a `OnceLock`, so it is extracted once.
+pub fn extract_kernel_source(members: &[&str]) -> Option<tempfile::TempDir> {
+    let tarball = Path::new(KERNEL_TARBALL);
+    if !tarball.is_file() || kbuild_tree().is_none() {
+        eprintln!(
+            "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
+            tarball.display()
+        );
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ok = Command::new("tar")
+        .current_dir(dir.path())
+        .args(["-xJf", KERNEL_TARBALL, "--wildcards"])
+        .args(members.iter().map(|m| format!("linux-source-6.1/{m}")))
+        .status()
+        .unwrap()
+        .success();
+    assert!(
+        ok,
+        "tar could not extract {members:?} from {KERNEL_TARBALL}"
+    );
+    Some(dir)
+}
+
 pub fn srctree(tree: &Path) -> PathBuf {
     let name = tree.file_name().unwrap().to_str().unwrap();
     let (stem, _) = name.rsplit_once('-').unwrap();
