@@ -295,6 +295,7 @@ fn a_proposal_that_moves_nothing_is_not_refused() {
 const KERNEL_FILES: &[&str] = &[
     "net/core/filter.c",
     "net/core/skbuff.c",
+    "net/core/sock.c",
     "net/ipv4/tcp_cubic.c",
     "net/ipv4/tcp_output.c",
     "include/uapi/linux/tcp.h",
@@ -474,6 +475,38 @@ fn kernel_offset_range_positional_users_and_uapi() {
             "{}:214:1: error: struct tcp_info: reordering it breaks this user-space ABI",
             uapi.display()
         )),
+        "{}",
+        stderr(&o)
+    );
+    // sock.c sets struct old_timeval32 by position (`{ tv.tv_sec,
+    // tv.tv_usec }`): the padding that keeps the two members apart would
+    // take the second value, so the proposal is refused at the site.
+    let access = write(
+        src,
+        "tv.toml",
+        "[struct.old_timeval32]\nread_mostly = [\"tv_sec\"]\nlockless_atomic = [\"tv_usec\"]\n",
+    );
+    let time32 = common.join("include/vdso/time32.h");
+    let o = run_in(
+        src,
+        &[
+            "propose",
+            time32.to_str().unwrap(),
+            "--kbuild",
+            kb,
+            "--struct",
+            "old_timeval32",
+            "--access",
+            &access,
+            "--safety-scan",
+            "net/core/sock.c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "net/core/sock.c:374:3: error: struct old_timeval32: reordering it breaks this positional initializer"
+        ),
         "{}",
         stderr(&o)
     );
