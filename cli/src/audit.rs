@@ -320,10 +320,10 @@ fn write_series(
     let patchable: Vec<&audit::report::Finding> =
         report.ranked.iter().filter(|f| f.patchable()).collect();
     if patchable.is_empty() {
-        return Err(
-            Diagnostic::new("--series: no struct has a conflict to patch")
-                .help("raise --budget, or check the roots file's hot roots"),
-        );
+        return Err(Diagnostic::new(
+            "--series: no struct has a conflict or a spread hot path to patch",
+        )
+        .help("raise --budget, or check the roots file's hot roots"));
     }
     make_dir(dir)?;
     let work = tempfile::Builder::new()
@@ -377,6 +377,11 @@ fn write_series(
         }
         if a.signoff {
             words.push("--signoff".into());
+        }
+        // Spread hot paths only: pack them (a conflict keeps propose's
+        // default, which also counts the hot paths' lines).
+        if f.status == audit::finding::Status::Spread {
+            words.extend(["--objective".into(), "hot-lines".into()]);
         }
         for p in scanned {
             words.push("--safety-scan".into());

@@ -75,6 +75,43 @@ pub fn path_bytes(s: &Struct, path: u32) -> u64 {
         .sum()
 }
 
+/// The fewest lines path `path` can touch in an order that keeps the
+/// author's line breaks: the members are cut into parts at every line
+/// break, wall and line-aligned member ([`crate::segments`]), each part
+/// starting a line, and a part needs `ceil(bytes / L)` lines for the
+/// path's bytes in it, or more when one member's own ranges cannot fit in
+/// fewer wherever its alignment lets it start (a used head and tail of a
+/// member larger than a line). A member's floor is the fewest lines its
+/// ranges touch over the offsets `0, align, 2 * align, ...` below `L`.
+///
+/// It is never above what the best order within the parts touches; a
+/// layout that moves members across a break may do better still.
+pub fn fewest_lines(s: &Struct, path: u32, line: u64) -> u64 {
+    let line = line.max(1);
+    let mut total = 0u64;
+    let (mut bytes, mut floor) = (0u64, 0u64);
+    for f in &s.fields {
+        let cut =
+            crate::segments::is_line_break(f) || crate::segments::is_wall(f) || f.align >= line;
+        if cut {
+            total += bytes.div_ceil(line).max(floor);
+            (bytes, floor) = (0, 0);
+        }
+        let spans: Vec<(u64, u64)> = field_ranges(f, path).collect();
+        if spans.is_empty() {
+            continue;
+        }
+        bytes += count_union(spans.clone());
+        let member = (0..line)
+            .step_by(f.align.clamp(1, line) as usize)
+            .map(|base| lines_of_spans(&spans, base, line))
+            .min()
+            .unwrap_or(0);
+        floor = floor.max(member);
+    }
+    total + bytes.div_ceil(line).max(floor)
+}
+
 /// The bases a path's lines are counted at: the `--offset`'s phase, or
 /// every multiple of the alignment below `L` in aligned mode.
 fn bases(l: &Layout) -> Vec<u64> {
@@ -244,6 +281,93 @@ mod tests {
         // Offset 1000 is phase 40: 40..48 and 102..106: lines 0 and 1.
         let l1000 = layout(&[0, 60, 130], 192, 1, Placement::Offset(1000));
         assert_eq!(lines(&s, &l1000, 0), 2);
+    }
+
+    #[test]
+    fn fewest_lines_counts_a_member_that_cannot_fit_in_fewer() {
+        // A 128-byte member aligned to 64 whose head and tail are used: two
+        // lines wherever it goes, though its 16 bytes would fit in one.
+        let mut big = field("big", 128, &[(0, 0..8), (0, 120..128)]);
+        big.align = 64;
+        let mut s = Struct::new("s", vec![big, field("x", 8, &[(0, 0..8)])]);
+        s.paths = vec!["p".into()];
+        assert_eq!(path_bytes(&s, 0).div_ceil(64), 1);
+        assert_eq!(fewest_lines(&s, 0, 64), 2);
+        // Byte-aligned, the same member can start at 56: 56..64 and 176..184
+        // are still two lines apart.
+        s.fields[0].align = 1;
+        assert_eq!(fewest_lines(&s, 0, 64), 2);
+        // A line-aligned member starts a line of its own: x (before it)
+        // and its head cannot share one.
+        let mut s2 = Struct::new(
+            "s",
+            vec![field("x", 8, &[(0, 0..8)]), field("y", 8, &[(0, 0..8)])],
+        );
+        s2.paths = vec!["p".into()];
+        assert_eq!(fewest_lines(&s2, 0, 64), 1);
+        s2.fields[1].align = 64;
+        assert_eq!(fewest_lines(&s2, 0, 64), 2);
+        // Used only at its head, it fits one line.
+        s.fields[0].paths = vec![PathUse {
+            path: 0,
+            bytes: 0..8,
+        }];
+        assert_eq!(fewest_lines(&s, 0, 64), 1);
+    }
+
+    #[test]
+    fn fewest_lines_is_never_above_the_best_order() {
+        // Every order of four members packed at their alignment (an
+        // exhaustive search): the best touches at least fewest_lines.
+        let sizes = [(40u64, 8u64), (24, 8), (70, 2), (16, 16)];
+        for mask in 0u32..16 {
+            let fields: Vec<Field> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &(size, align))| {
+                    let uses: Vec<(u32, std::ops::Range<u64>)> = if mask & (1 << i) != 0 {
+                        vec![(0, 0..size.min(12)), (0, size - 4..size)]
+                    } else {
+                        Vec::new()
+                    };
+                    let mut f = field(&format!("m{i}"), size, &uses);
+                    f.align = align;
+                    f
+                })
+                .collect();
+            let mut s = Struct::new("s", fields);
+            s.paths = vec!["p".into()];
+            let floor = fewest_lines(&s, 0, 64);
+            let mut best = u64::MAX;
+            for perm in permutations(4) {
+                let mut offsets = [0u64; 4];
+                let mut at = 0u64;
+                for &i in &perm {
+                    at = at.next_multiple_of(sizes[i].1);
+                    offsets[i] = at;
+                    at += sizes[i].0;
+                }
+                let l = layout(&offsets, at.next_multiple_of(16), 16, Placement::Offset(0));
+                best = best.min(lines(&s, &l, 0));
+            }
+            assert!(floor <= best, "mask {mask}: floor {floor}, best {best}");
+            assert!(floor >= path_bytes(&s, 0).div_ceil(64));
+        }
+    }
+
+    fn permutations(n: usize) -> Vec<Vec<usize>> {
+        if n == 0 {
+            return vec![Vec::new()];
+        }
+        let mut out = Vec::new();
+        for p in permutations(n - 1) {
+            for at in 0..=p.len() {
+                let mut q = p.clone();
+                q.insert(at, n - 1);
+                out.push(q);
+            }
+        }
+        out
     }
 
     #[test]

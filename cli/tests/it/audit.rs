@@ -296,6 +296,113 @@ fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// The spread fixture (`fixtures/audit_spread`): `flow` and `flow_packed`
+/// hold the same members, only `flow` spreads what its fast path reads
+/// over three lines; nothing is written on the fast path.
+fn spread_tree() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_spread"), &t);
+    (d, t)
+}
+
+#[test]
+fn a_spread_fast_path_ranks_and_its_patch_packs_it() {
+    let (d, t) = spread_tree();
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(names(&j["ranked"]), ["flow"], "{j}");
+    let flow = &j["ranked"][0];
+    assert_eq!(flow["status"], "spread");
+    assert_eq!(flow["conflicts"].as_array().unwrap().len(), 0);
+    let p = &flow["paths"][0];
+    assert_eq!(p["root"], "flow_rx");
+    // key at 0, hash_rnd at 72, mtu at 144: lines 0, 1 and 2, for 20 bytes.
+    assert_eq!(
+        (p["lines"].as_u64(), p["fewest"].as_u64()),
+        (Some(3), Some(1)),
+        "{p}"
+    );
+    assert_eq!(p["bytes"], 20);
+    assert_eq!(flow["excess_lines"], 2);
+    assert_eq!(flow["misses"], 2);
+    assert!(
+        names(&j["clean"]).contains(&"flow_packed".to_string()),
+        "{j}"
+    );
+    // The table says why it ranks.
+    let o = audit(&t, &cache, &[]);
+    let table = stdout(&o);
+    assert!(
+        table.contains("hot path flow_rx: 3 lines for 20 B in 3 member(s), fewest 1 (2 past it)"),
+        "{table}"
+    );
+    // The series packs it: one patch, `git am` on the clean tree, and the
+    // patched tree has nothing left to rank.
+    assert!(git(&t, &["init", "-q"]).status.success());
+    assert!(git(&t, &["add", "-A"]).status.success());
+    assert!(git(&t, &["commit", "-qm", "base"]).status.success());
+    let series = d.path().join("series");
+    let o = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(&t)
+        .args([
+            "audit",
+            "--cc",
+            "gcc -Iinclude",
+            "--roots",
+            "roots.toml",
+            "include",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--series",
+            "3",
+            "-o",
+            series.to_str().unwrap(),
+        ])
+        .env("GIT_AUTHOR_NAME", "Audit Test")
+        .env("GIT_AUTHOR_EMAIL", "audit@example.org")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let mut files: Vec<String> = std::fs::read_dir(&series)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let cover = std::fs::read_to_string(series.join(&files[0])).unwrap();
+    assert!(
+        cover.contains(
+            "Subject: [PATCH 0/1] Pack the fast paths of 1 struct(s) on fewer cache lines"
+        ),
+        "{cover}"
+    );
+    let patch = std::fs::read_to_string(series.join(&files[1])).unwrap();
+    assert!(files[1].contains("struct-flow-"), "{files:?}");
+    assert!(
+        patch.contains("- flow_rx: 3 lines for 20 bytes in 3 members (fewest 1)"),
+        "{patch}"
+    );
+    let applied = git(&t, &["am", series.join(&files[1]).to_str().unwrap()]);
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    let c = Command::new("gcc")
+        .current_dir(&t)
+        .args(["-fsyntax-only", "-Iinclude", "src/flow.c"])
+        .output()
+        .unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let again = audit(&t, &cache, &["--format", "json"]);
+    let j: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(names(&j["ranked"]), Vec::<String>::new(), "{j}");
+    assert!(names(&j["clean"]).contains(&"flow".to_string()), "{j}");
+}
+
 #[test]
 fn a_series_never_writes_into_a_directory_with_files() {
     let (d, t) = tree();

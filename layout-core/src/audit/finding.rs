@@ -1,6 +1,7 @@
 //! What pass 2 concludes for one struct: its inferred classes, the lines
 //! where a lockless writer shares a cache line with read-mostly members,
-//! the evidence, and how exposed the struct is.
+//! how many lines each hot path touches past the fewest it could, the
+//! evidence, and what that costs the fast paths.
 
 use crate::infer::classify::{Class, Verdict};
 use crate::infer::sites::{Heat, Site};
@@ -21,7 +22,12 @@ pub enum Status {
     /// A conflict rests on a member the rules could not decide: listed
     /// apart, never patched.
     Ambiguous,
-    /// The inferred classes put no lockless writer next to read-mostly data.
+    /// No decided conflict, but the hot paths touch more lines than their
+    /// bytes need (the members they use are spread over the struct): a
+    /// patch packs them ([`PathSpread`]).
+    Spread,
+    /// The inferred classes put no lockless writer next to read-mostly
+    /// data, and every hot path touches as few lines as it can.
     NoConflict,
     /// Pass 2 could not analyse it (the reason says why).
     NotAnalysed,
@@ -32,6 +38,7 @@ impl Status {
         match self {
             Status::Conflict => "conflict",
             Status::Ambiguous => "ambiguous",
+            Status::Spread => "hot paths spread",
             Status::NoConflict => "no conflict",
             Status::NotAnalysed => "not analysed",
         }
@@ -65,6 +72,74 @@ pub struct Conflict {
     /// Hot writing functions times hot reading functions: how many
     /// (writer, reader) pairs of fast-path code bounce the line.
     pub exposure: u64,
+}
+
+impl Conflict {
+    /// The cache-line transfers the line costs one pass over the hot roots:
+    /// every hot root that reaches a writer or a victim on it takes the line
+    /// back from the CPU that last wrote it. None when no hot code writes
+    /// it, or none reads it (the line then only moves on slow paths).
+    pub fn misses(&self) -> u64 {
+        let roots = |ps: &[Party]| -> BTreeSet<String> {
+            ps.iter()
+                .flat_map(|p| p.hot_roots.iter().cloned())
+                .collect()
+        };
+        let (w, r) = (roots(&self.writers), roots(&self.victims));
+        if w.is_empty() || r.is_empty() || self.exposure == 0 {
+            return 0;
+        }
+        w.union(&r).count() as u64
+    }
+}
+
+/// One hot path of a struct in its declared order, the struct at the
+/// start of a line (as a slab or a line-aligned container puts it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PathSpread {
+    /// The hot root whose hot sites make the path.
+    pub root: String,
+    /// Lines its members' bytes touch.
+    pub lines: u64,
+    /// The fewest lines any order could touch ([`crate::paths::fewest_lines`]).
+    pub fewest: u64,
+    /// Distinct bytes it touches.
+    pub bytes: u64,
+    /// Members it uses.
+    pub members: usize,
+}
+
+impl PathSpread {
+    /// Lines touched past the fewest: cache misses a pass over the path
+    /// takes that a packed order would not.
+    pub fn excess(&self) -> u64 {
+        self.lines.saturating_sub(self.fewest)
+    }
+}
+
+/// The hot paths of `model` (its `[struct.NAME.paths]` applied) at its
+/// declared offsets, the struct starting a line.
+pub fn spread(model: &Struct, size: u64, align: u64, line: u64) -> Vec<PathSpread> {
+    let Some(layout) =
+        crate::Layout::declared(model, size, align, line, crate::Placement::Offset(0))
+    else {
+        return Vec::new();
+    };
+    crate::paths::path_lines(model, &layout)
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| PathSpread {
+            members: model
+                .fields
+                .iter()
+                .filter(|f| f.paths.iter().any(|u| u.path as usize == i))
+                .count(),
+            fewest: crate::paths::fewest_lines(model, i as u32, line),
+            root: p.name,
+            lines: p.lines,
+            bytes: p.bytes,
+        })
+        .collect()
 }
 
 /// The conflicts of `model` (classes applied) at its declared offsets,

@@ -319,6 +319,9 @@ fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate) -> Finding {
         reason: None,
         exposure: 0,
         conflicts: Vec::new(),
+        paths: Vec::new(),
+        excess_lines: 0,
+        misses: 0,
         pass1_rank: rank + 1,
         pass1_shared_bytes: c.exposure.shared_bytes,
         embedders,
@@ -463,6 +466,14 @@ fn classify(
         .filter(|v| v.ambiguous.is_some())
         .map(|v| v.name.clone())
         .collect();
+    f.paths = finding::spread(&classed, agg.size, agg.align, a.line);
+    f.excess_lines = f.paths.iter().map(finding::PathSpread::excess).sum();
+    f.misses = f
+        .conflicts
+        .iter()
+        .map(finding::Conflict::misses)
+        .sum::<u64>()
+        + f.excess_lines;
     let undecided = finding::undecided_on_writer_lines(&classed, a.line, &verdicts);
     f.status = if f.conflicts.is_empty() && !undecided.is_empty() {
         f.reason = Some(format!(
@@ -470,6 +481,8 @@ fn classify(
             undecided.join(", ")
         ));
         Status::Ambiguous
+    } else if f.conflicts.is_empty() && f.excess_lines > 0 {
+        Status::Spread
     } else if f.conflicts.is_empty() {
         Status::NoConflict
     } else if finding::rests_on_ambiguity(&f.conflicts) {

@@ -1,7 +1,7 @@
 //! The audit's result: the findings ranked, as a table, as JSON, and as
 //! the ranked table of a series' cover letter.
 
-use super::finding::{Conflict, Status};
+use super::finding::{Conflict, PathSpread, Status};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -20,9 +20,16 @@ pub struct Finding {
     /// Why it was not analysed, or what made it ambiguous.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Cache-line fetches one pass over its hot roots takes that a better
+    /// order would not: each conflict line's [`Conflict::misses`] plus each
+    /// hot path's [`PathSpread::excess`]. The ranking is by it.
+    pub misses: u64,
     /// Sum of its conflicts' exposures.
     pub exposure: u64,
     pub conflicts: Vec<Conflict>,
+    /// Its hot paths in the declared order, and their lines past the fewest.
+    pub paths: Vec<PathSpread>,
+    pub excess_lines: u64,
     /// Its place in pass 2's order (1-based: pass 1's exposure weighed by
     /// the units that use it) and the bytes its atomics and locks share.
     pub pass1_rank: usize,
@@ -43,9 +50,14 @@ pub struct Finding {
 
 impl Finding {
     /// Whether a series patches it: a decided conflict that fast-path code
-    /// drives on both sides (a hot writer and a hot reader).
+    /// drives on both sides (a hot writer and a hot reader), or hot paths
+    /// that touch more lines than they need.
     pub fn patchable(&self) -> bool {
-        self.status == Status::Conflict && self.exposure > 0
+        match self.status {
+            Status::Conflict => self.exposure > 0,
+            Status::Spread => self.excess_lines > 0,
+            _ => false,
+        }
     }
 
     /// Hot functions on both sides of every conflict (a tie-break).
@@ -71,7 +83,7 @@ pub struct Report {
     /// Translation units walked, and how many came from the cache.
     pub units: usize,
     pub units_cached: usize,
-    /// Conflicts, most exposed first.
+    /// Conflicts and spread hot paths, most misses first.
     pub ranked: Vec<Finding>,
     /// Conflicts that rest on an ambiguous member: never patched.
     pub ambiguous: Vec<Finding>,
@@ -90,7 +102,7 @@ impl Report {
         let mut r = Report::default();
         for f in findings {
             match f.status {
-                Status::Conflict => r.ranked.push(f),
+                Status::Conflict | Status::Spread => r.ranked.push(f),
                 Status::Ambiguous => r.ambiguous.push(f),
                 Status::NoConflict => r.clean.push(f),
                 Status::NotAnalysed => r.not_analysed.push(f),
@@ -98,6 +110,7 @@ impl Report {
         }
         let key = |f: &Finding| {
             (
+                std::cmp::Reverse(f.misses),
                 std::cmp::Reverse(f.exposure),
                 std::cmp::Reverse(f.hot_count()),
                 f.pass1_rank,
@@ -121,8 +134,9 @@ impl Report {
         );
         let _ = writeln!(
             o,
-            "# {} with a conflict, {} ambiguous (not patched), {} without one, {} not analysed",
-            self.ranked.len(),
+            "# {} with a conflict, {} with spread hot paths only, {} ambiguous (not patched), {} with neither, {} not analysed",
+            self.ranked.iter().filter(|f| f.status == Status::Conflict).count(),
+            self.ranked.iter().filter(|f| f.status == Status::Spread).count(),
             self.ambiguous.len(),
             self.clean.len(),
             self.not_analysed.len()
@@ -131,11 +145,13 @@ impl Report {
         for (i, f) in self.ranked.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "\n{}. struct {} ({}, {} B)",
+                "\n{}. struct {} ({}, {} B): {}, {} miss(es) per pass over its hot roots",
                 i + 1,
                 f.name,
                 f.defined_at,
-                f.size
+                f.size,
+                f.status.word(),
+                f.misses
             );
             evidence(&mut o, f);
         }
@@ -144,10 +160,11 @@ impl Report {
             for f in &self.ambiguous {
                 let _ = writeln!(
                     o,
-                    "  struct {} ({}, {} B): exposure {}; undecided: {}",
+                    "  struct {} ({}, {} B): misses {}, exposure {}; undecided: {}",
                     f.name,
                     f.defined_at,
                     f.size,
+                    f.misses,
                     f.exposure,
                     f.ambiguous_members.join(", ")
                 );
@@ -156,7 +173,11 @@ impl Report {
         }
         if !self.clean.is_empty() {
             let names: Vec<&str> = self.clean.iter().map(|f| f.name.as_str()).collect();
-            let _ = writeln!(o, "\nNo conflict after inference: {}", names.join(", "));
+            let _ = writeln!(
+                o,
+                "\nNo conflict and no spread hot path after inference: {}",
+                names.join(", ")
+            );
         }
         if !self.not_analysed.is_empty() {
             let _ = writeln!(o, "\nNot analysed:");
@@ -202,12 +223,13 @@ impl Report {
     }
 }
 
-/// `rank exposure struct size lines writers -> victims defined-at embedders`, tab-separated.
+/// `rank misses struct size conflict-lines writers -> victims hot-path-lines
+/// defined-at embedders`, tab-separated.
 pub fn ranked_table(ranked: &[Finding]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# rank\texposure\tstruct\tsize\tlines\twriters -> read-mostly victims\tdefined at\tembedders"
+        "# rank\tmisses\tstruct\tsize\tconflict lines\twriters -> read-mostly victims\thot-path lines (fewest)\tdefined at\tembedders"
     );
     for (i, f) in ranked.iter().enumerate() {
         let lines: Vec<String> = f.conflicts.iter().map(|c| c.line.to_string()).collect();
@@ -219,16 +241,33 @@ pub fn ranked_table(ranked: &[Finding]) -> String {
         }
         writers.dedup();
         victims.dedup();
+        let parties = if writers.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{} -> {}", shorten(&writers), shorten(&victims))
+        };
+        let (touched, fewest) = f
+            .paths
+            .iter()
+            .fold((0, 0), |(l, b), p| (l + p.lines, b + p.fewest));
         let _ = writeln!(
             o,
-            "{}\t{}\t{}\t{}\t{}\t{} -> {}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             i + 1,
-            f.exposure,
+            f.misses,
             f.name,
             f.size,
-            lines.join(","),
-            shorten(&writers),
-            shorten(&victims),
+            if lines.is_empty() {
+                "-".to_string()
+            } else {
+                lines.join(",")
+            },
+            parties,
+            if f.paths.is_empty() {
+                "-".to_string()
+            } else {
+                format!("{touched} ({fewest})")
+            },
             f.defined_at,
             f.embedder_count
         );
@@ -247,7 +286,13 @@ fn shorten(names: &[&str]) -> String {
 
 fn evidence(o: &mut String, f: &Finding) {
     for c in &f.conflicts {
-        let _ = writeln!(o, "   line {} (exposure {}):", c.line, c.exposure);
+        let _ = writeln!(
+            o,
+            "   line {} (exposure {}, misses {}):",
+            c.line,
+            c.exposure,
+            c.misses()
+        );
         for (side, parties) in [("writer", &c.writers), ("victim", &c.victims)] {
             for p in parties.iter() {
                 let amb = p
@@ -272,6 +317,18 @@ fn evidence(o: &mut String, f: &Finding) {
                 }
             }
         }
+    }
+    for p in f.paths.iter().filter(|p| p.excess() > 0) {
+        let _ = writeln!(
+            o,
+            "   hot path {}: {} lines for {} B in {} member(s), fewest {} ({} past it)",
+            p.root,
+            p.lines,
+            p.bytes,
+            p.members,
+            p.fewest,
+            p.excess()
+        );
     }
     if f.embedder_count > 0 {
         let more = f.embedder_count.saturating_sub(f.embedders.len());

@@ -3,6 +3,7 @@
 //! numbers them, adds what the audit found to each changelog, and writes
 //! the cover letter with the ranked table.
 
+use super::finding::{PathSpread, Status};
 use super::report::{ranked_table, Finding};
 use crate::emit::{rfc2822, Author};
 use std::fmt::Write as _;
@@ -64,11 +65,13 @@ pub fn number(mail: &str, i: usize, n: usize, note: &str) -> String {
 /// evidence and the tree-safety note.
 pub fn changelog_note(f: &Finding, safety: &str) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "Found by cachelayout audit (exposure {}: hot writing functions times hot reading functions, summed over the lines):",
-        f.exposure
-    );
+    if !f.conflicts.is_empty() {
+        let _ = writeln!(
+            o,
+            "Found by cachelayout audit (exposure {}: hot writing functions times hot reading functions, summed over the lines):",
+            f.exposure
+        );
+    }
     for c in &f.conflicts {
         let writers: Vec<String> = c.writers.iter().map(|p| run_name(&p.member)).collect();
         let victims: Vec<String> = c.victims.iter().map(|p| run_name(&p.member)).collect();
@@ -83,6 +86,22 @@ pub fn changelog_note(f: &Finding, safety: &str) -> String {
             if let Some(e) = p.evidence.first() {
                 let _ = writeln!(o, "  {}: {e}", run_name(&p.member));
             }
+        }
+    }
+    let spread: Vec<&PathSpread> = f.paths.iter().filter(|p| p.excess() > 0).collect();
+    if !spread.is_empty() {
+        let _ = writeln!(
+            o,
+            "{} cachelayout audit, the struct at the start of a line: the hot paths touch {} line(s) more than their bytes need:",
+            if f.conflicts.is_empty() { "Found by" } else { "Also found by" },
+            f.excess_lines
+        );
+        for p in spread {
+            let _ = writeln!(
+                o,
+                "- {}: {} lines for {} bytes in {} members (fewest {})",
+                p.root, p.lines, p.bytes, p.members, p.fewest
+            );
         }
     }
     if f.embedder_count > 0 {
@@ -160,18 +179,29 @@ pub fn cover_letter(
     );
     let _ = writeln!(o, "From: {} <{}>", author.name, author.email);
     let _ = writeln!(o, "Date: {}", rfc2822(author.time, author.tz_minutes));
-    let _ = writeln!(
-        o,
-        "Subject: [PATCH 0/{n}] Keep lockless writes off read-mostly cache lines in {n} struct(s)"
-    );
+    let shared = findings
+        .iter()
+        .filter(|f| f.status == Status::Conflict)
+        .count();
+    let subject = if shared == n {
+        format!("Keep lockless writes off read-mostly cache lines in {n} struct(s)")
+    } else if shared == 0 {
+        format!("Pack the fast paths of {n} struct(s) on fewer cache lines")
+    } else {
+        format!("Cache-line layout of {n} structs: false sharing and spread fast paths")
+    };
+    let _ = writeln!(o, "Subject: [PATCH 0/{n}] {subject}");
     o.push('\n');
     let _ = writeln!(
         o,
-        "cachelayout audit ranked the structs of the audited headers whose lockless\n\
-writes share a cache line with members the fast paths only read, from the\n\
-accesses in the audited sources (each hot side: the functions the hot roots\n\
-reach). Each patch moves the members of one struct, checked in every\n\
-configuration its #if lines select; the changelogs give the sites."
+        "cachelayout audit ranked the structs of the audited headers by the cache\n\
+lines their fast paths fetch that a better order would not, from the\n\
+accesses in the audited sources (hot: the functions the hot roots reach):\n\
+a line where a lockless write meets members the fast paths only read\n\
+moves once per hot root that touches it; a hot path whose members are\n\
+spread costs its lines past the fewest its bytes need. Each patch moves\n\
+the members of one struct, checked in every configuration its #if lines\n\
+select; the changelogs give the sites."
     );
     o.push('\n');
     o.push_str(&ranked_table(findings));
