@@ -72,25 +72,26 @@ pub struct Conflict {
     /// Hot writing functions times hot reading functions: how many
     /// (writer, reader) pairs of fast-path code bounce the line.
     pub exposure: u64,
+    /// The cache-line transfers the line costs one pass over the hot roots
+    /// ([`misses`]).
+    pub misses: u64,
 }
 
-impl Conflict {
-    /// The cache-line transfers the line costs one pass over the hot roots:
-    /// every hot root that reaches a writer or a victim on it takes the line
-    /// back from the CPU that last wrote it. None when no hot code writes
-    /// it, or none reads it (the line then only moves on slow paths).
-    pub fn misses(&self) -> u64 {
-        let roots = |ps: &[Party]| -> BTreeSet<String> {
-            ps.iter()
-                .flat_map(|p| p.hot_roots.iter().cloned())
-                .collect()
-        };
-        let (w, r) = (roots(&self.writers), roots(&self.victims));
-        if w.is_empty() || r.is_empty() || self.exposure == 0 {
-            return 0;
-        }
-        w.union(&r).count() as u64
+/// The cache-line transfers a shared line costs one pass over the hot
+/// roots: every hot root that reaches a writer or a victim on it takes the
+/// line back from the CPU that last wrote it. None when no hot code writes
+/// it, or none reads it (the line then only moves on slow paths).
+pub fn misses(writers: &[Party], victims: &[Party]) -> u64 {
+    let roots = |ps: &[Party]| -> BTreeSet<String> {
+        ps.iter()
+            .flat_map(|p| p.hot_roots.iter().cloned())
+            .collect()
+    };
+    let (w, r) = (roots(writers), roots(victims));
+    if w.is_empty() || r.is_empty() {
+        return 0;
     }
+    w.union(&r).count() as u64
 }
 
 /// One hot path of a struct in its declared order, the struct at the
@@ -179,6 +180,7 @@ pub fn conflicts(
         out.push(Conflict {
             line: c.line,
             exposure: (w.len() * r.len()) as u64,
+            misses: misses(&writers, &victims),
             writers,
             victims,
         });

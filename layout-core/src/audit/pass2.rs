@@ -468,12 +468,7 @@ fn classify(
         .collect();
     f.paths = finding::spread(&classed, agg.size, agg.align, a.line);
     f.excess_lines = f.paths.iter().map(finding::PathSpread::excess).sum();
-    f.misses = f
-        .conflicts
-        .iter()
-        .map(finding::Conflict::misses)
-        .sum::<u64>()
-        + f.excess_lines;
+    f.misses = f.conflicts.iter().map(|c| c.misses).sum::<u64>() + f.excess_lines;
     let undecided = finding::undecided_on_writer_lines(&classed, a.line, &verdicts);
     f.status = if f.conflicts.is_empty() && !undecided.is_empty() {
         f.reason = Some(format!(

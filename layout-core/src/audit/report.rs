@@ -289,9 +289,7 @@ fn evidence(o: &mut String, f: &Finding) {
         let _ = writeln!(
             o,
             "   line {} (exposure {}, misses {}):",
-            c.line,
-            c.exposure,
-            c.misses()
+            c.line, c.exposure, c.misses
         );
         for (side, parties) in [("writer", &c.writers), ("victim", &c.victims)] {
             for p in parties.iter() {
