@@ -378,9 +378,9 @@ fn write_series(
         if a.signoff {
             words.push("--signoff".into());
         }
-        // Spread hot paths only: pack them (a conflict keeps propose's
+        // No conflict hot code drives, only spread hot paths: pack them (a conflict keeps propose's
         // default, which also counts the hot paths' lines).
-        if f.status == audit::finding::Status::Spread {
+        if f.packs_hot_paths() {
             words.extend(["--objective".into(), "hot-lines".into()]);
         }
         for p in scanned {

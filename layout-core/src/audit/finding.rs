@@ -257,19 +257,32 @@ fn heat_word(s: &Site) -> String {
 }
 
 /// The members the rules could not decide that share a line with a
-/// lockless writer (a lock word counts) of `model` at its declared
-/// offsets: were such a member read-mostly, the line would be a conflict.
+/// lockless writer (a lock word counts) that hot code runs, of `model` at
+/// its declared offsets: were such a member read-mostly, the line would be
+/// a conflict that costs the fast paths.
 pub fn undecided_on_writer_lines(model: &Struct, line: u64, verdicts: &[Verdict]) -> Vec<String> {
     let line = line.max(1);
     let span = |f: &crate::Field| {
         let start = f.original_offset?;
         (f.size > 0).then(|| (start / line, (start + f.size - 1) / line))
     };
+    // A writer no hot code runs costs no miss whichever class the member
+    // next to it has (as a conflict it would be listed, not patched): only
+    // hot writers leave the question open.
+    let hot_writer = |i: usize| {
+        let name = &model.fields[i].name;
+        verdict_of(name, verdicts).is_some_and(|v| {
+            v.sites
+                .iter()
+                .any(|s| s.kind.writes() && s.heat == Heat::Hot)
+        })
+    };
     let writer_lines: Vec<(u64, u64)> = model
         .fields
         .iter()
-        .filter(|f| f.rule_access().is_lockless())
-        .filter_map(span)
+        .enumerate()
+        .filter(|(i, f)| f.rule_access().is_lockless() && hot_writer(*i))
+        .filter_map(|(_, f)| span(f))
         .collect();
     let mut out = Vec::new();
     for v in verdicts.iter().filter(|v| v.ambiguous.is_some()) {
@@ -289,10 +302,13 @@ pub fn undecided_on_writer_lines(model: &Struct, line: u64, verdicts: &[Verdict]
     out
 }
 
-/// Whether any member in `conflicts` has an ambiguous verdict.
+/// Whether any member of a conflict that costs the fast paths (misses
+/// above 0) has an ambiguous verdict: a line no hot code writes costs
+/// nothing whichever class its members have.
 pub fn rests_on_ambiguity(conflicts: &[Conflict]) -> bool {
     conflicts
         .iter()
+        .filter(|c| c.misses > 0)
         .flat_map(|c| c.writers.iter().chain(&c.victims))
         .any(|p| p.ambiguous.is_some())
 }

@@ -484,6 +484,7 @@ fn classify(
         let members: BTreeSet<String> = f
             .conflicts
             .iter()
+            .filter(|c| c.misses > 0)
             .flat_map(|c| c.writers.iter().chain(&c.victims))
             .filter(|p| p.ambiguous.is_some())
             .map(|p| p.member.clone())

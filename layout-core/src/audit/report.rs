@@ -54,10 +54,15 @@ impl Finding {
     /// that touch more lines than they need.
     pub fn patchable(&self) -> bool {
         match self.status {
-            Status::Conflict => self.exposure > 0,
-            Status::Spread => self.excess_lines > 0,
+            Status::Conflict | Status::Spread => self.exposure > 0 || self.excess_lines > 0,
             _ => false,
         }
+    }
+
+    /// Whether its patch is about the hot paths' lines alone: no conflict
+    /// that hot code drives (`propose --objective hot-lines`).
+    pub fn packs_hot_paths(&self) -> bool {
+        self.exposure == 0 && self.excess_lines > 0
     }
 
     /// Hot functions on both sides of every conflict (a tie-break).
