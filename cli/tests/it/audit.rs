@@ -187,15 +187,14 @@ fn git(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("git runs")
 }
 
-#[test]
-fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
-    let (d, t) = tree();
-    assert!(git(&t, &["init", "-q"]).status.success());
-    assert!(git(&t, &["add", "-A"]).status.success());
-    assert!(git(&t, &["commit", "-qm", "base"]).status.success());
-    let series = d.path().join("series");
-    let o = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
-        .current_dir(&t)
+/// `audit --series N -o series` on the fixture tree `t` (a git repository
+/// with its base committed), with a git identity for the mails.
+fn audit_series(t: &Path, cache: &Path, n: &str, series: &Path) -> std::process::Output {
+    assert!(git(t, &["init", "-q"]).status.success());
+    assert!(git(t, &["add", "-A"]).status.success());
+    assert!(git(t, &["commit", "-qm", "base"]).status.success());
+    Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(t)
         .args([
             "audit",
             "--cc",
@@ -204,16 +203,23 @@ fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
             "roots.toml",
             "include",
             "--cache-dir",
-            d.path().join("cache").to_str().unwrap(),
+            cache.to_str().unwrap(),
             "--series",
-            "20",
+            n,
             "-o",
             series.to_str().unwrap(),
         ])
         .env("GIT_AUTHOR_NAME", "Audit Test")
         .env("GIT_AUTHOR_EMAIL", "audit@example.org")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
+    let (d, t) = tree();
+    let series = d.path().join("series");
+    let o = audit_series(&t, &d.path().join("cache"), "20", &series);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut files: Vec<String> = std::fs::read_dir(&series)
         .unwrap()
@@ -341,30 +347,8 @@ fn a_spread_fast_path_ranks_and_its_patch_packs_it() {
     );
     // The series packs it: one patch, `git am` on the clean tree, and the
     // patched tree has nothing left to rank.
-    assert!(git(&t, &["init", "-q"]).status.success());
-    assert!(git(&t, &["add", "-A"]).status.success());
-    assert!(git(&t, &["commit", "-qm", "base"]).status.success());
     let series = d.path().join("series");
-    let o = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
-        .current_dir(&t)
-        .args([
-            "audit",
-            "--cc",
-            "gcc -Iinclude",
-            "--roots",
-            "roots.toml",
-            "include",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--series",
-            "3",
-            "-o",
-            series.to_str().unwrap(),
-        ])
-        .env("GIT_AUTHOR_NAME", "Audit Test")
-        .env("GIT_AUTHOR_EMAIL", "audit@example.org")
-        .output()
-        .unwrap();
+    let o = audit_series(&t, &cache, "3", &series);
     assert!(o.status.success(), "{}", stderr(&o));
     let mut files: Vec<String> = std::fs::read_dir(&series)
         .unwrap()
