@@ -215,17 +215,23 @@ fn audit_series(t: &Path, cache: &Path, n: &str, series: &Path) -> std::process:
         .unwrap()
 }
 
+/// The file names in a series directory, sorted (the cover letter first).
+fn series_files(series: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(series)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files
+}
+
 #[test]
 fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
     let (d, t) = tree();
     let series = d.path().join("series");
     let o = audit_series(&t, &d.path().join("cache"), "20", &series);
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut files: Vec<String> = std::fs::read_dir(&series)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = series_files(&series);
     assert_eq!(files.len(), 4, "{files:?}");
     assert_eq!(files[0], "0000-cover-letter.patch");
     let mut patched: Vec<&str> = Vec::new();
@@ -350,11 +356,7 @@ fn a_spread_fast_path_ranks_and_its_patch_packs_it() {
     let series = d.path().join("series");
     let o = audit_series(&t, &cache, "3", &series);
     assert!(o.status.success(), "{}", stderr(&o));
-    let mut files: Vec<String> = std::fs::read_dir(&series)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    files.sort();
+    let files = series_files(&series);
     assert_eq!(files.len(), 2, "{files:?}");
     let cover = std::fs::read_to_string(series.join(&files[0])).unwrap();
     assert!(
