@@ -495,7 +495,13 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
     // any, are off the hot paths too).
     let warm: Vec<&Site> = sites.iter().filter(|x| x.heat == Heat::Warm).collect();
     let warm_writes: Vec<&&Site> = warm.iter().filter(|x| x.kind.writes()).collect();
-    if !warm_writes.is_empty() && warm_writes.iter().all(|x| is_atomic(&x.how)) {
+    // Bit operations are flags set on configuration events (`set_bit` in
+    // `__dev_open`), not a counter: they say nothing of how often.
+    if !warm_writes.is_empty()
+        && warm_writes
+            .iter()
+            .all(|x| is_atomic(&x.how) && !x.how.ends_with("_bit"))
+    {
         return Frequency::Written(format!(
             "no hot path touches it; outside them it is written only with atomics ({})",
             warm_writes[0].cite()

@@ -72,6 +72,12 @@ pub struct Site {
     pub hot_roots: Vec<String>,
     /// How many loops of its function enclose it (a weight for the reviewer).
     pub loop_depth: u32,
+    /// For a hot site: the branches (`if` arms, `switch` bodies) on the
+    /// fewest-branch way from the nearest hot root, its own function's
+    /// included. By the static estimate (each branch taken half the time)
+    /// it runs on 1/2^N of that root's calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branches: Option<u32>,
     /// Not hot, but a hot root reaches it through a slow path, an
     /// `unlikely()` branch or an error path (a rare event of a hot path).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

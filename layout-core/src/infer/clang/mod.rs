@@ -512,6 +512,7 @@ pub fn combine_joined(
             ));
             continue;
         };
+        let mut branches_hot = None;
         let (heat, cold_because) = if hot.is_empty() {
             match &r.cold_branch {
                 Some(c) => (Heat::Cold, Some(c.clone())),
@@ -537,6 +538,7 @@ pub fn combine_joined(
                     )),
                 )
             } else {
+                branches_hot = Some(branches);
                 (Heat::Hot, None)
             }
         } else if !runtime.contains(&r.function) {
@@ -611,6 +613,7 @@ pub fn combine_joined(
             hot_via,
             hot_roots,
             loop_depth: r.loop_depth,
+            branches: branches_hot,
             near_hot,
             slow_name: slow::slow_path(&function).is_some(),
             context_unknown,

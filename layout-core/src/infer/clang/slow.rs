@@ -85,6 +85,26 @@ const WORDS: &[(&str, &str)] = &[
     ("challenge", "an error"),
 ];
 
+/// The words a constant's name (`TCPCB_LOST`, `TCP_CA_Loss`, `TCP_LISTEN`,
+/// `IS_ERR`) may carry for a branch that tests it to be a rare event: loss
+/// recovery, connection setup and teardown, errors and timers. Narrower
+/// than [`WORDS`]: a state constant named `..._Open` or `..._INIT` is as
+/// often the usual state as not.
+const EVENT_WORDS: &[&str] = &[
+    "loss", "lost", "recovery", "retrans", "reneg", "dsack", "reorder", "undo", "listen", "syn",
+    "synsent", "fin", "close", "rst", "err", "error", "fail", "abort", "warn", "bug", "timeout",
+    "probe", "urg", "repair", "fastopen",
+];
+
+/// The kind of rare event a constant's name says a test of it is, if any
+/// (by whole words, as [`slow_path`]).
+pub fn rare_event(constant: &str) -> Option<&'static str> {
+    constant
+        .split('_')
+        .filter(|w| EVENT_WORDS.contains(w))
+        .find_map(|w| WORDS.iter().find(|(k, _)| *k == w).map(|(_, why)| *why))
+}
+
 /// The kind of slow path `function`'s name says it is, if any.
 pub fn slow_path(function: &str) -> Option<&'static str> {
     function

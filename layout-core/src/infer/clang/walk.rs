@@ -381,7 +381,19 @@ impl<'u, 'i> Walker<'u, 'i> {
         };
         self.stack.push(c);
         self.walk(*cond);
-        let expect = expectation(self.unit, *cond);
+        let expect =
+            expectation(self.unit, *cond).or_else(|| rare_constant(&self.unit.tokens(*cond)));
+        // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
+        // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
+        // the other one is expected.
+        let expect = expect.or_else(|| {
+            let prints = |b: Option<&Cursor>| b.is_some_and(|b| prints_directly(self.unit, *b));
+            match (prints(kids.get(1)), prints(kids.get(2))) {
+                (true, false) => Some((false, "a branch that prints a diagnostic".into())),
+                (false, true) => Some((true, "a branch that prints a diagnostic".into())),
+                _ => None,
+            }
+        });
         let why = expect.as_ref().map(|(_, w)| w.clone()).unwrap_or_default();
         let expect = expect.map(|(v, _)| v);
         let before = self.held.clone();
@@ -831,6 +843,68 @@ fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
             _ => return None,
         }
     }
+}
+
+/// A condition that tests for a rare state or event by its constant's
+/// name: `sacked & TCPCB_LOST`, `icsk_ca_state == TCP_CA_Loss`,
+/// `sk_state == TCP_LISTEN`, `IS_ERR(p)`: the constant (an upper-case
+/// macro or enum constant, not a `CONFIG_` option) names loss recovery,
+/// connection setup or teardown, an error or a timer
+/// ([`super::slow::rare_event`]). Only a plain test is read (no `!`,
+/// `!=`, `||` or `?`, whose sense the words do not give): its branch is
+/// expected not taken.
+fn rare_constant(tokens: &[String]) -> Option<(bool, String)> {
+    if tokens
+        .iter()
+        .any(|t| t.starts_with('!') || matches!(t.as_str(), "||" | "?"))
+    {
+        return None;
+    }
+    tokens.iter().find_map(|t| {
+        let constant = t.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && t.contains('_')
+            && !t.starts_with("CONFIG_")
+            && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !constant {
+            return None;
+        }
+        let why = super::slow::rare_event(&t.to_ascii_lowercase())?;
+        Some((false, format!("a test of {t}, {why} by its name")))
+    })
+}
+
+/// Whether a branch is a short diagnostic block: at most three
+/// statements, one of them a call of a function that prints a diagnostic
+/// (`printk` and the `pr_*` family, `net_*_ratelimited`, `netdev_*`/`dev_*`
+/// messages, `WARN*`). A longer block that prints somewhere does work
+/// before it (a transmit that reports a busy queue at its end).
+fn prints_directly(unit: &Unit, branch: Cursor) -> bool {
+    let statements = if branch.kind() == CXCursor_CompoundStmt {
+        branch.children()
+    } else {
+        vec![branch]
+    };
+    if statements.len() > 3 {
+        return false;
+    }
+    statements.iter().any(|s| {
+        // The statement's first token where the code is written: a macro
+        // use (`pr_debug(...)`) counts as its name.
+        unit.tokens_between(*s, *s).first().is_some_and(|t| {
+            let n = t.trim_start_matches('_');
+            n.starts_with("pr_")
+                || n.starts_with("printk")
+                || n.starts_with("WARN")
+                || (n.starts_with("net_") && n.ends_with("_ratelimited"))
+                || ["netdev_", "dev_"].iter().any(|p| {
+                    n.strip_prefix(p).is_some_and(|r| {
+                        matches!(r, "err" | "warn" | "dbg" | "info" | "notice" | "crit")
+                            || r.ends_with("_ratelimited")
+                            || r.ends_with("_once")
+                    })
+                })
+        })
+    })
 }
 
 /// The logical operator at the top level of a binary expression's tokens
