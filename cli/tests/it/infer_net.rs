@@ -447,11 +447,11 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
 }
 
 /// Measured right on the mm structs with one list of roots.
-const MM_ONE_LIST_RIGHT: u32 = 65;
+const MM_ONE_LIST_RIGHT: u32 = 68;
 
 /// Measured right by kind, both parts together: developed on, held out.
-const DEV_RIGHT: u32 = 57;
-const HELD_RIGHT: u32 = 56;
+const DEV_RIGHT: u32 = 58;
+const HELD_RIGHT: u32 = 57;
 
 #[test]
 fn tcp_sock_writes_are_under_the_socket_lock() {
@@ -622,6 +622,6 @@ fn the_mm_structs_with_one_list_of_roots() {
         "the mm structs, one list of roots: {right} of {all} classes right ({:.0}%)",
         100.0 * right as f64 / all as f64
     );
-    // Measured: 65 of 74 (88 %; see GUIDE.md for the misses and why).
+    // Measured: 68 of 74 (92 %; see GUIDE.md for the misses and why).
     assert!(right >= MM_ONE_LIST_RIGHT, "{right} of {all}");
 }

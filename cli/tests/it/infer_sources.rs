@@ -660,7 +660,12 @@ pub(crate) const LRU_GEN_TRUTH: &Truth = &[
     ("enabled", "read_mostly", "mm_inline.h lru_gen_add_folio reads it; written by lru_gen_change_state (sysfs)"),
 ];
 
-/// zone: as examples/kernel/zone.toml classes it (page allocator, compaction, vmstat).
+/// zone: as examples/kernel/zone.toml classes it (page allocator,
+/// compaction, vmstat), by the classes infer gives (read on a fast path /
+/// written / not on a fast path). Three members the layout file keeps
+/// with the read-mostly ones, where a cold member does no harm, are on no
+/// fast path of 6.1 and are cold here: `pageset_high`, `pageset_batch`
+/// (the pcp setup only) and `span_seqlock` (a CONFIG_DEBUG_VM check).
 pub(crate) const ZONE_TRUTH: &Truth = &[
     (
         "_watermark",
@@ -696,10 +701,14 @@ pub(crate) const ZONE_TRUTH: &Truth = &[
     ),
     (
         "pageset_high",
-        "read_mostly",
-        "zone_set_pageset_high_and_batch, sysctl",
+        "cold",
+        "mm/page_alloc.c:7212-7217 zone_set_pageset_high_and_batch and 7295 zone_pcp_init: read and written only when the pcp lists are set up again (sysctl, hotplug); no fast path reads it (the pcp's own high is what nr_pcp_high reads)",
     ),
-    ("pageset_batch", "read_mostly", "likewise"),
+    (
+        "pageset_batch",
+        "cold",
+        "likewise: mm/page_alloc.c:7213, 7217, 7296",
+    ),
     ("zone_start_pfn", "read_mostly", "mmzone.h zone_end_pfn"),
     (
         "managed_pages",
@@ -710,8 +719,8 @@ pub(crate) const ZONE_TRUTH: &Truth = &[
     ("present_pages", "read_mostly", "mmzone.h populated_zone"),
     (
         "span_seqlock",
-        "read_mostly",
-        "read around span reads; written on hotplug",
+        "cold",
+        "read only by page_outside_zone_boundaries (mm/page_alloc.c:654), under CONFIG_DEBUG_VM, which Debian's configuration leaves off; written on memory hotplug (memory_hotplug.h:140)",
     ),
     (
         "percpu_drift_mark",

@@ -126,6 +126,18 @@ mod tests {
         assert_eq!(slow_path("tcp_sync_mss"), Some("a configuration change"));
         assert_eq!(slow_path("tcp_write_timer_handler"), Some("a timer"));
         assert_eq!(slow_path("tcp_enter_loss"), Some("loss recovery"));
+        // A constant's words: rare events only, not a usual state.
+        assert_eq!(rare_event("tcpcb_lost"), Some("loss recovery"));
+        assert_eq!(rare_event("tcp_listen"), Some("setup"));
+        assert_eq!(rare_event("is_err"), Some("an error"));
+        for usual in [
+            "tcp_ca_open",
+            "tcp_established",
+            "zone_boosted_watermark",
+            "alloc_cma",
+        ] {
+            assert_eq!(rare_event(usual), None, "{usual}");
+        }
         for hot in [
             "tcp_rcv_established",
             "tcp_ack",

@@ -1002,3 +1002,29 @@ fn lock_from_tokens(tokens: &[String]) -> Option<String> {
         })
         .cloned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::rare_constant;
+
+    fn toks(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_test_of_a_rare_events_constant_is_unlikely() {
+        let got = rare_constant(&toks("sacked & TCPCB_LOST")).unwrap();
+        assert!(!got.0);
+        assert!(got.1.contains("TCPCB_LOST"), "{}", got.1);
+        assert!(rare_constant(&toks("sk -> sk_state == TCP_LISTEN")).is_some());
+        assert!(rare_constant(&toks("IS_ERR ( p )")).is_some());
+        // The sense is not read from the words: a negation or `!=` is left alone.
+        assert!(rare_constant(&toks("! ( sacked & TCPCB_LOST )")).is_none());
+        assert!(rare_constant(&toks("sk -> sk_state != TCP_CLOSE")).is_none());
+        assert!(rare_constant(&toks("a || b & TCPCB_LOST")).is_none());
+        // A usual state, a configuration option, a lower-case name.
+        assert!(rare_constant(&toks("ca_state == TCP_CA_Open")).is_none());
+        assert!(rare_constant(&toks("IS_ENABLED ( CONFIG_TCP_FAIL_X )")).is_none());
+        assert!(rare_constant(&toks("tcp_lost_x ( sk )")).is_none());
+    }
+}
