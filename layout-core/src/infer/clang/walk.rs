@@ -102,6 +102,9 @@ pub struct Walker<'u, 'i> {
     targets: &'u [String],
     wrappers: &'u [String],
     macros: Vec<MacroUse>,
+    /// Uses of the macros that print a diagnostic and of constants that
+    /// name a rare event (read by the branch rules).
+    marks: Vec<MacroUse>,
     /// Every access found, with the index of its struct in `targets`.
     pub sites: Vec<(usize, RawSite)>,
     /// Function name → its callees (calls off `unlikely()` branches and error paths).
@@ -154,6 +157,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             targets,
             wrappers,
             macros: Vec::new(),
+            marks: Vec::new(),
             sites: Vec::new(),
             calls: BTreeMap::new(),
             cold_calls: BTreeMap::new(),
@@ -185,6 +189,16 @@ impl<'u, 'i> Walker<'u, 'i> {
         for c in &top {
             if c.kind() == CXCursor_MacroExpansion {
                 let name = c.spelling();
+                if is_print_macro(&name) || is_rare_constant(&name) {
+                    let (s, e) = c.extent();
+                    self.marks.push(MacroUse {
+                        file: s.file,
+                        start: s.offset,
+                        end: e.offset,
+                        name: name.clone(),
+                        lock: None,
+                    });
+                }
                 if interesting_macro(&name) {
                     let (s, e) = c.extent();
                     let lock = if locks::asserts_held(&name) {
@@ -381,13 +395,12 @@ impl<'u, 'i> Walker<'u, 'i> {
         };
         self.stack.push(c);
         self.walk(*cond);
-        let expect =
-            expectation(self.unit, *cond).or_else(|| rare_constant(&self.unit.tokens(*cond)));
+        let expect = expectation(self.unit, *cond).or_else(|| self.tests_rare_event(*cond));
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
         // the other one is expected.
         let expect = expect.or_else(|| {
-            let prints = |b: Option<&Cursor>| b.is_some_and(|b| prints_directly(self.unit, *b));
+            let prints = |b: Option<&Cursor>| b.is_some_and(|b| self.prints_directly(*b));
             match (prints(kids.get(1)), prints(kids.get(2))) {
                 (true, false) => Some((false, "a branch that prints a diagnostic".into())),
                 (false, true) => Some((true, "a branch that prints a diagnostic".into())),
@@ -436,6 +449,52 @@ impl<'u, 'i> Walker<'u, 'i> {
             }
         };
         t_end && e_end
+    }
+
+    /// A macro use of `marks` that `pred` accepts within `c`'s extent.
+    fn mark_within(&self, c: Cursor, pred: impl Fn(&MacroUse) -> bool) -> Option<&MacroUse> {
+        if self.marks.is_empty() {
+            return None;
+        }
+        let (s, e) = c.extent();
+        self.marks
+            .iter()
+            .find(|m| m.file == s.file && s.offset <= m.start && m.start <= e.offset && pred(m))
+    }
+
+    /// [`rare_constant`] on a condition that names such a constant, as a
+    /// macro (`TCPCB_LOST`) or an enum constant (`TCP_CA_Loss`): only
+    /// then are its tokens read.
+    fn tests_rare_event(&self, cond: Cursor) -> Option<(bool, String)> {
+        let named = self
+            .mark_within(cond, |m| is_rare_constant(&m.name))
+            .is_some()
+            || rare_enum_constant(cond, 0);
+        if !named {
+            return None;
+        }
+        rare_constant(&self.unit.tokens(cond))
+    }
+
+    /// Whether a branch is a short diagnostic block: at most three
+    /// statements, one of them a use of a macro that prints a diagnostic
+    /// ([`is_print_macro`]). A longer block that prints somewhere does
+    /// work before it (a transmit that reports a busy queue at its end).
+    fn prints_directly(&self, branch: Cursor) -> bool {
+        let statements = if branch.kind() == CXCursor_CompoundStmt {
+            branch.children()
+        } else {
+            vec![branch]
+        };
+        if statements.len() > 3 {
+            return false;
+        }
+        statements.iter().any(|s| {
+            let start = s.extent().0;
+            self.marks
+                .iter()
+                .any(|m| m.file == start.file && m.start == start.offset && is_print_macro(&m.name))
+        })
     }
 
     fn call(&mut self, c: Cursor) {
@@ -861,11 +920,7 @@ fn rare_constant(tokens: &[String]) -> Option<(bool, String)> {
         return None;
     }
     tokens.iter().find_map(|t| {
-        let constant = t.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-            && t.contains('_')
-            && !t.starts_with("CONFIG_")
-            && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        if !constant {
+        if !is_rare_constant(t) {
             return None;
         }
         let why = super::slow::rare_event(&t.to_ascii_lowercase())?;
@@ -873,38 +928,45 @@ fn rare_constant(tokens: &[String]) -> Option<(bool, String)> {
     })
 }
 
-/// Whether a branch is a short diagnostic block: at most three
-/// statements, one of them a call of a function that prints a diagnostic
-/// (`printk` and the `pr_*` family, `net_*_ratelimited`, `netdev_*`/`dev_*`
-/// messages, `WARN*`). A longer block that prints somewhere does work
-/// before it (a transmit that reports a busy queue at its end).
-fn prints_directly(unit: &Unit, branch: Cursor) -> bool {
-    let statements = if branch.kind() == CXCursor_CompoundStmt {
-        branch.children()
-    } else {
-        vec![branch]
-    };
-    if statements.len() > 3 {
-        return false;
-    }
-    statements.iter().any(|s| {
-        // The statement's first token where the code is written: a macro
-        // use (`pr_debug(...)`) counts as its name.
-        unit.tokens_between(*s, *s).first().is_some_and(|t| {
-            let n = t.trim_start_matches('_');
-            n.starts_with("pr_")
-                || n.starts_with("printk")
-                || n.starts_with("WARN")
-                || (n.starts_with("net_") && n.ends_with("_ratelimited"))
-                || ["netdev_", "dev_"].iter().any(|p| {
-                    n.strip_prefix(p).is_some_and(|r| {
-                        matches!(r, "err" | "warn" | "dbg" | "info" | "notice" | "crit")
-                            || r.ends_with("_ratelimited")
-                            || r.ends_with("_once")
-                    })
-                })
+/// Whether a macro prints a diagnostic: `printk` and the `pr_*` family,
+/// `net_*_ratelimited`, `netdev_*`/`dev_*` messages, `WARN*`.
+fn is_print_macro(name: &str) -> bool {
+    let n = name.trim_start_matches('_');
+    n.starts_with("pr_")
+        || n.starts_with("printk")
+        || n.starts_with("WARN")
+        || (n.starts_with("net_") && n.ends_with("_ratelimited"))
+        || ["netdev_", "dev_"].iter().any(|p| {
+            n.strip_prefix(p).is_some_and(|r| {
+                matches!(r, "err" | "warn" | "dbg" | "info" | "notice" | "crit")
+                    || r.ends_with("_ratelimited")
+                    || r.ends_with("_once")
+            })
         })
-    })
+}
+
+/// Whether a name is a constant (upper case first, with `_`, not a
+/// `CONFIG_` option) whose words name a rare event.
+fn is_rare_constant(t: &str) -> bool {
+    t.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && t.contains('_')
+        && !t.starts_with("CONFIG_")
+        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && super::slow::rare_event(&t.to_ascii_lowercase()).is_some()
+}
+
+/// Whether an expression names an enum constant of a rare event
+/// (`TCP_CA_Loss`, `TCP_LISTEN`), a few levels deep.
+fn rare_enum_constant(c: Cursor, depth: u32) -> bool {
+    if c.kind() == CXCursor_DeclRefExpr {
+        return c.referenced().is_some_and(|d| {
+            d.kind() == CXCursor_EnumConstantDecl && is_rare_constant(&d.spelling())
+        });
+    }
+    depth < 6
+        && c.children()
+            .into_iter()
+            .any(|k| rare_enum_constant(k, depth + 1))
 }
 
 /// The logical operator at the top level of a binary expression's tokens
