@@ -2,11 +2,13 @@
 //! evidence (layout-core's `audit`), as a table, JSON, or with `--series N`
 //! a `git format-patch` series of the first N.
 
-use super::args::{line_size, ProposeArgs};
-use super::{probe, EXIT_OK};
+use crate::exit::EXIT_OK;
+use crate::input_args::line_size;
+use crate::propose::ProposeArgs;
 use clap::{Args, Parser, ValueEnum};
 use layout_core::audit::{self, cache::Cache, roots, Progress};
 use layout_core::infer::clang::flags;
+use layout_core::probe;
 use layout_core::{Diagnostic, Target};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write as _};
@@ -94,8 +96,8 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         profiles.push((path.display().to_string(), rows));
     }
     let source_tree = source_tree(a)?;
-    let headers = super::scan::header_list(&a.headers, a.probe.kbuild.as_deref())?;
-    let db = super::scan::probe_headers(&a.probe, &headers)?;
+    let headers = crate::scan::header_list(&a.headers, a.probe.kbuild.as_deref())?;
+    let db = crate::scan::probe_headers(&a.probe, &headers)?;
     let mut shown_under = vec![source_tree.clone()];
     if let Some(dir) = &a.probe.kbuild {
         shown_under.push(probe::KbuildTree::locate(dir)?.srctree);
@@ -143,7 +145,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         AuditFormat::Table => report.table(),
         AuditFormat::Json => report.json(),
     };
-    super::print_stdout(&text)?;
+    crate::output::print_stdout(&text)?;
     if let (Some(n), Some(dir)) = (a.series, &a.output_dir) {
         // The tree-safety pass of each patch reads the audited headers and
         // sources: the code that could depend on a struct's member order.
@@ -336,11 +338,11 @@ fn write_series(
         .ok()
         .and_then(|p| p.parent().map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
-    let author = super::mail::author(&header_dir)?;
+    let author = crate::mail::author(&header_dir)?;
     // The first `n` structs propose patches for, in rank order: a struct
     // the tree-safety pass refuses (or with nothing to move) gives its
     // place to the next.
-    let mut patches: Vec<(&audit::report::Finding, super::propose::Rendered)> = Vec::new();
+    let mut patches: Vec<(&audit::report::Finding, crate::propose::Rendered)> = Vec::new();
     let mut refused: Vec<(String, String)> = Vec::new();
     for f in &patchable {
         if patches.len() == n {
@@ -391,7 +393,7 @@ fn write_series(
             Diagnostic::new(format!("cannot propose struct {}: {e}", f.name))
                 .help("this is a bug in cachelayout audit: please report it with the command line")
         })?;
-        match super::propose::render(&cmd.args) {
+        match crate::propose::render(&cmd.args) {
             Ok(r) if r.out.starts_with("From ") => patches.push((f, r)),
             Ok(_) => refused.push((f.name.clone(), "propose moves nothing".to_string())),
             Err(e) => refused.push((f.name.clone(), e.to_string())),
@@ -413,13 +415,13 @@ fn write_series(
         let mail = audit::series::number(&rendered.out, i + 1, n, &note);
         let subject = audit::series::subject_of(&rendered.out).unwrap_or(&f.name);
         let path = dir.join(audit::series::file_name(i + 1, subject));
-        super::output::write_new(&path, mail.as_bytes(), &read, false)?;
+        crate::output::write_new(&path, mail.as_bytes(), &read, false)?;
         eprintln!("wrote {}", path.display());
     }
     let chosen: Vec<audit::report::Finding> = patches.iter().map(|(f, _)| (*f).clone()).collect();
     let cover = audit::series::cover_letter(&author, &chosen, &report.ambiguous, &refused);
     let path = dir.join("0000-cover-letter.patch");
-    super::output::write_new(&path, cover.as_bytes(), &read, false)?;
+    crate::output::write_new(&path, cover.as_bytes(), &read, false)?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! directory). What is checked and how it is reported is layout-core's
 //! `configs`; this module runs the loads.
 
-use super::args::InputArgs;
-use super::input;
+use crate::input;
+use crate::input_args::InputArgs;
 use layout_core::configs::{self, ConfigCheck, Outcome};
 use layout_core::model::{Placement, Struct};
 use layout_core::source::StructSource;
@@ -149,7 +149,7 @@ fn load_in(
 
 /// The options the configuration read turns on: the probe's macros.
 fn options_on(args: &InputArgs, header: &Path) -> Result<Vec<String>, Diagnostic> {
-    let probe = super::probe::run(&args.probe, &[header.to_path_buf()])?;
+    let probe = layout_core::probe::run(&args.probe, &[header.to_path_buf()])?;
     Ok(probe
         .macros
         .iter()

@@ -2,12 +2,72 @@
 //! embeds it, and what it costs the allocator; and the same report for
 //! `propose --growth`.
 
-use super::args::{GrowthArgs, GrowthFormat, InputArgs};
-use super::{files, input, EXIT_OK};
+use crate::exit::EXIT_OK;
+use crate::input;
+use crate::input_args::InputArgs;
+use clap::{Args, ValueEnum};
 use layout_core::c::{Defines, TypeTable};
+use layout_core::files;
 use layout_core::growth::{self, GrowthReport, HeaderTypes, Instances, Shape};
 use layout_core::{Diagnostic, Layout, Struct};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:\n  \
+cachelayout growth --before mmzone.h.orig --after mmzone.h --struct lru_gen_folio\n  \
+cachelayout growth --btf /sys/kernel/btf/vmlinux --struct page_counter --size 256\n  \
+cachelayout growth --header lru_gen.h --struct lru_gen_folio --size 1408 --align 64 \\\n    \
+--instances 'mem_cgroup_per_node=4:per memcg, 4 nodes'")]
+pub struct GrowthArgs {
+    /// The struct that changes (without the `struct` keyword), or a typedef name.
+    #[arg(long = "struct", value_name = "NAME")]
+    pub struct_name: String,
+    /// The header before the change (with --after): every size comes from the headers.
+    #[arg(long, value_name = "OLD.h")]
+    pub before: Option<PathBuf>,
+    /// The header after the change (with --before).
+    #[arg(long, value_name = "NEW.h")]
+    pub after: Option<PathBuf>,
+    /// The struct's new size in bytes; the embedders are laid out again with C's rules.
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<u64>,
+    /// The struct's new alignment (with --size; default: the current one).
+    #[arg(long, value_name = "BYTES")]
+    pub align: Option<u64>,
+    /// Types from BTF (/sys/kernel/btf/vmlinux, a -gbtf object), for --size.
+    #[arg(long, value_name = "PATH")]
+    pub btf: Option<PathBuf>,
+    /// Types from DWARF (an object built with -g), for --size.
+    #[arg(long, value_name = "FILE")]
+    pub dwarf: Option<PathBuf>,
+    /// Types from a C header, for --size (with --kbuild, --compile-commands or --cc: the
+    /// header the probe compiles, whose every reachable struct is an embedder candidate).
+    #[arg(long, value_name = "FILE.h")]
+    pub header: Option<PathBuf>,
+    #[command(flatten)]
+    pub probe: layout_core::probe::ProbeArgs,
+    /// COUNT objects of struct NAME are allocated with kmalloc: multiply its real bytes
+    /// per object (size class change) by COUNT. NOTE says what the count is, e.g.
+    /// --instances 'mem_cgroup_per_node=4:per memcg, 4 nodes'. Repeatable.
+    #[arg(long = "instances", value_name = "NAME=COUNT[:NOTE]")]
+    pub instances: Vec<String>,
+    /// Define a constant or config option for the headers: -D MAX_NR_ZONES=5.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub defines: Vec<String>,
+    /// Access file whose [types] and [defines] the headers need.
+    #[arg(long, value_name = "FILE")]
+    pub access: Option<PathBuf>,
+    /// text: one line per struct, ready for a changelog; table; json.
+    #[arg(long, value_enum, default_value_t = GrowthFormat::Text)]
+    pub format: GrowthFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowthFormat {
+    Text,
+    Table,
+    Json,
+}
 
 pub fn run(a: &GrowthArgs) -> Result<u8, Diagnostic> {
     let instances = a
@@ -39,7 +99,7 @@ pub fn run(a: &GrowthArgs) -> Result<u8, Diagnostic> {
         (None, None) => grow_by_size(a)?,
     };
     report.apply_instances(&instances)?;
-    super::print_stdout(&render(&report, a.format))?;
+    crate::output::print_stdout(&render(&report, a.format))?;
     Ok(EXIT_OK)
 }
 
@@ -75,7 +135,7 @@ fn grow_by_size(a: &GrowthArgs) -> Result<GrowthReport, Diagnostic> {
         (files::dwarf(p)?, Vec::new())
     } else if a.probe.is_set() {
         let path = a.header.clone().expect("one source is given");
-        let (p, added) = super::probe::run_with_embedders(&a.probe, &path, &a.struct_name)?;
+        let (p, added) = layout_core::probe::run_with_embedders(&a.probe, &path, &a.struct_name)?;
         searched = searched_note(&added);
         (p.db, Vec::new())
     } else {
@@ -117,7 +177,7 @@ pub fn for_proposal(
             .clone()
             .ok_or_else(|| Diagnostic::new("--growth needs the header"))?;
         let (p, added) =
-            super::probe::run_with_embedders(&input.probe, &header, &input.struct_name)?;
+            layout_core::probe::run_with_embedders(&input.probe, &header, &input.struct_name)?;
         searched = searched_note(&added);
         p.db
     } else {

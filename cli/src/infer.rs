@@ -1,8 +1,9 @@
 //! `cachelayout infer`: the access classes of a struct from perf profiles
 //! and the C sources (layout-core's `infer`), as an access file or JSON.
 
-use super::args::InputArgs;
-use super::{input, EXIT_OK};
+use crate::exit::EXIT_OK;
+use crate::input;
+use crate::input_args::InputArgs;
 use clap::{Args, ValueEnum};
 use layout_core::files::{self, Input};
 use layout_core::infer::{self, profile, render, sites::Site, Rules};
@@ -180,7 +181,7 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
             s
         }
     };
-    super::print_stdout(&out)?;
+    crate::output::print_stdout(&out)?;
     Ok(EXIT_OK)
 }
 
@@ -204,7 +205,7 @@ fn layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diagnostic> 
 
 #[cfg(feature = "infer-clang")]
 fn sources_layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diagnostic> {
-    let sources = super::infer_clang::sources(a, &mut render::Inputs::default())?;
+    let sources = crate::infer_clang::sources(&source_query(a), &mut render::Inputs::default())?;
     let name = &a.input.struct_name;
     let (model, _size, align) = layout_core::infer::clang::record::struct_model(&sources, name)?
         .ok_or_else(|| {
@@ -255,5 +256,18 @@ fn static_sites(
     model: &layout_core::Struct,
     inputs: &mut render::Inputs,
 ) -> Result<Vec<Site>, Diagnostic> {
-    super::infer_clang::sites(a, model, inputs)
+    crate::infer_clang::sites(&source_query(a), model, inputs)
+}
+
+/// The arguments of `--source` for libclang's walk.
+#[cfg(feature = "infer-clang")]
+fn source_query(a: &InferArgs) -> crate::infer_clang::SourceQuery<'_> {
+    crate::infer_clang::SourceQuery {
+        probe: &a.input.probe,
+        struct_name: &a.input.struct_name,
+        sources: &a.sources,
+        hot: &a.hot,
+        cold: &a.cold,
+        lock_wrappers: &a.lock_wrappers,
+    }
 }

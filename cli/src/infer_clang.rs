@@ -2,21 +2,35 @@
 //! front-end (`--kbuild`, `--compile-commands`, `--cc`), then layout-core's
 //! libclang analysis.
 
-use super::infer::InferArgs;
 use layout_core::infer::clang::{self, flags, Request, Source};
 use layout_core::infer::render;
 use layout_core::infer::sites::Site;
 use layout_core::{probe, Diagnostic, Struct};
+use std::path::PathBuf;
+
+/// What `infer` asks of its `--source` files: the struct, the files, the
+/// compiler front-end that gives their flags, and the roots of the walk.
+pub struct SourceQuery<'a> {
+    pub probe: &'a probe::ProbeArgs,
+    pub struct_name: &'a str,
+    pub sources: &'a [PathBuf],
+    pub hot: &'a [String],
+    pub cold: &'a [String],
+    pub lock_wrappers: &'a [String],
+}
 
 /// Each `--source` with the flags libclang gets for it.
-pub fn sources(a: &InferArgs, inputs: &mut render::Inputs) -> Result<Vec<Source>, Diagnostic> {
-    if !a.input.probe.is_set() {
+pub fn sources(
+    a: &SourceQuery<'_>,
+    inputs: &mut render::Inputs,
+) -> Result<Vec<Source>, Diagnostic> {
+    if !a.probe.is_set() {
         return Err(Diagnostic::new("--source needs the flags its files are compiled with")
             .help("give --kbuild DIR (a configured kernel tree), --compile-commands FILE, or --cc 'cc -Iinclude ...'"));
     }
     let mut sources = Vec::new();
-    for path in &a.sources {
-        let (tc, _config) = probe::toolchain(&a.input.probe, path)?;
+    for path in a.sources {
+        let (tc, _config) = probe::toolchain(a.probe, path)?;
         // With --cc alone the words after the compiler are its flags.
         let mut all = tc.compiler[1..].to_vec();
         all.extend(tc.flags.iter().cloned());
@@ -30,7 +44,7 @@ pub fn sources(a: &InferArgs, inputs: &mut render::Inputs) -> Result<Vec<Source>
 }
 
 pub fn sites(
-    a: &InferArgs,
+    a: &SourceQuery<'_>,
     model: &Struct,
     inputs: &mut render::Inputs,
 ) -> Result<Vec<Site>, Diagnostic> {
@@ -39,11 +53,11 @@ pub fn sites(
     }
     let sources = sources(a, inputs)?;
     let req = Request {
-        struct_name: a.input.struct_name.clone(),
+        struct_name: a.struct_name.to_string(),
         sources,
-        hot: a.hot.clone(),
-        cold: a.cold.clone(),
-        lock_wrappers: a.lock_wrappers.clone(),
+        hot: a.hot.to_vec(),
+        cold: a.cold.to_vec(),
+        lock_wrappers: a.lock_wrappers.to_vec(),
     };
     let analysis = clang::analyse(model, &req)?;
     for w in &analysis.warnings {

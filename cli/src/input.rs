@@ -3,11 +3,11 @@
 //! `--compile-commands` or `--cc`), the access file, the defines, and from
 //! them the struct model with its declared layout.
 
-use super::args::InputArgs;
-use super::files;
+use crate::input_args::InputArgs;
 use layout_core::access::{AccessFile, MemberNames};
 use layout_core::c::{Defines, TypeTable};
 use layout_core::containers::EmbeddingPath;
+use layout_core::files;
 use layout_core::scan::infer::TypeDefaults;
 use layout_core::source::StructSource;
 use layout_core::typedb::{self, TypeDb};
@@ -294,7 +294,7 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
 }
 
 /// The compiler probe of the header, when --kbuild, --compile-commands or --cc asks for one.
-fn load_probe(a: &InputArgs) -> Result<Option<super::probe::Probe>, Diagnostic> {
+fn load_probe(a: &InputArgs) -> Result<Option<layout_core::probe::Probe>, Diagnostic> {
     if !a.probe.is_set() {
         return Ok(None);
     }
@@ -311,10 +311,10 @@ fn load_probe(a: &InputArgs) -> Result<Option<super::probe::Probe>, Diagnostic> 
     // With containers asked for, the types of the tree's headers that embed
     // the struct too: the containers and the embedders listed come from them.
     if !a.container.is_empty() || !a.offset.is_empty() {
-        let (probe, _) = super::probe::run_with_embedders(&a.probe, header, &a.struct_name)?;
+        let (probe, _) = layout_core::probe::run_with_embedders(&a.probe, header, &a.struct_name)?;
         return Ok(Some(probe));
     }
-    super::probe::run(&a.probe, std::slice::from_ref(header)).map(Some)
+    layout_core::probe::run(&a.probe, std::slice::from_ref(header)).map(Some)
 }
 
 fn load_typedb(a: &InputArgs) -> Result<Option<TypeDb>, Diagnostic> {

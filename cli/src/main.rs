@@ -1,19 +1,23 @@
 //! The `cachelayout` command line: `show` a struct's layout, `propose` a
 //! better one, `growth` of the structs that embed it, `scan` a whole program.
 //!
-//! Each subcommand lives in its own module; they share the input loading in
-//! [`input`]. Everything they decide comes from layout-core: this crate is
-//! the arguments and the output.
+//! Each subcommand lives in its own module, its arguments beside its run;
+//! [`command`] gathers them into the command line. They share the input
+//! arguments of [`input_args`] and the input loading of [`input`].
+//! Everything they decide comes from layout-core: this crate is the
+//! arguments and the output.
 
-mod args;
 #[cfg(feature = "infer-clang")]
 mod audit;
+mod command;
 mod configs;
+mod exit;
 mod growth;
 mod infer;
 #[cfg(feature = "infer-clang")]
 mod infer_clang;
 mod input;
+mod input_args;
 mod mail;
 mod output;
 mod propose;
@@ -21,18 +25,13 @@ mod scan;
 mod show;
 
 use clap::Parser;
-use layout_core::{files, probe};
+use command::{Cli, Command};
+use exit::EXIT_BAD_INPUT;
+use layout_core::files;
 use std::process::ExitCode;
 
-/// Exit status when a command succeeded.
-pub const EXIT_OK: u8 = 0;
-/// Exit status when `show` finds a hard conflict (so it can gate CI).
-pub const EXIT_CONFLICT: u8 = 1;
-/// Exit status for bad input.
-pub const EXIT_BAD_INPUT: u8 = 2;
-
 fn main() -> ExitCode {
-    let cli = match args::Cli::try_parse() {
+    let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print to stdout and exit 0.
         Err(e) if !e.use_stderr() => e.exit(),
@@ -43,13 +42,13 @@ fn main() -> ExitCode {
     };
     files::set_limit(cli.max_input_bytes);
     let result = match &cli.command {
-        args::Command::Show(a) => show::run(a),
-        args::Command::Propose(a) => propose::run(a),
-        args::Command::Growth(a) => growth::run(a),
-        args::Command::Scan(a) => scan::run(a),
-        args::Command::Infer(a) => infer::run(a),
+        Command::Show(a) => show::run(a),
+        Command::Propose(a) => propose::run(a),
+        Command::Growth(a) => growth::run(a),
+        Command::Scan(a) => scan::run(a),
+        Command::Infer(a) => infer::run(a),
         #[cfg(feature = "infer-clang")]
-        args::Command::Audit(a) => audit::run(a),
+        Command::Audit(a) => audit::run(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -114,18 +113,4 @@ fn one_line(message: &str) -> String {
         out.push_str(&word[tail_start..]);
     }
     out
-}
-
-/// Write a command's output to stdout. A closed pipe (`cachelayout show ... | head`)
-/// ends the output quietly; any other failure is an error.
-pub fn print_stdout(text: &str) -> Result<(), layout_core::Diagnostic> {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(layout_core::Diagnostic::new(
-            format!("cannot write to stdout: {e}"),
-        )
-        .help("check the disk has room, or where stdout is redirected")),
-        _ => Ok(()),
-    }
 }

@@ -2,7 +2,8 @@
 //! hard link leads to it, with or without `--force`), never over an existing
 //! file without `--force`, and atomically: the text goes to a temporary file
 //! in the same directory, which is then renamed over the target, so a reader
-//! sees the old file or the new one, never a part.
+//! sees the old file or the new one, never a part. And stdout, where a
+//! closed pipe ends the output quietly.
 
 use layout_core::Diagnostic;
 use std::io::Write as _;
@@ -157,4 +158,17 @@ fn same_file(input: &Path, output: &Path) -> bool {
         }
     }
     false
+}
+
+/// Write a command's output to stdout. A closed pipe (`cachelayout show ... | head`)
+/// ends the output quietly; any other failure is an error.
+pub fn print_stdout(text: &str) -> Result<(), Diagnostic> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Diagnostic::new(format!("cannot write to stdout: {e}"))
+                .help("check the disk has room, or where stdout is redirected"))
+        }
+        _ => Ok(()),
+    }
 }

@@ -1,16 +1,101 @@
 //! `cachelayout propose`: solve, verify, and print the fix as a diff, a
 //! table or JSON, with what it costs and what it proves.
 
-use super::args::{ProposeArgs, ProposeFormat};
-use super::{input, EXIT_OK};
-use layout_core::emit::{self, ChangelogNotes};
+use crate::exit::EXIT_OK;
+use crate::input;
+use crate::input_args::InputArgs;
+use clap::{Args, ValueEnum};
+use layout_core::emit::{self, CStyle, ChangelogNotes};
 use layout_core::propose::{self, Proposal, ProposeOptions, Subject};
 use layout_core::report::{LayoutView, ProposalView, ProposeJson, TreeSafetyJson};
-use layout_core::solve::{self, Solution};
+use layout_core::solve::{self, Preset, Solution};
 use layout_core::tree_safety::{self, Need, TreeScan};
 use layout_core::{segments, Diagnostic, Placement};
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::time::Duration;
+
+#[derive(Args, Debug)]
+pub struct ProposeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = ProposeFormat::Diff)]
+    pub format: ProposeFormat,
+    /// A safety stop: the search is counted in work, not time, so the answer is the
+    /// same on every machine; when this many seconds pass first, the best verified
+    /// layout found is returned with its proven bound, and the summary says the answer
+    /// may differ with a larger limit.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub time_limit: f64,
+    /// What matters most, then next (the goals compare in order). Default: min-diff for a
+    /// struct whose author laid out its lines (a CACHELINE_PADDING(), a line-aligned member,
+    /// a cache-line group), saying what balanced would buy on top; balanced otherwise.
+    #[arg(long, value_enum, value_name = "PRESET")]
+    pub objective: Option<Preset>,
+    /// Also keep lockless fields off the lines of locked fields (the soft cost), even when
+    /// that costs bytes. Without it, the price of doing so is reported.
+    #[arg(long)]
+    pub separate_locked: bool,
+    /// Write the output to this new file instead of stdout (refuses to overwrite).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Allow --output to overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+    /// How the diff spells a line break. Markers and attributes already in the header
+    /// are reused or removed, never duplicated.
+    #[arg(long, value_enum, default_value_t = CStyle::Aligned, value_name = "STYLE")]
+    pub style: CStyle,
+    /// Print a commit-message paragraph (what shared which line, the line tables before
+    /// and after, the size change and its proof): before the diff, separated by `---` as
+    /// `git am` reads it; after the table; as "changelog" in JSON.
+    #[arg(long)]
+    pub changelog: bool,
+    /// Also report how the new size spreads to the structs that embed this one (from the
+    /// same header, BTF or DWARF): on stderr with a diff, appended to a table, or as
+    /// "growth" in JSON.
+    #[arg(long)]
+    pub growth: bool,
+    /// Rebuild the cache-line groups: drop the author's groups and CACHELINE_PADDING()
+    /// lines (members may then cross them) and, with --style groups, write new groups
+    /// named from the classes and hot paths. The summary lists what was dissolved.
+    #[arg(long)]
+    pub regroup: bool,
+    /// Let the first member leave offset 0 (by default it stays first: code casts the
+    /// struct to it, like tcp_sk()).
+    #[arg(long)]
+    pub move_first: bool,
+    /// Check the declared layout and the proposal in every configuration that changes the
+    /// struct: the one read, and each CONFIG_ option of the struct's #if lines flipped
+    /// (compiled again with the compiler front-end: --kbuild, --compile-commands or --cc).
+    /// Size and hard conflicts per configuration go in the summary, the changelog and the
+    /// JSON ("configurations").
+    #[arg(long)]
+    pub check_configs: bool,
+    /// With --format patch: end the changelog with `Signed-off-by:` from git's
+    /// user.name and user.email.
+    #[arg(long)]
+    pub signoff: bool,
+    /// Before proposing, read the tree's code that uses the struct (C files,
+    /// directories walked for their .c and .h files, or a compile_commands.json for the
+    /// units it names; repeatable: --safety-scan net/ipv4 --safety-scan net/core/skbuff.c)
+    /// and keep what depends on the member order:
+    /// positional initializers keep their members first and in order, offset ranges
+    /// keep theirs together, offsets asserted at build time stay; BPF access by offset,
+    /// include/uapi/, __packed and __randomize_layout refuse a reorder at the site.
+    #[arg(long = "safety-scan", value_name = "PATH")]
+    pub safety_scan: Vec<PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProposeFormat {
+    Diff,
+    Table,
+    Json,
+    /// A mail as `git format-patch` writes it (From, Subject, the changelog,
+    /// the diffstat and the diff, paths relative to the tree root), for `git am`.
+    Patch,
+}
 
 pub fn run(a: &ProposeArgs) -> Result<u8, Diagnostic> {
     let r = render(a)?;
@@ -110,7 +195,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
             )?
             .diff
         };
-        Some(super::configs::check(
+        Some(crate::configs::check(
             &a.input,
             s,
             before,
@@ -138,7 +223,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
     let kbuild = a.input.probe.kbuild.as_deref();
     let mail_path = match (a.format, header) {
         (ProposeFormat::Patch, Some(h)) if !solved.moves_nothing() => {
-            Some(super::mail::tree_path(h, kbuild)?)
+            Some(crate::mail::tree_path(h, kbuild)?)
         }
         _ => None,
     };
@@ -146,7 +231,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
         Some(source) if !solved.moves_nothing() => {
             let shown = match &mail_path {
                 Some(p) => Some(p.clone()),
-                None => header.and_then(|h| super::mail::shown_path(h, kbuild).ok()),
+                None => header.and_then(|h| crate::mail::shown_path(h, kbuild).ok()),
             };
             let d = tree_diff(
                 loaded.macro_names.as_deref(),
@@ -188,7 +273,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
         text
     });
     let growth = if a.growth {
-        Some(super::growth::for_proposal(&a.input, s, &solved.layout)?)
+        Some(crate::growth::for_proposal(&a.input, s, &solved.layout)?)
     } else {
         None
     };
@@ -225,7 +310,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
                     .ok()
                     .and_then(|p| p.parent().map(std::path::Path::to_path_buf))
                     .unwrap_or_else(|| std::path::PathBuf::from("."));
-                let author = super::mail::author(&dir)?;
+                let author = crate::mail::author(&dir)?;
                 let subject = format!(
                     "{}: reorder struct {} {}",
                     emit::subsystem(path),
@@ -331,7 +416,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
 /// milliseconds, for the JSON), or `None` when no path is given.
 fn tree_scan(
     a: &ProposeArgs,
-    loaded: &super::input::Loaded,
+    loaded: &crate::input::Loaded,
 ) -> Result<Option<(TreeScan, u64)>, Diagnostic> {
     if a.safety_scan.is_empty() {
         return Ok(None);
@@ -769,12 +854,12 @@ fn proof_line(solved: &Solution) -> String {
 
 fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
     match &a.output {
-        None => super::print_stdout(text),
+        None => crate::output::print_stdout(text),
         Some(path) => {
             // Every file the run read: the command line's, and those the
             // compiler front-end read (the database, .config, the headers
             // the probe included).
-            let read = super::files::inputs();
+            let read = layout_core::files::inputs();
             let named = [
                 &a.input.header,
                 &a.input.access,
@@ -789,7 +874,7 @@ fn write_output(a: &ProposeArgs, text: &str) -> Result<(), Diagnostic> {
                 .map(|p| p.as_path())
                 .chain(read.iter().map(|p| p.as_path()))
                 .collect();
-            super::output::write_new(path, text.as_bytes(), &inputs, a.force)
+            crate::output::write_new(path, text.as_bytes(), &inputs, a.force)
         }
     }
 }

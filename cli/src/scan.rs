@@ -4,9 +4,10 @@
 //! without it, the structs whose lockless fields share cache lines with
 //! other data, most exposed first.
 
-use super::probe;
-use super::EXIT_OK;
+use crate::exit::EXIT_OK;
+use crate::input_args::line_size;
 use clap::{Args, ValueEnum};
+use layout_core::probe;
 use layout_core::report::scan_json;
 use layout_core::scan::{self, PackScan, Ranked};
 use layout_core::typedb::TypeDb;
@@ -25,7 +26,7 @@ pub struct ScanArgs {
     #[arg(long, value_name = "FILE")]
     pub dwarf: Option<PathBuf>,
     #[command(flatten)]
-    pub probe: super::probe::ProbeArgs,
+    pub probe: probe::ProbeArgs,
     /// With --kbuild, --compile-commands or --cc: the headers to compile, or directories
     /// of headers (searched recursively). Default with --kbuild: the tree's include/linux/*.h.
     #[arg(value_name = "HEADER")]
@@ -49,7 +50,7 @@ pub struct ScanArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "packable")]
     pub access: Option<PathBuf>,
     /// Cache line size in bytes: 32, 64, 128 or 256.
-    #[arg(long, default_value = "64", value_name = "BYTES", value_parser = super::args::line_size)]
+    #[arg(long, default_value = "64", value_name = "BYTES", value_parser = line_size)]
     pub line: Target,
     /// Show only the first N structs of the ranking.
     #[arg(long, value_name = "N", conflicts_with = "packable")]
@@ -67,7 +68,7 @@ pub enum ScanFormat {
 pub fn run(a: &ScanArgs) -> Result<u8, Diagnostic> {
     let target = a.line;
     let access_file = match &a.access {
-        Some(path) => Some(super::files::access(path)?),
+        Some(path) => Some(layout_core::files::access(path)?),
         None => None,
     };
     let db = load_db(a)?;
@@ -147,10 +148,10 @@ fn load_db(a: &ScanArgs) -> Result<TypeDb, Diagnostic> {
         .help("give the compiler front-end, or only --btf / --dwarf"));
     }
     if let Some(p) = &a.btf {
-        return super::files::btf(p);
+        return layout_core::files::btf(p);
     }
     if let Some(p) = &a.dwarf {
-        return super::files::dwarf(p);
+        return layout_core::files::dwarf(p);
     }
     let headers = scanned_headers(a)?;
     probe_headers(&a.probe, &headers)

@@ -1,10 +1,26 @@
 //! `cachelayout show`: the layout as declared, its lines and its conflicts.
 
-use super::args::{ShowArgs, ShowFormat};
-use super::{input, EXIT_CONFLICT, EXIT_OK};
+use crate::exit::{EXIT_CONFLICT, EXIT_OK};
+use crate::input;
+use crate::input_args::InputArgs;
+use clap::{Args, ValueEnum};
 use layout_core::report::LayoutView;
 use layout_core::Diagnostic;
 use std::fmt::Write as _;
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[arg(long, value_enum, default_value_t = ShowFormat::Table)]
+    pub format: ShowFormat,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShowFormat {
+    Table,
+    Json,
+}
 
 pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
     let loaded = input::load(&a.input)?;
@@ -39,7 +55,7 @@ pub fn run(a: &ShowArgs) -> Result<u8, Diagnostic> {
             }
         }
     }
-    super::print_stdout(&out)?;
+    crate::output::print_stdout(&out)?;
     if let Some(d) = &loaded.type_defaults {
         eprintln!("{}", d.note());
     }

@@ -19,6 +19,7 @@ mod cli_kbuild;
 mod cli_kbuild_headers;
 mod cli_kernel;
 mod cli_lock_words;
+mod cli_modules;
 mod cli_paths;
 mod cli_probe_trust;
 mod cli_reliability;
