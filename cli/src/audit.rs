@@ -99,8 +99,12 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
     let headers = crate::scan::header_list(&a.headers, a.probe.kbuild.as_deref())?;
     let db = crate::scan::probe_headers(&a.probe, &headers)?;
     let mut shown_under = vec![source_tree.clone()];
+    // The trees a series' cover letter names files under.
+    let mut trees = vec![source_tree.clone()];
     if let Some(dir) = &a.probe.kbuild {
-        shown_under.push(probe::KbuildTree::locate(dir)?.srctree);
+        let kbuild = probe::KbuildTree::locate(dir)?;
+        shown_under.push(kbuild.srctree.clone());
+        trees.extend([kbuild.srctree, kbuild.objtree]);
     }
     let mut defined = BTreeMap::new();
     for h in &headers {
@@ -151,7 +155,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         // sources: the code that could depend on a struct's member order.
         let mut scanned = headers.clone();
         scanned.extend(units.iter().map(|u| u.path.clone()));
-        write_series(a, &report, n, dir, &scanned, &headers)?;
+        write_series(a, &report, n, dir, &scanned, &headers, &trees)?;
     }
     std::mem::forget(db);
     Ok(EXIT_OK)
@@ -318,6 +322,7 @@ fn write_series(
     dir: &Path,
     scanned: &[PathBuf],
     inputs: &[PathBuf],
+    trees: &[PathBuf],
 ) -> Result<(), Diagnostic> {
     let patchable: Vec<&audit::report::Finding> =
         report.ranked.iter().filter(|f| f.patchable()).collect();
@@ -343,7 +348,10 @@ fn write_series(
     // the tree-safety pass refuses (or with nothing to move) gives its
     // place to the next.
     let mut patches: Vec<(&audit::report::Finding, crate::propose::Rendered)> = Vec::new();
+    // Why a struct gave no patch: on stderr as it is, in the cover letter
+    // with its paths relative to the tree.
     let mut refused: Vec<(String, String)> = Vec::new();
+    let mut refused_in_tree: Vec<(String, String)> = Vec::new();
     for f in &patchable {
         if patches.len() == n {
             break;
@@ -395,8 +403,15 @@ fn write_series(
         })?;
         match crate::propose::render(&cmd.args) {
             Ok(r) if r.out.starts_with("From ") => patches.push((f, r)),
-            Ok(_) => refused.push((f.name.clone(), "propose moves nothing".to_string())),
-            Err(e) => refused.push((f.name.clone(), e.to_string())),
+            Ok(_) => {
+                let why = "propose moves nothing".to_string();
+                refused.push((f.name.clone(), why.clone()));
+                refused_in_tree.push((f.name.clone(), why));
+            }
+            Err(e) => {
+                refused.push((f.name.clone(), e.to_string()));
+                refused_in_tree.push((f.name.clone(), crate::mail::in_trees(&e, trees)));
+            }
         }
     }
     for (name, why) in &refused {
@@ -419,7 +434,7 @@ fn write_series(
         eprintln!("wrote {}", path.display());
     }
     let chosen: Vec<audit::report::Finding> = patches.iter().map(|(f, _)| (*f).clone()).collect();
-    let cover = audit::series::cover_letter(&author, &chosen, &report.ambiguous, &refused);
+    let cover = audit::series::cover_letter(&author, &chosen, &report.ambiguous, &refused_in_tree);
     let path = dir.join("0000-cover-letter.patch");
     crate::output::write_new(&path, cover.as_bytes(), &read, false)?;
     eprintln!("wrote {}", path.display());

@@ -1,29 +1,137 @@
-//! What `propose --format patch` needs from outside the layout: git's
-//! author identity (`git var GIT_AUTHOR_IDENT`, which reads user.name,
-//! user.email and GIT_AUTHOR_* as git commit does) and the header's path
-//! from the tree root. Only git runs.
+//! What `propose --format patch` and `audit --series` need from outside
+//! the layout: git's author identity and the header's path from the tree
+//! root. Only git runs, and only as [`git`] starts it: in a repository that
+//! may be hostile, nothing it configures runs.
 
 use layout_core::emit::Author;
 use layout_core::Diagnostic;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
-/// git's author identity, run from the header's directory.
+/// `git` in `dir`, such that the repository there cannot make it run a
+/// program: no pager (`--no-pager`, `core.pager`, `GIT_PAGER`), no
+/// fsmonitor, no hooks, no prompt; stdin closed. git runs no alias of a
+/// built-in command, and only built-ins run here.
+fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .args([
+            "--no-pager",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.pager=cat",
+        ])
+        .args([
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.untrackedCache=false",
+        ])
+        .env("GIT_PAGER", "cat")
+        .env("PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(Stdio::null());
+    c
+}
+
+/// The author of a mail, as `git commit` takes it: the name from
+/// `GIT_AUTHOR_NAME`, else git's `author.name`, else `user.name`; the
+/// address from `GIT_AUTHOR_EMAIL`, `author.email`, `user.email`. Never an
+/// address git would guess from the user and host names: with no identity
+/// set, an error that says how to set one. The date is `GIT_AUTHOR_DATE`
+/// (in any of git's formats) or now, as git reads it.
 pub fn author(dir: &Path) -> Result<Author, Diagnostic> {
-    let no_identity = || {
-        Diagnostic::new("--format patch needs git's author identity (user.name and user.email)")
-            .help("git config --global user.name 'Your Name'; git config --global user.email you@example.org")
+    let name = identity(dir, "GIT_AUTHOR_NAME", &["author.name", "user.name"])?;
+    let email = identity(dir, "GIT_AUTHOR_EMAIL", &["author.email", "user.email"])?;
+    let (Some(name), Some(email)) = (name.clone(), email.clone()) else {
+        let missing = match (name, email) {
+            (None, None) => {
+                "user.name and user.email are not set (nor GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)"
+            }
+            (None, _) => "user.name is not set (nor GIT_AUTHOR_NAME)",
+            _ => "user.email is not set (nor GIT_AUTHOR_EMAIL)",
+        };
+        return Err(Diagnostic::new(format!("a mail needs git's author identity: {missing}"))
+            .help("git config --global user.name 'Your Name'; git config --global user.email you@example.org (or set GIT_AUTHOR_NAME and GIT_AUTHOR_EMAIL)"));
     };
-    let out = Command::new("git")
-        .current_dir(dir)
+    // git reads the date; the identity it is given is the one found above,
+    // so it has nothing to guess.
+    let out = git(dir)
         .args(["var", "GIT_AUTHOR_IDENT"])
-        .stdin(std::process::Stdio::null())
+        .env("GIT_AUTHOR_NAME", &name)
+        .env("GIT_AUTHOR_EMAIL", &email)
         .output()
-        .map_err(|_| no_identity())?;
-    if !out.status.success() {
-        return Err(no_identity());
+        .map_err(|e| {
+            Diagnostic::new(format!("cannot run git for the mail's date: {e}"))
+                .help("install git, or put it on PATH")
+        })?;
+    let ident = String::from_utf8_lossy(&out.stdout);
+    let dated = out
+        .status
+        .success()
+        .then(|| parse_ident(ident.trim()))
+        .flatten()
+        .ok_or_else(|| {
+            Diagnostic::new(format!(
+                "git cannot read the author's date: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+            .help("unset GIT_AUTHOR_DATE, or give it as git does: '1700000000 +0000'")
+        })?;
+    Ok(Author {
+        name,
+        email,
+        ..dated
+    })
+}
+
+/// One part of the identity: the environment variable `var`, else the
+/// first of git's configuration `keys` that is set (read with `git config`,
+/// which runs nothing). `None` when none is set (an empty value counts as
+/// unset); an error when the value could not sit in a mail header.
+fn identity(dir: &Path, var: &str, keys: &[&str]) -> Result<Option<String>, Diagnostic> {
+    let from_env = || {
+        let v = std::env::var_os(var)?;
+        Some((var.to_string(), v.to_string_lossy().trim().to_string()))
+    };
+    let from_config = |key: &&str| {
+        let out = git(dir)
+            .args(["config", "-z", "--get", key])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let value = String::from_utf8_lossy(&out.stdout);
+        let value = value.trim_end_matches('\0').trim().to_string();
+        out.status.success().then(|| (key.to_string(), value))
+    };
+    let found = from_env()
+        .into_iter()
+        .chain(keys.iter().filter_map(from_config))
+        .find(|(_, v)| !v.is_empty());
+    let Some((from, value)) = found else {
+        return Ok(None);
+    };
+    if value
+        .chars()
+        .any(|c| c.is_control() || c == '<' || c == '>')
+    {
+        let what = if from == var {
+            from.clone()
+        } else {
+            format!("git's {from}")
+        };
+        return Err(Diagnostic::new(format!(
+            "{what} holds a line break, a control character or an angle bracket: it cannot go in a mail's From: line"
+        ))
+        .help(if from == var {
+            format!("set {var} to a plain name or address")
+        } else {
+            format!("set it to a plain name or address: git config --global {from} ...")
+        }));
     }
-    parse_ident(String::from_utf8_lossy(&out.stdout).trim()).ok_or_else(no_identity)
+    Ok(Some(value))
 }
 
 /// `Name <email> 1700000000 +0100`.
@@ -71,6 +179,39 @@ pub fn shown_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagno
         .or(cwd)
         .unwrap_or_else(|| fallback_root(&abs, false));
     Ok(relative(&abs, &root))
+}
+
+/// An error as a mail gives it: its file, and any path in its text, under
+/// one of `trees` written relative to that tree (the longest that holds
+/// it), as `git am` and a reviewer read paths; other paths as they are.
+pub fn in_trees(e: &Diagnostic, trees: &[PathBuf]) -> String {
+    // Each tree as given and as resolved, the longest first.
+    let mut roots: Vec<PathBuf> = trees
+        .iter()
+        .flat_map(|t| [Some(t.clone()), std::fs::canonicalize(t).ok()])
+        .flatten()
+        .filter(|r| r.is_absolute() && r.parent().is_some())
+        .collect();
+    roots.sort_by_key(|r| std::cmp::Reverse(r.as_os_str().len()));
+    roots.dedup();
+    let mut e = e.clone();
+    if let Some(file) = &e.file {
+        let abs = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone());
+        let under = |p: &Path| {
+            roots
+                .iter()
+                .find(|r| p.starts_with(r))
+                .map(|r| relative(p, r))
+        };
+        if let Some(rel) = under(&abs).or_else(|| under(file)) {
+            e.file = Some(PathBuf::from(rel));
+        }
+    }
+    let mut text = e.to_string();
+    for r in &roots {
+        text = text.replace(&format!("{}/", r.display()), "");
+    }
+    text
 }
 
 fn resolved(header: &Path) -> Result<PathBuf, Diagnostic> {
@@ -124,11 +265,10 @@ fn relative(abs: &Path, root: &Path) -> String {
 }
 
 fn git_toplevel(dir: &Path) -> Option<PathBuf> {
-    let out = Command::new("git")
-        .current_dir(dir)
+    let out = git(dir)
         .args(["rev-parse", "--show-toplevel"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stderr(Stdio::null())
         .output()
         .ok()?;
     out.status.success().then(|| {

@@ -17,7 +17,7 @@ fn fixture() -> PathBuf {
 }
 
 /// The fixture copied into a new directory, with its own audit cache.
-fn tree() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn tree() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let t = d.path().join("tree");
     copy_dir(&fixture(), &t);
@@ -169,7 +169,7 @@ fn a_warm_rerun_reads_every_unit_from_the_cache() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) -> std::process::Output {
+pub(super) fn git(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new("git")
         .current_dir(dir)
         .args([
@@ -216,7 +216,7 @@ fn audit_series(t: &Path, cache: &Path, n: &str, series: &Path) -> std::process:
 }
 
 /// The file names in a series directory, sorted (the cover letter first).
-fn series_files(series: &Path) -> Vec<String> {
+pub(super) fn series_files(series: &Path) -> Vec<String> {
     let mut files: Vec<String> = std::fs::read_dir(series)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -311,7 +311,7 @@ fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
 /// The spread fixture (`fixtures/audit_spread`): `flow` and `flow_packed`
 /// hold the same members, only `flow` spreads what its fast path reads
 /// over three lines; nothing is written on the fast path.
-fn spread_tree() -> (tempfile::TempDir, PathBuf) {
+pub(super) fn spread_tree() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let t = d.path().join("tree");
     copy_dir(&repo().join("cli/tests/fixtures/audit_spread"), &t);

@@ -8,6 +8,7 @@
 mod support;
 
 mod audit;
+mod audit_mails;
 mod cli_btf_dwarf;
 mod cli_config;
 mod cli_configs;
@@ -19,6 +20,7 @@ mod cli_kbuild;
 mod cli_kbuild_headers;
 mod cli_kernel;
 mod cli_lock_words;
+mod cli_mails;
 mod cli_modules;
 mod cli_paths;
 mod cli_probe_trust;

@@ -129,7 +129,7 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
         )));
         paragraphs.push(code_block(a));
     }
-    paragraphs.push(wrap(&measure(after_s)));
+    paragraphs.extend(measure(bv, av).iter().map(|m| wrap(m)));
     let mut out = paragraphs.join("\n\n");
     out.push('\n');
     out
@@ -159,14 +159,64 @@ fn hot_paths(bv: &LayoutView, av: &LayoutView) -> Option<String> {
     ))
 }
 
-/// How a reviewer can see the effect: the false sharing in `perf c2c`.
-fn measure(s: &Struct) -> String {
-    format!(
-        "To measure: run a workload that exercises struct {} under `perf c2c record -a` \
-         before and after the change; `perf c2c report --stdio` lists the cachelines with \
-         HITM loads and the fields behind them.",
-        s.name
-    )
+/// Most hot paths named one by one in the measuring paragraph.
+const MAX_NAMED_PATHS: usize = 4;
+
+/// How a reviewer can see the effect, with the tool that fits the change:
+/// `perf c2c` where writes shared lines with other data (the hard rule, or
+/// the soft costs of locked lines); for hot paths now on fewer lines, the
+/// cache misses of those paths (`perf stat`) and a data-type profile of
+/// their loads; for a change of size alone, pahole and the slab counts.
+/// One paragraph per kind of effect.
+fn measure(bv: &LayoutView, av: &LayoutView) -> Vec<String> {
+    let name = &av.strukt.name;
+    let soft = |v: &LayoutView| v.soft_lines.iter().map(|l| l.weight).sum::<u64>();
+    let shared = !bv.conflicts.is_empty() || soft(av) < soft(bv);
+    let packed: Vec<String> = bv
+        .paths
+        .iter()
+        .zip(&av.paths)
+        .filter(|(o, n)| n.lines < o.lines)
+        .map(|(o, _)| o.name.clone())
+        .collect();
+    let smaller = av.layout.size < bv.layout.size;
+    let mut out = Vec::new();
+    if shared || (packed.is_empty() && !smaller) {
+        out.push(format!(
+            "To measure: run a workload that exercises struct {name} under `perf c2c record -a` \
+             before and after the change; `perf c2c report --stdio` lists the cachelines with \
+             HITM loads and the fields behind them."
+        ));
+    }
+    if !packed.is_empty() {
+        let mut named: Vec<String> = packed.iter().take(MAX_NAMED_PATHS).cloned().collect();
+        if packed.len() > MAX_NAMED_PATHS {
+            named.push(format!("{} more", packed.len() - MAX_NAMED_PATHS));
+        }
+        let (paths, them) = if packed.len() == 1 {
+            ("hot path", "it")
+        } else {
+            ("hot paths", "them")
+        };
+        out.push(format!(
+            "To measure the {paths} {}, which now touch{} fewer cachelines of struct {name}: \
+             count the cache misses of a workload that runs {them}, before and after the \
+             change, with `perf stat -e cache-misses,L1-dcache-load-misses`; and take a \
+             data-type profile of it (`perf mem record -a`, then `perf report -s \
+             type,typeoff --stdio`, Linux 6.8+), which gives the loads of struct {name} by \
+             member offset: after the change they fall on fewer cachelines.",
+            and_list(&named),
+            if packed.len() == 1 { "es" } else { "" },
+        ));
+    }
+    if out.is_empty() {
+        out.push(format!(
+            "To measure: `pahole -C {name}` on an object built with `-g` shows the new \
+             size and its holes; where struct {name} comes from a slab cache, \
+             /proc/slabinfo shows the objects per slab before and after the change."
+        ));
+    }
+    out
 }
 
 /// Where struct byte 0 sits for the tables: `start` bytes into a
@@ -1115,5 +1165,64 @@ mod tests {
             text.contains("This keeps struct ring at 192 bytes."),
             "{text}"
         );
+    }
+
+    /// The measuring paragraphs of the changelog (those that start "To measure").
+    fn measuring(text: &str) -> Vec<String> {
+        text.split("\n\n")
+            .filter(|p| p.starts_with("To measure"))
+            .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+
+    #[test]
+    fn false_sharing_is_measured_with_perf_c2c() {
+        let s = counters();
+        let before = layout(&[0, 8, 16], 24, 8, Placement::Aligned);
+        let after = verify(&s, &layout(&[64, 128, 0], 192, 64, Placement::Aligned)).unwrap();
+        let text = changelog(&s, &before, &after, &ChangelogNotes::default());
+        let m = measuring(&text);
+        assert_eq!(m.len(), 1, "{text}");
+        assert!(m[0].contains("`perf c2c record -a`"), "{text}");
+        assert!(!m[0].contains("perf stat"), "{text}");
+    }
+
+    /// A struct whose one hot path reads `key`, `hash` and `mtu`, which sit
+    /// on three lines before and on one after; nothing is written.
+    #[test]
+    fn a_packed_hot_path_is_measured_by_its_cache_misses_and_a_data_type_profile() {
+        let on = |path: u32| vec![crate::model::PathUse { path, bytes: 0..8 }];
+        let mut s = Struct::new(
+            "flow",
+            vec![
+                Field::new("key", "unsigned long", 8, 8).with_access(Access::ReadMostly),
+                Field::new("pad1", "char", 64, 1),
+                Field::new("hash", "unsigned long", 8, 8).with_access(Access::ReadMostly),
+                Field::new("pad2", "char", 64, 1),
+                Field::new("mtu", "unsigned long", 8, 8).with_access(Access::ReadMostly),
+            ],
+        );
+        s.paths = vec!["flow_rx".to_string()];
+        for f in [0, 2, 4] {
+            s.fields[f].paths = on(0);
+        }
+        let before = layout(&[0, 8, 72, 80, 144], 152, 8, Placement::Aligned);
+        let after = verify(&s, &layout(&[0, 24, 8, 88, 16], 152, 8, Placement::Aligned)).unwrap();
+        let text = changelog(&s, &before, &after, &ChangelogNotes::default());
+        let m = measuring(&text);
+        assert_eq!(m.len(), 1, "{text}");
+        assert!(
+            m[0].starts_with("To measure the hot path flow_rx, which now touches fewer cachelines of struct flow:"),
+            "{text}"
+        );
+        for tool in [
+            "`perf stat -e cache-misses,L1-dcache-load-misses`",
+            "`perf mem record -a`",
+            "`perf report -s type,typeoff --stdio`",
+        ] {
+            assert!(m[0].contains(tool), "{tool}: {text}");
+        }
+        assert!(!text.contains("perf c2c"), "no false sharing to measure: {text}");
+        assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
     }
 }
