@@ -1222,7 +1222,10 @@ mod tests {
         ] {
             assert!(m[0].contains(tool), "{tool}: {text}");
         }
-        assert!(!text.contains("perf c2c"), "no false sharing to measure: {text}");
+        assert!(
+            !text.contains("perf c2c"),
+            "no false sharing to measure: {text}"
+        );
         assert!(text.lines().all(|l| l.len() <= WIDTH), "{text}");
     }
 }
