@@ -33,4 +33,5 @@ mod docs_quotes;
 mod infer_net;
 mod infer_profiles;
 mod infer_sources;
+mod kernel_build;
 mod tree_safety_props;
