@@ -184,6 +184,7 @@ pub fn shown_path(header: &Path, kbuild: Option<&Path>) -> Result<String, Diagno
 /// An error as a mail gives it: its file, and any path in its text, under
 /// one of `trees` written relative to that tree (the longest that holds
 /// it), as `git am` and a reviewer read paths; other paths as they are.
+#[cfg(feature = "infer-clang")] // for audit --series
 pub fn in_trees(e: &Diagnostic, trees: &[PathBuf]) -> String {
     // Each tree as given and as resolved, the longest first.
     let mut roots: Vec<PathBuf> = trees
@@ -290,5 +291,26 @@ mod tests {
         );
         assert_eq!((a.time, a.tz_minutes), (1_796_144_186, -90));
         assert!(parse_ident("nobody").is_none());
+    }
+
+    #[cfg(feature = "infer-clang")]
+    #[test]
+    fn errors_name_files_relative_to_their_tree() {
+        let d = std::env::temp_dir();
+        let tree = std::fs::canonicalize(&d).unwrap().join("kernel-tree");
+        let e = Diagnostic::new(format!(
+            "struct s: {} breaks it",
+            tree.join("net/core/filter.c").display()
+        ))
+        .in_file(tree.join("include/uapi/linux/s.h"))
+        .at(3, 5)
+        .help("see /elsewhere/x.h");
+        assert_eq!(
+            in_trees(&e, &[PathBuf::from("/nowhere"), tree.clone()]),
+            "include/uapi/linux/s.h:3:5: error: struct s: net/core/filter.c breaks it; help: see /elsewhere/x.h"
+        );
+        // A file under no tree keeps its path.
+        let outside = Diagnostic::new("m").in_file("/elsewhere/x.h");
+        assert_eq!(in_trees(&outside, &[tree]), "/elsewhere/x.h: error: m");
     }
 }
