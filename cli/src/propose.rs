@@ -179,6 +179,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
                 .filter_map(|c| c.price_text())
                 .collect(),
             markup: markup.to_vec(),
+            notes: solved.notes.clone(),
         };
         let mut text = emit::changelog_of(&view, &notes);
         if !configs_text.is_empty() {
@@ -298,6 +299,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
                 markup: diff.as_ref().map(|d| d.changes.clone()),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
+                notes: solved.notes.clone(),
                 tree_safety: tree.as_ref().map(|(scan, ms)| TreeSafetyJson {
                     scan: scan.clone(),
                     constraints_added: solved.tree_constraints.clone(),
@@ -610,6 +612,9 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
             t,
             "cache-line group {g} grows from {was} to {now} bytes: check its CACHELINE_ASSERT_GROUP_SIZE"
         );
+    }
+    for n in &solved.notes {
+        let _ = writeln!(t, "note: {n}");
     }
     t
 }

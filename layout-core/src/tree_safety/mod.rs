@@ -21,9 +21,15 @@
 //!   (their members keep their offsets) and on the size (it must not
 //!   change), and `CACHELINE_ASSERT_GROUP_*` (kept by the group's markers;
 //!   a group's asserted size is checked);
-//! - BPF instructions built from the struct's offsets, and the
-//!   definition's own facts (`definition.rs`): `include/uapi/`, `__packed`,
-//!   `__randomize_layout` — refused.
+//! - BPF instructions and context ranges built from the struct's offsets:
+//!   an offset of one member is a name (the compiler computes it again),
+//!   what depends on relative positions is refused (a range or sum over
+//!   two members, a load wider than the member) or kept (a marker's offset
+//!   keeps the bit-fields after it); the same for `*(T *)((char *)p +
+//!   offsetof(S, m))` and GNU case ranges;
+//! - the definition's own facts (`definition.rs`): `include/uapi/` and
+//!   `__packed` refuse; `__randomize_layout` allows any order, with the
+//!   note of `randstruct.rs`.
 //!
 //! [`constrain`] turns the sites into [`TreeConstraint`]s (one per distinct
 //! need, with every site that needs it), which [`TreeConstraint::apply`]
@@ -46,6 +52,7 @@
 pub mod apply;
 mod definition;
 mod members;
+pub mod randstruct;
 mod sites;
 mod sources;
 mod spelling;
@@ -77,6 +84,8 @@ pub enum SiteKind {
     SizeAssertion,
     GroupAssertion,
     BpfOffset,
+    /// A load through a cast at an offset (`*(T *)((char *)p + offsetof(S, m))`).
+    OffsetLoad,
     Uapi,
     Packed,
     RandomizedLayout,
@@ -98,6 +107,7 @@ impl SiteKind {
             SiteKind::SizeAssertion => "build assertion on the size",
             SiteKind::GroupAssertion => "cache-line group assertion",
             SiteKind::BpfOffset => "BPF access by offset",
+            SiteKind::OffsetLoad => "load through a cast at an offset",
             SiteKind::Uapi => "user-space ABI (include/uapi/)",
             SiteKind::Packed => "__packed format",
             SiteKind::RandomizedLayout => "randomized layout",
