@@ -30,4 +30,5 @@ mod docs_quotes;
 mod infer_net;
 mod infer_profiles;
 mod infer_sources;
+mod tree_safety_gcc;
 mod tree_safety_props;
