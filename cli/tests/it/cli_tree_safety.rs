@@ -325,6 +325,90 @@ fn a_randomized_layout_is_proposed_with_the_note_and_true_users_still_count() {
 }
 
 #[test]
+fn build_assertions_wrapped_in_a_macro_are_kept_before_proposing() {
+    // The macro is defined in one file and used in another that never
+    // names the struct.
+    let defs = "#include <assert.h>\n#include <stddef.h>\n#include \"s.h\"\n\
+                #define STATS_AT(m, off) static_assert(offsetof(struct stats, m) == off, #m)\n";
+    let uses = "#include \"defs.h\"\nSTATS_AT(min, 24);\nSTATS_AT(total, 40);\n";
+    let dir = tree(&[
+        ("s.h", HEADER),
+        ("a.toml", ACCESS),
+        ("defs.h", defs),
+        ("check.c", uses),
+    ]);
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &[
+            "--safety-scan",
+            "defs.h",
+            "--safety-scan",
+            "check.c",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let added = j["tree_safety"]["constraints_added"].as_array().unwrap();
+    let pinned: Vec<(String, String)> = added
+        .iter()
+        .map(|c| {
+            (
+                c["sites"][0].as_str().unwrap().to_string(),
+                c["need"]["pin"][0].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pinned,
+        [
+            ("check.c:2:1".to_string(), "min".to_string()),
+            ("check.c:3:1".to_string(), "total".to_string()),
+        ]
+    );
+    let at = |m: &str| {
+        j["after"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == m)
+            .unwrap()["offset"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        (at("min"), at("total")),
+        (24, 40),
+        "the asserted offsets stay"
+    );
+    assert_ne!(j["after"], j["before"], "the proposal moves members");
+    // gcc agrees, before and after the diff.
+    let gcc = |what: &str| {
+        let o = std::process::Command::new("gcc")
+            .current_dir(dir.path())
+            .args(["-std=gnu11", "-fsyntax-only", "check.c"])
+            .output()
+            .expect("gcc runs");
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    gcc("as declared");
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "defs.h", "--safety-scan", "check.c"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    super::support::apply_p1(dir.path(), &stdout(&o), "the proposal");
+    gcc("the proposal");
+}
+
+#[test]
 fn a_proposal_that_moves_nothing_is_not_refused() {
     // The same BPF user, but nothing conflicts: nothing moves, nothing breaks.
     let bpf = "int g(int off) { switch (off) { case bpf_ctx_range_till(struct stats, hits, min): return 1; } return 0; }\n";

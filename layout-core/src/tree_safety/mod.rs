@@ -51,6 +51,7 @@
 
 pub mod apply;
 mod definition;
+mod macros;
 mod members;
 pub mod randstruct;
 mod sites;
@@ -311,6 +312,19 @@ pub fn scan(
         .iter()
         .map(|(_, text)| sp.words().any(|w| names_word(text, w)))
         .collect();
+    // The macros that wrap a build assertion, from every file that
+    // defines one.
+    let assert_words = sites::assert_words();
+    let asserting: std::collections::HashSet<&str> = assert_words.iter().copied().collect();
+    let mut macros = macros::AssertMacros::default();
+    for k in 0..texts.len() {
+        let text = &texts[k].1;
+        if names_word(text, "define") && any_word(text, &asserting) {
+            tokenize(&mut codes, &texts, k);
+            macros.learn(codes[k].as_ref().expect("tokenized"), k, &assert_words);
+        }
+    }
+    let macro_names: std::collections::HashSet<&str> = macros.names().collect();
     let mut members = members.clone();
     let mut embedders = Vec::new();
     for k in (0..texts.len()).filter(|&k| uses[k]) {
@@ -332,13 +346,14 @@ pub fn scan(
     for k in 0..texts.len() {
         let text = &texts[k].1;
         let names_embedder = !tags.is_empty() && any_word(text, &tags);
-        if !uses[k] && !names_embedder {
+        let names_macro = !macro_names.is_empty() && any_word(text, &macro_names);
+        if !uses[k] && !names_embedder && !names_macro {
             continue;
         }
         with_uses += uses[k] as usize;
         tokenize(&mut codes, &texts, k);
         let code = codes[k].as_ref().expect("tokenized");
-        for f in sites::find(code, &sp, members, &embedders) {
+        for f in sites::find(code, k, &sp, members, &embedders, &macros) {
             let (line, column) = code.line_col(f.tok);
             out.push(Site {
                 file: texts[k].0.clone(),

@@ -7,6 +7,7 @@
 //! with what keeps it intact ([`Need`]); designated initializers and the
 //! all-zero `{ 0 }` are recorded as safe.
 
+use super::macros::AssertMacros;
 use super::members::Members;
 use super::spelling::Spelling;
 use super::tokens::Code;
@@ -74,6 +75,14 @@ const ASSERTIONS: &[&str] = &[
 const GROUP_MEMBER: &str = "CACHELINE_ASSERT_GROUP_MEMBER";
 const GROUP_SIZE: &str = "CACHELINE_ASSERT_GROUP_SIZE";
 
+/// Every word that asserts at build time: a macro whose body names one
+/// wraps an assertion ([`AssertMacros`]).
+pub(crate) fn assert_words() -> Vec<&'static str> {
+    let mut w = ASSERTIONS.to_vec();
+    w.extend([GROUP_MEMBER, GROUP_SIZE]);
+    w
+}
+
 /// Copy and clear functions whose last argument is a length.
 const MEM_CALLS: &[&str] = &[
     "memset",
@@ -89,14 +98,27 @@ const MEM_CALLS: &[&str] = &[
 /// Context-access helpers of the BPF verifier that name members by offset.
 const BPF_HELPERS: &[&str] = &["bpf_target_off", "bpf_ctx_range", "bpf_ctx_range_till"];
 
-/// Every site of `code` that uses the struct spelled `sp`.
-pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members, embedders: &[Embedder]) -> Vec<Found> {
+/// Every site of `code` (file `file` of the scan) that uses the struct
+/// spelled `sp`; `macros`: the assertion macros the tree defines.
+pub(crate) fn find(
+    code: &Code,
+    file: usize,
+    sp: &Spelling,
+    m: &Members,
+    embedders: &[Embedder],
+    macros: &AssertMacros,
+) -> Vec<Found> {
     let mut out = Vec::new();
     let atoms = atoms(code, sp, m);
     // Tokens inside an assertion or a BPF macro: their offsets are judged
     // there, not as ranges.
     let mut judged: Vec<Range<usize>> = Vec::new();
     assertions(code, sp, m, &atoms, &mut judged, &mut out);
+    // An assertion macro's own body is read at its uses.
+    let bodies = macros.definitions(file);
+    out.retain(|f| !bodies.iter().any(|b| b.contains(&f.tok)));
+    judged.extend(bodies);
+    macro_assertions(code, file, sp, m, macros, &mut judged, &mut out);
     bpf(code, sp, m, &atoms, &mut judged, &mut out);
     // Which tokens lie inside a judged span (a difference array: nested
     // spans cost nothing more).
@@ -252,6 +274,41 @@ fn assertions(
                 need: Need::Size,
             });
         }
+    }
+}
+
+/// Uses of a macro that wraps a build assertion (`FOLIO_MATCH(lru, lru)`):
+/// expanded one level, the assertion's offsets and sizes are read as if
+/// written out, at the use.
+fn macro_assertions(
+    code: &Code,
+    file: usize,
+    sp: &Spelling,
+    m: &Members,
+    macros: &AssertMacros,
+    judged: &mut Vec<Range<usize>>,
+    out: &mut Vec<Found>,
+) {
+    if macros.is_empty() {
+        return;
+    }
+    for i in 0..code.len() {
+        if !code.is_ident(i) {
+            continue;
+        }
+        let Some(text) = macros.expand(code, file, i) else {
+            continue;
+        };
+        let e = Code::new(&text);
+        let mut found = Vec::new();
+        assertions(&e, sp, m, &atoms(&e, sp, m), &mut Vec::new(), &mut found);
+        if found.is_empty() {
+            continue;
+        }
+        if let Some(close) = code.closing(i + 1) {
+            judged.push(i..close + 1);
+        }
+        out.extend(found.into_iter().map(|f| Found { tok: i, ..f }));
     }
 }
 
@@ -1274,7 +1331,9 @@ mod tests {
         let mut m = members();
         m.learn_macros(&code);
         let e = embedders(&code, &sp);
-        find(&code, &sp, &m, &e)
+        let mut macros = AssertMacros::default();
+        macros.learn(&code, 0, &assert_words());
+        find(&code, 0, &sp, &m, &e, &macros)
             .into_iter()
             .map(|f| (f.kind, f.need))
             .collect()
@@ -1450,6 +1509,44 @@ mod tests {
         );
         // Another struct's offsets are none of this one's business.
         assert!(needs("i = BPF_LDX_MEM(BPF_DW, 1, 2, offsetof(struct t, c));").is_empty());
+    }
+
+    #[test]
+    fn assertions_wrapped_in_a_macro_of_the_tree_are_kept() {
+        // Two definitions in turn, each for the uses after it.
+        let n = needs(
+            "#define MATCH(o, f) static_assert(offsetof(struct o, f) == offsetof(struct s, f))\n\
+             MATCH(t, b);\nMATCH(t, c);\n#undef MATCH\n\
+             #define MATCH(f, n) \\\n\tBUILD_BUG_ON(offsetof(struct s, f) != n)\nMATCH(d, 24);\n",
+        );
+        assert_eq!(
+            n,
+            [
+                (SiteKind::BuildAssertion, Need::Pin(names(&["b"]))),
+                (SiteKind::BuildAssertion, Need::Pin(names(&["c"]))),
+                (SiteKind::BuildAssertion, Need::Pin(names(&["d"]))),
+            ]
+        );
+        // A wrapped group assertion and a wrapped size assertion.
+        let n = needs(
+            "#define GRP(g) CACHELINE_ASSERT_GROUP_SIZE(struct s, g, 64)\nGRP(hot);\n\
+             #define FITS(t) static_assert(sizeof(t) <= 64)\nFITS(struct s);\nFITS(struct t);\n",
+        );
+        assert_eq!(
+            n,
+            [
+                (
+                    SiteKind::GroupAssertion,
+                    Need::GroupSize {
+                        group: "hot".into(),
+                        bytes: Some(64)
+                    }
+                ),
+                (SiteKind::SizeAssertion, Need::Size),
+            ]
+        );
+        // A macro that asserts nothing of the struct adds nothing.
+        assert!(needs("#define M(x) BUILD_BUG_ON(sizeof(x) > 8)\nM(int);\n").is_empty());
     }
 
     #[test]
