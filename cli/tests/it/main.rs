@@ -9,6 +9,7 @@ mod support;
 
 mod audit;
 mod cli_btf_dwarf;
+mod cli_compiler_layout;
 mod cli_config;
 mod cli_configs;
 mod cli_diff_size;
