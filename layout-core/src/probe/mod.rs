@@ -478,3 +478,17 @@ fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> 
         prelude: prelude::Prelude::default(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::conditional_names;
+
+    #[test]
+    fn the_names_a_header_tests_for_being_defined() {
+        let text = "#ifdef SPLIT_RSS_COUNTING\n# ifndef B\n#if defined(C) && defined D\n\
+                    #elif IS_ENABLED(CONFIG_E) || defined (F)\nint defined_G;\n#define H\n";
+        let mut names: Vec<&str> = conditional_names(text).into_iter().collect();
+        names.sort();
+        assert_eq!(names, ["B", "C", "D", "F", "SPLIT_RSS_COUNTING"]);
+    }
+}

@@ -358,10 +358,13 @@ fn bpf(
                      whatever the order puts between them",
                     m.names[a], m.names[b]
                 )),
-                ("bpf_ctx_range_till", Some(_), Some(_)) | (_, Some(_), _) => Need::None,
-                _ => Need::Refuse(format!(
-                    "`{word}` names a member this pass does not find in the struct"
+                ("bpf_ctx_range_till", Some(_), Some(_)) => Need::None,
+                ("bpf_ctx_range_till", _, _) => Need::Refuse(format!(
+                    "`{word}` names a member this pass does not find in the struct: the range \
+                     may span members"
                 )),
+                // One member, by the helper's definition.
+                _ => Need::None,
             };
             out.push(Found {
                 tok: i,
@@ -1496,10 +1499,15 @@ mod tests {
             let n = refusing(src);
             assert!(n.contains(&(kind, true)), "{src}: {n:?}");
         }
-        // A member the struct lacks is not a name this pass can trust.
+        // A range to a member this pass does not find may span members;
+        // one member is one member, whatever its name.
+        assert_eq!(
+            refusing("case bpf_ctx_range_till(struct s, a, zz):"),
+            [(SiteKind::BpfOffset, true)]
+        );
         assert_eq!(
             refusing("case bpf_ctx_range(struct s, zz):"),
-            [(SiteKind::BpfOffset, true)]
+            [(SiteKind::BpfOffset, false)]
         );
         // The marker's offset: the member after it stays next to it (the
         // masks over its bit-fields hold).
