@@ -307,7 +307,7 @@ fn a_randomized_layout_is_proposed_with_the_note_and_true_users_still_count() {
     let j = json(&o);
     let note = j["notes"][0].as_str().unwrap();
     assert!(
-        note.ends_with("holds for builds without it, such as the configuration read (k.config)"),
+        note.ends_with("holds for builds without it, such as the configuration read"),
         "{note}"
     );
     assert_ne!(j["after"], j["before"], "the proposal moves members");
