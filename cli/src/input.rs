@@ -177,7 +177,10 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
                     .help("e.g. cachelayout show include/linux/mmzone.h --struct zone"),
             )
         }
-        (None, Some(h)) => (read_header(h, &a.struct_name, &defines, &types)?, h.clone()),
+        (None, Some(h)) => (
+            read_header(h, &a.struct_name, &defines, &types, false)?,
+            h.clone(),
+        ),
         (Some(db), header) => {
             let agg = db.find_struct(&a.struct_name)?;
             let exact = Read {
@@ -193,7 +196,15 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
                     let (size, align) = (exact.size, exact.align);
                     let model = exact.model.clone();
                     let names = MemberNames::from_typedb(db, agg);
-                    match with_header_source(exact, agg, h, &a.struct_name, &defines, types) {
+                    match with_header_source(
+                        exact,
+                        agg,
+                        h,
+                        &a.struct_name,
+                        &defines,
+                        types,
+                        macro_names.as_deref().unwrap_or(&[]),
+                    ) {
                         Ok(r) => r,
                         Err(e) => {
                             source_error = Some(e);
@@ -207,7 +218,15 @@ pub fn load(a: &InputArgs) -> Result<Loaded, Diagnostic> {
                         }
                     }
                 }
-                Some(h) => with_header_source(exact, agg, h, &a.struct_name, &defines, types)?,
+                Some(h) => with_header_source(
+                    exact,
+                    agg,
+                    h,
+                    &a.struct_name,
+                    &defines,
+                    types,
+                    macro_names.as_deref().unwrap_or(&[]),
+                )?,
             };
             let origin = match header {
                 Some(h) if from_probe => h.clone(),
@@ -330,8 +349,14 @@ fn read_header(
     name: &str,
     defines: &Defines,
     types: &TypeTable,
+    compiled: bool,
 ) -> Result<Read, Diagnostic> {
     let header = files::header(path, defines, types)?;
+    let header = if compiled {
+        header.with_compiler_layout()
+    } else {
+        header
+    };
     // The command line wins over the header's #define: say so.
     for note in header.overridden_defines() {
         eprintln!("{note}");
@@ -357,14 +382,18 @@ fn with_header_source(
     name: &str,
     defines: &Defines,
     mut types: TypeTable,
+    renamed: &[String],
 ) -> Result<Read, Diagnostic> {
+    // A member named by a macro (`#define rcu_head callback_head`) has the
+    // expansion's name in the compiler's layout.
+    let same_field = |h: &str, e: &str| same_field(h, e) || renamed.iter().any(|m| m == h);
     for m in &agg.members {
         let base = m.ty.split('[').next().unwrap_or(&m.ty).trim();
         if m.count > 0 && !base.is_empty() && !base.contains('{') && types.get(base).is_none() {
             types.insert(base, m.size / m.count, m.align);
         }
     }
-    let from_header = read_header(header, name, defines, &types)?;
+    let from_header = read_header(header, name, defines, &types, true)?;
     let mut model = from_header.model;
     let help = "pass the header of the same build (and the same -D / --config) as the BTF or DWARF";
     // Zero-size members the header writes as markers (CACHELINE_PADDING,

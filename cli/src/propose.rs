@@ -81,8 +81,10 @@ pub struct ProposeArgs {
     /// units it names; repeatable: --safety-scan net/ipv4 --safety-scan net/core/skbuff.c)
     /// and keep what depends on the member order:
     /// positional initializers keep their members first and in order, offset ranges
-    /// keep theirs together, offsets asserted at build time stay; BPF access by offset,
-    /// include/uapi/, __packed and __randomize_layout refuse a reorder at the site.
+    /// keep theirs together, offsets asserted at build time stay (also through a macro
+    /// the tree defines); an offset of one member is a name and needs nothing; a span
+    /// over two members, a load wider than its member, include/uapi/ and __packed
+    /// refuse a reorder at the site; __randomize_layout allows any order, with a note.
     #[arg(long = "safety-scan", value_name = "PATH")]
     pub safety_scan: Vec<PathBuf>,
 }
@@ -264,6 +266,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
                 .filter_map(|c| c.price_text())
                 .collect(),
             markup: markup.to_vec(),
+            notes: solved.notes.clone(),
         };
         let mut text = emit::changelog_of(&view, &notes);
         if !configs_text.is_empty() {
@@ -383,6 +386,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
                 markup: diff.as_ref().map(|d| d.changes.clone()),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
+                notes: solved.notes.clone(),
                 tree_safety: tree.as_ref().map(|(scan, ms)| TreeSafetyJson {
                     scan: scan.clone(),
                     constraints_added: solved.tree_constraints.clone(),
@@ -695,6 +699,9 @@ keeping them apart too costs {:+} bytes ({} bytes): pass --separate-locked",
             t,
             "cache-line group {g} grows from {was} to {now} bytes: check its CACHELINE_ASSERT_GROUP_SIZE"
         );
+    }
+    for n in &solved.notes {
+        let _ = writeln!(t, "note: {n}");
     }
     t
 }

@@ -231,15 +231,15 @@ fn a_range_between_zero_size_walls_is_kept_by_them_and_asserted_offsets_stay() {
 
 #[test]
 fn refusals_name_the_site() {
-    let bpf =
-        "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
+    // A context range over two members holds whatever lies between them.
+    let bpf = "int g(int off) { switch (off) { case bpf_ctx_range_till(struct stats, hits, min): return 1; } return 0; }\n";
     let dir = tree(&[("s.h", HEADER), ("a.toml", ACCESS), ("bpf.c", bpf)]);
     let o = propose(dir.path(), "s.h", &["--safety-scan", "bpf.c"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
         e.starts_with(
-            "bpf.c:1:27: error: struct stats: reordering it breaks this BPF access by offset"
+            "bpf.c:1:38: error: struct stats: reordering it breaks this BPF access by offset: `bpf_ctx_range_till` accepts every offset from `hits` to the end of `min`"
         ),
         "{e}"
     );
@@ -251,12 +251,6 @@ fn refusals_name_the_site() {
             HEADER.replace("};\ntypedef", "} __packed;\ntypedef"),
             3,
             "__packed",
-        ),
-        (
-            "r.h",
-            HEADER.replace("};\ntypedef", "} __randomize_layout;\ntypedef"),
-            3,
-            "not ours to choose",
         ),
     ] {
         let dir = tree(&[(path, &header), ("a.toml", ACCESS), ("u.c", "int x;\n")]);
@@ -272,10 +266,152 @@ fn refusals_name_the_site() {
 }
 
 #[test]
+fn a_randomized_layout_is_proposed_with_the_note_and_true_users_still_count() {
+    let header = HEADER.replace("};\ntypedef", "} __randomize_layout;\ntypedef");
+    let config = "CONFIG_RANDSTRUCT_NONE=y\n";
+    let dir = tree(&[
+        ("r.h", &header),
+        ("a.toml", ACCESS),
+        ("u.c", "int x;\n"),
+        ("k.config", config),
+    ]);
+    let o = propose(dir.path(), "r.h", &["--safety-scan", "u.c", "--changelog"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("note: struct stats is marked __randomize_layout: no code may depend on its member order, so any order is allowed; a CONFIG_RANDSTRUCT build shuffles the members whatever the order, and the proposal holds for builds without it\n"),
+        "{e}"
+    );
+    assert!(e.contains("randomized layout: 1"), "{e}");
+    let changelog: String = stdout(&o).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        changelog.contains(
+            "Struct stats is marked __randomize_layout: no code may depend on its member order"
+        ),
+        "{changelog}"
+    );
+    // JSON says it too, and a configuration read is named.
+    let o = propose(
+        dir.path(),
+        "r.h",
+        &[
+            "--safety-scan",
+            "u.c",
+            "--config",
+            "k.config",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let note = j["notes"][0].as_str().unwrap();
+    assert!(
+        note.ends_with("holds for builds without it, such as the configuration read"),
+        "{note}"
+    );
+    assert_ne!(j["after"], j["before"], "the proposal moves members");
+    // A positional initializer is still a true dependence: refused at it.
+    std::fs::write(dir.path().join("u.c"), "struct stats v = { 1, 2 };\n").unwrap();
+    let o = propose(dir.path(), "r.h", &["--safety-scan", "u.c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(
+            "u.c:1:1: error: struct stats: reordering it breaks this positional initializer"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn build_assertions_wrapped_in_a_macro_are_kept_before_proposing() {
+    // The macro is defined in one file and used in another that never
+    // names the struct.
+    let defs = "#include <assert.h>\n#include <stddef.h>\n#include \"s.h\"\n\
+                #define STATS_AT(m, off) static_assert(offsetof(struct stats, m) == off, #m)\n";
+    let uses = "#include \"defs.h\"\nSTATS_AT(min, 24);\nSTATS_AT(total, 40);\n";
+    let dir = tree(&[
+        ("s.h", HEADER),
+        ("a.toml", ACCESS),
+        ("defs.h", defs),
+        ("check.c", uses),
+    ]);
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &[
+            "--safety-scan",
+            "defs.h",
+            "--safety-scan",
+            "check.c",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let added = j["tree_safety"]["constraints_added"].as_array().unwrap();
+    let pinned: Vec<(String, String)> = added
+        .iter()
+        .map(|c| {
+            (
+                c["sites"][0].as_str().unwrap().to_string(),
+                c["need"]["pin"][0].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        pinned,
+        [
+            ("check.c:2:1".to_string(), "min".to_string()),
+            ("check.c:3:1".to_string(), "total".to_string()),
+        ]
+    );
+    let at = |m: &str| {
+        j["after"]["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == m)
+            .unwrap()["offset"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        (at("min"), at("total")),
+        (24, 40),
+        "the asserted offsets stay"
+    );
+    assert_ne!(j["after"], j["before"], "the proposal moves members");
+    // gcc agrees, before and after the diff.
+    let gcc = |what: &str| {
+        let o = std::process::Command::new("gcc")
+            .current_dir(dir.path())
+            .args(["-std=gnu11", "-fsyntax-only", "check.c"])
+            .output()
+            .expect("gcc runs");
+        assert!(
+            o.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    gcc("as declared");
+    let o = propose(
+        dir.path(),
+        "s.h",
+        &["--safety-scan", "defs.h", "--safety-scan", "check.c"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    super::support::apply_p1(dir.path(), &stdout(&o), "the proposal");
+    gcc("the proposal");
+}
+
+#[test]
 fn a_proposal_that_moves_nothing_is_not_refused() {
     // The same BPF user, but nothing conflicts: nothing moves, nothing breaks.
-    let bpf =
-        "int g(void) { return emit(BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct stats, hits))); }\n";
+    let bpf = "int g(int off) { switch (off) { case bpf_ctx_range_till(struct stats, hits, min): return 1; } return 0; }\n";
     let access = "[struct.stats]\nread_mostly = [\"name\", \"max\"]\n";
     let dir = tree(&[("s.h", HEADER), ("a.toml", access), ("bpf.c", bpf)]);
     let o = propose(
@@ -316,7 +452,7 @@ fn write(dir: &Path, name: &str, text: &str) -> String {
 }
 
 #[test]
-fn kernel_sk_buff_keeps_its_offset_users_or_refuses_at_the_bpf_builders() {
+fn kernel_sk_buff_keeps_its_offset_users_and_its_bpf_builders_name_members() {
     let Some((src, kbuild)) = kernel() else {
         return;
     };
@@ -369,18 +505,24 @@ fn kernel_sk_buff_keeps_its_offset_users_or_refuses_at_the_bpf_builders() {
     let at = |m: &str| after.iter().position(|n| n == m).unwrap();
     assert_eq!(at("cloned"), at("__cloned_offset") + 1, "{after:?}");
     assert_ne!(j["after"], j["before"], "the proposal moves members");
-    // The BPF instruction builders of filter.c refuse it, at the first.
+    // The BPF instruction builders of filter.c name members by their
+    // offsets, each loaded at its own width: a name the compiler computes
+    // again; the marker loads keep the bit-fields after them.
     let mut args = base.to_vec();
-    args.extend(["--safety-scan", "net/core/filter.c"]);
+    args.extend(["--safety-scan", "net/core/filter.c", "--format", "json"]);
     let o = run_in(src, &args);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let s = j["tree_safety"]["sites"].as_array().unwrap();
+    let bpf: Vec<&serde_json::Value> = s.iter().filter(|s| s["kind"] == "bpf_offset").collect();
+    assert!(bpf.len() > 20, "{s:#?}");
+    assert!(bpf.iter().all(|s| s["need"] == "none"), "{bpf:#?}");
     assert!(
-        stderr(&o).starts_with(
-            "net/core/filter.c:313:13: error: struct sk_buff: reordering it breaks this BPF access by offset"
-        ),
-        "{}",
-        stderr(&o)
+        bpf.iter()
+            .any(|s| s["file"] == "net/core/filter.c" && s["line"] == 313),
+        "{bpf:#?}"
     );
+    assert_ne!(j["after"], j["before"], "the proposal moves members");
 }
 
 #[test]

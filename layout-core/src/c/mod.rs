@@ -83,6 +83,9 @@ pub struct Header {
     ast: Ast,
     types: TypeTable,
     index: Index,
+    /// The compiler lays the struct out ([`Header::with_compiler_layout`]):
+    /// a type or a constant the header lacks is a placeholder.
+    placeholders: bool,
 }
 
 /// Names defined in the header (the first definition of each wins).
@@ -186,10 +189,24 @@ pub fn parse_header(
         ast,
         types: types.clone(),
         index,
+        placeholders: false,
     })
 }
 
 impl Header {
+    /// The header read for a struct the compiler lays out (a `--kbuild`,
+    /// `--cc` or compilation-database probe, BTF, DWARF): its text says
+    /// only where each member is, for the diff; every size, alignment and
+    /// offset comes from the compiler. A type the header does not define
+    /// (one of another header) and a constant it does not define
+    /// (`IPV4_DEVCONF_MAX`, an enumerator of another header) are
+    /// placeholders, and a type `types` names (the compiler's) wins over
+    /// the header's definition, so that no other header's text is needed.
+    pub fn with_compiler_layout(mut self) -> Header {
+        self.placeholders = true;
+        self
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

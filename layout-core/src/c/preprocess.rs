@@ -688,6 +688,13 @@ fn name_unnamed_bitfield(bytes: &mut [u8], kw: &Tok, colon: &Tok) -> Option<usiz
     None
 }
 
+/// `randomized_struct_fields_start` / `_end`: an anonymous struct with
+/// CONFIG_RANDSTRUCT, nothing without it.
+const RANDSTRUCT_BOUNDS: &[&str] = &[
+    "randomized_struct_fields_start",
+    "randomized_struct_fields_end",
+];
+
 /// Finds attributes, marker macros and GNU keyword spellings in the active
 /// code, records them and blanks (or respells) them in `bytes`.
 fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) -> Scan {
@@ -716,6 +723,14 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
             if let Some(at) = name_unnamed_bitfield(bytes, &code[i], &code[i + 1]) {
                 unnamed_bitfields.push(at);
             }
+            i += 1;
+            continue;
+        }
+        // The bounds of task_struct's randomizable part: nothing unless
+        // CONFIG_RANDSTRUCT (compiler_types.h), as `__randomize_layout`'s
+        // attribute is read as nothing; the header's own `#define` wins.
+        if RANDSTRUCT_BOUNDS.contains(&name.as_str()) && macros.get(name).is_none() {
+            blank(bytes, code[i].range.clone());
             i += 1;
             continue;
         }

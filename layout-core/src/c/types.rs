@@ -80,6 +80,10 @@ impl super::checks::Context for Resolver<'_> {
 /// what keeps every offset computation exact.
 const MAX_TYPE_SIZE: u64 = 1 << 48;
 
+/// What a type the header lacks is taken as when the compiler lays the
+/// struct out: one byte (no member vanishes, none is a marker).
+const PLACEHOLDER: TyLayout = TyLayout { size: 1, align: 1 };
+
 const TOO_LARGE_HELP: &str =
     "the limit is 2^48 bytes (what x86_64 addresses); check the size expression";
 
@@ -100,6 +104,16 @@ impl<'h> Resolver<'h> {
     pub fn error(&self, at: usize, message: impl Into<String>) -> Diagnostic {
         let (line, col) = line_col(&self.h.text, at);
         Diagnostic::new(message).in_file(&self.h.path).at(line, col)
+    }
+
+    /// A type the header does not define: a placeholder when the compiler
+    /// lays the struct out (its sizes replace every one of ours), else an
+    /// error.
+    fn unknown(&self, name: &str, at: usize) -> Result<TyLayout, Diagnostic> {
+        if self.h.placeholders {
+            return Ok(PLACEHOLDER);
+        }
+        Err(self.unknown_type(name, at))
     }
 
     fn unknown_type(&self, name: &str, at: usize) -> Diagnostic {
@@ -176,12 +190,26 @@ impl<'h> Resolver<'h> {
 
     /// Evaluates an integer constant expression written at `range`.
     pub fn eval_range(&self, range: Range<usize>) -> Result<i128, Diagnostic> {
-        eval::eval(&self.h.text[range.clone()], self, Mode::Constant)
+        let v = eval::eval(&self.h.text[range.clone()], self, Mode::Constant);
+        self.placeholder_value(v)
             .map_err(|e| self.eval_error(e, range.start))
     }
 
     pub fn eval_tokens(&self, toks: &[PTok], at: usize) -> Result<i128, Diagnostic> {
-        eval::eval_tokens(toks, self, Mode::Constant).map_err(|e| self.eval_error(e, at))
+        let v = eval::eval_tokens(toks, self, Mode::Constant);
+        self.placeholder_value(v)
+            .map_err(|e| self.eval_error(e, at))
+    }
+
+    /// A constant that names what the header does not define (a macro or
+    /// an enumerator of another header) is 1 when the compiler lays the
+    /// struct out (an array length, a bit-field width: the compiler's
+    /// sizes replace ours).
+    fn placeholder_value(&self, v: Result<i128, EvalError>) -> Result<i128, EvalError> {
+        match v {
+            Err(e) if self.h.placeholders && e.missing.is_some() => Ok(1),
+            v => v,
+        }
     }
 
     fn eval_error(&self, e: EvalError, at: usize) -> Diagnostic {
@@ -218,15 +246,13 @@ impl<'h> Resolver<'h> {
     /// Layout of the type a specifier names; `at` locates errors.
     pub fn type_ref(&self, ty: &TypeRef, at: usize) -> Result<TyLayout, Diagnostic> {
         match ty {
-            TypeRef::Scalar(words) => scalar_layout(words).ok_or_else(|| {
-                let name = words.join(" ");
-                if words.iter().any(|w| w == "void") {
-                    self.error(at, "a member cannot have type void")
-                        .help("did you mean `void *`?")
-                } else {
-                    self.unknown_type(&name, at)
-                }
-            }),
+            TypeRef::Scalar(words) => match scalar_layout(words) {
+                Some(l) => Ok(l),
+                None if words.iter().any(|w| w == "void") => Err(self
+                    .error(at, "a member cannot have type void")
+                    .help("did you mean `void *`?")),
+                None => self.unknown(&words.join(" "), at),
+            },
             TypeRef::Name(name) => self.named(name, at),
             TypeRef::Record { kind, tag, def } => match (def, tag) {
                 (Some(idx), _) => self.record(*idx, at).map(|r| TyLayout {
@@ -247,6 +273,11 @@ impl<'h> Resolver<'h> {
 
     /// A typedef name: the header's typedef, `[types]`, then the built-ins.
     fn named(&self, name: &str, at: usize) -> Result<TyLayout, Diagnostic> {
+        if self.h.placeholders {
+            if let Some((size, align)) = self.h.types.get(name) {
+                return Ok(TyLayout { size, align });
+            }
+        }
         if let Some(&idx) = self.h.index.typedefs.get(name) {
             let td = &self.h.ast.typedefs[idx];
             if let Some(d) = self.syntax_error_in(td.spec_range.start..td.declarator.range.end) {
@@ -288,11 +319,17 @@ impl<'h> Resolver<'h> {
                 }
             }
         }
-        Err(self.unknown_type(name, at))
+        self.unknown(name, at)
     }
 
     /// `struct tag` / `union tag`: the header's definition, `[types]`, built-ins.
     fn tagged(&self, kind: RecordKind, tag: &str, at: usize) -> Result<TyLayout, Diagnostic> {
+        let key = format!("{} {tag}", kind.keyword());
+        if self.h.placeholders {
+            if let Some((size, align)) = self.h.types.get(&key) {
+                return Ok(TyLayout { size, align });
+            }
+        }
         if let Some(&idx) = self.h.index.records.get(tag) {
             let r = self.record(idx, at)?;
             return Ok(TyLayout {
@@ -300,11 +337,13 @@ impl<'h> Resolver<'h> {
                 align: r.align,
             });
         }
-        let key = format!("{} {tag}", kind.keyword());
         if let Some((size, align)) = self.h.types.get(&key) {
             return Ok(TyLayout { size, align });
         }
-        builtin_type(&key).ok_or_else(|| self.unknown_type(&key, at))
+        match builtin_type(&key) {
+            Some(l) => Ok(l),
+            None => self.unknown(&key, at),
+        }
     }
 
     fn enumeration(&self, tag: Option<&str>, def: Option<usize>) -> Result<TyLayout, Diagnostic> {
@@ -534,7 +573,10 @@ impl<'h> Resolver<'h> {
             }
             [kw, tag] if kw == "enum" => self.enumeration(Some(tag), None),
             [name] if scalar_layout(&words).is_none() => self.named(name, at),
-            _ => scalar_layout(&words).ok_or_else(|| self.unknown_type(text, at)),
+            _ => match scalar_layout(&words) {
+                Some(l) => Ok(l),
+                None => self.unknown(text, at),
+            },
         }
     }
 

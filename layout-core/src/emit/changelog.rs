@@ -39,6 +39,9 @@ pub struct ChangelogNotes {
     pub prices: Vec<String>,
     /// The attributes, paddings and markers the diff adds or removes.
     pub markup: Vec<super::MarkupChange>,
+    /// What the reader must know beyond the constraints (a
+    /// `__randomize_layout` struct's note), one sentence each.
+    pub notes: Vec<String>,
 }
 
 /// The changelog paragraph for moving `before_s` from `before` to `after`.
@@ -128,6 +131,9 @@ pub fn changelog_of(p: &ProposalView, notes: &ChangelogNotes) -> String {
             },
         )));
         paragraphs.push(code_block(a));
+    }
+    for n in &notes.notes {
+        paragraphs.push(wrap(&capitalize(&format!("{n}."))));
     }
     paragraphs.extend(measure(bv, av).iter().map(|m| wrap(m)));
     let mut out = paragraphs.join("\n\n");

@@ -338,6 +338,25 @@ pub fn macro_names(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The object-like macros of `-dM` output defined as nothing (`#define
+/// SPLIT_RSS_COUNTING`): flags a header tests with `#ifdef`.
+pub fn flag_macros(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("#define "))
+        .filter_map(|rest| {
+            let (name, value) = rest.split_once(' ').unwrap_or((rest, ""));
+            let ok = !name.is_empty()
+                && value.trim().is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            ok.then(|| name.to_string())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// The object-like macros of `-dM` output whose value is an integer
 /// (directly or through other such macros): what the header's own parser
 /// needs for array sizes and conditions.
@@ -471,6 +490,7 @@ mod tests {
         assert_eq!(get("D"), None);
         assert_eq!(get("E"), None);
         assert_eq!(get("F"), None);
+        assert_eq!(flag_macros(text), ["F"]);
     }
 
     #[test]

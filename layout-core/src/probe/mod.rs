@@ -79,6 +79,8 @@ impl ProbeArgs {
 pub struct Probe {
     pub db: TypeDb,
     pub macros: Vec<(String, i64)>,
+    /// The macros defined as nothing (`#define SPLIT_RSS_COUNTING`).
+    flags: Vec<String>,
     /// The name of every macro the compiler saw, function-like ones too:
     /// which idioms a diff may write.
     pub macro_names: Vec<String>,
@@ -113,6 +115,14 @@ impl Probe {
         for (name, value) in &self.macros {
             if !own.contains(name.as_str()) {
                 d.insert(name.clone(), *value);
+            }
+        }
+        // A flag the header tests (`#ifdef SPLIT_RSS_COUNTING`) is defined;
+        // others (`__rcu`, empty attribute macros) are no constants.
+        let tested = conditional_names(&text);
+        for name in &self.flags {
+            if tested.contains(name.as_str()) && !own.contains(name.as_str()) {
+                d.insert(name.clone(), 1);
             }
         }
         Ok(d)
@@ -408,6 +418,43 @@ fn note_dependencies(dir: &Path, tc: &Toolchain) {
     }
 }
 
+/// The names `text`'s conditionals test for being defined: `#ifdef X`,
+/// `#ifndef X`, `defined(X)`, `defined X` on `#if` and `#elif` lines.
+fn conditional_names(text: &str) -> std::collections::HashSet<&str> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = std::collections::HashSet::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let first = |r: &'static str| rest.strip_prefix(r);
+        if let Some(r) = first("ifdef").or_else(|| first("ifndef")) {
+            let name = r
+                .trim_start()
+                .split(|c: char| !ident(c))
+                .next()
+                .unwrap_or("");
+            if !name.is_empty() {
+                out.insert(name);
+            }
+            continue;
+        }
+        if !(rest.starts_with("if") || rest.starts_with("elif")) {
+            continue;
+        }
+        for (at, _) in rest.match_indices("defined") {
+            let r = rest[at + "defined".len()..].trim_start();
+            let r = r.strip_prefix('(').unwrap_or(r).trim_start();
+            let name = r.split(|c: char| !ident(c)).next().unwrap_or("");
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
 /// The text of a file the front-end reads on its own (a header, `.config`):
 /// a regular file, within the text limit, recorded as an input of the run.
 fn read_text(path: &Path) -> Option<String> {
@@ -423,10 +470,25 @@ fn read_probe(dir: &Path, config: Option<PathBuf>) -> Result<Probe, Diagnostic> 
     Ok(Probe {
         db,
         macros: compile::integer_macros(&macros),
+        flags: compile::flag_macros(&macros),
         macro_names: compile::macro_names(&macros),
         config,
         toolchain: None,
         probed: Vec::new(),
         prelude: prelude::Prelude::default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conditional_names;
+
+    #[test]
+    fn the_names_a_header_tests_for_being_defined() {
+        let text = "#ifdef SPLIT_RSS_COUNTING\n# ifndef B\n#if defined(C) && defined D\n\
+                    #elif IS_ENABLED(CONFIG_E) || defined (F)\nint defined_G;\n#define H\n";
+        let mut names: Vec<&str> = conditional_names(text).into_iter().collect();
+        names.sort();
+        assert_eq!(names, ["B", "C", "D", "F", "SPLIT_RSS_COUNTING"]);
+    }
 }

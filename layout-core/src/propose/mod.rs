@@ -173,6 +173,10 @@ pub struct Proposal {
     pub tree_constraints: Vec<crate::tree_safety::TreeConstraint>,
     /// What the tree's constraints cost together, when priced.
     pub tree_price: Option<constraints::Price>,
+    /// What a reader of the proposal must know beyond its constraints (a
+    /// `__randomize_layout` struct: the proposal holds without
+    /// CONFIG_RANDSTRUCT); one sentence each.
+    pub notes: Vec<String>,
 }
 
 /// The objective when the user names none: `min-diff` for a struct whose
@@ -323,6 +327,11 @@ pub fn propose(subject: Subject, opts: &ProposeOptions) -> Result<Proposal, Prop
             });
         }
     }
+    proposal
+        .notes
+        .extend(proposal.subject.source.as_ref().and_then(|src| {
+            crate::tree_safety::randstruct::note(src, &s.name, opts.configuration.as_deref())
+        }));
     proposal.constraints = constraints::kept_by(s, opts.configuration.as_deref());
     let first_tree = proposal.constraints.len();
     proposal
@@ -387,6 +396,7 @@ impl Proposal {
             constraints: Vec::new(),
             tree_constraints: Vec::new(),
             tree_price: None,
+            notes: Vec::new(),
         }
     }
 

@@ -79,6 +79,11 @@ pub struct ProposeJson {
     /// With `--growth`: the growth report (as `growth --format json`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub growth: Option<GrowthReport>,
+    /// What the reader must know beyond the constraints (a
+    /// `__randomize_layout` struct: the proposal holds for builds without
+    /// CONFIG_RANDSTRUCT), one sentence each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// With `--safety-scan`: what the tree-safety pass read and found, and
     /// the constraints it added.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -375,7 +375,7 @@ impl Refusal {
         .in_file(&self.site.file)
         .at(self.site.line, self.site.column)
         .help(match self.site.kind {
-            SiteKind::Uapi | SiteKind::Packed | SiteKind::RandomizedLayout => {
+            SiteKind::Uapi | SiteKind::Packed => {
                 "the proposal is refused: the definition fixes the layout (propose without \
                  --safety-scan only to see what a reorder would buy)"
             }

@@ -20,6 +20,9 @@ pub struct Members {
     pub wall: Vec<bool>,
     /// Per field: a zero-size marker that is no cache-line group's.
     pub plain_marker: Vec<bool>,
+    /// Per field: its size in bytes (a member named inside it is no
+    /// larger).
+    pub sizes: Vec<u64>,
     by_name: HashMap<String, usize>,
 }
 
@@ -73,6 +76,7 @@ impl Members {
                 .iter()
                 .map(|f| Marker::of(f) == Some(Marker::ZeroSize))
                 .collect(),
+            sizes: s.fields.iter().map(|f| f.size).collect(),
             by_name,
         }
     }

@@ -21,9 +21,15 @@
 //!   (their members keep their offsets) and on the size (it must not
 //!   change), and `CACHELINE_ASSERT_GROUP_*` (kept by the group's markers;
 //!   a group's asserted size is checked);
-//! - BPF instructions built from the struct's offsets, and the
-//!   definition's own facts (`definition.rs`): `include/uapi/`, `__packed`,
-//!   `__randomize_layout` — refused.
+//! - BPF instructions and context ranges built from the struct's offsets:
+//!   an offset of one member is a name (the compiler computes it again),
+//!   what depends on relative positions is refused (a range or sum over
+//!   two members, a load wider than the member) or kept (a marker's offset
+//!   keeps the bit-fields after it); the same for `*(T *)((char *)p +
+//!   offsetof(S, m))` and GNU case ranges;
+//! - the definition's own facts (`definition.rs`): `include/uapi/` and
+//!   `__packed` refuse; `__randomize_layout` allows any order, with the
+//!   note of `randstruct.rs`.
 //!
 //! [`constrain`] turns the sites into [`TreeConstraint`]s (one per distinct
 //! need, with every site that needs it), which [`TreeConstraint::apply`]
@@ -45,7 +51,9 @@
 
 pub mod apply;
 mod definition;
+mod macros;
 mod members;
+pub mod randstruct;
 mod sites;
 mod sources;
 mod spelling;
@@ -77,6 +85,8 @@ pub enum SiteKind {
     SizeAssertion,
     GroupAssertion,
     BpfOffset,
+    /// A load through a cast at an offset (`*(T *)((char *)p + offsetof(S, m))`).
+    OffsetLoad,
     Uapi,
     Packed,
     RandomizedLayout,
@@ -98,6 +108,7 @@ impl SiteKind {
             SiteKind::SizeAssertion => "build assertion on the size",
             SiteKind::GroupAssertion => "cache-line group assertion",
             SiteKind::BpfOffset => "BPF access by offset",
+            SiteKind::OffsetLoad => "load through a cast at an offset",
             SiteKind::Uapi => "user-space ABI (include/uapi/)",
             SiteKind::Packed => "__packed format",
             SiteKind::RandomizedLayout => "randomized layout",
@@ -301,6 +312,19 @@ pub fn scan(
         .iter()
         .map(|(_, text)| sp.words().any(|w| names_word(text, w)))
         .collect();
+    // The macros that wrap a build assertion, from every file that
+    // defines one.
+    let assert_words = sites::assert_words();
+    let asserting: std::collections::HashSet<&str> = assert_words.iter().copied().collect();
+    let mut macros = macros::AssertMacros::default();
+    for k in 0..texts.len() {
+        let text = &texts[k].1;
+        if names_word(text, "define") && any_word(text, &asserting) {
+            tokenize(&mut codes, &texts, k);
+            macros.learn(codes[k].as_ref().expect("tokenized"), k, &assert_words);
+        }
+    }
+    let macro_names: std::collections::HashSet<&str> = macros.names().collect();
     let mut members = members.clone();
     let mut embedders = Vec::new();
     for k in (0..texts.len()).filter(|&k| uses[k]) {
@@ -322,13 +346,14 @@ pub fn scan(
     for k in 0..texts.len() {
         let text = &texts[k].1;
         let names_embedder = !tags.is_empty() && any_word(text, &tags);
-        if !uses[k] && !names_embedder {
+        let names_macro = !macro_names.is_empty() && any_word(text, &macro_names);
+        if !uses[k] && !names_embedder && !names_macro {
             continue;
         }
         with_uses += uses[k] as usize;
         tokenize(&mut codes, &texts, k);
         let code = codes[k].as_ref().expect("tokenized");
-        for f in sites::find(code, &sp, members, &embedders) {
+        for f in sites::find(code, k, &sp, members, &embedders, &macros) {
             let (line, column) = code.line_col(f.tok);
             out.push(Site {
                 file: texts[k].0.clone(),

@@ -7,6 +7,7 @@
 //! with what keeps it intact ([`Need`]); designated initializers and the
 //! all-zero `{ 0 }` are recorded as safe.
 
+use super::macros::AssertMacros;
 use super::members::Members;
 use super::spelling::Spelling;
 use super::tokens::Code;
@@ -74,6 +75,14 @@ const ASSERTIONS: &[&str] = &[
 const GROUP_MEMBER: &str = "CACHELINE_ASSERT_GROUP_MEMBER";
 const GROUP_SIZE: &str = "CACHELINE_ASSERT_GROUP_SIZE";
 
+/// Every word that asserts at build time: a macro whose body names one
+/// wraps an assertion ([`AssertMacros`]).
+pub(crate) fn assert_words() -> Vec<&'static str> {
+    let mut w = ASSERTIONS.to_vec();
+    w.extend([GROUP_MEMBER, GROUP_SIZE]);
+    w
+}
+
 /// Copy and clear functions whose last argument is a length.
 const MEM_CALLS: &[&str] = &[
     "memset",
@@ -89,15 +98,28 @@ const MEM_CALLS: &[&str] = &[
 /// Context-access helpers of the BPF verifier that name members by offset.
 const BPF_HELPERS: &[&str] = &["bpf_target_off", "bpf_ctx_range", "bpf_ctx_range_till"];
 
-/// Every site of `code` that uses the struct spelled `sp`.
-pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members, embedders: &[Embedder]) -> Vec<Found> {
+/// Every site of `code` (file `file` of the scan) that uses the struct
+/// spelled `sp`; `macros`: the assertion macros the tree defines.
+pub(crate) fn find(
+    code: &Code,
+    file: usize,
+    sp: &Spelling,
+    m: &Members,
+    embedders: &[Embedder],
+    macros: &AssertMacros,
+) -> Vec<Found> {
     let mut out = Vec::new();
     let atoms = atoms(code, sp, m);
     // Tokens inside an assertion or a BPF macro: their offsets are judged
     // there, not as ranges.
     let mut judged: Vec<Range<usize>> = Vec::new();
     assertions(code, sp, m, &atoms, &mut judged, &mut out);
-    bpf(code, sp, &atoms, &mut judged, &mut out);
+    // An assertion macro's own body is read at its uses.
+    let bodies = macros.definitions(file);
+    out.retain(|f| !bodies.iter().any(|b| b.contains(&f.tok)));
+    judged.extend(bodies);
+    macro_assertions(code, file, sp, m, macros, &mut judged, &mut out);
+    bpf(code, sp, m, &atoms, &mut judged, &mut out);
     // Which tokens lie inside a judged span (a difference array: nested
     // spans cost nothing more).
     let mut depth = vec![0i64; code.len() + 1];
@@ -116,6 +138,7 @@ pub(crate) fn find(code: &Code, sp: &Spelling, m: &Members, embedders: &[Embedde
         .filter(|a| !inside.get(a.toks.start).copied().unwrap_or(false))
         .collect();
     ranges(code, m, &free, &mut out);
+    offset_loads(code, m, &free, &mut out);
     initializers(code, sp, m, &mut out);
     nested(code, embedders, m, &mut out);
     out.sort_by_key(|f| f.tok);
@@ -254,12 +277,54 @@ fn assertions(
     }
 }
 
+/// Uses of a macro that wraps a build assertion (`FOLIO_MATCH(lru, lru)`):
+/// expanded one level, the assertion's offsets and sizes are read as if
+/// written out, at the use.
+fn macro_assertions(
+    code: &Code,
+    file: usize,
+    sp: &Spelling,
+    m: &Members,
+    macros: &AssertMacros,
+    judged: &mut Vec<Range<usize>>,
+    out: &mut Vec<Found>,
+) {
+    if macros.is_empty() {
+        return;
+    }
+    for i in 0..code.len() {
+        if !code.is_ident(i) {
+            continue;
+        }
+        let Some(text) = macros.expand(code, file, i) else {
+            continue;
+        };
+        let e = Code::new(&text);
+        let mut found = Vec::new();
+        assertions(&e, sp, m, &atoms(&e, sp, m), &mut Vec::new(), &mut found);
+        if found.is_empty() {
+            continue;
+        }
+        if let Some(close) = code.closing(i + 1) {
+            judged.push(i..close + 1);
+        }
+        out.extend(found.into_iter().map(|f| Found { tok: i, ..f }));
+    }
+}
+
 /// BPF instructions built from an offset of the struct (`BPF_LDX_MEM(..,
-/// offsetof(struct S, m))`), and the verifier's context-access helpers
-/// naming it: refused.
+/// offsetof(struct S, m))`) and the verifier's context-access helpers
+/// naming it (`bpf_ctx_range(struct S, m)`). An offset of one member is a
+/// name: the compiler computes it again after any reorder. What depends
+/// on the members' relative positions is kept or refused: an offset past a
+/// member (`offsetofend`) or a sum this pass cannot bound, a range over
+/// two members (`bpf_ctx_range_till(S, a, b)`), a load wider than the
+/// member; the offset of a zero-size marker (masks over the bit-fields
+/// after it) keeps the member after the marker next to it.
 fn bpf(
     code: &Code,
     sp: &Spelling,
+    m: &Members,
     atoms: &[Atom],
     judged: &mut Vec<Range<usize>>,
     out: &mut Vec<Found>,
@@ -277,24 +342,305 @@ fn bpf(
         let Some(close) = code.closing(i + 1) else {
             continue;
         };
-        let names_struct = if insn {
-            within(atoms, i, close).any(|a| matches!(a.point, Point::Before(_) | Point::After(_)))
-        } else {
-            code.elements(i + 1)
+        let els = code.elements(i + 1);
+        if !insn {
+            if !els
                 .first()
                 .is_some_and(|ty| sp.is_exactly(code, ty.clone()))
-        };
-        if names_struct {
+            {
+                continue;
+            }
             judged.push(i..close + 1);
+            let field = |k: usize| els.get(k).and_then(|el| m.field(code.at(el.start)));
+            let need = match (word, field(1), field(2)) {
+                ("bpf_ctx_range_till", Some(a), Some(b)) if a != b => Need::Refuse(format!(
+                    "`{word}` accepts every offset from `{}` to the end of `{}`: the range holds \
+                     whatever the order puts between them",
+                    m.names[a], m.names[b]
+                )),
+                ("bpf_ctx_range_till", Some(_), Some(_)) => Need::None,
+                ("bpf_ctx_range_till", _, _) => Need::Refuse(format!(
+                    "`{word}` names a member this pass does not find in the struct: the range \
+                     may span members"
+                )),
+                // One member, by the helper's definition.
+                _ => Need::None,
+            };
             out.push(Found {
                 tok: i,
                 kind: SiteKind::BpfOffset,
-                need: Need::Refuse(format!(
-                    "`{word}` builds BPF code from the struct's offsets: the program's loads, \
-                     widths and masks assume what lies at each one"
-                )),
+                need,
             });
+            continue;
         }
+        let inside: Vec<&Atom> = within(atoms, i, close)
+            .filter(|a| matches!(a.point, Point::Before(_) | Point::After(_)))
+            .collect();
+        if inside.is_empty() {
+            continue;
+        }
+        judged.push(i..close + 1);
+        // The access's width: the size operand of a load or a store.
+        let width = (word.contains("_MEM") || word == "BPF_ATOMIC_OP")
+            .then(|| {
+                els.first()
+                    .and_then(|el| bpf_width(code, sp, m, el.clone()))
+            })
+            .flatten();
+        let mut needs: Vec<(SiteKind, Need)> = Vec::new();
+        for a in inside {
+            let el = els
+                .iter()
+                .find(|el| el.start <= a.toks.start && a.toks.end <= el.end)
+                .cloned()
+                .unwrap_or(a.toks.clone());
+            let need = offset_use(code, sp, m, a, el, width, word);
+            if !needs.contains(&need) {
+                needs.push(need);
+            }
+        }
+        for (kind, need) in needs {
+            out.push(Found { tok: i, kind, need });
+        }
+    }
+}
+
+/// What an offset of the struct at atom `a`, the operand `el` of BPF
+/// instruction `word` whose access is `width` bytes wide, needs.
+fn offset_use(
+    code: &Code,
+    sp: &Spelling,
+    m: &Members,
+    a: &Atom,
+    el: Range<usize>,
+    width: Option<u64>,
+    word: &str,
+) -> (SiteKind, Need) {
+    let refuse = |why: String| (SiteKind::BpfOffset, Need::Refuse(why));
+    let f = match a.point {
+        Point::Before(f) => f,
+        Point::After(f) => {
+            return refuse(format!(
+                "`{word}` uses the offset where `{}` ends, which is where the next member \
+                 starts: that depends on the order",
+                m.names[f]
+            ))
+        }
+        _ => return (SiteKind::BpfOffset, Need::None),
+    };
+    if m.plain_marker.get(f).copied().unwrap_or(false) && f + 1 < m.len() {
+        // The bytes after the marker are read (masks over its bit-fields).
+        return (SiteKind::MarkerOffset, Need::Run(m.span(f..f + 2)));
+    }
+    let Some(extra) = addend(code, sp, a, el) else {
+        return refuse(format!(
+            "`{word}` adds to the offset of `{}` what this pass cannot bound: it may reach the \
+             members after it",
+            m.names[f]
+        ));
+    };
+    let size = m.sizes.get(f).copied().unwrap_or(0);
+    match width {
+        Some(w) if size > 0 && extra + w > size => {
+            refuse(format!(
+            "`{word}` accesses {w} bytes at `{}`{}, which has {size}: it reads the member after it",
+            m.names[f],
+            if extra > 0 { format!(" + {extra}") } else { String::new() }
+        ))
+        }
+        _ if size > 0 && extra >= size => refuse(format!(
+            "`{word}` uses the offset of `{}` + {extra}, past its {size} bytes",
+            m.names[f]
+        )),
+        _ => (SiteKind::BpfOffset, Need::None),
+    }
+}
+
+/// The constant the operand `el` adds to the offset atom `a` holds: the
+/// other terms of a sum are numbers or offsets inside another type (which
+/// lie within the member: `offsetof(struct S, m) + offsetof(struct T,
+/// x)` counts as 0). `None`: a term this pass cannot bound, or a
+/// difference.
+fn addend(code: &Code, sp: &Spelling, a: &Atom, el: Range<usize>) -> Option<u64> {
+    // The operand without enclosing parentheses.
+    let mut el = el;
+    while code.is(el.start, "(") && code.closing(el.start) == Some(el.end - 1) && el.len() > 2 {
+        el = el.start + 1..el.end - 1;
+    }
+    let mut sum = 0u64;
+    let mut t = el.start;
+    let mut first = true;
+    while t < el.end {
+        if !first {
+            if !code.is(t, "+") {
+                return None;
+            }
+            t += 1;
+        }
+        first = false;
+        if t == a.toks.start {
+            t = a.toks.end;
+            continue;
+        }
+        let word = code.at(t);
+        if let Some(n) = parse_number(word) {
+            sum = sum.checked_add(n)?;
+            t += 1;
+            continue;
+        }
+        if matches!(word, "offsetof" | "__builtin_offsetof") && code.is(t + 1, "(") {
+            let close = code.closing(t + 1)?;
+            let els = code.elements(t + 1);
+            // An offset inside another type; another of this struct's is a
+            // second member.
+            if els.first().is_none_or(|ty| sp.is_exactly(code, ty.clone())) {
+                return None;
+            }
+            t = close + 1;
+            continue;
+        }
+        return None;
+    }
+    Some(sum)
+}
+
+/// The width of a BPF access whose size operand is `el`: `BPF_B` ..
+/// `BPF_DW`, `BPF_FIELD_SIZEOF(struct S, m)` (the member's),
+/// `BPF_SIZEOF(T)` of a scalar type. `None`: a width this pass does not
+/// know (the program's own, `BPF_SIZE(insn->code)`, which the verifier
+/// bounds by the context field).
+fn bpf_width(code: &Code, sp: &Spelling, m: &Members, el: Range<usize>) -> Option<u64> {
+    let w = code.at(el.start);
+    if el.len() == 1 {
+        return match w {
+            "BPF_B" => Some(1),
+            "BPF_H" => Some(2),
+            "BPF_W" => Some(4),
+            "BPF_DW" => Some(8),
+            _ => None,
+        };
+    }
+    if !code.is(el.start + 1, "(") || code.closing(el.start + 1) != Some(el.end - 1) {
+        return None;
+    }
+    let els = code.elements(el.start + 1);
+    match (w, els.as_slice()) {
+        ("BPF_FIELD_SIZEOF", [ty, member]) if sp.is_exactly(code, ty.clone()) => {
+            m.field(code.at(member.start)).map(|f| m.sizes[f])
+        }
+        ("BPF_SIZEOF", [ty]) => scalar_size(code, ty.clone()),
+        _ => None,
+    }
+}
+
+/// The size of a scalar type spelled by tokens `ty` (`u32`, `void *`,
+/// `unsigned long`); `None` for any other.
+fn scalar_size(code: &Code, ty: Range<usize>) -> Option<u64> {
+    let words: Vec<&str> = ty
+        .clone()
+        .map(|t| code.at(t))
+        .filter(|w| !matches!(*w, "const" | "volatile" | "unsigned" | "signed"))
+        .collect();
+    match words.as_slice() {
+        [.., "*"] => Some(8),
+        [] | ["int"] => Some(4),
+        [one] => match *one {
+            "char" | "u8" | "s8" | "__u8" | "__s8" | "bool" | "_Bool" => Some(1),
+            "short" | "u16" | "s16" | "__u16" | "__s16" | "__be16" | "__le16" => Some(2),
+            "u32" | "s32" | "__u32" | "__s32" | "__be32" | "__le32" | "__wsum" => Some(4),
+            "long" | "u64" | "s64" | "__u64" | "__s64" | "__be64" | "__le64" | "size_t" => Some(8),
+            _ => None,
+        },
+        ["short", "int"] => Some(2),
+        ["long", "long"] | ["long", "int"] | ["long", "long", "int"] => Some(8),
+        _ => None,
+    }
+}
+
+/// Loads through a cast at an offset of the struct: `*(T *)((char *)p +
+/// offsetof(struct S, m))` reads `sizeof(T)` bytes at `m`, which is a name
+/// as long as `T` is no wider than the member; a wider one reads the
+/// member after it. A GNU case range `case offsetof(S, a) ...
+/// offsetofend(S, b) - 1:` over two members holds whatever lies between
+/// them.
+fn offset_loads(code: &Code, m: &Members, atoms: &[&Atom], out: &mut Vec<Found>) {
+    let by_start: std::collections::HashMap<usize, &Atom> =
+        atoms.iter().map(|a| (a.toks.start, *a)).collect();
+    for a in atoms {
+        let Point::Before(f) = a.point else {
+            continue;
+        };
+        // A case range from this offset.
+        if code.is(a.toks.end, "...") {
+            if let Some(b) = by_start.get(&(a.toks.end + 1)) {
+                let g = match b.point {
+                    Point::Before(g) | Point::After(g) => g,
+                    _ => continue,
+                };
+                let need = if g == f {
+                    Need::None
+                } else {
+                    Need::Refuse(format!(
+                        "the case range runs from `{}` to `{}`: it holds whatever the order puts \
+                         between them",
+                        m.names[f.min(g)],
+                        m.names[f.max(g)]
+                    ))
+                };
+                out.push(Found {
+                    tok: a.toks.start,
+                    kind: SiteKind::OffsetRange,
+                    need,
+                });
+            }
+            continue;
+        }
+        // `( ( char * ) p + ATOM )` under `* ( T * )`.
+        if !code.is(a.toks.start.wrapping_sub(1), "+") || !code.is(a.toks.end, ")") {
+            continue;
+        }
+        let close = a.toks.end;
+        let Some(open) = (a.toks.start.saturating_sub(MAX_ATOM_TOKENS)..a.toks.start)
+            .rev()
+            .find(|&o| code.is(o, "(") && code.closing(o) == Some(close))
+        else {
+            continue;
+        };
+        if !(code.is(open.wrapping_sub(1), ")") && code.is(open.wrapping_sub(2), "*")) {
+            continue;
+        }
+        let cast_close = open - 1;
+        let Some(cast_open) = (cast_close.saturating_sub(8)..cast_close)
+            .rev()
+            .find(|&o| code.is(o, "(") && code.closing(o) == Some(cast_close))
+        else {
+            continue;
+        };
+        if !code.is(cast_open.wrapping_sub(1), "*") {
+            continue;
+        }
+        // `T *` in the cast: the pointee's tokens.
+        let Some(width) = scalar_size(code, cast_open + 1..cast_close - 1) else {
+            continue;
+        };
+        let size = m.sizes.get(f).copied().unwrap_or(0);
+        if size == 0 {
+            continue;
+        }
+        let need = if width > size {
+            Need::Refuse(format!(
+                "the load reads {width} bytes at `{}`, which has {size}: it reads the member \
+                 after it",
+                m.names[f]
+            ))
+        } else {
+            Need::None
+        };
+        out.push(Found {
+            tok: cast_open.wrapping_sub(1),
+            kind: SiteKind::OffsetLoad,
+            need,
+        });
     }
 }
 
@@ -960,13 +1306,17 @@ mod tests {
     use super::*;
     use crate::model::{Field, Placement, Struct};
 
-    /// `struct s { long a; long b; char mark[0]; long c; long d; }`.
+    /// `struct s { long a; long b; char mark[0]; long c; int d; }`.
     fn members() -> Members {
         let mut fields = Vec::new();
         let mut off = 0;
-        for (name, size) in [("a", 8), ("b", 8), ("mark", 0), ("c", 8), ("d", 8)] {
-            let ty = if size == 0 { "char[0]" } else { "long" };
-            let mut f = Field::new(name, ty, size, if size == 0 { 1 } else { 8 });
+        for (name, size) in [("a", 8), ("b", 8), ("mark", 0), ("c", 8), ("d", 4)] {
+            let ty = match size {
+                0 => "char[0]",
+                4 => "int",
+                _ => "long",
+            };
+            let mut f = Field::new(name, ty, size, if size == 0 { 1 } else { size });
             f.original_offset = Some(off);
             off += size;
             fields.push(f);
@@ -984,7 +1334,9 @@ mod tests {
         let mut m = members();
         m.learn_macros(&code);
         let e = embedders(&code, &sp);
-        find(&code, &sp, &m, &e)
+        let mut macros = AssertMacros::default();
+        macros.learn(&code, 0, &assert_words());
+        find(&code, 0, &sp, &m, &e, &macros)
             .into_iter()
             .map(|f| (f.kind, f.need))
             .collect()
@@ -1060,6 +1412,149 @@ mod tests {
         assert_eq!(n, [(SiteKind::OffsetRange, Need::Run(names(&["c", "d"])))]);
         // container_of arithmetic is no range.
         assert!(needs("p = (void *)q - offsetof(struct s, c);").is_empty());
+    }
+
+    /// The kinds and whether each refuses.
+    fn refusing(src: &str) -> Vec<(SiteKind, bool)> {
+        needs(src)
+            .into_iter()
+            .map(|(k, n)| (k, matches!(n, Need::Refuse(_))))
+            .collect()
+    }
+
+    #[test]
+    fn an_offset_of_one_member_is_a_name() {
+        // A load of the member's width, or narrower, at its offset.
+        for src in [
+            "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c));",
+            "i = BPF_LDX_MEM(BPF_DW, 1, 2, offsetof(struct s, c));",
+            "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, d));",
+            "i = BPF_STX_MEM(BPF_FIELD_SIZEOF(struct s, c), 1, 2, offsetof(struct s, c));",
+            "i = BPF_LDX_MEM(BPF_SIZE(si->code), 1, 2, offsetof(struct s, c));",
+            "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + offsetof(struct t, v));",
+            "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + 4);",
+            "i = BPF_ALU64_IMM(BPF_ADD, 1, offsetof(struct s, d));",
+            "switch (off) { case bpf_ctx_range(struct s, c): return 1; }",
+            "switch (off) { case bpf_ctx_range_till(struct s, c, c): return 1; }",
+        ] {
+            assert_eq!(refusing(src), [(SiteKind::BpfOffset, false)], "{src}");
+        }
+        // A case label and a load through a cast that names one member.
+        assert!(needs("switch (off) { case offsetof(struct s, c): break; }").is_empty());
+        for src in [
+            "x = *(long *)((char *)p + offsetof(struct s, c));",
+            "x = *(u32 *)((char *)p + offsetof(struct s, d));",
+        ] {
+            assert_eq!(refusing(src), [(SiteKind::OffsetLoad, false)], "{src}");
+        }
+        assert_eq!(
+            needs("case offsetof(struct s, c) ... offsetofend(struct s, c) - 1:"),
+            [(SiteKind::OffsetRange, Need::None)]
+        );
+    }
+
+    #[test]
+    fn what_depends_on_relative_position_refuses_or_is_kept() {
+        for (src, kind) in [
+            // Wider than the member, or past it.
+            (
+                "i = BPF_LDX_MEM(BPF_DW, 1, 2, offsetof(struct s, c) + 4);",
+                SiteKind::BpfOffset,
+            ),
+            (
+                "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + 8);",
+                SiteKind::BpfOffset,
+            ),
+            (
+                "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetofend(struct s, c));",
+                SiteKind::BpfOffset,
+            ),
+            // A sum not bounded, a second member of the struct.
+            (
+                "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + off);",
+                SiteKind::BpfOffset,
+            ),
+            (
+                "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + offsetof(struct s, a));",
+                SiteKind::BpfOffset,
+            ),
+            // Spans of two members.
+            (
+                "switch (off) { case bpf_ctx_range_till(struct s, a, c): return 1; }",
+                SiteKind::BpfOffset,
+            ),
+            (
+                "case offsetof(struct s, a) ... offsetofend(struct s, b) - 1:",
+                SiteKind::OffsetRange,
+            ),
+            (
+                "x = *(__u64 *)((char *)p + offsetof(struct s, d));",
+                SiteKind::OffsetLoad,
+            ),
+            (
+                "i = BPF_LDX_MEM(BPF_DW, 1, 2, offsetof(struct s, d));",
+                SiteKind::BpfOffset,
+            ),
+        ] {
+            let n = refusing(src);
+            assert!(n.contains(&(kind, true)), "{src}: {n:?}");
+        }
+        // A range to a member this pass does not find may span members;
+        // one member is one member, whatever its name.
+        assert_eq!(
+            refusing("case bpf_ctx_range_till(struct s, a, zz):"),
+            [(SiteKind::BpfOffset, true)]
+        );
+        assert_eq!(
+            refusing("case bpf_ctx_range(struct s, zz):"),
+            [(SiteKind::BpfOffset, false)]
+        );
+        // The marker's offset: the member after it stays next to it (the
+        // masks over its bit-fields hold).
+        assert_eq!(
+            needs("i = BPF_LDX_MEM(BPF_B, 1, 2, offsetof(struct s, mark));"),
+            [(SiteKind::MarkerOffset, Need::Run(names(&["mark", "c"])))]
+        );
+        // Another struct's offsets are none of this one's business.
+        assert!(needs("i = BPF_LDX_MEM(BPF_DW, 1, 2, offsetof(struct t, c));").is_empty());
+    }
+
+    #[test]
+    fn assertions_wrapped_in_a_macro_of_the_tree_are_kept() {
+        // Two definitions in turn, each for the uses after it.
+        let n = needs(
+            "#define MATCH(o, f) static_assert(offsetof(struct o, f) == offsetof(struct s, f))\n\
+             MATCH(t, b);\nMATCH(t, c);\n#undef MATCH\n\
+             #define MATCH(f, n) \\\n\tBUILD_BUG_ON(offsetof(struct s, f) != n)\nMATCH(d, 24);\n",
+        );
+        assert_eq!(
+            n,
+            [
+                (SiteKind::BuildAssertion, Need::Pin(names(&["b"]))),
+                (SiteKind::BuildAssertion, Need::Pin(names(&["c"]))),
+                (SiteKind::BuildAssertion, Need::Pin(names(&["d"]))),
+            ]
+        );
+        // A wrapped group assertion and a wrapped size assertion.
+        let n = needs(
+            "#define GRP(g) CACHELINE_ASSERT_GROUP_SIZE(struct s, g, 64)\nGRP(hot);\n\
+             #define FITS(t) static_assert(sizeof(t) <= 64)\nFITS(struct s);\nFITS(struct t);\n",
+        );
+        assert_eq!(
+            n,
+            [
+                (
+                    SiteKind::GroupAssertion,
+                    Need::GroupSize {
+                        group: "hot".into(),
+                        bytes: Some(64)
+                    }
+                ),
+                (SiteKind::SizeAssertion, Need::Size),
+            ]
+        );
+        // A macro that asserts nothing of the struct adds nothing.
+        assert!(needs("#define M(x) BUILD_BUG_ON(sizeof(x) > 8)\nM(int);\n").is_empty());
     }
 
     #[test]

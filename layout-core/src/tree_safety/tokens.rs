@@ -14,6 +14,9 @@ pub(crate) struct Code<'a> {
     pub toks: Vec<Range<usize>>,
     /// Whether each token is an identifier.
     pub ident: Vec<bool>,
+    /// Whether each token starts a logical line (a newline, not one
+    /// escaped by a backslash, lies between it and the token before).
+    pub line_start: Vec<bool>,
     /// Byte offset of each line's start.
     line_starts: Vec<usize>,
     /// For each opening bracket, the index of the one closing it.
@@ -24,7 +27,17 @@ impl<'a> Code<'a> {
     pub fn new(text: &'a str) -> Code<'a> {
         let mut toks = Vec::new();
         let mut ident = Vec::new();
+        let mut line_start = Vec::new();
+        let mut fresh = true;
         for t in lex::tokenize(text) {
+            if t.kind == TokKind::Newline {
+                fresh = true;
+                continue;
+            }
+            if t.kind != TokKind::Comment {
+                line_start.push(fresh);
+                fresh = false;
+            }
             match t.kind {
                 TokKind::Comment | TokKind::Newline | TokKind::StrLit | TokKind::CharLit => {
                     // A literal still separates tokens: keep a placeholder
@@ -61,6 +74,7 @@ impl<'a> Code<'a> {
             text,
             toks,
             ident,
+            line_start,
             line_starts,
             close,
         }
@@ -81,6 +95,11 @@ impl<'a> Code<'a> {
 
     pub fn is_ident(&self, i: usize) -> bool {
         self.ident.get(i).copied().unwrap_or(false)
+    }
+
+    /// Whether token `i` starts a logical line (true past the end).
+    pub fn starts_line(&self, i: usize) -> bool {
+        self.line_start.get(i).copied().unwrap_or(true)
     }
 
     /// 1-based line and column of token `i`.
