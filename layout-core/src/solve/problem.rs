@@ -684,9 +684,12 @@ impl Tree {
             || self.owners.len() > 1
     }
 
-    /// Can fields `a` and `b` trade places without the tree noticing?
+    /// Can fields `a` and `b` trade places without the tree noticing? Not
+    /// when they were declared in different parts: which of them sits in
+    /// a part decides whether the part keeps a member of its own.
     pub fn interchangeable(&self, a: usize, b: usize) -> bool {
         !self.is_break[a]
+            && (self.owners.is_empty() || self.declared[a] == self.declared[b])
             && !self.is_break[b]
             && self.unit_of[a] == self.unit_of[b]
             && self.blocks_of[a] == self.blocks_of[b]
