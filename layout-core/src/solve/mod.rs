@@ -99,6 +99,7 @@ mod improve;
 mod lines;
 mod place;
 mod problem;
+mod unbroken;
 mod walls;
 
 /// Helpers shared by the solver's unit tests.

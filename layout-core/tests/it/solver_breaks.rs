@@ -373,10 +373,22 @@ fn access() -> impl Strategy<Value = Access> {
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
-    let align = prop_oneof![1 => Just(1u64), 1 => Just(2), 3 => Just(4), 4 => Just(8), 1 => Just(16)];
-    (align, 1u64..=10, access(), prop::bool::weighted(0.15), 0u8..6, 0u8..4).prop_map(
-        |(align, k, access, lock_word, block, paths)| {
-            let size = if k > 8 { 8 * align * k } else { align * k.min(4) };
+    let align =
+        prop_oneof![1 => Just(1u64), 1 => Just(2), 3 => Just(4), 4 => Just(8), 1 => Just(16)];
+    (
+        align,
+        1u64..=10,
+        access(),
+        prop::bool::weighted(0.15),
+        0u8..6,
+        0u8..4,
+    )
+        .prop_map(|(align, k, access, lock_word, block, paths)| {
+            let size = if k > 8 {
+                8 * align * k
+            } else {
+                align * k.min(4)
+            };
             let size = size.min(96).max(align);
             let access = match (lock_word, access) {
                 (true, Access::LockedWrite { lock }) => Access::LockedWrite { lock },
@@ -384,8 +396,7 @@ fn spec() -> impl Strategy<Value = Spec> {
             };
             let lock_word = lock_word && matches!(access, Access::LockedWrite { .. });
             (size, align, access, lock_word, block, paths)
-        },
-    )
+        })
 }
 
 /// A struct of `specs` with the paddings (and a line-aligned member when
@@ -516,7 +527,13 @@ fn check_every_preset(
             None => continue,
         };
         if exact {
-            prop_assert!(l.size >= known, "{}: {} below the oracle's {}", preset, l.size, known);
+            prop_assert!(
+                l.size >= known,
+                "{}: {} below the oracle's {}",
+                preset,
+                l.size,
+                known
+            );
             // Small structs are searched exactly: every goal is proven.
             // (An order the search kept that the verifier then refused
             // would leave a fallback, unproven.)
@@ -619,7 +636,10 @@ fn kernel_like(rng: &mut Rng) -> Struct {
             0 => (8 * (2 + rng.below(15)), 8),
             1 => (16 * (1 + rng.below(3)), 16),
             2 | 3 => (4, 4),
-            4 => ([1u64, 2][rng.below(2) as usize], [1u64, 2][rng.below(2) as usize]),
+            4 => (
+                [1u64, 2][rng.below(2) as usize],
+                [1u64, 2][rng.below(2) as usize],
+            ),
             _ => (8, 8),
         };
         let size = size.max(align);
@@ -664,13 +684,18 @@ fn kernel_like(rng: &mut Rng) -> Struct {
 /// `CACHELAYOUT_SWEEPS=full`.
 #[test]
 fn kernel_like_size_claims_hold_under_line_breaks() {
-    let count = if crate::support::sweep::full() { 290 } else { 3 };
+    let count = if crate::support::sweep::full() {
+        290
+    } else {
+        3
+    };
     let mut rng = Rng(0x38_5EED_0001);
     let (mut claims, mut beaten) = (0, 0);
     let (mut false_claims, mut false_bounds) = (Vec::new(), Vec::new());
     for case in 0..count {
         let s = kernel_like(&mut rng);
-        let sol = solve(&s, &SolveOptions::default()).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let sol =
+            solve(&s, &SolveOptions::default()).unwrap_or_else(|e| panic!("case {case}: {e}"));
         verify(&s, sol.layout.layout()).unwrap_or_else(|e| panic!("case {case}: {e}"));
         let other = with_paddings_put_back(&s, 64);
         if other.is_some_and(|o| o < sol.layout.size) {
@@ -692,6 +717,12 @@ fn kernel_like_size_claims_hold_under_line_breaks() {
         false_claims.len(),
         false_bounds.len()
     );
-    assert!(false_claims.is_empty(), "false claims (case, claimed, found): {false_claims:?}");
-    assert!(false_bounds.is_empty(), "false bounds (case, bound, found): {false_bounds:?}");
+    assert!(
+        false_claims.is_empty(),
+        "false claims (case, claimed, found): {false_claims:?}"
+    );
+    assert!(
+        false_bounds.is_empty(),
+        "false bounds (case, bound, found): {false_bounds:?}"
+    );
 }
