@@ -81,7 +81,7 @@ pub(super) fn seeds(
     // (after the first), or at the end.
     let line = opts.line;
     let mut places: Vec<usize> = (1..order.len())
-        .filter(|&k| placed[k].0 % line == 0 && placed[k].0 > 0)
+        .filter(|&k| placed[k].0.is_multiple_of(line) && placed[k].0 > 0)
         .collect();
     places.push(order.len());
     places.dedup();
