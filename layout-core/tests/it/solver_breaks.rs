@@ -258,7 +258,7 @@ fn exhaustive_min_size(s: &Struct, line: u64) -> Option<u64> {
 
 /// The layouts of `s` made from a layout of `s` without its paddings: the
 /// smallest one the verifier accepts, if any.
-fn with_paddings_put_back(s: &Struct, line: u64) -> Option<u64> {
+fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<u64> {
     let pads: Vec<usize> = s
         .breaks
         .iter()
@@ -289,6 +289,7 @@ fn with_paddings_put_back(s: &Struct, line: u64) -> Option<u64> {
         &relaxed,
         &SolveOptions {
             line,
+            work_limit,
             ..SolveOptions::default()
         },
     )
@@ -592,7 +593,7 @@ proptest! {
     /// formulation finds.
     #[test]
     fn larger_structs_with_breaks_and_blocks_keep_the_rule_and_the_claims((s, line) in tree_case(10..=18)) {
-        let other = with_paddings_put_back(&s, line);
+        let other = with_paddings_put_back(&s, line, DEFAULT_WORK_LIMIT / 20);
         // A smaller budget: a claim must hold under any.
         check_every_preset(&s, line, other.map(Oracle::Layout), DEFAULT_WORK_LIMIT / 20)?;
     }
@@ -697,7 +698,7 @@ fn kernel_like_size_claims_hold_under_line_breaks() {
         let sol =
             solve(&s, &SolveOptions::default()).unwrap_or_else(|e| panic!("case {case}: {e}"));
         verify(&s, sol.layout.layout()).unwrap_or_else(|e| panic!("case {case}: {e}"));
-        let other = with_paddings_put_back(&s, 64);
+        let other = with_paddings_put_back(&s, 64, DEFAULT_WORK_LIMIT);
         if other.is_some_and(|o| o < sol.layout.size) {
             beaten += 1;
         }
