@@ -14,6 +14,7 @@ use super::improve::{local_search, Climb};
 use super::lines::{line_packings, no_layout_within, MAX_FIELDS};
 use super::place::Placer;
 use super::problem::{Blocks, Problem};
+use super::unbroken;
 use super::walls;
 use super::{Goal, Incumbent, Method, Preset, Solution, SolveError, SolveOptions};
 use crate::cost::{cost_of, Cost};
@@ -98,6 +99,17 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     let ordered = Problem::with_blocks(s, opts.separate_soft, Blocks::Ordered)?;
     let seeds = |preset: Preset, work: &mut Work| -> Vec<Incumbent> {
         let mut seeded = Vec::new();
+        // The struct without its paddings, the paddings put back: members
+        // across the line breaks ([`unbroken`]).
+        for order in unbroken::seeds(s, &p, opts, work) {
+            seeded.push(Incumbent {
+                key: [0; super::eval::KEY_LEN],
+                size: 0,
+                geom: geoms[0],
+                order,
+                method: Method::Heuristic,
+            });
+        }
         if let Some(sp) = &split {
             seeded.push(Incumbent {
                 key: [0; super::eval::KEY_LEN],
@@ -118,8 +130,12 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
     if opts.preset != Preset::MinDiff {
         let seeded = seeds(opts.preset, &mut work);
         let mut d = Driver::new(&p, &geoms, &bounds, proof(opts.preset), opts, &mut work);
+        let any_seed = !seeded.is_empty();
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
+        }
+        if any_seed {
+            d.polish_best();
         }
         let outcome = d.run();
         let mut sol = d.finish(s, opts, outcome)?;
@@ -504,6 +520,13 @@ impl<'p, 'w> Driver<'p, 'w> {
                     ..first
                 });
             }
+        }
+    }
+
+    /// Polish the best layout so far, if any ([`Self::polish`]).
+    fn polish_best(&mut self) {
+        if let Some(best) = self.best.first().cloned() {
+            self.polish(best);
         }
     }
 

@@ -39,7 +39,11 @@
 //!    every phase, the last line, and the cells the colours, the gaps and
 //!    the large free fields need; a struct cut by line-aligned walls is a
 //!    row of independent parts, each solved alone: their bounds add up, and
-//!    their layouts, walls between, seed the search ([`walls`]);
+//!    their layouts, walls between, seed the search ([`walls`]); a
+//!    `CACHELINE_PADDING()` is no wall (members cross it as the tree
+//!    allows): a struct with paddings is also solved without them, and the
+//!    paddings put back where the next member starts a line seed the
+//!    search ([`unbroken`]);
 //! 2. tries the declaration order and a padding-free one — with no conflicts
 //!    at all that usually settles it;
 //! 3. searches all orders exactly for small structs ([`exact`]: branch and
@@ -99,6 +103,7 @@ mod improve;
 mod lines;
 mod place;
 mod problem;
+mod unbroken;
 mod walls;
 
 /// Helpers shared by the solver's unit tests.

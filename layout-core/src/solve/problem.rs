@@ -518,6 +518,9 @@ impl Tree {
         let mut units = outer;
         units.sort_by_key(|u| u[0]);
         units.dedup();
+        // Every block, one-member ones too, stays in its section; only the
+        // blocks of two members or more constrain the order inside it.
+        let sectioned = blocks.clone();
         blocks.retain(|b| b.len() >= 2);
         let mut blocks_of = vec![Vec::new(); n];
         for (k, b) in blocks.iter().enumerate() {
@@ -549,7 +552,7 @@ impl Tree {
                 }
                 section.push(k);
             }
-            for b in &blocks {
+            for b in &sectioned {
                 for &f in b.iter().filter(|&&f| !in_node[f]) {
                     allowed[f] = Some((0..sections).map(|k| k == section[f]).collect());
                 }
@@ -681,9 +684,12 @@ impl Tree {
             || self.owners.len() > 1
     }
 
-    /// Can fields `a` and `b` trade places without the tree noticing?
+    /// Can fields `a` and `b` trade places without the tree noticing? Not
+    /// when they were declared in different parts: which of them sits in
+    /// a part decides whether the part keeps a member of its own.
     pub fn interchangeable(&self, a: usize, b: usize) -> bool {
         !self.is_break[a]
+            && (self.owners.is_empty() || self.declared[a] == self.declared[b])
             && !self.is_break[b]
             && self.unit_of[a] == self.unit_of[b]
             && self.blocks_of[a] == self.blocks_of[b]

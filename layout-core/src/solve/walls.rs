@@ -43,7 +43,12 @@ fn line_walls(s: &Struct, p: &Problem, line: u64) -> Vec<usize> {
     (0..s.fields.len())
         .filter(|&i| {
             let f = &s.fields[i];
-            f.size == 0 && f.align >= line && is_wall(f) && Some(i) != tail && p.pin[i].is_none()
+            f.size == 0
+                && f.align >= line
+                && is_wall(f)
+                && !s.breaks.contains(&i)
+                && Some(i) != tail
+                && p.pin[i].is_none()
         })
         .collect()
 }

@@ -22,6 +22,7 @@ mod kernel_headers;
 mod report_emit;
 mod scan;
 mod segments;
+mod solver_breaks;
 mod solver_props;
 mod solver_strength;
 mod tree_props;
