@@ -67,6 +67,8 @@ pub struct AuditArgs {
     /// Cache line size in bytes: 32, 64, 128 or 256.
     #[arg(long, default_value = "64", value_name = "BYTES", value_parser = line_size)]
     pub line: Target,
+    #[command(flatten)]
+    pub unit_limits: super::limits::UnitLimitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +128,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         tree,
         profiles: &profiles,
         shown_under,
+        isolation: Some(a.unit_limits.isolation()?),
     };
     let mut meter = Meter::new();
     let mut report = audit::analyse(&input, &mut cache, &mut |p| meter.show(p))?;

@@ -54,6 +54,9 @@ pub struct InferArgs {
     pub min_samples: u64,
     #[arg(long, value_enum, default_value_t = InferFormat::Toml)]
     pub format: InferFormat,
+    #[cfg(feature = "infer-clang")]
+    #[command(flatten)]
+    pub unit_limits: super::limits::UnitLimitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -45,7 +45,7 @@ pub fn sites(
         cold: a.cold.clone(),
         lock_wrappers: a.lock_wrappers.clone(),
     };
-    let analysis = clang::analyse(model, &req)?;
+    let analysis = clang::analyse_isolated(model, &req, &a.unit_limits.isolation()?)?;
     for w in &analysis.warnings {
         eprintln!("warning: {w}");
         inputs.notes.push(w.clone());

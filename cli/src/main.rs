@@ -14,6 +14,8 @@ mod infer;
 #[cfg(feature = "infer-clang")]
 mod infer_clang;
 mod input;
+#[cfg(feature = "infer-clang")]
+mod limits;
 mod mail;
 mod output;
 mod propose;
@@ -32,6 +34,10 @@ pub const EXIT_CONFLICT: u8 = 1;
 pub const EXIT_BAD_INPUT: u8 = 2;
 
 fn main() -> ExitCode {
+    #[cfg(feature = "infer-clang")]
+    if let Some(code) = limits::child_entry() {
+        return code;
+    }
     let cli = match args::Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print to stdout and exit 0.

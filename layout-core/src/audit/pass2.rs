@@ -30,6 +30,14 @@ pub struct Unit {
     pub subsystems: Vec<usize>,
 }
 
+/// A unit pass 2 could not walk (a parse error, a limit, a refused
+/// include), with why: the audit goes on without it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct UnitLeftOut {
+    pub unit: String,
+    pub reason: String,
+}
+
 /// What pass 2 is doing, for a progress indicator.
 #[derive(Clone, Debug)]
 pub enum Progress<'a> {
@@ -70,6 +78,9 @@ pub struct Audit<'a> {
     /// Directories whose files are cited by their path relative to them
     /// (the source tree, the kernel's source tree), first match wins.
     pub shown_under: Vec<PathBuf>,
+    /// Each unit parsed in a child process within these limits (the
+    /// command line's own program); `None`: in this process.
+    pub isolation: Option<clang::isolate::Isolation>,
 }
 
 impl Audit<'_> {
@@ -184,6 +195,7 @@ pub fn analyse(
     let mut sites: BTreeMap<(usize, usize), StructSites> = BTreeMap::new();
     let mut walked = 0;
     let mut from_cache = 0;
+    let mut left_out = Vec::new();
     let needed: Vec<Vec<usize>> = (0..a.units.len())
         .map(|u| {
             (0..selected.len())
@@ -203,6 +215,10 @@ pub fn analyse(
         if let Some(why) = cache.get::<String>(&failed_key) {
             from_cache += 1;
             notes.push(format!("{}: left out: {why}", unit.shown));
+            left_out.push(UnitLeftOut {
+                unit: unit.shown.clone(),
+                reason: why,
+            });
             continue;
         }
         let graph: Option<UnitGraph> = cache.get(&keys[u]);
@@ -236,7 +252,16 @@ pub fn analyse(
             path: unit.path.clone(),
             args: unit.args.clone(),
         };
-        match clang::walk_unit(&src, &names, &wrappers) {
+        let walked_unit = match &a.isolation {
+            Some(iso) => clang::isolate::walk_unit_isolated(iso, &src, &names, &wrappers),
+            None => clang::walk_unit(&src, &names, &wrappers).map_err(|diagnostic| {
+                clang::isolate::UnitFailure {
+                    diagnostic,
+                    repeatable: true,
+                }
+            }),
+        };
+        match walked_unit {
             Ok((g, per)) => {
                 cache.put(&keys[u], &g);
                 for (&s, st) in missing.iter().zip(per) {
@@ -246,8 +271,15 @@ pub fn analyse(
                 graphs[u] = Some(g);
             }
             Err(e) => {
-                cache.put(&failed_key, &e.to_string());
+                // A limit, a crash or a refused include is tried again next run.
+                if e.repeatable {
+                    cache.put(&failed_key, &e.to_string());
+                }
                 notes.push(format!("{}: left out: {e}", unit.shown));
+                left_out.push(UnitLeftOut {
+                    unit: unit.shown.clone(),
+                    reason: e.to_string(),
+                });
             }
         }
     }
@@ -281,6 +313,7 @@ pub fn analyse(
     report.units_cached = from_cache;
     report.past_budget = past;
     report.notes = notes;
+    report.units_left_out = left_out;
     Ok(report)
 }
 

@@ -99,6 +99,8 @@ pub struct Report {
     /// Candidates past the budget, in pass 2's order, with their bytes.
     pub past_budget: Vec<(String, u64)>,
     pub notes: Vec<String>,
+    /// The units left out (not parsed, past a limit), with why.
+    pub units_left_out: Vec<super::pass2::UnitLeftOut>,
 }
 
 impl Report {
