@@ -14,7 +14,7 @@ pub struct UnitLimitArgs {
     /// The address space each translation unit's parse may use, in MiB (libclang runs
     /// in a child process; a unit past it is an error naming it).
     #[arg(long, default_value_t = Limits::default().memory_mb, value_name = "MB",
-          value_parser = clap::value_parser!(u64).range(64..=1 << 24))]
+          value_parser = clap::value_parser!(u64).range(256..=1 << 24))]
     pub unit_memory_mb: u64,
     /// The CPU seconds each translation unit's parse and walk may take.
     #[arg(long, default_value_t = Limits::default().cpu_seconds, value_name = "SECONDS",

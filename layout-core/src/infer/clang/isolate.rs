@@ -35,9 +35,11 @@ pub const MAX_REPLY: u64 = 1 << 30;
 const MAX_REQUEST: u64 = 64 << 20;
 /// The most bytes of a child's stderr kept (libclang's last words).
 const MAX_STDERR: u64 = 64 << 10;
-/// The stack of the thread that parses and walks (the walks are bounded
-/// in depth, [`super::walk`]; libclang's parser recurses on nesting).
-const WALK_STACK: usize = 256 << 20;
+/// The stack of the thread that parses and walks, at most (the walks are
+/// bounded in depth, [`super::walk::MAX_NESTING`]): an eighth of the
+/// address-space limit, at least [`MIN_STACK`].
+const WALK_STACK: u64 = 256 << 20;
+const MIN_STACK: u64 = 16 << 20;
 
 /// The limits of one unit's child.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +106,8 @@ pub struct ChildRequest {
     pub structs: Vec<String>,
     pub wrappers: Vec<String>,
     pub max_input_bytes: Option<u64>,
+    /// The walking thread's stack, bytes.
+    pub stack: u64,
 }
 
 /// A [`Diagnostic`] as the child sends it.
@@ -160,7 +164,7 @@ pub fn child_main() -> u8 {
     crate::files::set_limit(req.max_input_bytes);
     let worker = std::thread::Builder::new()
         .name("walk-unit".into())
-        .stack_size(WALK_STACK)
+        .stack_size(req.stack as usize)
         .spawn(move || {
             let src = Source {
                 path: req.path,
@@ -169,7 +173,12 @@ pub fn child_main() -> u8 {
             let reply: Reply = walk_unit(&src, &req.structs, &req.wrappers).map_err(Into::into);
             reply
         });
-    let Ok(reply) = worker.map_err(|_| ()).and_then(|w| w.join().map_err(|_| ())) else {
+    let Ok(worker) = worker else {
+        // No room for the thread's stack within the address-space limit.
+        eprintln!("out of memory: cannot start the walk's thread");
+        return 4;
+    };
+    let Ok(reply) = worker.join() else {
         return 4;
     };
     let mut out = std::io::stdout().lock();
@@ -203,6 +212,7 @@ pub fn walk_unit_isolated(
         structs: structs.to_vec(),
         wrappers: wrappers.to_vec(),
         max_input_bytes: crate::files::limit_given(),
+        stack: (iso.limits.memory_mb.saturating_mul(1 << 20) / 8).clamp(MIN_STACK, WALK_STACK),
     };
     let run = run_child(iso, &req).map_err(|e| UnitFailure::once(e.in_file(&src.path)))?;
     judge(iso, &src.path, run)
@@ -339,7 +349,7 @@ fn set_limits(_: &mut Command, _: Limits) {}
 
 /// Whether the child's last words say an allocation failed.
 fn out_of_memory(stderr: &str) -> bool {
-    ["out of memory", "memory allocation of", "bad_alloc", "Cannot allocate memory"]
+    ["out of memory", "memory allocation of", "bad_alloc", "Cannot allocate memory", "pthread_create failed", "failed to map segment"]
         .iter()
         .any(|m| stderr.contains(m))
 }

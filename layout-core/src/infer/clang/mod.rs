@@ -191,6 +191,20 @@ pub fn walk_unit(
     let (unit, note) = parse(&index, src)?;
     let mut w = walk::Walker::new(&unit, struct_names, lock_wrappers);
     w.run();
+    if let Some((place, function)) = w.too_deep.take() {
+        let file = if place.file.is_empty() {
+            src.path.display().to_string()
+        } else {
+            place.file
+        };
+        return Err(Diagnostic::new(format!(
+            "statements and expressions nested deeper than {} levels in `{function}`: the walk stops here",
+            walk::MAX_NESTING
+        ))
+        .in_file(file)
+        .at(place.line as usize, 0)
+        .help("split the expression or the nested blocks, or leave this unit out"));
+    }
     let mut per: Vec<StructSites> = w
         .saw_struct
         .iter()
