@@ -23,4 +23,4 @@ pub mod series;
 #[cfg(feature = "infer-clang")]
 mod pass2;
 #[cfg(feature = "infer-clang")]
-pub use pass2::{analyse, Audit, Progress, Unit, UnitLeftOut};
+pub use pass2::{analyse, Audit, Progress, Unit};

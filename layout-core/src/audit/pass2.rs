@@ -7,7 +7,7 @@
 use super::cache::{self, Cache};
 use super::candidates::{Candidate, Mentions};
 use super::finding::{self, Status};
-use super::report::{Finding, Report};
+use super::report::{Finding, Report, UnitLeftOut};
 use super::roots::Roots;
 use crate::infer::clang::{self, Request, Source, StructSites, UnitGraph};
 use crate::infer::{self, render, Rules};
@@ -28,14 +28,6 @@ pub struct Unit {
     pub shown: String,
     pub args: Vec<String>,
     pub subsystems: Vec<usize>,
-}
-
-/// A unit pass 2 could not walk (a parse error, a limit, a refused
-/// include), with why: the audit goes on without it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct UnitLeftOut {
-    pub unit: String,
-    pub reason: String,
 }
 
 /// What pass 2 is doing, for a progress indicator.

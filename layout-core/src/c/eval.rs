@@ -238,7 +238,7 @@ fn cast_type(words: &[&str]) -> Option<(u32, bool)> {
 }
 
 /// How deeply parentheses and unary operators may nest.
-const MAX_NESTING: usize = 256;
+const MAX_NESTING: usize = 512;
 
 struct Parser<'a> {
     depth: usize,
@@ -289,6 +289,26 @@ impl Parser<'_> {
     /// `live` is false in branches that C does not evaluate (`0 && x`):
     /// their errors do not count.
     fn ternary(&mut self, live: bool) -> Result<Val, EvalError> {
+        // `a ? b ? c ... : d : e` nests without a unary operator between.
+        self.too_deep()?;
+        self.depth += 1;
+        let v = self.ternary_inner(live);
+        self.depth -= 1;
+        v
+    }
+
+    fn too_deep(&self) -> Result<(), EvalError> {
+        if self.depth >= MAX_NESTING {
+            let mut e = EvalError::new(format!(
+                "constant expression nests too deeply (more than {MAX_NESTING} levels)"
+            ));
+            e.help = Some("simplify the expression".into());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn ternary_inner(&mut self, live: bool) -> Result<Val, EvalError> {
         let cond = self.binary(0, live)?;
         if !self.peek_punct("?") {
             return Ok(cond);
@@ -334,13 +354,7 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self, live: bool) -> Result<Val, EvalError> {
-        if self.depth >= MAX_NESTING {
-            let mut e = EvalError::new(format!(
-                "constant expression nests too deeply (more than {MAX_NESTING} levels)"
-            ));
-            e.help = Some("simplify the expression".into());
-            return Err(e);
-        }
+        self.too_deep()?;
         self.depth += 1;
         let v = self.unary_inner(live);
         self.depth -= 1;

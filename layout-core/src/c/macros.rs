@@ -387,6 +387,38 @@ pub(crate) fn collect_args(
     toks: &[PTok],
     open: usize,
 ) -> Result<(Vec<Vec<PTok>>, usize), EvalError> {
+    collect_args_within(toks, open, usize::MAX)
+}
+
+/// [`collect_args`] of a call whose arguments span at most `max` tokens
+/// (an attribute macro's are short): a longer one is an error, found
+/// without reading past `max`, so that trying it at every word of a
+/// nested expression costs no more than `max` per word.
+pub(crate) fn collect_args_within(
+    toks: &[PTok],
+    open: usize,
+    max: usize,
+) -> Result<(Vec<Vec<PTok>>, usize), EvalError> {
+    if max != usize::MAX {
+        // Where the call ends, within `max`, before any token is copied.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (k, t) in toks.iter().enumerate().skip(open + 1).take(max) {
+            if t.is_punct("(") {
+                depth += 1;
+            } else if t.is_punct(")") {
+                if depth == 0 {
+                    end = Some(k);
+                    break;
+                }
+                depth -= 1;
+            }
+        }
+        let Some(end) = end else {
+            return Err(EvalError::new("macro arguments longer than the limit"));
+        };
+        return collect_args_within(&toks[..=end], open, usize::MAX);
+    }
     let mut args = vec![Vec::new()];
     let mut depth = 0usize;
     let mut i = open + 1;

@@ -9,6 +9,7 @@ mod access_file;
 mod access_names;
 mod btf_dwarf;
 mod c_bitfield_props;
+mod c_deep_nesting;
 mod c_const_eval_gcc;
 mod c_frontend;
 mod c_gcc_oracle;
