@@ -238,7 +238,7 @@ fn cast_type(words: &[&str]) -> Option<(u32, bool)> {
 }
 
 /// How deeply parentheses and unary operators may nest.
-const MAX_NESTING: usize = 512;
+const MAX_NESTING: usize = 256;
 
 struct Parser<'a> {
     depth: usize,
@@ -289,7 +289,12 @@ impl Parser<'_> {
     /// `live` is false in branches that C does not evaluate (`0 && x`):
     /// their errors do not count.
     fn ternary(&mut self, live: bool) -> Result<Val, EvalError> {
-        // `a ? b ? c ... : d : e` nests without a unary operator between.
+        self.ternary_inner(live)
+    }
+
+    /// A branch of `?:`: `a ? b ? c ... : d : e` nests without a unary
+    /// operator between, so the branches count toward the depth.
+    fn branch(&mut self, live: bool) -> Result<Val, EvalError> {
         self.too_deep()?;
         self.depth += 1;
         let v = self.ternary_inner(live);
@@ -317,13 +322,13 @@ impl Parser<'_> {
         if self.peek_punct(":") {
             // GNU `a ?: b`
             self.pos += 1;
-            let other = self.ternary(live && !cond.truthy())?;
+            let other = self.branch(live && !cond.truthy())?;
             let ty = cond.ty.common(other.ty);
             return Ok(if cond.truthy() { cond } else { other }.to(ty));
         }
-        let a = self.ternary(live && cond.truthy())?;
+        let a = self.branch(live && cond.truthy())?;
         self.expect(":")?;
-        let b = self.ternary(live && !cond.truthy())?;
+        let b = self.branch(live && !cond.truthy())?;
         let ty = a.ty.common(b.ty);
         Ok(if cond.truthy() { a } else { b }.to(ty))
     }
