@@ -107,8 +107,18 @@ pub fn analyse(
             .collect();
         set.into_iter().cloned().collect()
     };
+    // A unit that does not read (not UTF-8, over the limit, gone) is left
+    // out, like one libclang stops on: the audit goes on.
+    let mut unreadable: BTreeMap<usize, String> = BTreeMap::new();
     for (i, u) in a.units.iter().enumerate() {
-        let text = crate::files::text(&u.path, crate::files::Input::Source)?;
+        let text = match crate::files::text(&u.path, crate::files::Input::Source) {
+            Ok(t) => t,
+            Err(e) => {
+                unreadable.insert(i, e.to_string());
+                keys.push(String::new());
+                continue;
+            }
+        };
         mentions.add(i, &text);
         keys.push(cache::unit_key(
             &u.path,
@@ -187,7 +197,16 @@ pub fn analyse(
     let mut sites: BTreeMap<(usize, usize), StructSites> = BTreeMap::new();
     let mut walked = 0;
     let mut from_cache = 0;
-    let mut left_out = Vec::new();
+    let mut left_out: Vec<UnitLeftOut> = unreadable
+        .iter()
+        .map(|(&u, why)| {
+            notes.push(format!("{}: left out: {why}", a.units[u].shown));
+            UnitLeftOut {
+                unit: a.units[u].shown.clone(),
+                reason: why.clone(),
+            }
+        })
+        .collect();
     let needed: Vec<Vec<usize>> = (0..a.units.len())
         .map(|u| {
             (0..selected.len())
