@@ -438,6 +438,11 @@ fn make_dir(dir: &Path) -> Result<(), Diagnostic> {
             }
             Ok(())
         }
+        Err(_) if std::fs::symlink_metadata(dir).is_ok() => Err(Diagnostic::new(
+            "the series directory exists and is not a directory (a file, a device, or a link to none)",
+        )
+        .in_file(dir)
+        .help("give a new directory with -o: a series never overwrites files")),
         Err(_) => std::fs::create_dir_all(dir).map_err(|e| {
             Diagnostic::new(format!("cannot create the series directory: {e}"))
                 .in_file(dir)

@@ -29,6 +29,7 @@ mod cli_tree_safety;
 mod docs_quotes;
 mod infer_net;
 mod infer_profiles;
+mod hostile_inputs;
 mod hostile_units;
 mod infer_sources;
 mod tree_safety_props;
