@@ -26,8 +26,9 @@ impl UnitLimitArgs {
     /// The isolation of each unit: this program as the child, with these limits.
     pub fn isolation(&self) -> Result<Isolation, Diagnostic> {
         let exe = std::env::current_exe().map_err(|e| {
-            Diagnostic::new(format!("cannot find this program's own executable: {e}"))
-                .help("run cachelayout by a path that exists (its units are parsed by a copy of it)")
+            Diagnostic::new(format!("cannot find this program's own executable: {e}")).help(
+                "run cachelayout by a path that exists (its units are parsed by a copy of it)",
+            )
         })?;
         Ok(Isolation {
             exe,

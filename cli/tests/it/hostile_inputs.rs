@@ -33,7 +33,14 @@ fn hostile_repo(d: &Path) {
     git(d, &["init", "-q"]);
     let marker = |name: &str| {
         let script = d.join(format!("{name}.sh"));
-        std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", d.join(format!("{name}.ran")).display())).unwrap();
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ntouch {}\n",
+                d.join(format!("{name}.ran")).display()
+            ),
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         script.display().to_string()
@@ -45,7 +52,12 @@ fn hostile_repo(d: &Path) {
     git(d, &["config", "core.pager", &pager]);
     git(d, &["config", "alias.var", &format!("!{alias}")]);
     git(d, &["config", "alias.rev-parse", &format!("!{alias}")]);
-    for hook in ["pre-commit", "post-checkout", "post-index-change", "reference-transaction"] {
+    for hook in [
+        "pre-commit",
+        "post-checkout",
+        "post-index-change",
+        "reference-transaction",
+    ] {
         let h = marker(hook);
         std::fs::copy(&h, d.join(".git/hooks").join(hook)).unwrap();
     }
@@ -72,17 +84,33 @@ fn a_patch_in_a_hostile_repository_runs_nothing_it_names() {
         .env("GIT_AUTHOR_EMAIL", "ada@example.org")
         .env("GIT_AUTHOR_DATE", "1796144186 +0000")
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .args(["propose", "pool.h", "--struct", "pool", "--access", "../pool.toml", "--format", "patch"])
+        .args([
+            "propose",
+            "pool.h",
+            "--struct",
+            "pool",
+            "--access",
+            "../pool.toml",
+            "--format",
+            "patch",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     // The header's path from the work tree's top, found without git.
-    assert!(stdout(&o).contains("\ndiff --git a/include/pool.h b/include/pool.h\n"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("\ndiff --git a/include/pool.h b/include/pool.h\n"),
+        "{}",
+        stdout(&o)
+    );
     assert_eq!(ran(d), Vec::<String>::new());
 }
 
 fn output_of(o: &Output) -> (Option<i32>, String) {
-    (o.status.code(), stderr(o).lines().last().unwrap_or("").to_string())
+    (
+        o.status.code(),
+        stderr(o).lines().last().unwrap_or("").to_string(),
+    )
 }
 
 #[test]
@@ -109,8 +137,18 @@ fn series_directories_that_are_files_links_or_not_empty_are_refused() {
         let o = run_in(
             &audit_dir,
             &[
-                "audit", "--cc", "gcc -Iinclude", "--roots", "roots.toml", "include", "--series", "1",
-                "--cache-dir", cache.to_str().unwrap(), "-o", d.join(out).to_str().unwrap(),
+                "audit",
+                "--cc",
+                "gcc -Iinclude",
+                "--roots",
+                "roots.toml",
+                "include",
+                "--series",
+                "1",
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "-o",
+                d.join(out).to_str().unwrap(),
             ],
         );
         let (code, last) = output_of(&o);
@@ -131,29 +169,52 @@ fn a_safety_scan_over_devices_fifos_and_link_loops_ends_with_a_clear_answer() {
     std::fs::write(d.join("pool.toml"), POOL_TOML).unwrap();
     let tree = d.join("tree");
     std::fs::create_dir_all(tree.join("sub")).unwrap();
-    std::fs::write(tree.join("ok.c"), "#include \"pool.h\"\nvoid f(struct pool *p) { p->limit = 1; }\n").unwrap();
+    std::fs::write(
+        tree.join("ok.c"),
+        "#include \"pool.h\"\nvoid f(struct pool *p) { p->limit = 1; }\n",
+    )
+    .unwrap();
     std::os::unix::fs::symlink("/dev/zero", tree.join("zero.c")).unwrap();
     std::os::unix::fs::symlink(&tree, tree.join("sub/up")).unwrap();
     std::os::unix::fs::symlink("self.c", tree.join("self.c")).unwrap();
     std::os::unix::fs::symlink("/proc/self/environ", tree.join("env.c")).unwrap();
-    let made = Command::new("mkfifo").arg(tree.join("fifo.c")).status().unwrap();
+    let made = Command::new("mkfifo")
+        .arg(tree.join("fifo.c"))
+        .status()
+        .unwrap();
     assert!(made.success());
     let t0 = std::time::Instant::now();
     let o = crate::support::run_with_deadline(
         d,
         &[],
-        &["propose", "pool.h", "--struct", "pool", "--access", "pool.toml", "--safety-scan", "tree"],
+        &[
+            "propose",
+            "pool.h",
+            "--struct",
+            "pool",
+            "--access",
+            "pool.toml",
+            "--safety-scan",
+            "tree",
+        ],
         std::time::Duration::from_secs(30),
     );
     assert!(t0.elapsed() < std::time::Duration::from_secs(10));
     use std::os::unix::process::ExitStatusExt as _;
     assert_eq!(o.status.signal(), None);
     let code = o.status.code();
-    assert!(code == Some(0) || code == Some(2), "{code:?}: {}", stderr(&o));
+    assert!(
+        code == Some(0) || code == Some(2),
+        "{code:?}: {}",
+        stderr(&o)
+    );
     if code == Some(2) {
         let err = stderr(&o);
         let errors = err.lines().filter(|l| l.contains("error:")).count();
         assert_eq!(errors, 1, "{err}");
     }
-    eprintln!("safety scan: exit {code:?}: {}", stderr(&o).lines().last().unwrap_or(""));
+    eprintln!(
+        "safety scan: exit {code:?}: {}",
+        stderr(&o).lines().last().unwrap_or("")
+    );
 }

@@ -68,7 +68,12 @@ fn includes_of_a_device_a_link_to_it_and_a_fifo_are_refused_by_name() {
     );
     let d = unit("#include \"/dev/zero\"\nvoid f(struct s *p) { p->a++; }\n");
     let (o, t) = infer(d.path(), &[]);
-    refused("device", &o, t, "`/dev/zero` -> /dev/zero (it is a character device");
+    refused(
+        "device",
+        &o,
+        t,
+        "`/dev/zero` -> /dev/zero (it is a character device",
+    );
     let d = unit("#include \"sub/fifo.h\"\nvoid f(struct s *p) { p->a++; }\n");
     std::fs::create_dir(d.path().join("sub")).unwrap();
     let made = std::process::Command::new("mkfifo")
@@ -92,10 +97,18 @@ fn macro_bomb() -> String {
 #[test]
 fn a_unit_past_its_memory_or_cpu_limit_is_an_error_at_the_unit() {
     let d = unit(&macro_bomb());
-    let (o, t) = infer(d.path(), &["--unit-memory-mb", "512", "--unit-seconds", "60"]);
+    let (o, t) = infer(
+        d.path(),
+        &["--unit-memory-mb", "512", "--unit-seconds", "60"],
+    );
     refused("memory", &o, t, "error: unit exceeded 512 MB while parsing");
     let (o, t) = infer(d.path(), &["--unit-seconds", "1"]);
-    refused("cpu", &o, t, "error: unit exceeded 1 s of CPU time while parsing");
+    refused(
+        "cpu",
+        &o,
+        t,
+        "error: unit exceeded 1 s of CPU time while parsing",
+    );
 }
 
 /// The unit of `kind` nested `n` levels deep.
@@ -105,7 +118,10 @@ fn nested(kind: &str, n: usize) -> String {
             "long f(struct s *p) {{ return {}; }}\n",
             vec!["p->a"; n].join(" + ")
         ),
-        "if" => format!("void f(struct s *p) {{ {} p->b++; }}\n", "if (p->a) ".repeat(n)),
+        "if" => format!(
+            "void f(struct s *p) {{ {} p->b++; }}\n",
+            "if (p->a) ".repeat(n)
+        ),
         "parens" => format!(
             "long f(struct s *p) {{ return {}p->a{}; }}\n",
             "(".repeat(n),
@@ -138,7 +154,12 @@ fn deep_nesting_ends_in_a_result_or_a_clear_error() {
     // 2·10^4; with CACHELAYOUT_SWEEPS=full also 10^4 and 10^5.
     let deep = unit(&nested("binary", 16_000));
     let (o, t) = infer(deep.path(), &[]);
-    refused("16000 operators", &o, t, "nested deeper than 4096 levels in `f`");
+    refused(
+        "16000 operators",
+        &o,
+        t,
+        "nested deeper than 4096 levels in `f`",
+    );
     let mut depths = vec![1_000, 20_000];
     if crate::support::sweep::full() {
         depths.extend([10_000, 100_000]);
@@ -149,7 +170,11 @@ fn deep_nesting_ends_in_a_result_or_a_clear_error() {
             let (o, t) = infer(d.path(), &[]);
             let what = format!("{kind} × {n}");
             let got = contained(&what, &o, t);
-            eprintln!("{what}: {:.1} s: {}", t.as_secs_f64(), got.as_deref().unwrap_or("a result"));
+            eprintln!(
+                "{what}: {:.1} s: {}",
+                t.as_secs_f64(),
+                got.as_deref().unwrap_or("a result")
+            );
             if n == 1_000 && kind != "initializer" && kind != "structs" {
                 assert_eq!(got, None, "{what}");
             }
@@ -187,6 +212,8 @@ fn an_audit_over_hostile_units_finishes_and_lists_them() {
         ),
     )
     .unwrap();
+    // Not UTF-8: it does not read, and is left out like the others.
+    std::fs::write(t.join("src/latin1.c"), b"/* caf\xe9 */\nint x;\n").unwrap();
     std::fs::write(
         t.join("roots.toml"),
         "[q]\nsources = [\"src/*.c\"]\nhot = [\"q_push\", \"q_peek\"]\n",
@@ -194,8 +221,16 @@ fn an_audit_over_hostile_units_finishes_and_lists_them() {
     .unwrap();
     let cache = t.join("cache");
     let args = [
-        "audit", "--cc", "gcc -Iinclude", "--roots", "roots.toml", "include", "--format", "json",
-        "--cache-dir", cache.to_str().unwrap(),
+        "audit",
+        "--cc",
+        "gcc -Iinclude",
+        "--roots",
+        "roots.toml",
+        "include",
+        "--format",
+        "json",
+        "--cache-dir",
+        cache.to_str().unwrap(),
     ];
     for run in 0..2 {
         let t0 = Instant::now();
@@ -214,13 +249,26 @@ fn an_audit_over_hostile_units_finishes_and_lists_them() {
                 )
             })
             .collect();
-        assert_eq!(left.len(), 2, "run {run}: {left:?}");
-        assert_eq!(left[0].0, "src/deep.c");
-        assert!(left[0].1.contains("nested deeper than 4096"), "{left:?}");
-        assert_eq!(left[1].0, "src/zero.c");
+        assert_eq!(left.len(), 3, "run {run}: {left:?}");
+        assert_eq!(left[0].0, "src/latin1.c");
+        assert!(left[0].1.contains("not valid UTF-8"), "{left:?}");
+        assert_eq!(left[1].0, "src/deep.c");
+        assert!(left[1].1.contains("nested deeper than 4096"), "{left:?}");
+        assert_eq!(left[2].0, "src/zero.c");
         assert!(
-            left[1].1.contains("include of a non-regular file `zlink.h` -> /dev/zero"),
+            left[2]
+                .1
+                .contains("include of a non-regular file `zlink.h` -> /dev/zero"),
             "{left:?}"
+        );
+        // The text report lists them too.
+        let mut text_args = args[..args.len() - 4].to_vec();
+        text_args.push("--no-cache");
+        let text = run_with_deadline(t, &[], &text_args, Duration::from_secs(60));
+        let err_and_out = format!("{}{}", String::from_utf8_lossy(&text.stdout), stderr(&text));
+        assert!(
+            err_and_out.contains("src/zero.c: left out: "),
+            "{err_and_out}"
         );
         // The good unit is analysed: q is found and classified.
         assert_eq!(j["units"], 3, "{}", j);

@@ -191,9 +191,15 @@ mod tests {
         let k = |n: &str| unit_key(Path::new(n), b"", &[], &[], "t");
         std::os::unix::fs::symlink("/dev/zero", root.join(format!("{}.json", k("zero")))).unwrap();
         std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
-        std::os::unix::fs::symlink(root.join("loop"), root.join(format!("{}.json", k("loop")))).unwrap();
+        std::os::unix::fs::symlink(root.join("loop"), root.join(format!("{}.json", k("loop"))))
+            .unwrap();
         std::fs::create_dir(root.join(format!("{}.json", k("dir")))).unwrap();
-        let fifo = std::ffi::CString::new(root.join(format!("{}.json", k("fifo"))).display().to_string()).unwrap();
+        let fifo = std::ffi::CString::new(
+            root.join(format!("{}.json", k("fifo")))
+                .display()
+                .to_string(),
+        )
+        .unwrap();
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
         for n in ["zero", "loop", "dir", "fifo"] {
             assert_eq!(c.get::<Vec<u32>>(&k(n)), None, "{n}");
@@ -243,5 +249,4 @@ mod tests {
             .collect();
         assert!(left.is_empty());
     }
-
 }

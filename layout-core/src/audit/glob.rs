@@ -130,13 +130,22 @@ mod tests {
         std::os::unix::fs::symlink("/", t.join("net/root")).unwrap();
         std::os::unix::fs::symlink("loop.c", t.join("net/loop.c")).unwrap();
         std::os::unix::fs::symlink("a.c", t.join("net/in.c")).unwrap();
-        for pat in ["net/*.c", "**/*.c", "net/root/etc/*", "net/root/proc/self/*"] {
+        for pat in [
+            "net/*.c",
+            "**/*.c",
+            "net/root/etc/*",
+            "net/root/proc/self/*",
+        ] {
             let got: Vec<String> = expand(&t, pat)
                 .unwrap()
                 .iter()
                 .map(|p| p.strip_prefix(&t).unwrap().display().to_string())
                 .collect();
-            let want: &[&str] = if pat.ends_with(".c") { &["net/a.c", "net/in.c"] } else { &[] };
+            let want: &[&str] = if pat.ends_with(".c") {
+                &["net/a.c", "net/in.c"]
+            } else {
+                &[]
+            };
             assert_eq!(got, want, "{pat}");
         }
     }

@@ -217,7 +217,7 @@ pub fn analyse(
     let units_total = needed.iter().filter(|n| !n.is_empty()).count();
     for (u, unit) in a.units.iter().enumerate() {
         let needing = &needed[u];
-        if needing.is_empty() {
+        if needing.is_empty() || unreadable.contains_key(&u) {
             continue;
         }
         walked += 1;

@@ -227,8 +227,16 @@ mod tests {
     fn huge_lists_and_too_many_subsystems_are_errors() {
         let p = Path::new("r.toml");
         let many: String = (0..=MAX_ENTRIES).map(|i| format!("\"f{i}\",")).collect();
-        let e = parse(p, &format!("[net]\nsources = [\"a/*.c\"]\nhot = [{many}]\n")).unwrap_err();
-        assert!(e.to_string().starts_with("r.toml:3:7: error: [net] hot holds 10001 entries"), "{e}");
+        let e = parse(
+            p,
+            &format!("[net]\nsources = [\"a/*.c\"]\nhot = [{many}]\n"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("r.toml:3:7: error: [net] hot holds 10001 entries"),
+            "{e}"
+        );
         let tables: String = (0..=MAX_SUBSYSTEMS)
             .map(|i| format!("[s{i}]\nsources = [\"a/*.c\"]\n"))
             .collect();

@@ -254,7 +254,13 @@ fn table_row(names: &[String], tokens: &[&str]) -> Option<LineTotals> {
             .and_then(|t| count(tokens[h + t])),
         None => None,
     }
-    .or_else(|| Some(at("LclHitm").unwrap_or(0).saturating_add(at("RmtHitm").unwrap_or(0))))?;
+    .or_else(|| {
+        Some(
+            at("LclHitm")
+                .unwrap_or(0)
+                .saturating_add(at("RmtHitm").unwrap_or(0)),
+        )
+    })?;
     Some(LineTotals {
         address,
         hitm,
@@ -381,11 +387,17 @@ mod tests {
         // Pareto rows here lack their line's row: an error, not a panic.
         let e = parse(Path::new("t"), &text).unwrap_err();
         assert!(e.to_string().contains("before its cache line's row"), "{e}");
-        let names: Vec<String> = ["Index", "Address", "Node", "PAcnt", "LclHitm", "RmtHitm", "records", "Loads", "Stores"]
-            .map(String::from)
-            .to_vec();
+        let names: Vec<String> = [
+            "Index", "Address", "Node", "PAcnt", "LclHitm", "RmtHitm", "records", "Loads", "Stores",
+        ]
+        .map(String::from)
+        .to_vec();
         let m = max.to_string();
-        let row = table_row(&names, &["0", "0xffff888104a3c000", "0", "1", &m, &m, &m, &m, &m]).unwrap();
+        let row = table_row(
+            &names,
+            &["0", "0xffff888104a3c000", "0", "1", &m, &m, &m, &m, &m],
+        )
+        .unwrap();
         assert_eq!((row.hitm, row.loads), (max, max));
         for bad in ["nan%", "inf%", "-5.00%", "1e308%", "150.00%"] {
             assert_eq!(percent(bad), None, "{bad}");

@@ -167,7 +167,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
             };
             let kind = a.values.unwrap_or(Values::Percent);
             if kind == Values::Percent && values.iter().any(|v| *v > 100.0) {
-                return Err(err(at, format!("a percentage over 100 in this annotate row: `{line}`")));
+                return Err(err(
+                    at,
+                    format!("a percentage over 100 in this annotate row: `{line}`"),
+                ));
             }
             if a.totals.is_none() {
                 // The first row is the type itself: what each column totals.
@@ -218,7 +221,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
         }
         // perf report -s type,typeoff: `30.00%  [360]  struct page_counter  struct page_counter +0 (usage.counter)`;
         // with --group, one overhead (and sample) column per event.
-        let percents = tokens.iter().take_while(|t| percentage(t).is_some()).count();
+        let percents = tokens
+            .iter()
+            .take_while(|t| percentage(t).is_some())
+            .count();
         let Some(pct) = tokens.first().and_then(|t| percentage(t)) else {
             return Err(err(at, format!("cannot read this row: `{line}`")));
         };
@@ -426,7 +432,10 @@ fn group_events(event: &str) -> Vec<String> {
 /// The type, offset and member of a report row's `TYPE TYPE +OFF (MEMBER)`
 /// tokens from `k` on; `None` for a type without offsets.
 fn typeoff(tokens: &[&str], k: usize) -> Option<(String, u64, Option<String>)> {
-    let plus = k + tokens.get(k..)?.iter().position(|t| plus_offset(t).is_some())?;
+    let plus = k + tokens
+        .get(k..)?
+        .iter()
+        .position(|t| plus_offset(t).is_some())?;
     let offset: u64 = plus_offset(tokens[plus])?;
     let words = &tokens[k..plus];
     let half = words.len() / 2;
@@ -596,7 +605,11 @@ mod tests {
 
     /// C's `%#Nx`: `0x` and the hex digits, except zero, which is `0`.
     fn c_hex(v: u64, width: usize) -> String {
-        let s = if v == 0 { "0".to_string() } else { format!("{v:#x}") };
+        let s = if v == 0 {
+            "0".to_string()
+        } else {
+            format!("{v:#x}")
+        };
         format!("{s:>width$}")
     }
 
@@ -642,23 +655,39 @@ mod tests {
             &[],
             "Percent",
         );
-        assert!(hex.contains("        0x8       0x10      long unsigned int[]\tmin_seq;"), "{hex}");
+        assert!(
+            hex.contains("        0x8       0x10      long unsigned int[]\tmin_seq;"),
+            "{hex}"
+        );
         let text = format!("# Samples: 40 of event 'cpu/mem-stores/P'\n{hex}");
         let r = parse(Path::new("t"), &text).unwrap();
-        let got: Vec<(u64, Option<&str>, u64)> =
-            r.iter().map(|r| (r.offset, r.member.as_deref(), r.samples)).collect();
+        let got: Vec<(u64, Option<&str>, u64)> = r
+            .iter()
+            .map(|r| (r.offset, r.member.as_deref(), r.samples))
+            .collect();
         assert_eq!(
             got,
-            [(0, Some("max_seq"), 10), (8, Some("min_seq"), 20), (0x18, Some("timestamps"), 10)]
+            [
+                (0, Some("max_seq"), 10),
+                (8, Some("min_seq"), 20),
+                (0x18, Some("timestamps"), 10)
+            ]
         );
         assert!(r.iter().all(|r| r.direction == Direction::Store));
         // The same rows in decimal (`%10d`) read the same.
-        let dec = hex.replace("       0x8 ", "         8 ").replace("      0x18 ", "        24 ");
-        let dec = dec.replace("0x28", "  40").replace("0x10", "  16").replace("0x8", "  8");
+        let dec = hex
+            .replace("       0x8 ", "         8 ")
+            .replace("      0x18 ", "        24 ");
+        let dec = dec
+            .replace("0x28", "  40")
+            .replace("0x10", "  16")
+            .replace("0x8", "  8");
         let text2 = format!("# Samples: 40 of event 'cpu/mem-stores/P'\n{dec}");
         let r2 = parse(Path::new("t"), &text2).unwrap();
-        assert_eq!(r2.iter().map(|r| (r.offset, r.samples)).collect::<Vec<_>>(),
-                   r.iter().map(|r| (r.offset, r.samples)).collect::<Vec<_>>());
+        assert_eq!(
+            r2.iter().map(|r| (r.offset, r.samples)).collect::<Vec<_>>(),
+            r.iter().map(|r| (r.offset, r.samples)).collect::<Vec<_>>()
+        );
         // A group with counts (-n: ` %7d` per event).
         let group = annotate_hex(
             &[&["30", "10"], &["20", "0"], &["10", "0"], &["0", "10"]],
@@ -684,7 +713,9 @@ mod tests {
         // `perf report -s type,typeoff`: the type (`%s`), then `%s +%#x (%s)`
         // (recent perf) or `%s +%d (%s)` (6.8); with -n the ` %*lu` samples.
         let row = |pct: &str, n: u64, off: &str, m: &str| {
-            format!("    {pct:>6}%  {n:>10}  struct lru_gen_folio  struct lru_gen_folio +{off} ({m})\n")
+            format!(
+                "    {pct:>6}%  {n:>10}  struct lru_gen_folio  struct lru_gen_folio +{off} ({m})\n"
+            )
         };
         let head = "# Samples: 40 of event 'cpu/mem-loads,ldlat=30/P'\n# Overhead  Samples  Data Type  Data Type Offset\n";
         let hex = format!(
@@ -701,11 +732,17 @@ mod tests {
         );
         for text in [&hex, &dec] {
             let r = parse(Path::new("t"), text).unwrap();
-            let got: Vec<(u64, Option<&str>, u64)> =
-                r.iter().map(|r| (r.offset, r.member.as_deref(), r.samples)).collect();
+            let got: Vec<(u64, Option<&str>, u64)> = r
+                .iter()
+                .map(|r| (r.offset, r.member.as_deref(), r.samples))
+                .collect();
             assert_eq!(
                 got,
-                [(0, Some("max_seq"), 10), (8, Some("min_seq"), 20), (24, Some("timestamps"), 10)]
+                [
+                    (0, Some("max_seq"), 10),
+                    (8, Some("min_seq"), 20),
+                    (24, Some("timestamps"), 10)
+                ]
             );
         }
         // A group (--group -n) in hex.
@@ -724,17 +761,37 @@ mod tests {
             format!("{head}    {pct}%  {n}  struct s  struct s +{off} (a)\n")
         };
         // Offsets past 32 bits, overflowing, negative or malformed hex: no offset, no row.
-        for off in ["0x100000000", "0xffffffffffffffffffff", "99999999999999999999999", "-8", "0x", "0xg", "1e3"] {
+        for off in [
+            "0x100000000",
+            "0xffffffffffffffffffff",
+            "99999999999999999999999",
+            "-8",
+            "0x",
+            "0xg",
+            "1e3",
+        ] {
             let e = parse(Path::new("t"), &report("10.00", "4", off));
             assert!(e.is_err(), "+{off}: {e:?}");
         }
         // Percentages that are not shares; counts that overflow.
-        for (pct, n) in [("nan", "4"), ("inf", "4"), ("-5.00", "4"), ("150.00", "4"), ("1e308", "4"), ("10.00", "99999999999999999999999"), ("10.00", "-4")] {
+        for (pct, n) in [
+            ("nan", "4"),
+            ("inf", "4"),
+            ("-5.00", "4"),
+            ("150.00", "4"),
+            ("1e308", "4"),
+            ("10.00", "99999999999999999999999"),
+            ("10.00", "-4"),
+        ] {
             let e = parse(Path::new("t"), &report(pct, n, "0x8"));
             assert!(e.is_err(), "{pct}% {n}: {e:?}");
         }
         // The largest count perf can print is kept exactly.
-        let max = parse(Path::new("t"), &report("10.00", &u64::MAX.to_string(), "0x8")).unwrap();
+        let max = parse(
+            Path::new("t"),
+            &report("10.00", &u64::MAX.to_string(), "0x8"),
+        )
+        .unwrap();
         assert_eq!(max[0].samples, u64::MAX);
         // A `# Samples:` total that overflows is no total.
         let t = "# Samples: 99999999999999999999K of event 'mem-loads'\n    10.00%  struct s  struct s +0x8 (a)\n";
@@ -742,10 +799,27 @@ mod tests {
         assert_eq!(samples_count("18446744073709552K"), None);
         assert_eq!(samples_count("3G"), Some((3_000_000_000, true)));
         // Annotate: a huge, a negative, a non-numeric or a >100 % value.
-        for bad in ["1e300", "-1.00", "nan", "inf", "180.00", "99999999999999999999"] {
-            let text = annotate_hex(&[&["100.00"], &[bad], &["50.00"], &["25.00"]], &[], "Percent");
-            assert!(parse(Path::new("t"), &format!("# Samples: 40 of event 'x'\n{text}")).is_err(), "{bad}");
+        for bad in [
+            "1e300",
+            "-1.00",
+            "nan",
+            "inf",
+            "180.00",
+            "99999999999999999999",
+        ] {
+            let text = annotate_hex(
+                &[&["100.00"], &[bad], &["50.00"], &["25.00"]],
+                &[],
+                "Percent",
+            );
+            assert!(
+                parse(
+                    Path::new("t"),
+                    &format!("# Samples: 40 of event 'x'\n{text}")
+                )
+                .is_err(),
+                "{bad}"
+            );
         }
     }
-
 }

@@ -17,30 +17,73 @@ use std::time::{Duration, Instant};
 fn nested(kind: &str, n: usize) -> String {
     let rep = |s: &str, k: usize| s.repeat(k);
     match kind {
-        "parens" => format!("struct s {{ char x[{}1{}]; long y; }};\n", rep("(", n), rep(")", n)),
-        "binary" => format!("struct s {{ char x[{}]; long y; }};\n", vec!["1"; n].join("+")),
-        "unary" => format!("struct s {{ char x[{}1]; long y; }};\n", rep("- ", 2 * (n / 2))),
-        "not" => format!("struct s {{ char x[{}1]; long y; }};\n", rep("!", 2 * (n / 2))),
+        "parens" => format!(
+            "struct s {{ char x[{}1{}]; long y; }};\n",
+            rep("(", n),
+            rep(")", n)
+        ),
+        "binary" => format!(
+            "struct s {{ char x[{}]; long y; }};\n",
+            vec!["1"; n].join("+")
+        ),
+        "unary" => format!(
+            "struct s {{ char x[{}1]; long y; }};\n",
+            rep("- ", 2 * (n / 2))
+        ),
+        "not" => format!(
+            "struct s {{ char x[{}1]; long y; }};\n",
+            rep("!", 2 * (n / 2))
+        ),
         "cast" => format!("struct s {{ char x[{}1]; long y; }};\n", rep("(int)", n)),
-        "ternary" => format!("struct s {{ char x[{}1{}]; long y; }};\n", rep("1?", n), rep(":1", n)),
+        "ternary" => format!(
+            "struct s {{ char x[{}1{}]; long y; }};\n",
+            rep("1?", n),
+            rep(":1", n)
+        ),
         "ternary_else" => format!("struct s {{ char x[{}1]; long y; }};\n", rep("0?1:", n)),
-        "if_blocks" => format!("{}struct s {{ long y; }};\n{}", rep("#if 1\n", n), rep("#endif\n", n)),
-        "if_expr" => format!("#if {}1{}\nstruct s {{ long y; }};\n#endif\n", rep("(", n), rep(")", n)),
+        "if_blocks" => format!(
+            "{}struct s {{ long y; }};\n{}",
+            rep("#if 1\n", n),
+            rep("#endif\n", n)
+        ),
+        "if_expr" => format!(
+            "#if {}1{}\nstruct s {{ long y; }};\n#endif\n",
+            rep("(", n),
+            rep(")", n)
+        ),
         "macro_calls" => format!(
             "#define F(x) (x+1)\nstruct s {{ char x[{}1{}]; long y; }};\n",
             rep("F(", n),
             rep(")", n)
         ),
         "macro_chain" => {
-            let s: String = (0..n).map(|i| format!("#define D{i} D{}\n", i + 1)).collect();
+            let s: String = (0..n)
+                .map(|i| format!("#define D{i} D{}\n", i + 1))
+                .collect();
             s + &format!("#define D{n} 8\nstruct s {{ char x[D0]; long y; }};\n")
         }
-        "structs" => format!("struct s {{ {}int z;{} long y; }};\n", rep("struct { ", n), rep("} a;", n)),
-        "anon_unions" => format!("struct s {{ {}int z;{} long y; }};\n", rep("union { ", n), rep("};", n)),
+        "structs" => format!(
+            "struct s {{ {}int z;{} long y; }};\n",
+            rep("struct { ", n),
+            rep("} a;", n)
+        ),
+        "anon_unions" => format!(
+            "struct s {{ {}int z;{} long y; }};\n",
+            rep("union { ", n),
+            rep("};", n)
+        ),
         "pointers" => format!("struct s {{ char {}x; long y; }};\n", rep("*", n)),
-        "declarators" => format!("struct s {{ char {}x{}; long y; }};\n", rep("(*", n), rep(")", n)),
+        "declarators" => format!(
+            "struct s {{ char {}x{}; long y; }};\n",
+            rep("(*", n),
+            rep(")", n)
+        ),
         "arrays" => format!("struct s {{ char x{}; long y; }};\n", rep("[1]", n)),
-        "typeof" => format!("struct s {{ {}int{} x; long y; }};\n", rep("typeof(", n), rep(")", n)),
+        "typeof" => format!(
+            "struct s {{ {}int{} x; long y; }};\n",
+            rep("typeof(", n),
+            rep(")", n)
+        ),
         "initializer" => format!(
             "struct s {{ long y; }};\nstatic int v[] = {}1{};\n",
             rep("{", n),
@@ -109,7 +152,10 @@ fn every_kind_of_nesting_ends_in_a_struct_or_one_error_line() {
             let t0 = Instant::now();
             let got = read(nested(kind, n));
             let took = t0.elapsed();
-            eprintln!("{kind} × {n}: {took:.2?}: {}", got.as_ref().err().map_or("a struct", |e| e.as_str()));
+            eprintln!(
+                "{kind} × {n}: {took:.2?}: {}",
+                got.as_ref().err().map_or("a struct", |e| e.as_str())
+            );
             if let Err(e) = &got {
                 assert!(e.starts_with("deep.h"), "{kind} × {n}: {e}");
                 assert!(e.contains(": error: "), "{kind} × {n}: {e}");
@@ -123,7 +169,14 @@ fn every_kind_of_nesting_ends_in_a_struct_or_one_error_line() {
 
 #[test]
 fn moderate_nesting_still_reads() {
-    for kind in ["binary", "pointers", "declarators", "arrays", "if_blocks", "macro_chain"] {
+    for kind in [
+        "binary",
+        "pointers",
+        "declarators",
+        "arrays",
+        "if_blocks",
+        "macro_chain",
+    ] {
         let n = if kind == "macro_chain" { 50 } else { 200 };
         assert_eq!(read(nested(kind, n)), Ok(()), "{kind} × {n}");
     }

@@ -250,8 +250,9 @@ mod tests {
         assert_eq!(bad.target, Path::new("/dev/zero"));
         assert_eq!(bad.line, 2);
         assert!(
-            bad.message()
-                .starts_with("include of a non-regular file `zlink.h` -> /dev/zero (it is a character device"),
+            bad.message().starts_with(
+                "include of a non-regular file `zlink.h` -> /dev/zero (it is a character device"
+            ),
             "{}",
             bad.message()
         );

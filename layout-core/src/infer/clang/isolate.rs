@@ -196,8 +196,8 @@ pub fn walk_unit_isolated(
     structs: &[String],
     wrappers: &[String],
 ) -> Result<(UnitGraph, Vec<StructSites>), UnitFailure> {
-    let text = crate::files::text(&src.path, crate::files::Input::Source)
-        .map_err(UnitFailure::once)?;
+    let text =
+        crate::files::text(&src.path, crate::files::Input::Source).map_err(UnitFailure::once)?;
     let limit = crate::files::limit_of(crate::files::Input::Header);
     if let Some(bad) = super::includes::first_bad(&src.path, &text, &src.args, limit) {
         return Err(UnitFailure::once(
@@ -349,9 +349,16 @@ fn set_limits(_: &mut Command, _: Limits) {}
 
 /// Whether the child's last words say an allocation failed.
 fn out_of_memory(stderr: &str) -> bool {
-    ["out of memory", "memory allocation of", "bad_alloc", "Cannot allocate memory", "pthread_create failed", "failed to map segment"]
-        .iter()
-        .any(|m| stderr.contains(m))
+    [
+        "out of memory",
+        "memory allocation of",
+        "bad_alloc",
+        "Cannot allocate memory",
+        "pthread_create failed",
+        "failed to map segment",
+    ]
+    .iter()
+    .any(|m| stderr.contains(m))
 }
 
 /// The signal that ended the child, if one did.
@@ -382,7 +389,9 @@ fn judge(
     let l = iso.limits;
     let fail = |message: String, help: &str| {
         Err(UnitFailure::once(
-            Diagnostic::new(message).in_file(unit).help(help.to_string()),
+            Diagnostic::new(message)
+                .in_file(unit)
+                .help(help.to_string()),
         ))
     };
     let memory_help = "raise --unit-memory-mb if the unit is genuine, or leave it out";
@@ -485,11 +494,7 @@ mod tests {
     #[test]
     fn each_way_a_child_ends_is_told_apart() {
         let u = Path::new("u.c");
-        let (m, rep) = message(judge(
-            &iso(),
-            u,
-            run("kill -XCPU $$", Ok(Vec::new()), ""),
-        ));
+        let (m, rep) = message(judge(&iso(), u, run("kill -XCPU $$", Ok(Vec::new()), "")));
         assert_eq!(
             m,
             "u.c: error: unit exceeded 7 s of CPU time while parsing; help: raise --unit-seconds if the unit is genuine, or leave it out"
@@ -504,14 +509,23 @@ mod tests {
                 "LLVM ERROR: out of memory\nAllocation failed\n",
             ),
         ));
-        assert!(m.starts_with("u.c: error: unit exceeded 2048 MB while parsing; help: raise --unit-memory-mb"), "{m}");
+        assert!(
+            m.starts_with(
+                "u.c: error: unit exceeded 2048 MB while parsing; help: raise --unit-memory-mb"
+            ),
+            "{m}"
+        );
         let (m, _) = message(judge(&iso(), u, run("kill -SEGV $$", Ok(Vec::new()), "")));
         assert!(m.contains("crashed on this unit (signal 11)"), "{m}");
         let mut stopped = run("true", Ok(Vec::new()), "");
         stopped.stopped = true;
         let (m, _) = message(judge(&iso(), u, stopped));
         assert!(m.contains("did not finish parsing"), "{m}");
-        let (m, _) = message(judge(&iso(), u, run("true", Ok(b"{\"Ok\": 1".to_vec()), "")));
+        let (m, _) = message(judge(
+            &iso(),
+            u,
+            run("true", Ok(b"{\"Ok\": 1".to_vec()), ""),
+        ));
         assert!(m.contains("does not read"), "{m}");
         let (m, _) = message(judge(&iso(), u, run("exit 3", Ok(Vec::new()), "")));
         assert!(m.contains("exit status 3"), "{m}");

@@ -255,10 +255,14 @@ pub fn analyse_isolated(
 }
 
 /// A unit's walk: [`walk_unit`] or its isolated form.
-type WalkUnit<'a> =
-    dyn FnMut(&Source, &[String], &[String]) -> Result<(UnitGraph, Vec<StructSites>), Diagnostic> + 'a;
+type WalkUnit<'a> = dyn FnMut(&Source, &[String], &[String]) -> Result<(UnitGraph, Vec<StructSites>), Diagnostic>
+    + 'a;
 
-fn analyse_with(model: &Struct, req: &Request, walk: &mut WalkUnit<'_>) -> Result<Analysis, Diagnostic> {
+fn analyse_with(
+    model: &Struct,
+    req: &Request,
+    walk: &mut WalkUnit<'_>,
+) -> Result<Analysis, Diagnostic> {
     let mut units = Vec::with_capacity(req.sources.len());
     for src in &req.sources {
         let (graph, mut sites) = walk(
