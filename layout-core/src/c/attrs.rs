@@ -50,7 +50,7 @@ pub(crate) struct Reading {
 const MAX_DEPTH: usize = 32;
 /// The most tokens an attribute's arguments span (a longer call is not
 /// read as one, and costs no more than this to try).
-const MAX_ARG_TOKENS: usize = 1024;
+const MAX_ARG_TOKENS: usize = 256;
 
 /// Reads one attribute (or attribute macro) starting at `toks[i]`.
 /// `None` when `toks[i]` does not start one.

@@ -77,6 +77,7 @@ pub(crate) fn eval_typed(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<Val
     let expander = Expander {
         macros: env.macros(),
         truthy: &truthy,
+        work: std::cell::Cell::new(0),
     };
     let expanded = expand(toks, &expander)?;
     let mut p = Parser {

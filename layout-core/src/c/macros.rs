@@ -236,11 +236,35 @@ pub(crate) const MAX_EXPANDED_TOKENS: usize = 100_000;
 pub(crate) struct Expander<'a> {
     pub macros: &'a MacroTable,
     pub truthy: &'a dyn Fn(&[PTok]) -> Result<bool, EvalError>,
+    /// Tokens of macro arguments collected so far: a call nested in a
+    /// call's argument is collected again at each level, so a deep nest of
+    /// calls costs its length times its depth ([`MAX_WORK`]).
+    pub work: std::cell::Cell<usize>,
 }
+
+/// The most argument tokens one expansion collects.
+const MAX_WORK: usize = 2_000_000;
 
 impl Expander<'_> {
     fn macros(&self) -> &MacroTable {
         self.macros
+    }
+
+    /// Counts `args`' tokens against [`MAX_WORK`].
+    fn charge(&self, args: &[Vec<PTok>]) -> Result<(), EvalError> {
+        let n = args.iter().map(Vec::len).sum::<usize>();
+        let total = self.work.get().saturating_add(n);
+        self.work.set(total);
+        if total > MAX_WORK {
+            let mut e = EvalError::new(format!(
+                "macro expansion collects more than {MAX_WORK} argument tokens"
+            ));
+            e.help = Some(
+                "its macro calls nest too deeply: define the constant with -D NAME=VALUE".into(),
+            );
+            return Err(e);
+        }
+        Ok(())
     }
 }
 
@@ -316,6 +340,7 @@ fn expand_in(
                 }
                 Some(params) if toks.get(i + 1).is_some_and(|t| t.is_punct("(")) => {
                     let (args, next) = collect_args(toks, i + 1)?;
+                    env.charge(&args)?;
                     let body = substitute(
                         name, params, m.variadic, &m.body, &args, env, disabled, depth,
                     )?;
