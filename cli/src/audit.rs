@@ -69,6 +69,8 @@ pub struct AuditArgs {
     /// Cache line size in bytes: 32, 64, 128 or 256.
     #[arg(long, default_value = "64", value_name = "BYTES", value_parser = line_size)]
     pub line: Target,
+    #[command(flatten)]
+    pub unit_limits: crate::limits::UnitLimitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +134,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         tree,
         profiles: &profiles,
         shown_under,
+        isolation: Some(a.unit_limits.isolation()?),
     };
     let mut meter = Meter::new();
     let mut report = audit::analyse(&input, &mut cache, &mut |p| meter.show(p))?;
@@ -452,6 +455,11 @@ fn make_dir(dir: &Path) -> Result<(), Diagnostic> {
             }
             Ok(())
         }
+        Err(_) if std::fs::symlink_metadata(dir).is_ok() => Err(Diagnostic::new(
+            "the series directory exists and is not a directory (a file, a device, or a link to none)",
+        )
+        .in_file(dir)
+        .help("give a new directory with -o: a series never overwrites files")),
         Err(_) => std::fs::create_dir_all(dir).map_err(|e| {
             Diagnostic::new(format!("cannot create the series directory: {e}"))
                 .in_file(dir)

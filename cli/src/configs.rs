@@ -178,9 +178,11 @@ fn same_offsets(a: &Struct, la: &Layout, b: &Struct, lb: &Layout) -> bool {
 /// Writes `text` to a new file at `path` (never over an existing one).
 fn write_new(path: &PathBuf, text: &str) -> Result<(), Diagnostic> {
     use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o600)
         .open(path)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .map_err(|e| Diagnostic::new(format!("cannot write the patched header: {e}")).in_file(path))

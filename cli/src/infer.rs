@@ -55,6 +55,9 @@ pub struct InferArgs {
     pub min_samples: u64,
     #[arg(long, value_enum, default_value_t = InferFormat::Toml)]
     pub format: InferFormat,
+    #[cfg(feature = "infer-clang")]
+    #[command(flatten)]
+    pub unit_limits: crate::limits::UnitLimitArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,5 +272,6 @@ fn source_query(a: &InferArgs) -> crate::infer_clang::SourceQuery<'_> {
         hot: &a.hot,
         cold: &a.cold,
         lock_wrappers: &a.lock_wrappers,
+        unit_limits: &a.unit_limits,
     }
 }

@@ -17,6 +17,7 @@ pub struct SourceQuery<'a> {
     pub hot: &'a [String],
     pub cold: &'a [String],
     pub lock_wrappers: &'a [String],
+    pub unit_limits: &'a crate::limits::UnitLimitArgs,
 }
 
 /// Each `--source` with the flags libclang gets for it.
@@ -59,7 +60,7 @@ pub fn sites(
         cold: a.cold.to_vec(),
         lock_wrappers: a.lock_wrappers.to_vec(),
     };
-    let analysis = clang::analyse(model, &req)?;
+    let analysis = clang::analyse_isolated(model, &req, &a.unit_limits.isolation()?)?;
     for w in &analysis.warnings {
         eprintln!("warning: {w}");
         inputs.notes.push(w.clone());

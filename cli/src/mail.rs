@@ -265,17 +265,15 @@ fn relative(abs: &Path, root: &Path) -> String {
         .join("/")
 }
 
+/// The git work tree that holds `dir`: the nearest directory above it
+/// with a `.git` entry (a directory, or a worktree's or submodule's
+/// file). Found on the filesystem: running git in an untrusted
+/// repository would run what its config names (`core.fsmonitor`, ...).
 fn git_toplevel(dir: &Path) -> Option<PathBuf> {
-    let out = git(dir)
-        .args(["rev-parse", "--show-toplevel"])
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status.success().then(|| {
-        let top = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-        std::fs::canonicalize(&top).unwrap_or(top)
-    })
+    let dir = std::fs::canonicalize(dir).ok()?;
+    dir.ancestors()
+        .find(|a| std::fs::symlink_metadata(a.join(".git")).is_ok())
+        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

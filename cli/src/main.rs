@@ -18,6 +18,8 @@ mod infer;
 mod infer_clang;
 mod input;
 mod input_args;
+#[cfg(feature = "infer-clang")]
+mod limits;
 mod mail;
 mod output;
 mod propose;
@@ -31,6 +33,10 @@ use layout_core::files;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    #[cfg(feature = "infer-clang")]
+    if let Some(code) = limits::child_entry() {
+        return code;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // --help and --version print to stdout and exit 0.

@@ -26,6 +26,16 @@ pub fn set_limit(limit: Option<u64>) {
     }
 }
 
+/// `--max-input-bytes`, if it was given (a child process gets the same).
+pub fn limit_given() -> Option<u64> {
+    LIMIT.get().copied()
+}
+
+/// The byte limit for inputs of `kind`.
+pub fn limit_of(kind: Input) -> u64 {
+    kind.limit()
+}
+
 /// Every file this run has read, for `--output` to refuse (see
 /// [`inputs`]): the command line's inputs, the compiler front-end's (the
 /// compilation database, `.config`, response and dependency files) and the

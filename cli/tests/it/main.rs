@@ -31,6 +31,8 @@ mod cli_seed;
 mod cli_solver;
 mod cli_tree_safety;
 mod docs_quotes;
+mod hostile_inputs;
+mod hostile_units;
 mod infer_net;
 mod infer_profiles;
 mod infer_sources;

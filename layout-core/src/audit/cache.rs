@@ -182,4 +182,71 @@ mod tests {
         assert_eq!(c.get::<Vec<u32>>(&k), None);
         assert_eq!(Cache::none().get::<Vec<u32>>(&k), None);
     }
+
+    #[test]
+    fn entries_that_are_links_devices_fifos_or_directories_are_misses() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("c");
+        let mut c = Cache::open(&root).unwrap();
+        let k = |n: &str| unit_key(Path::new(n), b"", &[], &[], "t");
+        std::os::unix::fs::symlink("/dev/zero", root.join(format!("{}.json", k("zero")))).unwrap();
+        std::os::unix::fs::symlink("loop", root.join("loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("loop"), root.join(format!("{}.json", k("loop"))))
+            .unwrap();
+        std::fs::create_dir(root.join(format!("{}.json", k("dir")))).unwrap();
+        let fifo = std::ffi::CString::new(
+            root.join(format!("{}.json", k("fifo")))
+                .display()
+                .to_string(),
+        )
+        .unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        for n in ["zero", "loop", "dir", "fifo"] {
+            assert_eq!(c.get::<Vec<u32>>(&k(n)), None, "{n}");
+        }
+        // Publishing over a link replaces the link, never writes through it.
+        let target = d.path().join("victim");
+        std::fs::write(&target, b"keep").unwrap();
+        std::os::unix::fs::symlink(&target, root.join(format!("{}.json", k("victim")))).unwrap();
+        c.put(&k("victim"), &vec![7u32]);
+        assert_eq!(std::fs::read(&target).unwrap(), b"keep");
+        assert_eq!(c.get::<Vec<u32>>(&k("victim")), Some(vec![7]));
+        assert_eq!(c.hits, 1);
+    }
+
+    #[test]
+    fn two_writers_of_one_entry_leave_a_whole_one() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("c");
+        let c = Cache::open(&root).unwrap();
+        let k = unit_key(Path::new("a.c"), b"", &[], &[], "t");
+        let writers: Vec<_> = (0..4u32)
+            .map(|w| {
+                let (mut c, k) = (c.clone(), k.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..50 {
+                        c.put(&k, &vec![w; 4096]);
+                    }
+                })
+            })
+            .collect();
+        let mut reader = c.clone();
+        for _ in 0..200 {
+            if let Some(v) = reader.get::<Vec<u32>>(&k) {
+                assert!(v.len() == 4096 && v.iter().all(|x| *x == v[0]));
+            }
+        }
+        for w in writers {
+            w.join().unwrap();
+        }
+        let v = reader.get::<Vec<u32>>(&k).unwrap();
+        assert!(v.len() == 4096 && v.iter().all(|x| *x == v[0]));
+        // No temporary file is left behind.
+        let left: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+            .collect();
+        assert!(left.is_empty());
+    }
 }

@@ -2,7 +2,8 @@
 //! expanded under the source tree: `*` and `?` within one path component,
 //! `**` for any number of directories. Results are sorted and each file is
 //! listed once; directories are walked in name order, symbolic links to
-//! directories are not followed (a tree stays finite).
+//! directories are not followed (a tree stays finite), and a file whose
+//! real path is outside the tree (a link to `/etc`, `/proc`) is left out.
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +16,10 @@ pub fn expand(root: &Path, pattern: &str) -> std::io::Result<Vec<PathBuf>> {
         .collect();
     let mut out = Vec::new();
     walk(root, &parts, &mut out)?;
+    // A symbolic link that leads out of the tree (to `/etc`, `/proc`, a
+    // home directory) is not one of its sources.
+    let real_root = std::fs::canonicalize(root)?;
+    out.retain(|p| std::fs::canonicalize(p).is_ok_and(|r| r.starts_with(&real_root)));
     out.sort();
     out.dedup();
     Ok(out)
@@ -41,7 +46,7 @@ fn walk(dir: &Path, parts: &[&str], out: &mut Vec<PathBuf>) -> std::io::Result<(
             if p.is_file() {
                 out.push(p);
             }
-        } else if p.is_dir() {
+        } else if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir()) {
             walk(&p, rest, out)?;
         }
         return Ok(());
@@ -110,6 +115,39 @@ mod tests {
         assert!(matches(b"?.c", b"a.c"));
         assert!(!matches(b"?.c", b"ab.c"));
         assert!(matches(b"*", b"x"));
+    }
+
+    #[test]
+    fn links_out_of_the_tree_are_not_sources() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().join("t");
+        std::fs::create_dir_all(t.join("net")).unwrap();
+        std::fs::write(t.join("net/a.c"), "").unwrap();
+        std::fs::write(d.path().join("secret.c"), "").unwrap();
+        std::os::unix::fs::symlink(d.path().join("secret.c"), t.join("net/out.c")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/environ", t.join("net/env.c")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", t.join("net/zero.c")).unwrap();
+        std::os::unix::fs::symlink("/", t.join("net/root")).unwrap();
+        std::os::unix::fs::symlink("loop.c", t.join("net/loop.c")).unwrap();
+        std::os::unix::fs::symlink("a.c", t.join("net/in.c")).unwrap();
+        for pat in [
+            "net/*.c",
+            "**/*.c",
+            "net/root/etc/*",
+            "net/root/proc/self/*",
+        ] {
+            let got: Vec<String> = expand(&t, pat)
+                .unwrap()
+                .iter()
+                .map(|p| p.strip_prefix(&t).unwrap().display().to_string())
+                .collect();
+            let want: &[&str] = if pat.ends_with(".c") {
+                &["net/a.c", "net/in.c"]
+            } else {
+                &[]
+            };
+            assert_eq!(got, want, "{pat}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use super::cache::{self, Cache};
 use super::candidates::{Candidate, Mentions};
 use super::finding::{self, Status};
-use super::report::{Finding, Report};
+use super::report::{Finding, Report, UnitLeftOut};
 use super::roots::Roots;
 use crate::infer::clang::{self, Request, Source, StructSites, UnitGraph};
 use crate::infer::{self, render, Rules};
@@ -70,6 +70,9 @@ pub struct Audit<'a> {
     /// Directories whose files are cited by their path relative to them
     /// (the source tree, the kernel's source tree), first match wins.
     pub shown_under: Vec<PathBuf>,
+    /// Each unit parsed in a child process within these limits (the
+    /// command line's own program); `None`: in this process.
+    pub isolation: Option<clang::isolate::Isolation>,
 }
 
 impl Audit<'_> {
@@ -104,8 +107,18 @@ pub fn analyse(
             .collect();
         set.into_iter().cloned().collect()
     };
+    // A unit that does not read (not UTF-8, over the limit, gone) is left
+    // out, like one libclang stops on: the audit goes on.
+    let mut unreadable: BTreeMap<usize, String> = BTreeMap::new();
     for (i, u) in a.units.iter().enumerate() {
-        let text = crate::files::text(&u.path, crate::files::Input::Source)?;
+        let text = match crate::files::text(&u.path, crate::files::Input::Source) {
+            Ok(t) => t,
+            Err(e) => {
+                unreadable.insert(i, e.to_string());
+                keys.push(String::new());
+                continue;
+            }
+        };
         mentions.add(i, &text);
         keys.push(cache::unit_key(
             &u.path,
@@ -184,6 +197,16 @@ pub fn analyse(
     let mut sites: BTreeMap<(usize, usize), StructSites> = BTreeMap::new();
     let mut walked = 0;
     let mut from_cache = 0;
+    let mut left_out: Vec<UnitLeftOut> = unreadable
+        .iter()
+        .map(|(&u, why)| {
+            notes.push(format!("{}: left out: {why}", a.units[u].shown));
+            UnitLeftOut {
+                unit: a.units[u].shown.clone(),
+                reason: why.clone(),
+            }
+        })
+        .collect();
     let needed: Vec<Vec<usize>> = (0..a.units.len())
         .map(|u| {
             (0..selected.len())
@@ -194,7 +217,7 @@ pub fn analyse(
     let units_total = needed.iter().filter(|n| !n.is_empty()).count();
     for (u, unit) in a.units.iter().enumerate() {
         let needing = &needed[u];
-        if needing.is_empty() {
+        if needing.is_empty() || unreadable.contains_key(&u) {
             continue;
         }
         walked += 1;
@@ -203,6 +226,10 @@ pub fn analyse(
         if let Some(why) = cache.get::<String>(&failed_key) {
             from_cache += 1;
             notes.push(format!("{}: left out: {why}", unit.shown));
+            left_out.push(UnitLeftOut {
+                unit: unit.shown.clone(),
+                reason: why,
+            });
             continue;
         }
         let graph: Option<UnitGraph> = cache.get(&keys[u]);
@@ -236,7 +263,16 @@ pub fn analyse(
             path: unit.path.clone(),
             args: unit.args.clone(),
         };
-        match clang::walk_unit(&src, &names, &wrappers) {
+        let walked_unit = match &a.isolation {
+            Some(iso) => clang::isolate::walk_unit_isolated(iso, &src, &names, &wrappers),
+            None => clang::walk_unit(&src, &names, &wrappers).map_err(|diagnostic| {
+                clang::isolate::UnitFailure {
+                    diagnostic,
+                    repeatable: true,
+                }
+            }),
+        };
+        match walked_unit {
             Ok((g, per)) => {
                 cache.put(&keys[u], &g);
                 for (&s, st) in missing.iter().zip(per) {
@@ -246,8 +282,15 @@ pub fn analyse(
                 graphs[u] = Some(g);
             }
             Err(e) => {
-                cache.put(&failed_key, &e.to_string());
+                // A limit, a crash or a refused include is tried again next run.
+                if e.repeatable {
+                    cache.put(&failed_key, &e.to_string());
+                }
                 notes.push(format!("{}: left out: {e}", unit.shown));
+                left_out.push(UnitLeftOut {
+                    unit: unit.shown.clone(),
+                    reason: e.to_string(),
+                });
             }
         }
     }
@@ -281,6 +324,7 @@ pub fn analyse(
     report.units_cached = from_cache;
     report.past_budget = past;
     report.notes = notes;
+    report.units_left_out = left_out;
     Ok(report)
 }
 

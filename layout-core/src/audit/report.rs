@@ -99,6 +99,16 @@ pub struct Report {
     /// Candidates past the budget, in pass 2's order, with their bytes.
     pub past_budget: Vec<(String, u64)>,
     pub notes: Vec<String>,
+    /// The units left out (not parsed, past a limit), with why.
+    pub units_left_out: Vec<UnitLeftOut>,
+}
+
+/// A unit pass 2 could not walk (a parse error, a limit, a refused
+/// include), with why: the audit goes on without it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct UnitLeftOut {
+    pub unit: String,
+    pub reason: String,
 }
 
 impl Report {

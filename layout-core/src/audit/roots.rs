@@ -41,6 +41,12 @@ pub struct Roots {
 }
 
 /// Reads and parses the roots file at `path` (bounded).
+/// The most subsystems a roots file may name, and entries one list may
+/// hold: each pattern is expanded and each unit matched against each
+/// subsystem, so a file of a million entries would be a million walks.
+pub const MAX_SUBSYSTEMS: usize = 1024;
+pub const MAX_ENTRIES: usize = 10_000;
+
 pub fn read(path: &Path) -> Result<Roots, Diagnostic> {
     let text = crate::files::text(path, crate::files::Input::Roots)?;
     parse(path, &text)
@@ -72,6 +78,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Roots, Diagnostic> {
     let root = doc.as_table();
     for (name, item) in root.iter() {
         let key_span = root.key(name).and_then(|k| k.span());
+        if roots.subsystems.len() == MAX_SUBSYSTEMS {
+            return Err(err(
+                key_span,
+                format!("more than {MAX_SUBSYSTEMS} subsystems in the roots file"),
+            )
+            .help("join subsystems that share their sources into one table"));
+        }
         let Item::Table(table) = item else {
             return Err(err(
                 key_span,
@@ -156,6 +169,16 @@ fn strings(
         )
         .help(format!("write {key} = [\"...\", \"...\"]")));
     };
+    if array.len() > MAX_ENTRIES {
+        return Err(err(
+            item.span().or(key_span),
+            format!(
+                "[{table}] {key} holds {} entries, more than the {MAX_ENTRIES} a list may hold",
+                array.len()
+            ),
+        )
+        .help("use globs (`net/ipv4/*.c`) rather than listing every file"));
+    }
     let mut out = Vec::new();
     for v in array.iter() {
         match v {
@@ -198,6 +221,27 @@ mod tests {
         assert_eq!(r.subsystems[0].hot, ["tx", "rx"]);
         assert_eq!(r.subsystems[1].lock_wrappers, ["w=lock"]);
         assert_eq!(r.subsystems[1].line, 5);
+    }
+
+    #[test]
+    fn huge_lists_and_too_many_subsystems_are_errors() {
+        let p = Path::new("r.toml");
+        let many: String = (0..=MAX_ENTRIES).map(|i| format!("\"f{i}\",")).collect();
+        let e = parse(
+            p,
+            &format!("[net]\nsources = [\"a/*.c\"]\nhot = [{many}]\n"),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("r.toml:3:7: error: [net] hot holds 10001 entries"),
+            "{e}"
+        );
+        let tables: String = (0..=MAX_SUBSYSTEMS)
+            .map(|i| format!("[s{i}]\nsources = [\"a/*.c\"]\n"))
+            .collect();
+        let e = parse(p, &tables).unwrap_err();
+        assert!(e.to_string().contains("more than 1024 subsystems"), "{e}");
     }
 
     #[test]

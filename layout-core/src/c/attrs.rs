@@ -15,7 +15,7 @@
 //! treated as attributes too: `#define __rcu` or
 //! `#define __my_align __attribute__((aligned(32)))`.
 
-use super::macros::{collect_args, MacroTable, PTok};
+use super::macros::{collect_args_within, MacroTable, PTok};
 use crate::idioms::{self, AttrMeaning};
 
 /// What one attribute does to a layout.
@@ -48,6 +48,9 @@ pub(crate) struct Reading {
 }
 
 const MAX_DEPTH: usize = 32;
+/// The most tokens an attribute's arguments span (a longer call is not
+/// read as one, and costs no more than this to try).
+const MAX_ARG_TOKENS: usize = 256;
 
 /// Reads one attribute (or attribute macro) starting at `toks[i]`.
 /// `None` when `toks[i]` does not start one.
@@ -69,7 +72,7 @@ fn read_at(toks: &[PTok], i: usize, macros: &MacroTable, depth: usize) -> Option
         if !paren_next {
             return None;
         }
-        let (args, next) = collect_args(toks, i + 1).ok()?;
+        let (args, next) = collect_args_within(toks, i + 1, MAX_ARG_TOKENS).ok()?;
         // __attribute__((a, b(1))): one argument, itself parenthesized.
         let [inner] = args.as_slice() else {
             return None;
@@ -87,7 +90,7 @@ fn read_at(toks: &[PTok], i: usize, macros: &MacroTable, depth: usize) -> Option
         let (body, next) = match &m.params {
             None => (m.body.clone(), i + 1),
             Some(params) if paren_next => {
-                let (args, next) = collect_args(toks, i + 1).ok()?;
+                let (args, next) = collect_args_within(toks, i + 1, MAX_ARG_TOKENS).ok()?;
                 (substitute(params, m.variadic, &m.body, &args), next)
             }
             Some(_) => return None,
@@ -116,7 +119,7 @@ fn read_at(toks: &[PTok], i: usize, macros: &MacroTable, depth: usize) -> Option
         }),
         AttrMeaning::AlignArg | AttrMeaning::NoEffectWithArgs if !paren_next => None,
         AttrMeaning::AlignArg => {
-            let (args, next) = collect_args(toks, i + 1).ok()?;
+            let (args, next) = collect_args_within(toks, i + 1, MAX_ARG_TOKENS).ok()?;
             let [arg] = args.as_slice() else { return None };
             Some(Reading {
                 attrs: vec![Attr::Aligned(Some(arg.clone()))],
@@ -124,7 +127,7 @@ fn read_at(toks: &[PTok], i: usize, macros: &MacroTable, depth: usize) -> Option
             })
         }
         AttrMeaning::NoEffectWithArgs => {
-            let (_, next) = collect_args(toks, i + 1).ok()?;
+            let (_, next) = collect_args_within(toks, i + 1, MAX_ARG_TOKENS).ok()?;
             Some(Reading {
                 attrs: Vec::new(),
                 next,

@@ -77,6 +77,7 @@ pub(crate) fn eval_typed(toks: &[PTok], env: &dyn Env, mode: Mode) -> Result<Val
     let expander = Expander {
         macros: env.macros(),
         truthy: &truthy,
+        work: std::cell::Cell::new(0),
     };
     let expanded = expand(toks, &expander)?;
     let mut p = Parser {
@@ -289,6 +290,31 @@ impl Parser<'_> {
     /// `live` is false in branches that C does not evaluate (`0 && x`):
     /// their errors do not count.
     fn ternary(&mut self, live: bool) -> Result<Val, EvalError> {
+        self.ternary_inner(live)
+    }
+
+    /// A branch of `?:`: `a ? b ? c ... : d : e` nests without a unary
+    /// operator between, so the branches count toward the depth.
+    fn branch(&mut self, live: bool) -> Result<Val, EvalError> {
+        self.too_deep()?;
+        self.depth += 1;
+        let v = self.ternary_inner(live);
+        self.depth -= 1;
+        v
+    }
+
+    fn too_deep(&self) -> Result<(), EvalError> {
+        if self.depth >= MAX_NESTING {
+            let mut e = EvalError::new(format!(
+                "constant expression nests too deeply (more than {MAX_NESTING} levels)"
+            ));
+            e.help = Some("simplify the expression".into());
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn ternary_inner(&mut self, live: bool) -> Result<Val, EvalError> {
         let cond = self.binary(0, live)?;
         if !self.peek_punct("?") {
             return Ok(cond);
@@ -297,13 +323,13 @@ impl Parser<'_> {
         if self.peek_punct(":") {
             // GNU `a ?: b`
             self.pos += 1;
-            let other = self.ternary(live && !cond.truthy())?;
+            let other = self.branch(live && !cond.truthy())?;
             let ty = cond.ty.common(other.ty);
             return Ok(if cond.truthy() { cond } else { other }.to(ty));
         }
-        let a = self.ternary(live && cond.truthy())?;
+        let a = self.branch(live && cond.truthy())?;
         self.expect(":")?;
-        let b = self.ternary(live && !cond.truthy())?;
+        let b = self.branch(live && !cond.truthy())?;
         let ty = a.ty.common(b.ty);
         Ok(if cond.truthy() { a } else { b }.to(ty))
     }
@@ -334,13 +360,7 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self, live: bool) -> Result<Val, EvalError> {
-        if self.depth >= MAX_NESTING {
-            let mut e = EvalError::new(format!(
-                "constant expression nests too deeply (more than {MAX_NESTING} levels)"
-            ));
-            e.help = Some("simplify the expression".into());
-            return Err(e);
-        }
+        self.too_deep()?;
         self.depth += 1;
         let v = self.unary_inner(live);
         self.depth -= 1;

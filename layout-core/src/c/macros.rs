@@ -236,11 +236,35 @@ pub(crate) const MAX_EXPANDED_TOKENS: usize = 100_000;
 pub(crate) struct Expander<'a> {
     pub macros: &'a MacroTable,
     pub truthy: &'a dyn Fn(&[PTok]) -> Result<bool, EvalError>,
+    /// Tokens of macro arguments collected so far: a call nested in a
+    /// call's argument is collected again at each level, so a deep nest of
+    /// calls costs its length times its depth ([`MAX_WORK`]).
+    pub work: std::cell::Cell<usize>,
 }
+
+/// The most argument tokens one expansion collects.
+const MAX_WORK: usize = 2_000_000;
 
 impl Expander<'_> {
     fn macros(&self) -> &MacroTable {
         self.macros
+    }
+
+    /// Counts `args`' tokens against [`MAX_WORK`].
+    fn charge(&self, args: &[Vec<PTok>]) -> Result<(), EvalError> {
+        let n = args.iter().map(Vec::len).sum::<usize>();
+        let total = self.work.get().saturating_add(n);
+        self.work.set(total);
+        if total > MAX_WORK {
+            let mut e = EvalError::new(format!(
+                "macro expansion collects more than {MAX_WORK} argument tokens"
+            ));
+            e.help = Some(
+                "its macro calls nest too deeply: define the constant with -D NAME=VALUE".into(),
+            );
+            return Err(e);
+        }
+        Ok(())
     }
 }
 
@@ -316,6 +340,7 @@ fn expand_in(
                 }
                 Some(params) if toks.get(i + 1).is_some_and(|t| t.is_punct("(")) => {
                     let (args, next) = collect_args(toks, i + 1)?;
+                    env.charge(&args)?;
                     let body = substitute(
                         name, params, m.variadic, &m.body, &args, env, disabled, depth,
                     )?;
@@ -387,6 +412,38 @@ pub(crate) fn collect_args(
     toks: &[PTok],
     open: usize,
 ) -> Result<(Vec<Vec<PTok>>, usize), EvalError> {
+    collect_args_within(toks, open, usize::MAX)
+}
+
+/// [`collect_args`] of a call whose arguments span at most `max` tokens
+/// (an attribute macro's are short): a longer one is an error, found
+/// without reading past `max`, so that trying it at every word of a
+/// nested expression costs no more than `max` per word.
+pub(crate) fn collect_args_within(
+    toks: &[PTok],
+    open: usize,
+    max: usize,
+) -> Result<(Vec<Vec<PTok>>, usize), EvalError> {
+    if max != usize::MAX {
+        // Where the call ends, within `max`, before any token is copied.
+        let mut depth = 0usize;
+        let mut end = None;
+        for (k, t) in toks.iter().enumerate().skip(open + 1).take(max) {
+            if t.is_punct("(") {
+                depth += 1;
+            } else if t.is_punct(")") {
+                if depth == 0 {
+                    end = Some(k);
+                    break;
+                }
+                depth -= 1;
+            }
+        }
+        let Some(end) = end else {
+            return Err(EvalError::new("macro arguments longer than the limit"));
+        };
+        return collect_args_within(&toks[..=end], open, usize::MAX);
+    }
     let mut args = vec![Vec::new()];
     let mut depth = 0usize;
     let mut i = open + 1;

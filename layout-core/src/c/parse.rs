@@ -211,6 +211,9 @@ struct Builder<'a> {
     ast: Ast,
 }
 
+/// Syntax errors given a hint from their declaration, at most.
+const MAX_HINTED: usize = 64;
+
 fn children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
     let mut c = node.walk();
     node.children(&mut c).collect()
@@ -259,7 +262,7 @@ impl<'a> Builder<'a> {
                         .is_some_and(|n| n.kind() == "bitfield_clause");
                 if !unnamed_bitfield {
                     let (message, help) =
-                        self.hint(node, format!("syntax error: expected `{}`", node.kind()));
+                        self.hinted(node, format!("syntax error: expected `{}`", node.kind()));
                     self.ast.errors.push(SyntaxError {
                         at: node.start_byte(),
                         message,
@@ -276,7 +279,7 @@ impl<'a> Builder<'a> {
                     .join(" ");
                 let snippet: String = snippet.chars().take(40).collect();
                 let (message, help) =
-                    self.hint(node, format!("syntax error: cannot parse `{snippet}`"));
+                    self.hinted(node, format!("syntax error: cannot parse `{snippet}`"));
                 self.ast.errors.push(SyntaxError {
                     at: node.start_byte(),
                     message,
@@ -291,11 +294,24 @@ impl<'a> Builder<'a> {
         self.ast.errors.sort_by_key(|e| e.at);
     }
 
+    /// [`Builder::hint`] for the first [`MAX_HINTED`] errors; the rest
+    /// (a file of stray tokens) keep their plain message, so that finding
+    /// each one's declaration does not cost the square of their number.
+    fn hinted(&self, node: Node, message: String) -> (String, String) {
+        if self.ast.errors.len() < MAX_HINTED {
+            return self.hint(node, message);
+        }
+        (message, "check the C syntax here".to_string())
+    }
+
     /// A better message and help for a syntax error, from the declaration
     /// around it: an unexpanded macro call, or an unknown attribute macro.
     fn hint(&self, node: Node, message: String) -> (String, String) {
         let mut ctx = node;
-        while let Some(p) = ctx.parent() {
+        // At most a few levels up: each step costs the depth of the tree.
+        let mut steps = 0;
+        while let Some(p) = ctx.parent().filter(|_| steps < 16) {
+            steps += 1;
             if matches!(
                 ctx.kind(),
                 "field_declaration" | "declaration" | "type_definition"

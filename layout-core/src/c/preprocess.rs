@@ -763,7 +763,10 @@ fn scan_code(text: &str, code: &[Tok], macros: &MacroTable, bytes: &mut [u8]) ->
                 i = resume;
                 continue;
             }
-            if let Ok((args, next)) = collect_args(&ptoks, i + 1) {
+            // The name first: collecting every call's arguments would cost
+            // the square of the nesting (`typeof(typeof(...))`).
+            let marker = crate::idioms::MarkerKind::<()>::from_macro(name, || None).is_some();
+            if let Some(Ok((args, next))) = marker.then(|| collect_args(&ptoks, i + 1)) {
                 if let Some(kind) = attrs::marker_kind(name, &args) {
                     let mut end = code[next - 1].range.end;
                     let mut after = next;

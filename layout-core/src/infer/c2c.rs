@@ -93,8 +93,14 @@ fn count(token: &str) -> Option<u64> {
     token.replace(',', "").parse().ok()
 }
 
+/// `12.50%`: a share from 0 to 100 (perf prints `%.2f%%`); `nan%`,
+/// `inf%`, a sign or an exponent is not one.
 fn percent(token: &str) -> Option<f64> {
-    token.strip_suffix('%')?.parse().ok()
+    let n = token.strip_suffix('%')?;
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    n.parse().ok().filter(|v: &f64| *v <= 100.0)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -248,7 +254,13 @@ fn table_row(names: &[String], tokens: &[&str]) -> Option<LineTotals> {
             .and_then(|t| count(tokens[h + t])),
         None => None,
     }
-    .or_else(|| Some(at("LclHitm").unwrap_or(0) + at("RmtHitm").unwrap_or(0)))?;
+    .or_else(|| {
+        Some(
+            at("LclHitm")
+                .unwrap_or(0)
+                .saturating_add(at("RmtHitm").unwrap_or(0)),
+        )
+    })?;
     Some(LineTotals {
         address,
         hitm,
@@ -279,7 +291,7 @@ fn pareto_row(
             .zip(counts)
             .filter(|((c, _), _)| pred(c))
             .map(|((_, s), total)| (s / 100.0 * *total as f64).round() as u64)
-            .sum()
+            .fold(0u64, u64::saturating_add)
     };
     let hitm = part(is_hitm);
     let stores = part(is_store);
@@ -343,11 +355,54 @@ mod tests {
                 "};", "# Samples: 130 of events 'anon group { mem-loads, mem-stores }'",
                 "  90.00%  10.00%  90  10  struct a  struct a +0 (b)", "  1.00%  2.00%  struct a  struct a +8 (c)",
                 "  NaN  inf  0  8  long  d;", "  -1.0  0  8  long  e;",
+                // Hostile numbers: huge, negative, overflowing, not numbers.
+                "0 0xffffffffffffffffff 0 1 50.00% 18446744073709551615 18446744073709551615 18446744073709551615 18446744073709551615 18446744073709551615 18446744073709551615",
+                "  100.00%  100.00%  0xffffffffffffffff  0  18446744073709551615  0xffffffffffffffff  18446744073709551615  [k] f  x.c:1",
+                "  nan%  inf%  0x8  0  1  0x1  12  [k] f  x.c:1", "  -5.00%  1e308%  0x8  0  1  0x1  12  [k] f  x.c:1",
+                "  5.00%  18446744073709551616  struct a  struct a +0xffffffffffff (b)",
+                "  5.00%  12  struct a  struct a +-8 (b)", "  150.00%  12  struct a  struct a +0x8 (b)",
+                "# Samples: 18446744073709551615K of event 'mem-loads'",
+                "  1e300  0x8  0x10  long  b;", "  99999999999999999999  0  0x8  long  f;",
             ]), 0..16)) {
             let text = lines.join("\n");
             let _ = parse(Path::new("t"), &text);
             let _ = crate::infer::data_type::parse(Path::new("t"), &text);
         }
+    }
+
+    #[test]
+    fn counts_at_the_top_of_u64_saturate_and_bad_shares_are_refused() {
+        let max = u64::MAX;
+        let text = format!(
+            "Shared Data Cache Line Table\n\
+             # Index Address Node PA cnt LclHitm RmtHitm records Loads Stores\n\
+             0 0xffff888104a3c000 0 1 {max} {max} {max} {max} {max}\n\
+             Shared Cache Line Distribution Pareto\n\
+             #   LclHitm  RmtHitm  Stores  Offset  Node  PA cnt  Code address  records  Symbol\n\
+             \x20 100.00%  100.00%  100.00%  0x8  0  1  0xffffffff81000000  {max}  [k] f  x.c:1\n\
+             \x20 100.00%  100.00%  100.00%  0x10  0  1  0xffffffff81000000  {max}  [k] g  x.c:2\n"
+        );
+        // The table row's HITM sum and the offsets' shares of counts at
+        // u64::MAX saturate (a debug build panicked on the overflow); the
+        // Pareto rows here lack their line's row: an error, not a panic.
+        let e = parse(Path::new("t"), &text).unwrap_err();
+        assert!(e.to_string().contains("before its cache line's row"), "{e}");
+        let names: Vec<String> = [
+            "Index", "Address", "Node", "PAcnt", "LclHitm", "RmtHitm", "records", "Loads", "Stores",
+        ]
+        .map(String::from)
+        .to_vec();
+        let m = max.to_string();
+        let row = table_row(
+            &names,
+            &["0", "0xffff888104a3c000", "0", "1", &m, &m, &m, &m, &m],
+        )
+        .unwrap();
+        assert_eq!((row.hitm, row.loads), (max, max));
+        for bad in ["nan%", "inf%", "-5.00%", "1e308%", "150.00%"] {
+            assert_eq!(percent(bad), None, "{bad}");
+        }
+        assert_eq!(percent("12.50%"), Some(12.5));
     }
 
     #[test]

@@ -157,19 +157,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
             let columns = a.events.len().max(1);
             let values: Option<Vec<f64>> = tokens
                 .get(..columns)
-                .map(|v| {
-                    v.iter()
-                        .map(|t| t.trim_end_matches('%').parse::<f64>().ok())
-                        .collect()
-                })
+                .map(|v| v.iter().map(|t| annotate_value(t)).collect())
                 .and_then(|v: Vec<Option<f64>>| v.into_iter().collect());
             let (Some(values), Some(offset)) = (
                 values.filter(|v| v.iter().all(|x| x.is_finite() && *x >= 0.0)),
-                tokens.get(columns).and_then(|t| t.parse::<u64>().ok()),
+                tokens.get(columns).and_then(|t| offset_number(t)),
             ) else {
                 return Err(err(at, format!("cannot read this annotate row: `{line}`")));
             };
             let kind = a.values.unwrap_or(Values::Percent);
+            if kind == Values::Percent && values.iter().any(|v| *v > 100.0) {
+                return Err(err(
+                    at,
+                    format!("a percentage over 100 in this annotate row: `{line}`"),
+                ));
+            }
             if a.totals.is_none() {
                 // The first row is the type itself: what each column totals.
                 a.totals = Some(a.event_totals(kind, &values).map_err(|msg| {
@@ -221,16 +223,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
         // with --group, one overhead (and sample) column per event.
         let percents = tokens
             .iter()
-            .take_while(|t| {
-                t.strip_suffix('%')
-                    .is_some_and(|n| n.parse::<f64>().is_ok())
-            })
+            .take_while(|t| percentage(t).is_some())
             .count();
-        let Some(pct) = tokens
-            .first()
-            .and_then(|t| t.strip_suffix('%'))
-            .and_then(|t| t.parse::<f64>().ok())
-        else {
+        let Some(pct) = tokens.first().and_then(|t| percentage(t)) else {
             return Err(err(at, format!("cannot read this row: `{line}`")));
         };
         if percents > 1 {
@@ -294,17 +289,14 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
         } else {
             None
         };
-        let Some(plus) = tokens.iter().position(|t| {
-            t.strip_prefix('+')
-                .is_some_and(|n| n.parse::<u64>().is_ok())
-        }) else {
+        let Some(plus) = tokens.iter().position(|t| plus_offset(t).is_some()) else {
             // A type without offsets (`(unknown)`, `(stack operation)`) says nothing of members.
             continue;
         };
         if plus < k {
             return Err(err(at, format!("cannot read this row: `{line}`")));
         }
-        let offset: u64 = tokens[plus][1..].parse().unwrap_or(0);
+        let offset: u64 = plus_offset(tokens[plus]).unwrap_or(0);
         let words = &tokens[k..plus];
         let half = words.len() / 2;
         let type_words = if words.len().is_multiple_of(2) && words[..half] == words[half..] {
@@ -344,6 +336,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<TypeSamples>, Diagnostic> {
             .help("record with `perf mem record` on Linux 6.8+, then `perf report -s type,typeoff --stdio -n`"));
     }
     Ok(out)
+}
+
+/// An annotate row's value: ` %7.2f` (a percentage), ` %7d` (samples)
+/// or ` %11lu` (a period); digits and one point only (no `nan`, `inf`,
+/// sign or exponent), at most 2^53 (exact in an f64).
+fn annotate_value(t: &str) -> Option<f64> {
+    let n = t.strip_suffix('%').unwrap_or(t);
+    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    n.parse::<f64>().ok().filter(|v| *v <= (1u64 << 53) as f64)
 }
 
 /// What an annotate column holds.
@@ -429,11 +432,11 @@ fn group_events(event: &str) -> Vec<String> {
 /// The type, offset and member of a report row's `TYPE TYPE +OFF (MEMBER)`
 /// tokens from `k` on; `None` for a type without offsets.
 fn typeoff(tokens: &[&str], k: usize) -> Option<(String, u64, Option<String>)> {
-    let plus = k + tokens.get(k..)?.iter().position(|t| {
-        t.strip_prefix('+')
-            .is_some_and(|n| n.parse::<u64>().is_ok())
-    })?;
-    let offset: u64 = tokens[plus][1..].parse().ok()?;
+    let plus = k + tokens
+        .get(k..)?
+        .iter()
+        .position(|t| plus_offset(t).is_some())?;
+    let offset: u64 = plus_offset(tokens[plus])?;
     let words = &tokens[k..plus];
     let half = words.len() / 2;
     let type_words = if words.len().is_multiple_of(2) && words[..half] == words[half..] {
@@ -448,15 +451,49 @@ fn typeoff(tokens: &[&str], k: usize) -> Option<(String, u64, Option<String>)> {
     Some((type_words.join(" "), offset, member))
 }
 
+/// An offset as perf prints it: decimal (`%d`, older perf) or C's `%#x`
+/// (`0x18`, and `0` for zero, without the prefix); the largest is a type's
+/// size, so more than 32 bits is not an offset.
+fn offset_number(t: &str) -> Option<u64> {
+    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            u64::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => t.parse().ok()?,
+        None => return None,
+    };
+    (v <= u64::from(u32::MAX)).then_some(v)
+}
+
+/// `+OFF` of `perf report -s typeoff`: `+%d` or `+%#x`.
+fn plus_offset(t: &str) -> Option<u64> {
+    offset_number(t.strip_prefix('+')?)
+}
+
+/// `12.50%`: a share from 0 to 100 (perf prints `%.2f%%`); anything else
+/// (`nan%`, `inf%`, `-1%`, `150%`) is not an overhead column.
+fn percentage(t: &str) -> Option<f64> {
+    let n = t.strip_suffix('%')?;
+    if !n.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    n.parse::<f64>().ok().filter(|v| (0.0..=100.0).contains(v))
+}
+
 /// `1234`, `1K`, `2M`: a count and whether perf rounded it.
 fn samples_count(t: &str) -> Option<(u64, bool)> {
     let (num, mult) = match t.chars().last()? {
-        'K' => (&t[..t.len() - 1], 1_000.0),
-        'M' => (&t[..t.len() - 1], 1_000_000.0),
-        _ => (t, 1.0),
+        'K' => (&t[..t.len() - 1], 1_000u64),
+        'M' => (&t[..t.len() - 1], 1_000_000),
+        'G' => (&t[..t.len() - 1], 1_000_000_000),
+        _ => (t, 1),
     };
-    let v: f64 = num.parse().ok()?;
-    Some(((v * mult).round() as u64, mult > 1.0))
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let v: u64 = num.parse().ok()?;
+    Some((v.checked_mul(mult)?, mult > 1))
 }
 
 #[cfg(test)]
@@ -564,5 +601,225 @@ mod tests {
         );
         let e = parse(Path::new("t"), &text).unwrap_err().to_string();
         assert!(e.contains("cannot read this event line"), "{e}");
+    }
+
+    /// C's `%#Nx`: `0x` and the hex digits, except zero, which is `0`.
+    fn c_hex(v: u64, width: usize) -> String {
+        let s = if v == 0 {
+            "0".to_string()
+        } else {
+            format!("{v:#x}")
+        };
+        format!("{s:>width$}")
+    }
+
+    /// Rows of `perf annotate --data-type --stdio` as recent perf prints
+    /// them: the value (` %7.2f`, ` %7d` with -n, one per event of a
+    /// group), then ` %#10x %#10x  ` offset and size, the type and `\t`
+    /// and the name; a leaf ends with `;`, an aggregate with ` {`.
+    fn annotate_hex(values: &[&[&str]], group: &[&str], head: &str) -> String {
+        let members: [(u64, u64, &str, &str, bool); 4] = [
+            (0, 0x28, "struct lru_gen_folio", "", false),
+            (0, 0x8, "long unsigned int", "max_seq", true),
+            (0x8, 0x10, "long unsigned int[]", "min_seq", true),
+            (0x18, 0x10, "long unsigned int[]", "timestamps", true),
+        ];
+        let mut t = String::from(
+            "Annotate type: 'struct lru_gen_folio' in [kernel.kallsyms] (40 samples):\n",
+        );
+        t += &"=".repeat(76);
+        t += "\n";
+        for (i, e) in group.iter().enumerate() {
+            t += &format!(" event[{i}] = {e}\n");
+        }
+        t += &format!(" {head:>7} {:>10} {:>10}  field\n", "offset", "size");
+        for ((off, size, ty, name, leaf), vals) in members.iter().zip(values) {
+            for v in *vals {
+                t += &format!(" {v:>7}");
+            }
+            t += &format!(" {} {}  ", c_hex(*off, 10), c_hex(*size, 10));
+            if *leaf {
+                t += &format!("    {ty}\t{name};\n");
+            } else {
+                t += &format!("{ty}\t {{\n");
+            }
+        }
+        t += &format!("{:>33}\n", "};");
+        t
+    }
+
+    #[test]
+    fn annotate_rows_in_hex_read_as_in_decimal() {
+        let hex = annotate_hex(
+            &[&["100.00"], &["25.00"], &["50.00"], &["25.00"]],
+            &[],
+            "Percent",
+        );
+        assert!(
+            hex.contains("        0x8       0x10      long unsigned int[]\tmin_seq;"),
+            "{hex}"
+        );
+        let text = format!("# Samples: 40 of event 'cpu/mem-stores/P'\n{hex}");
+        let r = parse(Path::new("t"), &text).unwrap();
+        let got: Vec<(u64, Option<&str>, u64)> = r
+            .iter()
+            .map(|r| (r.offset, r.member.as_deref(), r.samples))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (0, Some("max_seq"), 10),
+                (8, Some("min_seq"), 20),
+                (0x18, Some("timestamps"), 10)
+            ]
+        );
+        assert!(r.iter().all(|r| r.direction == Direction::Store));
+        // The same rows in decimal (`%10d`) read the same.
+        let dec = hex
+            .replace("       0x8 ", "         8 ")
+            .replace("      0x18 ", "        24 ");
+        let dec = dec
+            .replace("0x28", "  40")
+            .replace("0x10", "  16")
+            .replace("0x8", "  8");
+        let text2 = format!("# Samples: 40 of event 'cpu/mem-stores/P'\n{dec}");
+        let r2 = parse(Path::new("t"), &text2).unwrap();
+        assert_eq!(
+            r2.iter().map(|r| (r.offset, r.samples)).collect::<Vec<_>>(),
+            r.iter().map(|r| (r.offset, r.samples)).collect::<Vec<_>>()
+        );
+        // A group with counts (-n: ` %7d` per event).
+        let group = annotate_hex(
+            &[&["30", "10"], &["20", "0"], &["10", "0"], &["0", "10"]],
+            &["mem-loads", "mem-stores"],
+            "Samples",
+        );
+        let r = rows(&group);
+        assert_eq!(
+            r,
+            [
+                (Some("max_seq".into()), Direction::Load, 20, false),
+                (Some("max_seq".into()), Direction::Store, 0, false),
+                (Some("min_seq".into()), Direction::Load, 10, false),
+                (Some("min_seq".into()), Direction::Store, 0, false),
+                (Some("timestamps".into()), Direction::Load, 0, false),
+                (Some("timestamps".into()), Direction::Store, 10, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn report_typeoff_offsets_in_hex_read_as_in_decimal() {
+        // `perf report -s type,typeoff`: the type (`%s`), then `%s +%#x (%s)`
+        // (recent perf) or `%s +%d (%s)` (6.8); with -n the ` %*lu` samples.
+        let row = |pct: &str, n: u64, off: &str, m: &str| {
+            format!(
+                "    {pct:>6}%  {n:>10}  struct lru_gen_folio  struct lru_gen_folio +{off} ({m})\n"
+            )
+        };
+        let head = "# Samples: 40 of event 'cpu/mem-loads,ldlat=30/P'\n# Overhead  Samples  Data Type  Data Type Offset\n";
+        let hex = format!(
+            "{head}{}{}{}",
+            row("25.00", 10, "0", "max_seq"),
+            row("50.00", 20, "0x8", "min_seq"),
+            row("25.00", 10, "0x18", "timestamps")
+        );
+        let dec = format!(
+            "{head}{}{}{}",
+            row("25.00", 10, "0", "max_seq"),
+            row("50.00", 20, "8", "min_seq"),
+            row("25.00", 10, "24", "timestamps")
+        );
+        for text in [&hex, &dec] {
+            let r = parse(Path::new("t"), text).unwrap();
+            let got: Vec<(u64, Option<&str>, u64)> = r
+                .iter()
+                .map(|r| (r.offset, r.member.as_deref(), r.samples))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    (0, Some("max_seq"), 10),
+                    (8, Some("min_seq"), 20),
+                    (24, Some("timestamps"), 10)
+                ]
+            );
+        }
+        // A group (--group -n) in hex.
+        let ghead = "# Samples: 130 of events 'anon group { mem-loads, mem-stores }'\n\
+                     # Overhead       Samples  Data Type  Data Type Offset\n";
+        let g = format!("{ghead}    10.00%  100.00%  10    30  struct s  struct s +0x8 (b)\n");
+        let r = rows(&g);
+        assert_eq!(r[1], (Some("b".into()), Direction::Store, 30, false));
+        assert_eq!(parse(Path::new("t"), &g).unwrap()[1].offset, 8);
+    }
+
+    #[test]
+    fn hostile_numbers_are_refused_or_saturate_never_panic() {
+        let head = "# Samples: 40 of event 'mem-loads'\n# Overhead  Samples  Data Type  Data Type Offset\n";
+        let report = |pct: &str, n: &str, off: &str| {
+            format!("{head}    {pct}%  {n}  struct s  struct s +{off} (a)\n")
+        };
+        // Offsets past 32 bits, overflowing, negative or malformed hex: no offset, no row.
+        for off in [
+            "0x100000000",
+            "0xffffffffffffffffffff",
+            "99999999999999999999999",
+            "-8",
+            "0x",
+            "0xg",
+            "1e3",
+        ] {
+            let e = parse(Path::new("t"), &report("10.00", "4", off));
+            assert!(e.is_err(), "+{off}: {e:?}");
+        }
+        // Percentages that are not shares; counts that overflow.
+        for (pct, n) in [
+            ("nan", "4"),
+            ("inf", "4"),
+            ("-5.00", "4"),
+            ("150.00", "4"),
+            ("1e308", "4"),
+            ("10.00", "99999999999999999999999"),
+            ("10.00", "-4"),
+        ] {
+            let e = parse(Path::new("t"), &report(pct, n, "0x8"));
+            assert!(e.is_err(), "{pct}% {n}: {e:?}");
+        }
+        // The largest count perf can print is kept exactly.
+        let max = parse(
+            Path::new("t"),
+            &report("10.00", &u64::MAX.to_string(), "0x8"),
+        )
+        .unwrap();
+        assert_eq!(max[0].samples, u64::MAX);
+        // A `# Samples:` total that overflows is no total.
+        let t = "# Samples: 99999999999999999999K of event 'mem-loads'\n    10.00%  struct s  struct s +0x8 (a)\n";
+        assert!(parse(Path::new("t"), t).is_err());
+        assert_eq!(samples_count("18446744073709552K"), None);
+        assert_eq!(samples_count("3G"), Some((3_000_000_000, true)));
+        // Annotate: a huge, a negative, a non-numeric or a >100 % value.
+        for bad in [
+            "1e300",
+            "-1.00",
+            "nan",
+            "inf",
+            "180.00",
+            "99999999999999999999",
+        ] {
+            let text = annotate_hex(
+                &[&["100.00"], &[bad], &["50.00"], &["25.00"]],
+                &[],
+                "Percent",
+            );
+            assert!(
+                parse(
+                    Path::new("t"),
+                    &format!("# Samples: 40 of event 'x'\n{text}")
+                )
+                .is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@ mod access_names;
 mod btf_dwarf;
 mod c_bitfield_props;
 mod c_const_eval_gcc;
+mod c_deep_nesting;
 mod c_frontend;
 mod c_gcc_oracle;
 mod c_header_fuzz;

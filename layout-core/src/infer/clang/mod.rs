@@ -14,6 +14,8 @@
 #[allow(non_upper_case_globals)]
 mod ffi;
 pub mod flags;
+pub mod includes;
+pub mod isolate;
 mod locks;
 mod reach;
 pub mod record;
@@ -189,6 +191,20 @@ pub fn walk_unit(
     let (unit, note) = parse(&index, src)?;
     let mut w = walk::Walker::new(&unit, struct_names, lock_wrappers);
     w.run();
+    if let Some((place, function)) = w.too_deep.take() {
+        let file = if place.file.is_empty() {
+            src.path.display().to_string()
+        } else {
+            place.file
+        };
+        return Err(Diagnostic::new(format!(
+            "statements and expressions nested deeper than {} levels in `{function}`: the walk stops here",
+            walk::MAX_NESTING
+        ))
+        .in_file(file)
+        .at(place.line as usize, 0)
+        .help("split the expression or the nested blocks, or leave this unit out"));
+    }
     let mut per: Vec<StructSites> = w
         .saw_struct
         .iter()
@@ -221,9 +237,35 @@ pub fn walk_unit(
 
 /// Runs the analysis over every source; `model` maps the members' offsets to its fields.
 pub fn analyse(model: &Struct, req: &Request) -> Result<Analysis, Diagnostic> {
+    analyse_with(model, req, &mut |src, names, wrappers| {
+        walk_unit(src, names, wrappers)
+    })
+}
+
+/// [`analyse`] with each unit walked in a child process within limits
+/// ([`isolate`]): a unit past a limit is an error naming it.
+pub fn analyse_isolated(
+    model: &Struct,
+    req: &Request,
+    iso: &isolate::Isolation,
+) -> Result<Analysis, Diagnostic> {
+    analyse_with(model, req, &mut |src, names, wrappers| {
+        isolate::walk_unit_isolated(iso, src, names, wrappers).map_err(|f| f.diagnostic)
+    })
+}
+
+/// A unit's walk: [`walk_unit`] or its isolated form.
+type WalkUnit<'a> = dyn FnMut(&Source, &[String], &[String]) -> Result<(UnitGraph, Vec<StructSites>), Diagnostic>
+    + 'a;
+
+fn analyse_with(
+    model: &Struct,
+    req: &Request,
+    walk: &mut WalkUnit<'_>,
+) -> Result<Analysis, Diagnostic> {
     let mut units = Vec::with_capacity(req.sources.len());
     for src in &req.sources {
-        let (graph, mut sites) = walk_unit(
+        let (graph, mut sites) = walk(
             src,
             std::slice::from_ref(&req.struct_name),
             &req.lock_wrappers,

@@ -147,7 +147,16 @@ pub struct Walker<'u, 'i> {
     conds: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
+    /// How deep the walk is in the current function's statements and
+    /// expressions, and the first place it went past [`MAX_NESTING`].
+    nesting: usize,
+    pub too_deep: Option<(Place, String)>,
 }
+
+/// The deepest nesting of statements and expressions walked (parentheses,
+/// operators, `if`s, blocks): deeper, the unit is an error naming the
+/// place, not a stack overflow. Kernel code stays below a few hundred.
+pub const MAX_NESTING: usize = 4096;
 
 impl<'u, 'i> Walker<'u, 'i> {
     /// A walk of `unit` for the members of each struct named in `targets`.
@@ -179,6 +188,8 @@ impl<'u, 'i> Walker<'u, 'i> {
             conds: 0,
             cold: None,
             stack: Vec::new(),
+            nesting: 0,
+            too_deep: None,
         }
     }
 
@@ -244,6 +255,10 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.conds = 0;
         self.cold = None;
         self.stack.clear();
+        self.nesting = 0;
+        if self.too_deep.is_some() {
+            return;
+        }
         if f.is_internal() && !f.in_main_file() {
             self.header_inline.insert(self.function.clone());
         }
@@ -276,8 +291,23 @@ impl<'u, 'i> Walker<'u, 'i> {
     }
 
     /// Walks a statement or expression; true when it ends its block
-    /// (`return`, `goto`, `break`, `continue`).
+    /// (`return`, `goto`, `break`, `continue`). Past [`MAX_NESTING`] levels
+    /// the walk stops and records where ([`Walker::too_deep`]).
     fn walk(&mut self, c: Cursor) -> bool {
+        if self.too_deep.is_some() {
+            return false;
+        }
+        if self.nesting >= MAX_NESTING {
+            self.too_deep = Some((c.place(), self.function.clone()));
+            return false;
+        }
+        self.nesting += 1;
+        let ended = self.walk_node(c);
+        self.nesting -= 1;
+        ended
+    }
+
+    fn walk_node(&mut self, c: Cursor) -> bool {
         match c.kind() {
             // sizeof, alignof: not evaluated.
             CXCursor_UnaryExpr => false,
@@ -860,6 +890,15 @@ fn is_error_label(label: &str) -> bool {
 /// (`if (static_branch_unlikely(&key) && ...)`), a disjunction with a
 /// likely one likely.
 fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
+    expectation_within(unit, cond, 0)
+}
+
+/// [`expectation`], `depth` operators down (at most 32: a longer chain of
+/// `&&`/`||` says nothing).
+fn expectation_within(unit: &Unit, cond: Cursor, depth: u32) -> Option<(bool, String)> {
+    if depth > 32 {
+        return None;
+    }
     let mut c = cond;
     loop {
         match c.kind() {
@@ -886,7 +925,10 @@ fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
                     between.pop(); // the right operand's first token
                 }
                 let op = logical_operator(&between)?;
-                let (a, b) = (expectation(unit, l), expectation(unit, r));
+                let (a, b) = (
+                    expectation_within(unit, l, depth + 1),
+                    expectation_within(unit, r, depth + 1),
+                );
                 let pick = |want: bool| {
                     [a.clone(), b.clone()]
                         .into_iter()
@@ -1032,23 +1074,30 @@ fn through_parens(mut c: Cursor) -> Option<Cursor> {
     Some(c)
 }
 
-fn first_member(c: Cursor) -> Option<Cursor> {
-    if c.kind() == CXCursor_MemberRefExpr {
-        return Some(c);
+/// The first node under `c` (`c` included, depth first, in source order)
+/// that `pick` takes: iterative, so any nesting depth is walked.
+fn first_under<T>(c: Cursor, pick: impl Fn(Cursor) -> Option<T>) -> Option<T> {
+    let mut todo = vec![c];
+    while let Some(k) = todo.pop() {
+        if let Some(t) = pick(k) {
+            return Some(t);
+        }
+        todo.extend(k.children().into_iter().rev());
     }
-    c.children().into_iter().find_map(first_member)
+    None
+}
+
+fn first_member(c: Cursor) -> Option<Cursor> {
+    first_under(c, |k| (k.kind() == CXCursor_MemberRefExpr).then_some(k))
 }
 
 fn first_variable(c: Cursor) -> Option<String> {
-    if c.kind() == CXCursor_DeclRefExpr {
-        let is_var = c
-            .referenced()
-            .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
-        if is_var {
-            return Some(c.spelling());
-        }
-    }
-    c.children().into_iter().find_map(first_variable)
+    first_under(c, |k| {
+        let is_var = k.kind() == CXCursor_DeclRefExpr
+            && k.referenced()
+                .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+        is_var.then(|| k.spelling())
+    })
 }
 
 /// `lockdep_assert_held ( & zone -> lock )` → `lock`.
