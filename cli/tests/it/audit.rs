@@ -477,7 +477,10 @@ fn kernel_smoke_zone_and_page_counter_from_6_1() {
         println!("CACHELAYOUT_SWEEPS=full runs the audit of Debian's 6.1 mm/");
         return;
     }
-    let (Some(src), Some(kbuild)) = (crate::support::kernel_source(), crate::support::kbuild_tree()) else {
+    let (Some(src), Some(kbuild)) = (
+        crate::support::kernel_source(),
+        crate::support::kbuild_tree(),
+    ) else {
         return;
     };
     let d = tempfile::tempdir().unwrap();

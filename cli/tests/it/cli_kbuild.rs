@@ -618,8 +618,9 @@ fn struct_definitions(text: &str) -> Vec<String> {
 }
 
 /// The fast suite's sample of include/linux/*.h in the tree scan: every
-/// 24th header (about 40 of them).
-const TREE_SCAN_EVERY: usize = 24;
+/// 8th header (about 120 of them; sparser samples fall under the 95 % the
+/// whole sweep keeps: 94.6 % at every 12th, 94.8 % at every 16th).
+const TREE_SCAN_EVERY: usize = 8;
 
 #[test]
 fn kbuild_tree_scan_lays_out_the_structs_of_include_linux_as_pahole_does() {

@@ -302,7 +302,10 @@ fn kernel() -> Option<(&'static Path, std::path::PathBuf)> {
 /// extracted sources stay as they are), returns its path.
 fn write(name: &str, text: &str) -> String {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    let path = DIR.get_or_init(|| tempfile::tempdir().unwrap()).path().join(name);
+    let path = DIR
+        .get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .join(name);
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
 }

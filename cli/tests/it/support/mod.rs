@@ -182,7 +182,9 @@ pub fn kernel_source() -> Option<&'static Path> {
         Some((d, src))
     });
     if dir.is_none() {
-        eprintln!("note: skipped: needs linux-source-6.1 ({KERNEL_TARBALL}) and linux-headers-amd64");
+        eprintln!(
+            "note: skipped: needs linux-source-6.1 ({KERNEL_TARBALL}) and linux-headers-amd64"
+        );
     }
     dir.as_ref().map(|(_, src)| src.as_path())
 }
