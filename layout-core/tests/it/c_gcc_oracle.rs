@@ -983,7 +983,12 @@ fn front_end_matches_gcc_on_random_structs() {
         }
     }
     eprintln!("c_gcc_oracle: {checked_structs} structs, {checked_fields} fields compared with gcc");
-    assert!(checked_structs >= 1000);
+    // Five in six of the generated structs reach gcc (1000 of the 1200 in
+    // the whole sweep).
+    assert!(
+        checked_structs >= batches() * STRUCTS_PER_BATCH * 5 / 6,
+        "{checked_structs} structs"
+    );
     if !failures.is_empty() {
         let kept = std::mem::ManuallyDrop::new(dir);
         panic!(
