@@ -507,7 +507,7 @@ hot = [\"page_counter_try_charge\", \"page_counter_charge\", \"page_counter_unch
             kbuild.to_str().unwrap(),
             "--source-tree",
         ])
-        .arg(&src)
+        .arg(src)
         .args(["--roots", "roots.toml", "--budget", "8", "--cache-dir"])
         .arg(d.path().join("cache"))
         .arg(common.join("mmzone.h"))
@@ -565,7 +565,7 @@ hot = [\"page_counter_try_charge\", \"page_counter_charge\", \"page_counter_unch
         String::from_utf8_lossy(&applied.stderr)
     );
     let cp = Command::new("perl")
-        .current_dir(&src)
+        .current_dir(src)
         .args([
             "scripts/checkpatch.pl",
             "--no-tree",

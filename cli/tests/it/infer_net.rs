@@ -372,7 +372,7 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
     let (mut dev_right, mut dev_all, mut held_right, mut held_all) = (0, 0, 0, 0);
     let mut outputs = Vec::new();
     for (name, header, sources, dev, held) in runs {
-        let (j, err, secs) = infer_kernel(&src, header, name, sources, &roots);
+        let (j, err, secs) = infer_kernel(src, header, name, sources, &roots);
         eprintln!("time: {name} {secs:.1} s");
         // Each struct's sources leave some roots out, with a warning.
         assert!(err.contains("warning: --hot"), "{name}: {err}");
@@ -438,13 +438,7 @@ fn tcp_sock_writes_are_under_the_socket_lock() {
         return;
     };
     let src = net;
-    let (j, err, secs) = infer_kernel(
-        &src,
-        "linux/tcp.h",
-        "tcp_sock",
-        TCP_SOURCES,
-        &hot(NET_ROOTS),
-    );
+    let (j, err, secs) = infer_kernel(src, "linux/tcp.h", "tcp_sock", TCP_SOURCES, &hot(NET_ROOTS));
     eprintln!("time: tcp_sock {secs:.1} s");
     assert!(
         err.contains("warning: --hot __dev_queue_xmit: not defined in the given sources"),
@@ -489,7 +483,7 @@ fn tcp_sock_writes_are_under_the_socket_lock() {
     );
     // An address given to a function's const pointer parameter is read.
     let (dev, _, _) = infer_kernel(
-        &src,
+        src,
         "linux/netdevice.h",
         "net_device",
         &["net/core/dev.c"],
@@ -581,7 +575,7 @@ fn the_mm_structs_with_one_list_of_roots() {
     let mut outputs = Vec::new();
     for (name, header, sources, _) in &runs {
         let s: Vec<&str> = sources.iter().map(String::as_str).collect();
-        let (j, _, secs) = infer_kernel(&src, header, name, &s, &extra);
+        let (j, _, secs) = infer_kernel(src, header, name, &s, &extra);
         eprintln!("time: {name} {secs:.1} s");
         outputs.push(j);
     }

@@ -527,7 +527,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
     let t0 = Instant::now();
     let mut json_args = args.clone();
     json_args.extend(["--format", "json"]);
-    let o = run_in(&src, &json_args);
+    let o = run_in(src, &json_args);
     let secs = t0.elapsed().as_secs_f64();
     assert!(o.status.success(), "{}", stderr(&o));
     eprintln!("page_counter: {secs:.2} s\n{}", stderr(&o));
@@ -566,7 +566,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
     // charge paths the rest: two contexts.
     let mut grouped = args.clone();
     grouped.push("--writer-groups");
-    let g = run_in(&src, &grouped);
+    let g = run_in(src, &grouped);
     assert!(g.status.success(), "{}", stderr(&g));
     let text = stdout(&g);
     let protection = text
@@ -585,7 +585,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
         "{text}"
     );
     // propose --access with the inferred file keeps usage apart from the limits and parent.
-    let o = run_in(&src, &args);
+    let o = run_in(src, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tempfile::tempdir().unwrap();
     let access = dir.path().join("pc.toml");
@@ -1314,9 +1314,9 @@ fn without_a_header_the_struct_comes_from_the_sources() {
             })
             .collect()
     };
-    let from_clang = offsets(&run_in(&src, &[&["infer"][..], &base].concat()));
+    let from_clang = offsets(&run_in(src, &[&["infer"][..], &base].concat()));
     let from_gcc = offsets(&run_in(
-        &src,
+        src,
         &[&["infer", header.to_str().unwrap()][..], &base].concat(),
     ));
     assert_eq!(from_clang, from_gcc);
