@@ -617,6 +617,11 @@ fn struct_definitions(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The fast suite's sample of include/linux/*.h in the tree scan: every
+/// 8th header (about 120 of them; sparser samples fall under the 95 % the
+/// whole sweep keeps: 94.6 % at every 12th, 94.8 % at every 16th).
+const TREE_SCAN_EVERY: usize = 8;
+
 #[test]
 fn kbuild_tree_scan_lays_out_the_structs_of_include_linux_as_pahole_does() {
     let tree = require_kernel_tree!();
@@ -631,8 +636,8 @@ fn kbuild_tree_scan_lays_out_the_structs_of_include_linux_as_pahole_does() {
         .filter(|p| p.extension().is_some_and(|e| e == "h"))
         .collect();
     headers.sort();
-    let headers = support::sweep::sample(headers, 8);
-    println!("headers: {}", support::sweep::describe(8));
+    let headers = support::sweep::sample(headers, TREE_SCAN_EVERY);
+    println!("headers: {}", support::sweep::describe(TREE_SCAN_EVERY));
     let mut args = vec!["scan", "--kbuild", k, "--sizes"];
     if !support::sweep::full() {
         args.extend(headers.iter().map(|h| h.to_str().unwrap()));
@@ -997,8 +1002,9 @@ fn net_fast_paths_take_no_more_lines_than_the_kernels_hand_layout() {
         ("include/linux/netdevice.h", "net_device"),
         ("include/net/netns/ipv4.h", "netns_ipv4"),
     ] {
-        // tcp_sock, the slowest, with CACHELAYOUT_SWEEPS=full only.
-        if name == "tcp_sock" && !support::sweep::full() {
+        // netns_ipv4 in the fast suite; tcp_sock (the slowest) and
+        // net_device with CACHELAYOUT_SWEEPS=full.
+        if name != "netns_ipv4" && !support::sweep::full() {
             continue;
         }
         let Some(agg) = db.find(&format!("struct {name}")) else {

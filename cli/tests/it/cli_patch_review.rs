@@ -429,49 +429,21 @@ fn comments_defines_and_blank_lines_stay_where_they_are() {
 
 // ---- checkpatch (item 6) ----
 
-/// `scripts/checkpatch.pl` of Debian's linux-source-6.1, extracted once.
+/// `scripts/checkpatch.pl` of Debian's linux-source-6.1 (extracted once for
+/// every test of the binary, `support::kernel_source`).
 fn checkpatch() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
-        if !tarball.is_file() || !have("perl") {
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let out = Command::new("tar")
-            .current_dir(dir.path())
-            .args(["-xJf", tarball.to_str().unwrap(), "--wildcards"])
-            .args([
-                "*/scripts/checkpatch.pl",
-                "*/scripts/spelling.txt",
-                "*/scripts/const_structs.checkpatch",
-            ])
-            .output()
-            .expect("tar runs");
-        assert!(
-            out.status.success(),
-            "tar: {}",
-            String::from_utf8_lossy(&out.stderr)
+    static SCRIPT: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
+    let found = SCRIPT.get_or_init(|| {
+        let script = crate::support::kernel_source()?.join("scripts/checkpatch.pl");
+        (have("perl") && script.is_file()).then_some(script)
+    });
+    if found.is_none() {
+        println!(
+            "SKIPPED: no /usr/src/linux-source-6.1.tar.xz (Debian's linux-source-6.1, as \
+             .ci/run installs), no linux-headers-amd64 or no perl"
         );
-        Some(dir)
-    });
-    let found = dir.as_ref().and_then(|d| {
-        std::fs::read_dir(d.path())
-            .ok()?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path().join("scripts/checkpatch.pl"))
-            .find(|p| p.is_file())
-    });
-    match found {
-        Some(p) => Some(Box::leak(p.into_boxed_path())),
-        None => {
-            println!(
-                "SKIPPED: no /usr/src/linux-source-6.1.tar.xz (Debian's linux-source-6.1, as \
-                 .ci/run installs) or no perl"
-            );
-            None
-        }
     }
+    found.as_deref()
 }
 
 /// checkpatch's findings on `args`: (line, type).

@@ -72,6 +72,7 @@ fn run_in_512_mib(dir: &Path, args: &[&str]) -> Output {
         .arg(bin)
         .args(args)
         .current_dir(dir)
+        .env("XDG_CACHE_HOME", crate::support::process_cache())
         .output()
         .unwrap()
 }

@@ -7,7 +7,6 @@
 
 use super::support::{json, kbuild_tree, run_in, stderr, stdout};
 use std::path::Path;
-use std::sync::OnceLock;
 
 /// A struct with one hard conflict as declared (`hits`, lockless, shares
 /// the line of the read-mostly members), so every proposal moves members.
@@ -427,28 +426,24 @@ fn a_proposal_that_moves_nothing_is_not_refused() {
     );
 }
 
-/// Debian's 6.1 sources the tests read: the C files below, extracted once.
-const KERNEL_FILES: &[&str] = &[
-    "net/core/filter.c",
-    "net/core/skbuff.c",
-    "net/core/sock.c",
-    "net/ipv4/tcp_cubic.c",
-    "net/ipv4/tcp_output.c",
-    "include/uapi/linux/tcp.h",
-];
-
-fn kernel() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    let dir = DIR.get_or_init(|| crate::support::extract_kernel_source(KERNEL_FILES));
-    Some((
-        dir.as_ref()?.path().join("linux-source-6.1"),
-        kbuild_tree()?,
-    ))
+/// Debian's 6.1 sources (extracted once for every test of the binary,
+/// `support::kernel_source`: the BPF builders of filter.c, skbuff.c,
+/// sock.c, tcp_cubic.c, tcp_output.c, include/uapi/linux/tcp.h) and the
+/// build tree.
+fn kernel() -> Option<(&'static Path, std::path::PathBuf)> {
+    Some((super::support::kernel_source()?, kbuild_tree()?))
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> String {
-    std::fs::write(dir.join(name), text).unwrap();
-    name.to_string()
+/// Writes `text` as `name` in a scratch directory of the calling test (the
+/// extracted sources stay as they are), returns its path.
+fn write(name: &str, text: &str) -> String {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let path = DIR
+        .get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
 }
 
 #[test]
@@ -456,11 +451,9 @@ fn kernel_sk_buff_keeps_its_offset_users_and_its_bpf_builders_name_members() {
     let Some((src, kbuild)) = kernel() else {
         return;
     };
-    let src = src.as_path();
     let header = super::support::srctree(&kbuild).join("include/linux/skbuff.h");
     let kb = kbuild.to_str().unwrap();
     let access = write(
-        src,
         "skb.toml",
         "[struct.sk_buff]\nread_mostly = [\"len\", \"data_len\", \"head\", \"data\"]\nlockless_atomic = [\"users\"]\n",
     );
@@ -530,12 +523,10 @@ fn kernel_offset_range_positional_users_and_uapi() {
     let Some((src, kbuild)) = kernel() else {
         return;
     };
-    let src = src.as_path();
     let common = super::support::srctree(&kbuild);
     let kb = kbuild.to_str().unwrap();
     // tcp_output.c clears struct bpf_sock_ops_kern up to `temp` by offset.
     let access = write(
-        src,
         "bso.toml",
         "[struct.bpf_sock_ops_kern]\nread_mostly = [\"sk\", \"op\"]\nlockless_atomic = [\"replylong\"]\n",
     );
@@ -564,7 +555,6 @@ fn kernel_offset_range_positional_users_and_uapi() {
     assert!(stdout(&o).contains("struct bpf_sock_ops_kern {"), "a diff");
     // struct bictcp: tcp_cubic.c asserts its size, which a fix must grow.
     let access = write(
-        src,
         "bic.toml",
         "[struct.bictcp]\nread_mostly = [\"cnt\", \"bic_K\"]\nlockless_atomic = [\"last_cwnd\"]\n",
     );
@@ -591,7 +581,6 @@ fn kernel_offset_range_positional_users_and_uapi() {
     );
     // A uapi struct is the user-space ABI: refused at its definition.
     let access = write(
-        src,
         "ti.toml",
         "[struct.tcp_info]\nread_mostly = [\"tcpi_state\"]\nlockless_atomic = [\"tcpi_ca_state\"]\n",
     );
@@ -624,7 +613,6 @@ fn kernel_offset_range_positional_users_and_uapi() {
     // tv.tv_usec }`): the padding that keeps the two members apart would
     // take the second value, so the proposal is refused at the site.
     let access = write(
-        src,
         "tv.toml",
         "[struct.old_timeval32]\nread_mostly = [\"tv_sec\"]\nlockless_atomic = [\"tv_usec\"]\n",
     );

@@ -12,7 +12,6 @@ use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::Instant;
 use support::*;
 
@@ -322,6 +321,7 @@ fn propose_reads_the_access_file_from_a_pipe() {
     use std::io::Write as _;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cachelayout"))
         .current_dir(dir.path())
+        .env("XDG_CACHE_HOME", crate::support::process_cache())
         .args(propose("/dev/stdin"))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -407,29 +407,10 @@ fn bad_source_arguments_are_clear_errors() {
     );
 }
 
-/// The C files of mm/ the kernel tests analyse.
-const MM_FILES: &[&str] = &[
-    "swap.c",
-    "page_counter.c",
-    "memcontrol.c",
-    "vmscan.c",
-    "workingset.c",
-    "page_alloc.c",
-    "compaction.c",
-    "vmstat.c",
-];
-
-/// mm/ of Debian's linux-source-6.1, extracted once (the headers and the C files the tests use).
+/// Debian's 6.1 sources (mm/ among them), extracted once for every test
+/// of the binary: `support::kernel_source`.
 pub(crate) fn kernel_mm() -> Option<&'static Path> {
-    static DIR: OnceLock<Option<tempfile::TempDir>> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let mut members = vec!["mm/*.h".to_string()];
-        members.extend(MM_FILES.iter().map(|f| format!("mm/{f}")));
-        let members: Vec<&str> = members.iter().map(String::as_str).collect();
-        crate::support::extract_kernel_source(&members)
-    })
-    .as_ref()
-    .map(|d| d.path())
+    crate::support::kernel_source()
 }
 
 /// page_counter as a memcg maintainer sees it in 6.1, with the evidence.
@@ -527,7 +508,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
     let (Some(mm), Some(tree)) = (kernel_mm(), kbuild_tree()) else {
         return;
     };
-    let src = mm.join("linux-source-6.1");
+    let src = mm;
     let header = srctree(&tree).join("include/linux/page_counter.h");
     let t = tree.to_str().unwrap();
     let mut args = vec![
@@ -546,7 +527,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
     let t0 = Instant::now();
     let mut json_args = args.clone();
     json_args.extend(["--format", "json"]);
-    let o = run_in(&src, &json_args);
+    let o = run_in(src, &json_args);
     let secs = t0.elapsed().as_secs_f64();
     assert!(o.status.success(), "{}", stderr(&o));
     eprintln!("page_counter: {secs:.2} s\n{}", stderr(&o));
@@ -585,7 +566,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
     // charge paths the rest: two contexts.
     let mut grouped = args.clone();
     grouped.push("--writer-groups");
-    let g = run_in(&src, &grouped);
+    let g = run_in(src, &grouped);
     assert!(g.status.success(), "{}", stderr(&g));
     let text = stdout(&g);
     let protection = text
@@ -604,7 +585,7 @@ fn page_counter_from_mm_matches_its_ground_truth_and_propose_separates_usage() {
         "{text}"
     );
     // propose --access with the inferred file keeps usage apart from the limits and parent.
-    let o = run_in(&src, &args);
+    let o = run_in(src, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let dir = tempfile::tempdir().unwrap();
     let access = dir.path().join("pc.toml");
@@ -849,7 +830,7 @@ fn infer_mm(
     args.extend(extra.iter().map(|s| s.to_string()));
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let t0 = Instant::now();
-    let o = run_in(&mm.join("linux-source-6.1"), &a);
+    let o = run_in(mm, &a);
     let secs = t0.elapsed().as_secs_f64();
     assert!(o.status.success(), "{name}: {}", stderr(&o));
     Some((json(&o), secs))
@@ -1305,7 +1286,7 @@ fn without_a_header_the_struct_comes_from_the_sources() {
     let (Some(mm), Some(tree)) = (kernel_mm(), kbuild_tree()) else {
         return;
     };
-    let src = mm.join("linux-source-6.1");
+    let src = mm;
     let header = srctree(&tree).join("include/linux/page_counter.h");
     let t = tree.to_str().unwrap();
     let base = [
@@ -1333,9 +1314,9 @@ fn without_a_header_the_struct_comes_from_the_sources() {
             })
             .collect()
     };
-    let from_clang = offsets(&run_in(&src, &[&["infer"][..], &base].concat()));
+    let from_clang = offsets(&run_in(src, &[&["infer"][..], &base].concat()));
     let from_gcc = offsets(&run_in(
-        &src,
+        src,
         &[&["infer", header.to_str().unwrap()][..], &base].concat(),
     ));
     assert_eq!(from_clang, from_gcc);

@@ -16,7 +16,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BATCHES: usize = 4;
+/// Batches of random structs checked against gcc: all four with
+/// CACHELAYOUT_SWEEPS=full, the first in the fast suite (the same on every
+/// machine: each batch has its own fixed seed).
+fn batches() -> usize {
+    crate::support::sweep::cases(4, 1) as usize
+}
 const STRUCTS_PER_BATCH: usize = 300;
 
 struct Rng(u64);
@@ -875,7 +880,7 @@ fn front_end_matches_gcc_on_random_structs() {
     let mut failures = Vec::new();
     let mut checked_structs = 0;
     let mut checked_fields = 0;
-    for batch in 0..BATCHES {
+    for batch in 0..batches() {
         let mut g = Gen {
             rng: Rng(0x9e37_79b9_7f4a_7c15 ^ (batch as u64 + 1).wrapping_mul(0xbf58_476d_1ce4_e5b9)),
             text: String::from(PRELUDE),
@@ -978,7 +983,12 @@ fn front_end_matches_gcc_on_random_structs() {
         }
     }
     eprintln!("c_gcc_oracle: {checked_structs} structs, {checked_fields} fields compared with gcc");
-    assert!(checked_structs >= 1000);
+    // Five in six of the generated structs reach gcc (1000 of the 1200 in
+    // the whole sweep).
+    assert!(
+        checked_structs >= batches() * STRUCTS_PER_BATCH * 5 / 6,
+        "{checked_structs} structs"
+    );
     if !failures.is_empty() {
         let kept = std::mem::ManuallyDrop::new(dir);
         panic!(

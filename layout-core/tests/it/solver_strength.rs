@@ -151,7 +151,9 @@ fn item_17_trailing_flexible_array_class_covers_the_bytes_after_it() {
 
 #[test]
 fn the_answer_does_not_depend_on_load() {
-    let cases: Vec<(Struct, SolveOptions)> = [(24, 1), (40, 2), (80, 3), (160, 4)]
+    // Four sizes with CACHELAYOUT_SWEEPS=full; 24 and 80 fields in the fast suite.
+    let sizes = crate::support::sweep::sample(vec![(24, 1), (40, 2), (80, 3), (160, 4)], 2);
+    let cases: Vec<(Struct, SolveOptions)> = sizes
         .iter()
         .flat_map(|&(n, seed)| {
             let s = synthetic(n, seed);
@@ -349,7 +351,7 @@ fn declared_layout(s: &Struct, placement: Placement) -> Layout {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(300, 100), ..ProptestConfig::default() })]
 
     /// The solver's path lines equal the brute-force definition; its bound
     /// holds; with hot-lines first, the proposal touches no more path lines

@@ -21,10 +21,20 @@ pub fn example(rel: &str) -> PathBuf {
     repo().join("examples").join(rel)
 }
 
+/// The probe cache of this test process (`XDG_CACHE_HOME` of every run
+/// that names no cache of its own): empty when the process starts, so a
+/// run never reads or fills the user's `~/.cache`, and every run of the
+/// suite starts cold, as on a fresh machine.
+pub fn process_cache() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 /// Run `cachelayout ARGS` in `dir`.
 pub fn run_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cachelayout"))
         .current_dir(dir)
+        .env("XDG_CACHE_HOME", process_cache())
         .args(args)
         .output()
         .expect("the cachelayout binary runs")
@@ -104,22 +114,88 @@ pub fn kbuild_tree() -> Option<PathBuf> {
     trees.pop()
 }
 
-/// The `-common` sibling of a Debian build tree: its sources.
 /// Where Debian's linux-source-6.1 package puts the kernel's sources.
 pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
 
-/// Extracts `members` of the 6.1 source tarball (paths under the tree's
-/// root, `*` matching within the path) into a new temporary directory, as
-/// `DIR/linux-source-6.1/PATH`; `None`, with a note saying why the caller's
-/// test is skipped, when the tarball or linux-headers-amd64 is missing.
-/// Callers keep the directory in a `OnceLock`, so it is extracted once.
-pub fn extract_kernel_source(members: &[&str]) -> Option<tempfile::TempDir> {
+/// Every file of the 6.1 source tarball the tests read (paths under the
+/// tree's root, `*` matching within the path): `xz` decompresses the whole
+/// archive to find any of them, so they are extracted together, once.
+/// infer_sources: mm/ (the headers and the C files of its structs);
+/// infer_net: net/ipv4 and net/core (the TCP, IP, device and qdisc paths);
+/// cli_tree_safety: the BPF builders, skbuff.c, sock.c, tcp_cubic.c and a
+/// uapi header; audit: mm/ and the two headers it patches;
+/// cli_patch_review and audit: checkpatch.pl and its data files.
+const KERNEL_SOURCE_MEMBERS: &[&str] = &[
+    "mm/*.h",
+    "mm/swap.c",
+    "mm/page_counter.c",
+    "mm/memcontrol.c",
+    "mm/vmscan.c",
+    "mm/workingset.c",
+    "mm/page_alloc.c",
+    "mm/compaction.c",
+    "mm/vmstat.c",
+    "net/ipv4/*.h",
+    "net/core/*.h",
+    "net/ipv4/tcp.c",
+    "net/ipv4/tcp_input.c",
+    "net/ipv4/tcp_output.c",
+    "net/ipv4/tcp_ipv4.c",
+    "net/ipv4/tcp_timer.c",
+    "net/ipv4/tcp_cong.c",
+    "net/ipv4/tcp_rate.c",
+    "net/ipv4/tcp_recovery.c",
+    "net/ipv4/tcp_cubic.c",
+    "net/ipv4/tcp_minisocks.c",
+    "net/ipv4/ip_input.c",
+    "net/ipv4/ip_output.c",
+    "net/ipv4/udp.c",
+    "net/ipv4/icmp.c",
+    "net/ipv4/sysctl_net_ipv4.c",
+    "net/core/dev.c",
+    "net/core/gro.c",
+    "net/core/net-sysfs.c",
+    "net/core/filter.c",
+    "net/core/skbuff.c",
+    "net/core/sock.c",
+    "net/sched/sch_generic.c",
+    "include/uapi/linux/tcp.h",
+    "include/linux/mmzone.h",
+    "include/linux/page_counter.h",
+    "scripts/checkpatch.pl",
+    "scripts/spelling.txt",
+    "scripts/const_structs.checkpatch",
+];
+
+/// The files of Debian's 6.1 sources the tests read
+/// (`KERNEL_SOURCE_MEMBERS`), extracted once per test process into a
+/// temporary directory: its `linux-source-6.1`. The tests only read it (a
+/// test that writes writes into a scratch directory of its own). `None`,
+/// with a note saying why the caller's test is skipped, when the tarball or
+/// linux-headers-amd64 is missing.
+pub fn kernel_source() -> Option<&'static Path> {
+    static DIR: std::sync::OnceLock<Option<(tempfile::TempDir, PathBuf)>> =
+        std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let d = extract_kernel_source(KERNEL_SOURCE_MEMBERS)?;
+        let src = d.path().join("linux-source-6.1");
+        Some((d, src))
+    });
+    if dir.is_none() {
+        eprintln!(
+            "note: skipped: needs linux-source-6.1 ({KERNEL_TARBALL}) and linux-headers-amd64"
+        );
+    }
+    dir.as_ref().map(|(_, src)| src.as_path())
+}
+
+/// Extracts `members` of the 6.1 source tarball into a new temporary
+/// directory, as `DIR/linux-source-6.1/PATH`; `None` when the tarball or
+/// linux-headers-amd64 is missing. Tests call `kernel_source()`, which
+/// extracts every member they need in one pass.
+fn extract_kernel_source(members: &[&str]) -> Option<tempfile::TempDir> {
     let tarball = Path::new(KERNEL_TARBALL);
     if !tarball.is_file() || kbuild_tree().is_none() {
-        eprintln!(
-            "note: skipped: needs linux-source-6.1 ({}) and linux-headers-amd64",
-            tarball.display()
-        );
         return None;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -137,6 +213,7 @@ pub fn extract_kernel_source(members: &[&str]) -> Option<tempfile::TempDir> {
     Some(dir)
 }
 
+/// The `-common` sibling of a Debian build tree: its sources.
 pub fn srctree(tree: &Path) -> PathBuf {
     let name = tree.file_name().unwrap().to_str().unwrap();
     let (stem, _) = name.rsplit_once('-').unwrap();
@@ -156,6 +233,7 @@ pub fn run_with_deadline(
     let mut command = Command::new(env!("CARGO_BIN_EXE_cachelayout"));
     command
         .current_dir(dir)
+        .env("XDG_CACHE_HOME", process_cache())
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
