@@ -457,12 +457,16 @@ fn coloured(spec: &[(u64, u64, u32)]) -> Struct {
 /// the verifier and that its size is proven minimal (it equals the lower
 /// bound); the size.
 fn proven_size(s: &Struct, line: u64, placement: Placement) -> u64 {
+    // The work budget decides; the clock (a safety stop) must not, however
+    // loaded the machine is.
     let opts = SolveOptions {
         line,
         placement,
+        time_limit: Duration::from_secs(600),
         ..SolveOptions::default()
     };
     let sol = solve(s, &opts).unwrap();
+    assert!(!sol.stopped_by_time, "the safety stop decided the result");
     let layout = sol.layout.layout();
     assert!(verify(s, layout).is_ok());
     assert_eq!(sol.lower_bound, layout.size, "the size is not proven");
