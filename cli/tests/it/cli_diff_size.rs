@@ -150,6 +150,10 @@ fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
                 tree.to_str().unwrap(),
                 "--access",
                 access.to_str().unwrap(),
+                // The diff and the mail must come from one layout: the work
+                // budget decides, never the clock of a loaded machine.
+                "--time-limit",
+                "600",
             ];
             let out = run(c, cache.path(), &[&base[..], args].concat());
             assert_eq!(
