@@ -29,5 +29,6 @@ mod cli_tree_safety;
 mod docs_quotes;
 mod infer_net;
 mod infer_profiles;
+mod infer_reach;
 mod infer_sources;
 mod tree_safety_props;
