@@ -724,3 +724,60 @@ fn a_compilation_database_gives_the_flags() {
     first.sort();
     assert_eq!(first, PLANTED);
 }
+
+#[test]
+fn a_miss_costs_what_the_struct_lives_as_and_a_read_only_singleton_is_not_patched() {
+    // fixtures/audit_lifetime: three structs whose fast path is spread
+    // alike (3 lines where 1 would do); one allocated per connection, one
+    // a static read-only table, one of unknown lifetime.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_lifetime"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        names(&j["ranked"]),
+        ["life_conn", "life_flow", "life_table"],
+        "{j}"
+    );
+    let got: Vec<(u64, u64, &str)> = j["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["misses"].as_u64().unwrap(),
+                f["cost"].as_u64().unwrap(),
+                f["lifetime"]["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // 2 lines past the fewest each: a cold fetch (2) per line of the
+    // per-object struct, 1 for the unknown, 0 for the cached table.
+    assert_eq!(
+        got,
+        [(2, 4, "per_object"), (2, 2, "unknown"), (2, 0, "singleton")],
+        "{j}"
+    );
+    assert!(
+        j["ranked"][0]["lifetime"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("sizeof(*c)"),
+        "{j}"
+    );
+    // The series patches the two whose lines cost something.
+    let series = d.path().join("series");
+    let o = audit_series(&t, &cache, "3", &series);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files = series_files(&series);
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.contains("life-table") && !f.contains("life_table")),
+        "{files:?}"
+    );
+}

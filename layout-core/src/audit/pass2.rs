@@ -511,7 +511,18 @@ fn classify(
         return Ok(());
     }
     // Undecided members the ranking depends on: price both readings, rank
-    // by the one the static estimate of their hot sites favours, and say so.
+    // by the one the static estimate of their hot sites favours, and say
+    // so. With no hot site on any of them the evidence favours neither:
+    // listed apart (a profile decides).
+    let evidence = verdicts
+        .iter()
+        .filter(|v| v.ambiguous.is_some())
+        .any(|v| reading::hot_weights(v) != (0, 0));
+    if !evidence {
+        assessed.fill(f);
+        f.status = Status::Ambiguous;
+        return Ok(());
+    }
     let (favoured, flipped) = reading::favoured(&verdicts);
     let other = assessed;
     let chosen = assess(a, agg, &model, &inputs, &favoured, &f.lifetime)?;

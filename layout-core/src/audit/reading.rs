@@ -60,3 +60,75 @@ pub fn favoured(verdicts: &[Verdict]) -> (Vec<Verdict>, Vec<String>) {
         .collect();
     (out, flipped)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infer::classify::{Confidence, Counts};
+    use crate::infer::sites::{Kind, Site};
+
+    fn site(kind: Kind, branches: u32, heat: Heat) -> Site {
+        Site {
+            field: 0,
+            member: "m".into(),
+            file: "x.c".into(),
+            line: 1,
+            function: "f".into(),
+            kind,
+            how: "plain".into(),
+            locks: Vec::new(),
+            heat,
+            cold_because: None,
+            hot_via: None,
+            hot_roots: Vec::new(),
+            loop_depth: 0,
+            branches: (heat == Heat::Hot).then_some(branches),
+            near_hot: false,
+            slow_name: false,
+            context_unknown: false,
+        }
+    }
+
+    fn verdict(sites: Vec<Site>) -> Verdict {
+        Verdict {
+            field: 0,
+            name: "m".into(),
+            class: Class::LockedWrite("lock".into()),
+            confidence: Confidence::Low,
+            ambiguous: Some("only the write frequency tells".into()),
+            reason: String::new(),
+            counts: Counts::default(),
+            profile: Vec::new(),
+            sites,
+            victim_of: Vec::new(),
+            line: 0,
+            group: None,
+            offset: 0,
+            size: 8,
+        }
+    }
+
+    #[test]
+    fn the_static_estimate_decides_the_reading() {
+        // Read under no branch on four paths, written two branches deep:
+        // 64 of 1088 by weight, under a fifth: read-mostly.
+        let mut s = vec![site(Kind::Read, 0, Heat::Hot); 4];
+        s.push(site(Kind::Write, 2, Heat::Hot));
+        assert!(favours_read_mostly(&verdict(s.clone())));
+        // Written as often as read: the safe side (written) stays.
+        s.push(site(Kind::Write, 0, Heat::Hot));
+        s.push(site(Kind::Write, 0, Heat::Hot));
+        assert!(!favours_read_mostly(&verdict(s)));
+        // Sites off the hot paths weigh nothing: no evidence either way.
+        let warm = vec![site(Kind::Read, 0, Heat::Warm)];
+        assert_eq!(hot_weights(&verdict(warm.clone())), (0, 0));
+        assert!(!favours_read_mostly(&verdict(warm)));
+        // The favoured verdicts are decided; the flipped are named.
+        let mut reads = vec![site(Kind::Read, 0, Heat::Hot); 5];
+        reads.push(site(Kind::Write, 3, Heat::Hot));
+        let (v, flipped) = favoured(&[verdict(reads)]);
+        assert_eq!(flipped, ["m"]);
+        assert_eq!(v[0].class, Class::ReadMostly);
+        assert!(v[0].ambiguous.is_none());
+    }
+}

@@ -426,10 +426,26 @@ mod tests {
                     s(&["cpu_lock", "lru_lock"]),
                     false
                 ),
-                // A callee not in the sources: only what the caller holds.
-                ("walker".into(), "visit".into(), s(&["mmap_lock"]), false),
+                // external_walk is not in the sources: it may only store
+                // `visit` (run later, elsewhere), no edge.
             ]
         );
+    }
+
+    #[test]
+    fn a_member_call_runs_what_its_struct_installs() {
+        let i = |r: &str, m: &str, f: &str| (r.to_string(), m.to_string(), f.to_string());
+        let installs = vec![
+            i("net_device_ops", "xmit", "loop_xmit"),
+            i("proto_ops", "xmit", "proto_xmit"),
+            i("", "xmit", "untyped_xmit"),
+            i("net_device_ops", "stop", "loop_stop"),
+        ];
+        let got: Vec<&str> = member_targets(&installs, "net_device_ops", "xmit").collect();
+        assert_eq!(got, ["loop_xmit", "untyped_xmit"]);
+        // A call whose struct libclang did not name: by the member's name.
+        let got: Vec<&str> = member_targets(&installs, "", "xmit").collect();
+        assert_eq!(got, ["loop_xmit", "proto_xmit", "untyped_xmit"]);
     }
 
     #[test]
