@@ -77,7 +77,23 @@ fn the_three_planted_structs_rank_first_with_their_evidence() {
     for f in j["ranked"].as_array().unwrap().iter().take(3) {
         assert!(f["exposure"].as_u64().unwrap() > 0, "{f}");
     }
-    assert_eq!(names(&j["ambiguous"]), ["net_timer"]);
+    // net_timer's expires is written under its lock on one hot path and
+    // read without it on another, each under no branch: by the static
+    // estimate it is written as often as read, so the written reading
+    // ranks it (no conflict), and the report says what the other costs.
+    assert!(names(&j["ambiguous"]).is_empty(), "{j}");
+    let timer = j["clean"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["struct"] == "net_timer")
+        .unwrap_or_else(|| panic!("net_timer not clean: {j}"));
+    let reading = timer["reading"].as_str().unwrap();
+    assert!(
+        reading.contains("ranked by the reading the evidence favours: every undecided member written")
+            && reading.contains("every undecided member read-mostly: conflict, cost "),
+        "{reading}"
+    );
     let clean = names(&j["clean"]);
     for s in [
         "net_table",

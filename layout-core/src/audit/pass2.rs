@@ -524,25 +524,39 @@ fn classify(
         return Ok(());
     }
     let (favoured, flipped) = reading::favoured(&verdicts);
-    let other = assessed;
     let chosen = assess(a, agg, &model, &inputs, &favoured, &f.lifetime)?;
     let why = f.reason.take().unwrap_or_default();
     let status = chosen.status();
-    let as_read_mostly = if flipped.is_empty() {
-        "none read as read-mostly".to_string()
+    // The reading set against it: the safe side (every undecided member
+    // written) when some were read as read-mostly, else every undecided
+    // member read as read-mostly.
+    let (favours, other_name, other) = if flipped.is_empty() {
+        let (read, _) = reading::all_read_mostly(&verdicts);
+        (
+            format!(
+                "every undecided member written (hot writes above 1/{} of hot accesses by the static estimate)",
+                reading::MAX_WRITE_SHARE
+            ),
+            "every undecided member read-mostly",
+            assess(a, agg, &model, &inputs, &read, &f.lifetime)?,
+        )
     } else {
-        format!(
-            "{} read as read-mostly (hot writes at most 1/{} of hot accesses by the static estimate)",
-            flipped.join(", "),
-            reading::MAX_WRITE_SHARE
+        (
+            format!(
+                "{} read-mostly (hot writes at most 1/{} of hot accesses by the static estimate), the others written",
+                flipped.join(", "),
+                reading::MAX_WRITE_SHARE
+            ),
+            "every undecided member written",
+            assessed,
         )
     };
     f.reading = Some(format!(
-        "{why}; ranked by the reading the evidence favours: {as_read_mostly}, the others as the rules lean ({}, cost {}); the safe-side reading (every undecided member written) costs {} ({} miss(es)); not patched without a profile",
+        "{why}; ranked by the reading the evidence favours: {favours} ({}, cost {}); {other_name}: {}, cost {}; not patched without a profile",
         status.word(),
         chosen.cost,
-        other.cost,
-        other.misses
+        other.status().word(),
+        other.cost
     ));
     chosen.fill(f);
     f.status = status;

@@ -61,6 +61,24 @@ pub fn favoured(verdicts: &[Verdict]) -> (Vec<Verdict>, Vec<String>) {
     (out, flipped)
 }
 
+/// The verdicts with every undecided member read as read-mostly, and
+/// those the rules had kept written.
+pub fn all_read_mostly(verdicts: &[Verdict]) -> (Vec<Verdict>, Vec<String>) {
+    let mut flipped = Vec::new();
+    let out = verdicts
+        .iter()
+        .map(|v| {
+            let mut v = v.clone();
+            if v.ambiguous.take().is_some() && v.class != Class::ReadMostly {
+                flipped.push(v.name.clone());
+                v.class = Class::ReadMostly;
+            }
+            v
+        })
+        .collect();
+    (out, flipped)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +148,7 @@ mod tests {
         assert_eq!(flipped, ["m"]);
         assert_eq!(v[0].class, Class::ReadMostly);
         assert!(v[0].ambiguous.is_none());
+        let (v, flipped) = all_read_mostly(&[verdict(vec![site(Kind::Write, 0, Heat::Hot)])]);
+        assert_eq!((flipped.len(), &v[0].class), (1, &Class::ReadMostly));
     }
 }
