@@ -2,7 +2,7 @@
 //! a call through an ops member reaches only the functions stored into
 //! that member of that struct's tables, a function handed to a callee
 //! that only stores it is not run there, and a root's path holds what it
-//! reaches within its own branch budget.
+//! reaches within its own branch budget, up to another hot root.
 
 use crate::support::*;
 
@@ -40,6 +40,8 @@ fn each_root_reaches_only_what_its_own_fast_path_runs() {
             "dev_root",
             "--hot",
             "page_root",
+            "--hot",
+            "stack_root",
             "--format",
             "json",
         ],
@@ -57,6 +59,9 @@ fn each_root_reaches_only_what_its_own_fast_path_runs() {
     // path; call_later (not in the sources) only stores free_deferred;
     // deep_helper is four branches down from page_root.
     assert_eq!(path(&j, "page_root"), ["pages"], "{j:#}");
+    // stack_root calls dev_root, another hot root: its own path ends
+    // there (dev_root's members are dev_root's path).
+    assert_eq!(path(&j, "stack_root"), ["later"], "{j:#}");
     // The two roots share no member: their code shares none.
     let dev = path(&j, "dev_root");
     assert!(path(&j, "page_root").iter().all(|m| !dev.contains(m)));

@@ -421,13 +421,18 @@ pub fn join(
     let entry = reach::entry_locks(&call_sites, &header_inline);
     // Each hot root's path: what it reaches within its own branch budget
     // (a site deep in branches from one root and near another is on the
-    // second root's path only).
+    // second root's path only), up to where it enters another hot root
+    // (tcp_sendmsg's path ends where tcp_write_xmit's begins; a send that
+    // allocates enters the allocator's root): the other root's path is
+    // its own.
     let per_root: Vec<(String, BTreeMap<String, u32>)> = hot
         .iter()
         .map(|r| {
+            let mut own = narrowed.clone();
+            own.extend(hot.iter().filter(|h| *h != r).cloned());
             (
                 r.clone(),
-                reach::branch_depth(&calls, &call_conds, std::slice::from_ref(r), &narrowed),
+                reach::branch_depth(&calls, &call_conds, std::slice::from_ref(r), &own),
             )
         })
         .collect();
