@@ -116,7 +116,8 @@ pub fn defines_function(text: &str, name: &str) -> bool {
         l.match_indices(name).any(|(at, _)| {
             let before = l[..at].chars().next_back();
             let after = l[at + name.len()..].trim_start();
-            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_')) && after.starts_with('(')
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                && after.starts_with('(')
         })
     })
 }
@@ -241,7 +242,10 @@ EXPORT_SYMBOL(xmit);
         assert!(defines_function(text, "xmit"));
         assert!(!defines_function(text, "helper"));
         assert!(!defines_function(text, "mit"));
-        assert!(!defines_function("	foo(1);
-", "foo"));
+        assert!(!defines_function(
+            "	foo(1);
+",
+            "foo"
+        ));
     }
 }

@@ -32,6 +32,11 @@ pub const CACHED_WRITTEN: u64 = 1;
 /// A line of a singleton its fast path only reads: it stays cached.
 pub const CACHED_READ: u64 = 0;
 
+// The order the ranking rests on, checked when it is built: a coherence
+// miss over a cold fetch over a line of unknown lifetime over a cached one.
+const _: () = assert!(COHERENCE > COLD_FETCH && COLD_FETCH > UNKNOWN_FETCH);
+const _: () = assert!(UNKNOWN_FETCH >= CACHED_WRITTEN && CACHED_WRITTEN > CACHED_READ);
+
 /// The weight of one spread line of a path of a struct living as `lifetime`.
 pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
     match lifetime {
@@ -78,9 +83,5 @@ mod tests {
         assert_eq!(cost(&[], &written, &single), 2);
         assert_eq!(cost(&[], &read, &Lifetime::Unknown), 2);
         assert_eq!(cost(&[], &read, &obj), 4);
-        // The order the ranking rests on: a coherence miss over a cold
-        // fetch over a line of unknown lifetime over a cached one.
-        assert!(COHERENCE > COLD_FETCH && COLD_FETCH > UNKNOWN_FETCH);
-        assert!(UNKNOWN_FETCH >= CACHED_WRITTEN && CACHED_WRITTEN > CACHED_READ);
     }
 }

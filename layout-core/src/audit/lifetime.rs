@@ -69,28 +69,41 @@ impl Lifetimes {
                 self.alloc(at(i + 2), file, format!("KMEM_CACHE({}, ...)", at(i + 2)));
             }
             // sizeof(*p), struct_size(p, ...): p's declared struct.
-            let sized = if at(i) == "sizeof" && at(i + 1) == "(" && at(i + 2) == "*" && at(i + 4) == ")" {
-                Some((at(i + 3), "sizeof(*"))
-            } else if at(i) == "struct_size" && at(i + 1) == "(" && at(i + 3) == "," {
-                Some((at(i + 2), "struct_size("))
-            } else {
-                None
-            };
+            let sized =
+                if at(i) == "sizeof" && at(i + 1) == "(" && at(i + 2) == "*" && at(i + 4) == ")" {
+                    Some((at(i + 3), "sizeof(*"))
+                } else if at(i) == "struct_size" && at(i + 1) == "(" && at(i + 3) == "," {
+                    Some((at(i + 2), "struct_size("))
+                } else {
+                    None
+                };
             if let Some((var, form)) = sized.filter(|(v, _)| ident(v)) {
                 if let Some(name) = declared_struct(&t, i, var) {
                     let close = if form == "sizeof(*" { ")" } else { ", ...)" };
-                    self.alloc(&name, file, format!("{form}{var}{close} of a struct {name} *"));
+                    self.alloc(
+                        &name,
+                        file,
+                        format!("{form}{var}{close} of a struct {name} *"),
+                    );
                 }
             }
             // DEFINE_PER_CPU(struct NAME, x) and its variants.
             if at(i).starts_with("DEFINE_PER_CPU") && at(i + 1) == "(" && at(i + 2) == "struct" {
-                self.instance(at(i + 3), file, format!("{}(struct {}, ...)", at(i), at(i + 3)));
+                self.instance(
+                    at(i + 3),
+                    file,
+                    format!("{}(struct {}, ...)", at(i), at(i + 3)),
+                );
             }
             // A file-scope `struct NAME x` (=, ;, [, or an attribute after it).
             if depth == 0 && at(i) == "struct" && ident(at(i + 1)) && ident(at(i + 2)) {
                 let next = at(i + 3);
                 if matches!(next, "=" | ";" | "[" | ",") || next.starts_with("__") {
-                    self.instance(at(i + 1), file, format!("struct {} {}", at(i + 1), at(i + 2)));
+                    self.instance(
+                        at(i + 1),
+                        file,
+                        format!("struct {} {}", at(i + 1), at(i + 2)),
+                    );
                 }
             }
         }

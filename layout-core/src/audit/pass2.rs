@@ -7,9 +7,9 @@
 use super::cache::{self, Cache};
 use super::candidates::{self, Candidate, Mentions};
 use super::cost;
-use super::reading;
-use super::lifetime::{Lifetime, Lifetimes};
 use super::finding::{self, Status};
+use super::lifetime::{Lifetime, Lifetimes};
+use super::reading;
 use super::report::{Finding, Report};
 use super::roots::Roots;
 use crate::infer::clang::{self, Request, Source, StructSites, UnitGraph};

@@ -52,7 +52,8 @@ pub fn favoured(verdicts: &[Verdict]) -> (Vec<Verdict>, Vec<String>) {
                 if v.class != Class::ReadMostly && favours_read_mostly(&v) {
                     flipped.push(v.name.clone());
                     v.class = Class::ReadMostly;
-                    v.reason = format!("read-mostly by the static estimate of its hot sites ({why})");
+                    v.reason =
+                        format!("read-mostly by the static estimate of its hot sites ({why})");
                 }
             }
             v

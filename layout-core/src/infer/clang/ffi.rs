@@ -326,9 +326,9 @@ impl Cursor {
             let mut t = clang_getCanonicalType(clang_getCursorType(self.0));
             for _ in 0..4 {
                 t = match t.kind {
-                    CXType_ConstantArray
-                    | CXType_IncompleteArray
-                    | CXType_VariableArray => clang_getCanonicalType(clang_getArrayElementType(t)),
+                    CXType_ConstantArray | CXType_IncompleteArray | CXType_VariableArray => {
+                        clang_getCanonicalType(clang_getArrayElementType(t))
+                    }
                     CXType_Pointer => clang_getCanonicalType(clang_getPointeeType(t)),
                     _ => break,
                 };
@@ -341,7 +341,11 @@ impl Cursor {
                 return None;
             }
             let def = clang_getCursorDefinition(d);
-            Some(Cursor(if clang_Cursor_isNull(def) != 0 { d } else { def }))
+            Some(Cursor(if clang_Cursor_isNull(def) != 0 {
+                d
+            } else {
+                def
+            }))
         }
     }
 
