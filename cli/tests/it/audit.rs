@@ -77,7 +77,24 @@ fn the_three_planted_structs_rank_first_with_their_evidence() {
     for f in j["ranked"].as_array().unwrap().iter().take(3) {
         assert!(f["exposure"].as_u64().unwrap() > 0, "{f}");
     }
-    assert_eq!(names(&j["ambiguous"]), ["net_timer"]);
+    // net_timer's expires is written under its lock on one hot path and
+    // read without it on another, each under no branch: by the static
+    // estimate it is written as often as read, so the written reading
+    // ranks it (no conflict), and the report says what the other costs.
+    assert!(names(&j["ambiguous"]).is_empty(), "{j}");
+    let timer = j["clean"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["struct"] == "net_timer")
+        .unwrap_or_else(|| panic!("net_timer not clean: {j}"));
+    let reading = timer["reading"].as_str().unwrap();
+    assert!(
+        reading
+            .contains("ranked by the reading the evidence favours: every undecided member written")
+            && reading.contains("every undecided member read-mostly: conflict, cost "),
+        "{reading}"
+    );
     let clean = names(&j["clean"]);
     for s in [
         "net_table",
@@ -247,9 +264,11 @@ fn the_series_patches_the_planted_structs_only_and_applies_with_git_am() {
     assert_eq!(patched, PLANTED);
     let cover = std::fs::read_to_string(series.join(&files[0])).unwrap();
     assert!(cover.contains("Subject: [PATCH 0/3] "), "{cover}");
+    // net_timer is ranked by the written reading of its undecided member
+    // (no conflict): neither patched nor listed apart.
     assert!(
-        cover.contains("net_timer"),
-        "the ambiguous struct is named apart: {cover}"
+        !cover.contains("net_timer"),
+        "net_timer is no longer ambiguous: {cover}"
     );
     let first = std::fs::read_to_string(series.join(&files[1])).unwrap();
     assert!(first.contains("Subject: [PATCH 1/3] "), "{first}");
@@ -696,4 +715,148 @@ fn a_compilation_database_gives_the_flags() {
     let mut first: Vec<String> = names(&j["ranked"]).into_iter().take(3).collect();
     first.sort();
     assert_eq!(first, PLANTED);
+}
+
+#[test]
+fn a_miss_costs_what_the_struct_lives_as_and_a_read_only_singleton_is_not_patched() {
+    // fixtures/audit_lifetime: three structs whose fast path is spread
+    // alike (3 lines where 1 would do); one allocated per connection, one
+    // a static read-only table, one of unknown lifetime.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_lifetime"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        names(&j["ranked"]),
+        ["life_conn", "life_flow", "life_table"],
+        "{j}"
+    );
+    let got: Vec<(u64, u64, &str)> = j["ranked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["misses"].as_u64().unwrap(),
+                f["cost"].as_u64().unwrap(),
+                f["lifetime"]["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    // 2 lines past the fewest each: a cold fetch (2) per line of the
+    // per-object struct, 1 for the unknown, 0 for the cached table.
+    assert_eq!(
+        got,
+        [(2, 4, "per_object"), (2, 2, "unknown"), (2, 0, "singleton")],
+        "{j}"
+    );
+    assert!(
+        j["ranked"][0]["lifetime"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("sizeof(*c)"),
+        "{j}"
+    );
+    // The series patches the two whose lines cost something.
+    let series = d.path().join("series");
+    let o = audit_series(&t, &cache, "3", &series);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let files = series_files(&series);
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| !f.contains("life-table") && !f.contains("life_table")),
+        "{files:?}"
+    );
+}
+
+/// The guide's audit of Debian's 6.1 (mm/, net/ipv4, net/core with the
+/// example roots, budget 100): an mm root and a net root whose code
+/// shares no fast path do not show the same path in any struct, and no
+/// singleton that hot code only reads is patched. Slow (a cold run takes
+/// minutes): with CACHELAYOUT_SWEEPS=full.
+#[test]
+fn kernel_sweep_each_root_has_its_own_path_in_6_1() {
+    if !crate::support::sweep::full() {
+        eprintln!("note: skipped: set CACHELAYOUT_SWEEPS=full");
+        return;
+    }
+    let tarball = Path::new("/usr/src/linux-source-6.1.tar.xz");
+    let Some(kbuild) = kbuild_tree().filter(|_| tarball.is_file()) else {
+        eprintln!("note: skipped: needs linux-source-6.1 and linux-headers-amd64");
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let ok = Command::new("tar")
+        .current_dir(d.path())
+        .args(["-xJf", tarball.to_str().unwrap()])
+        .args([
+            "linux-source-6.1/mm",
+            "linux-source-6.1/net/ipv4",
+            "linux-source-6.1/net/core",
+        ])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "tar could not extract from {}", tarball.display());
+    let common = PathBuf::from("/usr/src/linux-headers-6.1.0-57-common/include");
+    let mut headers: Vec<PathBuf> = std::fs::read_dir(common.join("linux"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "h"))
+        .collect();
+    headers.sort();
+    headers.push(common.join("net"));
+    let o = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
+        .current_dir(d.path())
+        .args([
+            "audit",
+            "--kbuild",
+            kbuild.to_str().unwrap(),
+            "--source-tree",
+        ])
+        .arg(d.path().join("linux-source-6.1"))
+        .arg("--roots")
+        .arg(repo().join("examples/kernel/audit-roots.toml"))
+        .args(["--budget", "100", "--format", "json", "--cache-dir"])
+        .arg(d.path().join("cache"))
+        .args(&headers)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let stats = |f: &serde_json::Value, root: &str| {
+        f["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["root"] == root && p["members"].as_u64() > Some(0))
+            .map(|p| (p["lines"].clone(), p["bytes"].clone(), p["members"].clone()))
+    };
+    for sec in ["ranked", "ambiguous", "clean"] {
+        for f in j[sec].as_array().unwrap() {
+            let (mm, net) = (stats(f, "free_unref_page"), stats(f, "dev_hard_start_xmit"));
+            assert!(
+                mm.is_none() || mm != net,
+                "struct {}: the same path from an allocator root and a transmit root",
+                f["struct"]
+            );
+        }
+    }
+    for f in j["ranked"].as_array().unwrap() {
+        let read_only_singleton = f["lifetime"]["kind"] == "singleton"
+            && f["conflicts"].as_array().unwrap().is_empty()
+            && f["paths"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p["writes"] == false);
+        if read_only_singleton {
+            assert_eq!(f["cost"], 0, "{f}");
+        }
+    }
 }

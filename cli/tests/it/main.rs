@@ -35,6 +35,7 @@ mod hostile_inputs;
 mod hostile_units;
 mod infer_net;
 mod infer_profiles;
+mod infer_reach;
 mod infer_sources;
 mod kernel_build;
 mod tree_safety_gcc;

@@ -58,8 +58,8 @@ pub fn definitions(header: &Path, text: &str, out: &mut BTreeMap<String, Definit
 /// Which structs each source names (`struct NAME` anywhere in its text).
 #[derive(Clone, Debug, Default)]
 pub struct Mentions {
-    /// Struct name → the sources (indices) that name it.
-    by_struct: BTreeMap<String, BTreeSet<usize>>,
+    /// Struct name → the sources (indices) that name it, and how often.
+    by_struct: BTreeMap<String, BTreeMap<usize, u64>>,
 }
 
 impl Mentions {
@@ -71,10 +71,12 @@ impl Mentions {
         while let Some(w) = words.next() {
             if w == "struct" {
                 if let Some(name) = words.next() {
-                    self.by_struct
+                    *self
+                        .by_struct
                         .entry(name.to_string())
                         .or_default()
-                        .insert(index);
+                        .entry(index)
+                        .or_default() += 1;
                 }
             }
         }
@@ -84,9 +86,40 @@ impl Mentions {
     pub fn of(&self, name: &str) -> Vec<usize> {
         self.by_struct
             .get(name)
-            .map(|s| s.iter().copied().collect())
+            .map(|s| s.keys().copied().collect())
             .unwrap_or_default()
     }
+
+    /// How often the sources of `units` name struct `name`.
+    pub fn count_in(&self, name: &str, units: &BTreeSet<usize>) -> u64 {
+        self.by_struct.get(name).map_or(0, |s| {
+            s.iter()
+                .filter(|(u, _)| units.contains(u))
+                .map(|(_, n)| *n)
+                .sum()
+        })
+    }
+}
+
+/// Whether a source's text defines function `name`, in kernel style: a
+/// line that starts in column 0 (not a directive, not a brace) names it
+/// followed by `(`, and does not end as a declaration (`;`).
+pub fn defines_function(text: &str, name: &str) -> bool {
+    text.lines().any(|l| {
+        let first = l.chars().next();
+        if first.is_none_or(|c| c.is_whitespace() || matches!(c, '#' | '}' | '{' | '/' | '*')) {
+            return false;
+        }
+        if l.trim_end().ends_with(';') {
+            return false;
+        }
+        l.match_indices(name).any(|(at, _)| {
+            let before = l[..at].chars().next_back();
+            let after = l[at + name.len()..].trim_start();
+            before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'))
+                && after.starts_with('(')
+        })
+    })
 }
 
 /// One struct of pass 1.
@@ -101,12 +134,18 @@ pub struct Candidate {
 
 impl Candidate {
     /// Pass 2's order, given how many audited units use the struct
-    /// (`units`: they name it or a struct that embeds it): the units times
-    /// one more than the lines its atomics and locks share with other data,
-    /// most first; then the bytes on those lines; then the name.
-    pub fn key(&self, units: usize) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    /// (`units`: they name it or a struct that embeds it) and how often the
+    /// units that define the hot roots name it (`hot_uses`: the fast
+    /// paths' own files): their sum times one more than the lines its
+    /// atomics and locks share with other data, most first; then the bytes
+    /// on those lines; then the name.
+    pub fn key(
+        &self,
+        units: usize,
+        hot_uses: u64,
+    ) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
         (
-            std::cmp::Reverse(units as u64 * (1 + self.exposure.lines)),
+            std::cmp::Reverse((units as u64 + hot_uses) * (1 + self.exposure.lines)),
             std::cmp::Reverse(self.exposure.shared_bytes),
             self.name.clone(),
         )
@@ -185,5 +224,28 @@ mod tests {
         assert_eq!(m.of("tcp_sock"), [0]);
         assert_eq!(m.of("sock"), [0, 1]);
         assert!(m.of("x").is_empty());
+        let both: BTreeSet<usize> = [0, 1].into();
+        assert_eq!(m.count_in("sock", &both), 2);
+        assert_eq!(m.count_in("sock", &[1].into()), 1);
+    }
+
+    #[test]
+    fn a_definition_in_kernel_style() {
+        let text = "static int helper(void);
+int xmit(struct sk_buff *skb,
+	 struct net_device *dev)
+{
+	return helper();
+}
+EXPORT_SYMBOL(xmit);
+";
+        assert!(defines_function(text, "xmit"));
+        assert!(!defines_function(text, "helper"));
+        assert!(!defines_function(text, "mit"));
+        assert!(!defines_function(
+            "	foo(1);
+",
+            "foo"
+        ));
     }
 }

@@ -108,6 +108,9 @@ pub struct PathSpread {
     pub bytes: u64,
     /// Members it uses.
     pub members: usize,
+    /// Whether one of them is written (classed lockless or locked): a
+    /// singleton's line that its path only reads stays cached.
+    pub writes: bool,
 }
 
 impl PathSpread {
@@ -135,6 +138,16 @@ pub fn spread(model: &Struct, size: u64, align: u64, line: u64) -> Vec<PathSprea
                 .iter()
                 .filter(|f| f.paths.iter().any(|u| u.path as usize == i))
                 .count(),
+            writes: model
+                .fields
+                .iter()
+                .filter(|f| f.paths.iter().any(|u| u.path as usize == i))
+                .any(|f| {
+                    matches!(
+                        f.access,
+                        crate::Access::Lockless { .. } | crate::Access::LockedWrite { .. }
+                    )
+                }),
             fewest: crate::paths::fewest_lines(model, i as u32, line),
             root: p.name,
             lines: p.lines,

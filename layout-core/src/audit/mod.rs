@@ -10,12 +10,16 @@
 //! - [`finding`]: per struct, the lines where a lockless writer shares a
 //!   line with read-mostly members, with the sites that say so and how hot
 //!   each side is; [`report`]: the ranking as a table, JSON and a cover
-//!   letter.
+//!   letter; [`lifetime`]: how each struct lives (per object or a
+//!   singleton), and [`cost`]: the weights the ranking puts on its misses.
 
 pub mod cache;
 pub mod candidates;
+pub mod cost;
 pub mod finding;
 pub mod glob;
+pub mod lifetime;
+pub mod reading;
 pub mod report;
 pub mod roots;
 pub mod series;

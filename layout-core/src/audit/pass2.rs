@@ -5,8 +5,11 @@
 //! kept in the [`super::cache`], so a second run parses nothing.
 
 use super::cache::{self, Cache};
-use super::candidates::{Candidate, Mentions};
+use super::candidates::{self, Candidate, Mentions};
+use super::cost;
 use super::finding::{self, Status};
+use super::lifetime::{Lifetime, Lifetimes};
+use super::reading;
 use super::report::{Finding, Report, UnitLeftOut};
 use super::roots::Roots;
 use crate::infer::clang::{self, Request, Source, StructSites, UnitGraph};
@@ -110,6 +113,8 @@ pub fn analyse(
     // A unit that does not read (not UTF-8, over the limit, gone) is left
     // out, like one libclang stops on: the audit goes on.
     let mut unreadable: BTreeMap<usize, String> = BTreeMap::new();
+    let mut lifetimes = Lifetimes::default();
+    let mut hot_units: BTreeSet<usize> = BTreeSet::new();
     for (i, u) in a.units.iter().enumerate() {
         let text = match crate::files::text(&u.path, crate::files::Input::Source) {
             Ok(t) => t,
@@ -120,6 +125,16 @@ pub fn analyse(
             }
         };
         mentions.add(i, &text);
+        lifetimes.add(&u.shown, &text);
+        let defines_root = u.subsystems.iter().any(|&s| {
+            a.roots.subsystems[s]
+                .hot
+                .iter()
+                .any(|r| candidates::defines_function(&text, r))
+        });
+        if defines_root {
+            hot_units.insert(i);
+        }
         keys.push(cache::unit_key(
             &u.path,
             text.as_bytes(),
@@ -146,12 +161,17 @@ pub fn analyse(
             set.into_iter().collect()
         })
         .collect();
-    // Pass 2's order: the candidates some unit uses, weighed by how many.
+    // Pass 2's order: the candidates some unit uses, weighed by how many
+    // and by how often the fast paths' own units (those that define a hot
+    // root) name them.
     let mut order: Vec<usize> = (0..a.candidates.len())
         .filter(|&i| !using[i].is_empty())
         .collect();
     let unused = a.candidates.len() - order.len();
-    order.sort_by_cached_key(|&i| a.candidates[i].key(using[i].len()));
+    order.sort_by_cached_key(|&i| {
+        let c = &a.candidates[i];
+        c.key(using[i].len(), mentions.count_in(&c.name, &hot_units))
+    });
     let selected: Vec<(usize, &Candidate)> = order
         .iter()
         .take(a.budget)
@@ -303,7 +323,7 @@ pub fn analyse(
             total,
             name: &c.name,
         });
-        let mut f = struct_finding(a, *rank, c);
+        let mut f = struct_finding(a, *rank, c, &lifetimes);
         let refs: Vec<(usize, &UnitGraph, &StructSites)> = units_of[s]
             .iter()
             .filter_map(|&u| Some((u, graphs[u].as_ref()?, sites.get(&(u, s))?)))
@@ -329,13 +349,13 @@ pub fn analyse(
 }
 
 /// A finding with what pass 1 knows.
-fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate) -> Finding {
-    let (embedders, embedder_count) = match a
-        .db
-        .find_all(&c.name)
-        .into_iter()
-        .find(|x| x.name == c.name)
-    {
+fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate, lives: &Lifetimes) -> Finding {
+    let agg =
+        a.db.find_all(&c.name)
+            .into_iter()
+            .find(|x| x.name == c.name);
+    let lifetime = agg.map_or(Lifetime::Unknown, |agg| lives.of(a.db, agg));
+    let (embedders, embedder_count) = match agg {
         Some(agg) => {
             let paths = crate::containers::embedding_paths(a.db, agg);
             let n = paths.len();
@@ -366,6 +386,9 @@ fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate) -> Finding {
         paths: Vec::new(),
         excess_lines: 0,
         misses: 0,
+        cost: 0,
+        lifetime,
+        reading: None,
         pass1_rank: rank + 1,
         pass1_shared_bytes: c.exposure.shared_bytes,
         embedders,
@@ -493,39 +516,24 @@ fn classify(
             undefined.join(", ")
         ));
     }
-    let text = render::access_file(&inputs, &verdicts);
-    let file = crate::access::parse(std::path::Path::new("<inferred>"), &text)
-        .map_err(|e| format!("the inferred access file does not load: {e}"))?;
-    let mut classed = model.clone();
-    file.apply_with(
-        &mut classed,
-        &crate::access::MemberNames::from_typedb(a.db, agg),
-    )
-    .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
-    f.conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, &verdicts);
-    f.exposure = f.conflicts.iter().map(|c| c.exposure).sum();
+    let assessed = assess(a, agg, &model, &inputs, &verdicts, &f.lifetime)?;
     f.classes = finding::class_counts(&verdicts);
     f.ambiguous_members = verdicts
         .iter()
         .filter(|v| v.ambiguous.is_some())
         .map(|v| v.name.clone())
         .collect();
-    f.paths = finding::spread(&classed, agg.size, agg.align, a.line);
-    f.excess_lines = f.paths.iter().map(finding::PathSpread::excess).sum();
-    f.misses = f.conflicts.iter().map(|c| c.misses).sum::<u64>() + f.excess_lines;
-    let undecided = finding::undecided_on_writer_lines(&classed, a.line, &verdicts);
-    f.status = if f.conflicts.is_empty() && !undecided.is_empty() {
+    let undecided = finding::undecided_on_writer_lines(&assessed.classed, a.line, &verdicts);
+    let status = if assessed.conflicts.is_empty() && !undecided.is_empty() {
         f.reason = Some(format!(
             "undecided members share a line with a lockless writer (a conflict if they are read-mostly): {}",
             undecided.join(", ")
         ));
         Status::Ambiguous
-    } else if f.conflicts.is_empty() && f.excess_lines > 0 {
-        Status::Spread
-    } else if f.conflicts.is_empty() {
-        Status::NoConflict
-    } else if finding::rests_on_ambiguity(&f.conflicts) {
-        let members: BTreeSet<String> = f
+    } else if assessed.conflicts.is_empty() {
+        assessed.status()
+    } else if finding::rests_on_ambiguity(&assessed.conflicts) {
+        let members: BTreeSet<String> = assessed
             .conflicts
             .iter()
             .filter(|c| c.misses > 0)
@@ -541,8 +549,131 @@ fn classify(
     } else {
         Status::Conflict
     };
-    f.access_file = text;
+    if status != Status::Ambiguous {
+        assessed.fill(f);
+        f.status = status;
+        return Ok(());
+    }
+    // Undecided members the ranking depends on: price both readings, rank
+    // by the one the static estimate of their hot sites favours, and say
+    // so. With no hot site on any of them the evidence favours neither:
+    // listed apart (a profile decides).
+    let evidence = verdicts
+        .iter()
+        .filter(|v| v.ambiguous.is_some())
+        .any(|v| reading::hot_weights(v) != (0, 0));
+    if !evidence {
+        assessed.fill(f);
+        f.status = Status::Ambiguous;
+        return Ok(());
+    }
+    let (favoured, flipped) = reading::favoured(&verdicts);
+    let chosen = assess(a, agg, &model, &inputs, &favoured, &f.lifetime)?;
+    let why = f.reason.take().unwrap_or_default();
+    let status = chosen.status();
+    // The reading set against it: the safe side (every undecided member
+    // written) when some were read as read-mostly, else every undecided
+    // member read as read-mostly.
+    let (favours, other_name, other) = if flipped.is_empty() {
+        let (read, _) = reading::all_read_mostly(&verdicts);
+        (
+            format!(
+                "every undecided member written (hot writes above 1/{} of hot accesses by the static estimate)",
+                reading::MAX_WRITE_SHARE
+            ),
+            "every undecided member read-mostly",
+            assess(a, agg, &model, &inputs, &read, &f.lifetime)?,
+        )
+    } else {
+        (
+            format!(
+                "{} read-mostly (hot writes at most 1/{} of hot accesses by the static estimate), the others written",
+                flipped.join(", "),
+                reading::MAX_WRITE_SHARE
+            ),
+            "every undecided member written",
+            assessed,
+        )
+    };
+    f.reading = Some(format!(
+        "{why}; ranked by the reading the evidence favours: {favours} ({}, cost {}); {other_name}: {}, cost {}; not patched without a profile",
+        status.word(),
+        chosen.cost,
+        other.status().word(),
+        other.cost
+    ));
+    chosen.fill(f);
+    f.status = status;
     Ok(())
+}
+
+/// One reading of a struct's members priced: the access file, the model
+/// with its classes, the conflicts and hot paths at the declared offsets,
+/// and what they cost.
+struct Assessed {
+    text: String,
+    classed: crate::Struct,
+    conflicts: Vec<finding::Conflict>,
+    paths: Vec<finding::PathSpread>,
+    misses: u64,
+    cost: u64,
+}
+
+impl Assessed {
+    /// The status of a reading with no undecided member.
+    fn status(&self) -> Status {
+        let excess: u64 = self.paths.iter().map(finding::PathSpread::excess).sum();
+        if !self.conflicts.is_empty() {
+            Status::Conflict
+        } else if excess > 0 {
+            Status::Spread
+        } else {
+            Status::NoConflict
+        }
+    }
+
+    fn fill(self, f: &mut Finding) {
+        f.exposure = self.conflicts.iter().map(|c| c.exposure).sum();
+        f.excess_lines = self.paths.iter().map(finding::PathSpread::excess).sum();
+        f.misses = self.misses;
+        f.cost = self.cost;
+        f.conflicts = self.conflicts;
+        f.paths = self.paths;
+        f.access_file = self.text;
+    }
+}
+
+/// Prices the reading `verdicts` of the struct's members.
+fn assess(
+    a: &Audit<'_>,
+    agg: &crate::typedb::Aggregate,
+    model: &crate::Struct,
+    inputs: &render::Inputs,
+    verdicts: &[crate::infer::classify::Verdict],
+    lifetime: &Lifetime,
+) -> Result<Assessed, String> {
+    let text = render::access_file(inputs, verdicts);
+    let file = crate::access::parse(std::path::Path::new("<inferred>"), &text)
+        .map_err(|e| format!("the inferred access file does not load: {e}"))?;
+    let mut classed = model.clone();
+    file.apply_with(
+        &mut classed,
+        &crate::access::MemberNames::from_typedb(a.db, agg),
+    )
+    .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
+    let conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts);
+    let paths = finding::spread(&classed, agg.size, agg.align, a.line);
+    let excess: u64 = paths.iter().map(finding::PathSpread::excess).sum();
+    let misses = conflicts.iter().map(|c| c.misses).sum::<u64>() + excess;
+    let cost = cost::cost(&conflicts, &paths, lifetime);
+    Ok(Assessed {
+        text,
+        classed,
+        conflicts,
+        paths,
+        misses,
+        cost,
+    })
 }
 
 /// The unit's path as the report names it.

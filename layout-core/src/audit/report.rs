@@ -2,6 +2,7 @@
 //! the ranked table of a series' cover letter.
 
 use super::finding::{Conflict, PathSpread, Status};
+use super::lifetime::Lifetime;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -24,6 +25,16 @@ pub struct Finding {
     /// order would not: each conflict line's [`Conflict::misses`] plus each
     /// hot path's [`PathSpread::excess`]. The ranking is by it.
     pub misses: u64,
+    /// What those misses cost ([`super::cost`]): conflict lines as
+    /// coherence misses, spread lines by how the struct lives. The
+    /// ranking is by it, then by the misses.
+    pub cost: u64,
+    /// How the struct lives, from the sources ([`super::lifetime`]).
+    pub lifetime: Lifetime,
+    /// When some members were undecided: which reading of them the
+    /// ranking takes, why, and what the other reading would cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reading: Option<String>,
     /// Sum of its conflicts' exposures.
     pub exposure: u64,
     pub conflicts: Vec<Conflict>,
@@ -52,9 +63,16 @@ impl Finding {
     /// Whether a series patches it: a decided conflict that fast-path code
     /// drives on both sides (a hot writer and a hot reader), or hot paths
     /// that touch more lines than they need.
+    /// A struct ranked by a reading of undecided members is not patched
+    /// (a profile decides them). A struct whose misses cost nothing (a singleton's spread lines that
+    /// hot code only reads: they stay cached) is not patched.
     pub fn patchable(&self) -> bool {
         match self.status {
-            Status::Conflict | Status::Spread => self.exposure > 0 || self.excess_lines > 0,
+            Status::Conflict | Status::Spread => {
+                self.reading.is_none()
+                    && self.cost > 0
+                    && (self.exposure > 0 || self.excess_lines > 0)
+            }
             _ => false,
         }
     }
@@ -125,6 +143,7 @@ impl Report {
         }
         let key = |f: &Finding| {
             (
+                std::cmp::Reverse(f.cost),
                 std::cmp::Reverse(f.misses),
                 std::cmp::Reverse(f.exposure),
                 std::cmp::Reverse(f.hot_count()),
@@ -160,12 +179,13 @@ impl Report {
         for (i, f) in self.ranked.iter().enumerate() {
             let _ = writeln!(
                 o,
-                "\n{}. struct {} ({}, {} B): {}, {} miss(es) per pass over its hot roots",
+                "\n{}. struct {} ({}, {} B): {}, cost {}, {} miss(es) per pass over its hot roots",
                 i + 1,
                 f.name,
                 f.defined_at,
                 f.size,
                 f.status.word(),
+                f.cost,
                 f.misses
             );
             evidence(&mut o, f);
@@ -175,10 +195,11 @@ impl Report {
             for f in &self.ambiguous {
                 let _ = writeln!(
                     o,
-                    "  struct {} ({}, {} B): misses {}, exposure {}; undecided: {}",
+                    "  struct {} ({}, {} B): cost {}, misses {}, exposure {}; undecided: {}",
                     f.name,
                     f.defined_at,
                     f.size,
+                    f.cost,
                     f.misses,
                     f.exposure,
                     f.ambiguous_members.join(", ")
@@ -215,7 +236,7 @@ impl Report {
             let more = self.past_budget.len().saturating_sub(shown.len());
             let _ = writeln!(
                 o,
-                "\nPast the budget (pass 1 only, by shared bytes): {}{}",
+                "\nPast the budget (pass 1 only, by hot use, then shared bytes): {}{}",
                 shown.join(", "),
                 if more > 0 {
                     format!(", and {more} more")
@@ -244,7 +265,7 @@ pub fn ranked_table(ranked: &[Finding]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# rank\tmisses\tstruct\tsize\tconflict lines\twriters -> read-mostly victims\thot-path lines (fewest)\tdefined at\tembedders"
+        "# rank\tcost\tmisses\tstruct\tsize\tconflict lines\twriters -> read-mostly victims\thot-path lines (fewest)\tdefined at\tembedders"
     );
     for (i, f) in ranked.iter().enumerate() {
         let lines: Vec<String> = f.conflicts.iter().map(|c| c.line.to_string()).collect();
@@ -267,8 +288,9 @@ pub fn ranked_table(ranked: &[Finding]) -> String {
             .fold((0, 0), |(l, b), p| (l + p.lines, b + p.fewest));
         let _ = writeln!(
             o,
-            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
             i + 1,
+            f.cost,
             f.misses,
             f.name,
             f.size,
@@ -300,6 +322,15 @@ fn shorten(names: &[&str]) -> String {
 }
 
 fn evidence(o: &mut String, f: &Finding) {
+    let _ = match &f.lifetime {
+        Lifetime::PerObject(e) | Lifetime::Singleton(e) => {
+            writeln!(o, "   lives: {} ({e})", f.lifetime.word())
+        }
+        Lifetime::Unknown => writeln!(o, "   lives: {}", f.lifetime.word()),
+    };
+    if let Some(r) = &f.reading {
+        let _ = writeln!(o, "   reading: {r}");
+    }
     for c in &f.conflicts {
         let _ = writeln!(
             o,

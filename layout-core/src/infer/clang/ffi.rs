@@ -318,6 +318,37 @@ impl Cursor {
         (unsafe { clang_Cursor_isNull(d) } == 0).then_some(Cursor(d))
     }
 
+    /// The definition of the struct or union this cursor's type is, an
+    /// array's elements are, or its pointer points to (through typedefs).
+    pub fn record_of_type(self) -> Option<Cursor> {
+        // SAFETY: a cursor of a live unit; a null cursor is checked.
+        unsafe {
+            let mut t = clang_getCanonicalType(clang_getCursorType(self.0));
+            for _ in 0..4 {
+                t = match t.kind {
+                    CXType_ConstantArray | CXType_IncompleteArray | CXType_VariableArray => {
+                        clang_getCanonicalType(clang_getArrayElementType(t))
+                    }
+                    CXType_Pointer => clang_getCanonicalType(clang_getPointeeType(t)),
+                    _ => break,
+                };
+            }
+            if t.kind != CXType_Record {
+                return None;
+            }
+            let d = clang_getTypeDeclaration(t);
+            if clang_Cursor_isNull(d) != 0 {
+                return None;
+            }
+            let def = clang_getCursorDefinition(d);
+            Some(Cursor(if clang_Cursor_isNull(def) != 0 {
+                d
+            } else {
+                def
+            }))
+        }
+    }
+
     /// Whether the cursor is in the main file (not in a header it includes).
     pub fn in_main_file(self) -> bool {
         // SAFETY: a cursor of a live unit.

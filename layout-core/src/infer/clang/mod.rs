@@ -125,7 +125,7 @@ pub struct UnitGraph {
     indirect: Vec<(String, Vec<String>)>,
     callbacks: Vec<walk::Callback>,
     member_calls: Vec<walk::MemberCall>,
-    ops_members: Vec<(String, String)>,
+    ops_members: Vec<(String, String, String)>,
     call_conds: Vec<(String, String, u32)>,
     call_sites: Vec<(String, String, Vec<String>)>,
     header_inline: BTreeSet<String>,
@@ -308,7 +308,8 @@ pub struct Joined {
     through_cold: BTreeMap<String, Option<String>>,
     runtime: BTreeSet<String>,
     entry: BTreeMap<String, BTreeSet<String>>,
-    per_root: Vec<(String, BTreeMap<String, Option<String>>)>,
+    /// Per hot root, the fewest branches from it to each function it reaches.
+    per_root: Vec<(String, BTreeMap<String, u32>)>,
     depth: BTreeMap<String, u32>,
     owned: BTreeMap<String, reach::Owned>,
 }
@@ -329,7 +330,7 @@ pub fn join(
     let mut external = BTreeSet::new();
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut member_calls: Vec<walk::MemberCall> = Vec::new();
-    let mut ops_members: Vec<(String, String)> = Vec::new();
+    let mut ops_members: Vec<(String, String, String)> = Vec::new();
     let mut call_conds: Vec<(String, String, u32)> = Vec::new();
     let mut notes = Vec::new();
     let mut seconds = Vec::new();
@@ -389,42 +390,37 @@ pub fn join(
             reach::close_names(root, &calls)
         ));
     }
-    // A function handed over as a pointer runs in the call that takes it:
-    // an edge from the function that hands it over, holding what that
-    // caller holds and what the callee holds where it calls through a
-    // pointer (folio_add_lru > lru_add_fn under lru_lock, taken by
-    // folio_batch_move_lru).
+    // A function handed over as a pointer runs in the call that takes it,
+    // when that callee calls through a pointer: an edge from the function
+    // that hands it over, holding what that caller holds and what the
+    // callee holds where it calls through a pointer (folio_add_lru >
+    // lru_add_fn under lru_lock, taken by folio_batch_move_lru).
     callbacks.sort();
     callbacks.dedup();
-    let mut handed: BTreeSet<String> = BTreeSet::new();
+    let mut handed: BTreeSet<String> = reach::handed_functions(&callbacks);
     for (caller, cb, locks, cold) in reach::callback_calls(&callbacks, &indirect) {
-        handed.insert(cb.clone());
         let map = if cold { &mut cold_calls } else { &mut calls };
         map.entry(caller.clone()).or_default().insert(cb.clone());
         call_sites.push((caller, cb, locks));
     }
     // A call through an ops member (`icsk->icsk_ca_ops->cong_avoid(...)`)
-    // reaches every function of the sources a global table installs as
-    // that member (`.cong_avoid = cubictcp_cong_avoid`), holding what the
-    // caller holds there; a function an owner-lock API runs with its lock
-    // held (release_sock runs `.release_cb` under the socket lock) is
+    // reaches every function of the sources a global initializer of the
+    // member's struct installs as that member (`.cong_avoid =
+    // cubictcp_cong_avoid` in a `struct tcp_congestion_ops`), holding what
+    // the caller holds there; a function an owner-lock API runs with its
+    // lock held (release_sock runs `.release_cb` under the socket lock) is
     // called by that API with the lock.
     ops_members.sort();
     ops_members.dedup();
-    let mut installed: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (m, f) in &ops_members {
-        if calls.contains_key(f) {
-            installed.entry(m.as_str()).or_default().push(f.as_str());
-        }
-    }
+    ops_members.retain(|(_, _, f)| calls.contains_key(f));
     let mut extra: Vec<(String, String, Vec<String>, bool)> = Vec::new();
     for mc in &member_calls {
-        for f in installed.get(mc.member.as_str()).into_iter().flatten() {
+        for f in reach::member_targets(&ops_members, &mc.record, &mc.member) {
             extra.push((mc.caller.clone(), f.to_string(), mc.locks.clone(), mc.cold));
         }
     }
     for (member, api, lock) in locks::LOCKED_CALLBACKS {
-        for f in installed.get(member).into_iter().flatten() {
+        for f in reach::member_targets(&ops_members, "", member) {
             extra.push((
                 api.to_string(),
                 f.to_string(),
@@ -465,13 +461,20 @@ pub fn join(
     let through_cold = reach::hot_functions(&all_calls, &hot, &cut);
     let runtime = reach::runtime_functions(&all_calls, &cut, &header_inline, &external, &handed);
     let entry = reach::entry_locks(&call_sites, &header_inline);
-    // Each hot root's path: what it reaches, without the cut.
-    let per_root: Vec<(String, BTreeMap<String, Option<String>>)> = hot
+    // Each hot root's path: what it reaches within its own branch budget
+    // (a site deep in branches from one root and near another is on the
+    // second root's path only), up to where it enters another hot root
+    // (tcp_sendmsg's path ends where tcp_write_xmit's begins; a send that
+    // allocates enters the allocator's root): the other root's path is
+    // its own.
+    let per_root: Vec<(String, BTreeMap<String, u32>)> = hot
         .iter()
         .map(|r| {
+            let mut own = narrowed.clone();
+            own.extend(hot.iter().filter(|h| *h != r).cloned());
             (
                 r.clone(),
-                reach::hot_functions(&calls, std::slice::from_ref(r), &narrowed),
+                reach::branch_depth(&calls, &call_conds, std::slice::from_ref(r), &own),
             )
         })
         .collect();
@@ -620,22 +623,25 @@ pub fn combine_joined(
             locks.sort();
             locks.dedup();
         }
-        if heat == Heat::Hot {
-            for ((_, reached_from_root), (_, fields)) in per_root.iter().zip(paths.iter_mut()) {
-                if reached_from_root.contains_key(&r.function) {
-                    fields.insert(field);
-                }
-            }
-        }
+        // The roots on whose own fast path the site is: reached within
+        // the branch budget from that root.
         let hot_roots: Vec<String> = if heat == Heat::Hot {
             per_root
                 .iter()
-                .filter(|(_, m)| m.contains_key(&r.function))
+                .filter(|(_, d)| {
+                    d.get(&r.function)
+                        .is_some_and(|b| b.saturating_add(r.conds) <= MAX_HOT_BRANCHES)
+                })
                 .map(|(root, _)| root.clone())
                 .collect()
         } else {
             Vec::new()
         };
+        for (root, fields) in paths.iter_mut() {
+            if hot_roots.contains(root) {
+                fields.insert(field);
+            }
+        }
         let hot_via =
             (heat == Heat::Hot && !hot.is_empty()).then(|| reach::chain(reached, &r.function));
         let near_hot = heat != Heat::Hot && through_cold.contains_key(&r.function);

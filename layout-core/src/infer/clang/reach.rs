@@ -59,9 +59,16 @@ pub fn runtime_functions(
 
 /// The calls of functions handed over as pointers: (the function that
 /// hands it over, the function, the locks held when it runs, on a cold
-/// branch). The locks: those held where it is handed over, and those the
-/// callee holds at every call through a pointer (also in the functions it
-/// passes its pointer parameters on to, a few levels deep).
+/// branch). A function handed over runs in that call only when the callee
+/// calls through a pointer (itself, or in the functions it passes its
+/// pointer parameters on to, a few levels deep): a callee of the sources
+/// that only stores it (`timer_setup`, `init_waitqueue_func_entry`) or one
+/// the sources do not define (`call_rcu`) runs it later, elsewhere, which
+/// is no call on this path. The functions of a table handed over run when
+/// the callee calls through the table's members, which the member calls
+/// resolve by the member's struct: no edge here. The locks: those held
+/// where it is handed over, and those the callee holds at every call
+/// through a pointer.
 pub fn callback_calls(
     callbacks: &[super::walk::Callback],
     indirect: &[(String, Vec<String>)],
@@ -72,10 +79,11 @@ pub fn callback_calls(
         let Handed::Function(cb) = &c.handed else {
             continue;
         };
+        let Some(inner) = pointer_call_locks(&c.callee, callbacks, indirect, 0) else {
+            continue;
+        };
         let mut locks: BTreeSet<String> = c.locks.iter().cloned().collect();
-        if let Some(inner) = pointer_call_locks(&c.callee, callbacks, indirect, 0) {
-            locks.extend(inner);
-        }
+        locks.extend(inner);
         out.push((
             c.caller.clone(),
             cb.clone(),
@@ -84,6 +92,41 @@ pub fn callback_calls(
         ));
     }
     out
+}
+
+/// Every function handed over as a pointer (directly or in a table): each
+/// runs at some time, whoever calls it.
+pub fn handed_functions(callbacks: &[super::walk::Callback]) -> BTreeSet<String> {
+    use super::walk::Handed;
+    callbacks
+        .iter()
+        .filter_map(|c| match &c.handed {
+            Handed::Function(f) | Handed::Table(f) => Some(f.clone()),
+            Handed::Parameter => None,
+        })
+        .collect()
+}
+
+/// The functions a call through a member may run: those the sources'
+/// initializers install as that member of that struct
+/// (`dev->netdev_ops->ndo_start_xmit(...)` runs what a `struct
+/// net_device_ops` initializer stores into `.ndo_start_xmit`, never what
+/// another struct's `.ndo_start_xmit` holds). A call whose struct libclang
+/// does not name, or an install whose struct it does not, is matched by
+/// the member's name alone.
+pub fn member_targets<'a>(
+    installs: &'a [(String, String, String)],
+    record: &str,
+    member: &str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    let record = record.to_string();
+    let member = member.to_string();
+    installs
+        .iter()
+        .filter(move |(r, m, _)| {
+            *m == member && (record.is_empty() || r.is_empty() || *r == record)
+        })
+        .map(|(_, _, f)| f.as_str())
 }
 
 /// The locks `f` holds at every call through a pointer, its own and those
@@ -383,10 +426,26 @@ mod tests {
                     s(&["cpu_lock", "lru_lock"]),
                     false
                 ),
-                // A callee not in the sources: only what the caller holds.
-                ("walker".into(), "visit".into(), s(&["mmap_lock"]), false),
+                // external_walk is not in the sources: it may only store
+                // `visit` (run later, elsewhere), no edge.
             ]
         );
+    }
+
+    #[test]
+    fn a_member_call_runs_what_its_struct_installs() {
+        let i = |r: &str, m: &str, f: &str| (r.to_string(), m.to_string(), f.to_string());
+        let installs = vec![
+            i("net_device_ops", "xmit", "loop_xmit"),
+            i("proto_ops", "xmit", "proto_xmit"),
+            i("", "xmit", "untyped_xmit"),
+            i("net_device_ops", "stop", "loop_stop"),
+        ];
+        let got: Vec<&str> = member_targets(&installs, "net_device_ops", "xmit").collect();
+        assert_eq!(got, ["loop_xmit", "untyped_xmit"]);
+        // A call whose struct libclang did not name: by the member's name.
+        let got: Vec<&str> = member_targets(&installs, "", "xmit").collect();
+        assert_eq!(got, ["loop_xmit", "proto_xmit", "untyped_xmit"]);
     }
 
     #[test]

@@ -83,6 +83,9 @@ const WORDS: &[(&str, &str)] = &[
     ("fastopen", "fast open"),
     ("md5", "signatures"),
     ("challenge", "an error"),
+    // The allocator's own slow path and the out-of-memory killer.
+    ("slowpath", "a slow path"),
+    ("oom", "an out-of-memory kill"),
 ];
 
 /// The words a constant's name (`TCPCB_LOST`, `TCP_CA_Loss`, `TCP_LISTEN`,
@@ -126,6 +129,8 @@ mod tests {
         assert_eq!(slow_path("tcp_sync_mss"), Some("a configuration change"));
         assert_eq!(slow_path("tcp_write_timer_handler"), Some("a timer"));
         assert_eq!(slow_path("tcp_enter_loss"), Some("loss recovery"));
+        assert_eq!(slow_path("__alloc_pages_slowpath"), Some("a slow path"));
+        assert_eq!(slow_path("mem_cgroup_oom"), Some("an out-of-memory kill"));
         // A constant's words: rare events only, not a usual state.
         assert_eq!(rare_event("tcpcb_lost"), Some("loss recovery"));
         assert_eq!(rare_event("tcp_listen"), Some("setup"));

@@ -52,6 +52,10 @@ pub enum Handed {
     Function(String),
     /// The caller's own pointer parameter, passed on.
     Parameter,
+    /// A function a global table handed over (`&mm_walk_ops`) installs:
+    /// it runs when the callee calls through the table's member, which
+    /// [`MemberCall`] resolves by the member's struct.
+    Table(String),
 }
 
 /// A call through a member of an ops table: `caller` calls what its
@@ -59,6 +63,9 @@ pub enum Handed {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct MemberCall {
     pub caller: String,
+    /// The struct that declares the member (`net_device_ops`), empty
+    /// when libclang does not say.
+    pub record: String,
     pub member: String,
     pub locks: Vec<String>,
     /// On an `unlikely()` branch or error path.
@@ -128,8 +135,9 @@ pub struct Walker<'u, 'i> {
     /// Calls through an ops member (`ops->cong_avoid(...)`).
     pub member_calls: Vec<MemberCall>,
     /// The functions global initializers install as members
-    /// (`.cong_avoid = cubictcp_cong_avoid`): (member, function).
-    pub ops_members: Vec<(String, String)>,
+    /// (`.cong_avoid = cubictcp_cong_avoid` in a `struct
+    /// tcp_congestion_ops`): (struct, member, function).
+    pub ops_members: Vec<(String, String, String)>,
     /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
     pub cold_marked: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
@@ -237,8 +245,13 @@ impl<'u, 'i> Walker<'u, 'i> {
                     }
                 }
                 CXCursor_VarDecl if c.is_definition() && c.in_main_file() => {
-                    self.ops_members
-                        .extend(designated_functions(&self.unit.tokens(c)));
+                    let record = c.record_of_type();
+                    for (member, f) in designated_functions(&self.unit.tokens(c)) {
+                        let owner = record
+                            .and_then(|r| member_owner(r, &member))
+                            .unwrap_or_default();
+                        self.ops_members.push((owner, member, f));
+                    }
                 }
                 _ => {}
             }
@@ -540,12 +553,17 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .children()
                 .first()
                 .and_then(|k| through_parens(*k))
-                .filter(|k| k.kind() == CXCursor_MemberRefExpr)
-                .map(|k| k.spelling());
+                .filter(|k| k.kind() == CXCursor_MemberRefExpr);
             if let Some(m) = member {
+                let record = m
+                    .referenced()
+                    .filter(|f| f.kind() == CXCursor_FieldDecl)
+                    .and_then(named_record_of_field)
+                    .unwrap_or_default();
                 self.member_calls.push(MemberCall {
                     caller: self.function.clone(),
-                    member: m,
+                    record,
+                    member: m.spelling(),
                     locks: self.held.clone(),
                     cold: self.cold.is_some(),
                 });
@@ -808,12 +826,46 @@ fn table_walk(c: Cursor, depth: u32, out: &mut Vec<Handed>, budget: &mut u32) {
         *budget -= 1;
         if k.kind() == CXCursor_DeclRefExpr {
             if let Some(f) = k.referenced().filter(|f| f.kind() == CXCursor_FunctionDecl) {
-                out.push(Handed::Function(f.spelling()));
+                out.push(Handed::Table(f.spelling()));
                 continue;
             }
         }
         table_walk(k, depth + 1, out, budget);
     }
+}
+
+/// The named struct that declares `field` (through anonymous structs and
+/// unions), if any.
+fn named_record_of_field(field: Cursor) -> Option<String> {
+    let mut p = field.semantic_parent()?;
+    while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
+        p = p.semantic_parent()?;
+    }
+    matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl).then(|| p.spelling())
+}
+
+/// The struct of an initializer that holds `member`: `record` itself, or
+/// one of its members' structs (a table nested in the global, one level
+/// deep, anonymous members looked through), by the field's name.
+fn member_owner(record: Cursor, member: &str) -> Option<String> {
+    let fields = |r: Cursor| -> Vec<Cursor> {
+        r.children()
+            .into_iter()
+            .filter(|f| f.kind() == CXCursor_FieldDecl)
+            .collect()
+    };
+    let direct = fields(record).into_iter().find(|f| f.spelling() == member);
+    if let Some(f) = direct {
+        return named_record_of_field(f);
+    }
+    for f in fields(record) {
+        if let Some(inner) = f.record_of_type() {
+            if let Some(g) = fields(inner).into_iter().find(|g| g.spelling() == member) {
+                return named_record_of_field(g);
+            }
+        }
+    }
+    None
 }
 
 /// The `.member = function` pairs of an initializer's tokens (at most a

@@ -1,0 +1,87 @@
+//! What a struct's misses cost the fast paths: not every line alike. A
+//! line another CPU wrote (a conflict line: a lockless writer next to
+//! read-mostly members) is a coherence miss, the dearest; a line of a
+//! struct made per object (a socket, a packet, a VMA, a page) is fetched
+//! cold each time a fast path meets a new object; a line of a singleton
+//! (a static or per-CPU instance, a const ops table) stays in every CPU's
+//! cache unless some CPU writes it, so packing one that hot code only
+//! reads saves nothing.
+//!
+//! The weights, per line one pass over the hot roots fetches that a
+//! better order would not:
+//!
+//! | line | weight |
+//! |---|---|
+//! | a conflict line (each hot root that reaches it, [`super::finding::misses`]) | [`COHERENCE`] = 4 |
+//! | a spread line of a per-object struct | [`COLD_FETCH`] = 2 |
+//! | a spread line, lifetime unknown | [`UNKNOWN_FETCH`] = 1 |
+//! | a spread line of a singleton whose path writes a member | [`CACHED_WRITTEN`] = 1 |
+//! | a spread line of a singleton whose path only reads | [`CACHED_READ`] = 0 |
+
+use super::finding::{Conflict, PathSpread};
+use super::lifetime::Lifetime;
+
+/// A coherence miss: the line comes from another CPU's cache.
+pub const COHERENCE: u64 = 4;
+/// A line of a per-object struct: fetched cold from memory.
+pub const COLD_FETCH: u64 = 2;
+/// A line of a struct whose lifetime the sources do not show.
+pub const UNKNOWN_FETCH: u64 = 1;
+/// A line of a singleton its fast path writes: it moves between CPUs.
+pub const CACHED_WRITTEN: u64 = 1;
+/// A line of a singleton its fast path only reads: it stays cached.
+pub const CACHED_READ: u64 = 0;
+
+// The order the ranking rests on, checked when it is built: a coherence
+// miss over a cold fetch over a line of unknown lifetime over a cached one.
+const _: () = assert!(COHERENCE > COLD_FETCH && COLD_FETCH > UNKNOWN_FETCH);
+const _: () = assert!(UNKNOWN_FETCH >= CACHED_WRITTEN && CACHED_WRITTEN > CACHED_READ);
+
+/// The weight of one spread line of a path of a struct living as `lifetime`.
+pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
+    match lifetime {
+        Lifetime::PerObject(_) => COLD_FETCH,
+        Lifetime::Unknown => UNKNOWN_FETCH,
+        Lifetime::Singleton(_) if path.writes => CACHED_WRITTEN,
+        Lifetime::Singleton(_) => CACHED_READ,
+    }
+}
+
+/// The struct's cost: its conflict lines' misses at [`COHERENCE`], each
+/// hot path's lines past the fewest at [`spread_weight`].
+pub fn cost(conflicts: &[Conflict], paths: &[PathSpread], lifetime: &Lifetime) -> u64 {
+    let coherence: u64 = conflicts.iter().map(|c| c.misses * COHERENCE).sum();
+    let spread: u64 = paths
+        .iter()
+        .map(|p| p.excess() * spread_weight(lifetime, p))
+        .sum();
+    coherence + spread
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(lines: u64, fewest: u64, writes: bool) -> PathSpread {
+        PathSpread {
+            root: "r".into(),
+            lines,
+            fewest,
+            bytes: 64,
+            members: 3,
+            writes,
+        }
+    }
+
+    #[test]
+    fn a_read_only_singleton_costs_nothing_and_a_coherence_miss_most() {
+        let obj = Lifetime::PerObject("x.c: sizeof(struct s)".into());
+        let single = Lifetime::Singleton("x.c: struct s s".into());
+        let read = [path(3, 1, false)];
+        let written = [path(3, 1, true)];
+        assert_eq!(cost(&[], &read, &single), 0);
+        assert_eq!(cost(&[], &written, &single), 2);
+        assert_eq!(cost(&[], &read, &Lifetime::Unknown), 2);
+        assert_eq!(cost(&[], &read, &obj), 4);
+    }
+}
