@@ -583,7 +583,13 @@ impl<'a> Renderer<'a> {
             if continued.contains(&f) {
                 // Its first declaration decided its attributes, and edits
                 // only its own lines.
-                if self.attributes.of(f).iter().any(|r| lines.contains(&r.start)) {
+                self.record.push(CItem::Piece { field: f });
+                if self
+                    .attributes
+                    .of(f)
+                    .iter()
+                    .any(|r| lines.contains(&r.start))
+                {
                     return Err(Diagnostic::new(format!(
                         "`{}` of struct {} has an attribute in a declaration after an `#if` \
                          block that splits it",
