@@ -118,7 +118,9 @@ pub(crate) fn parse<'a>(src: &'a StructSource) -> Result<Vec<Node<'a>>, Diagnost
 /// declaration (`/* Slow start and congestion control */` above
 /// `snd_ssthresh`, `snd_cwnd`, ...). A comment above a member alone in its
 /// paragraph (`/* Header prediction flags */` above `pred_flags`) or
-/// inside a paragraph is the member's own.
+/// inside a paragraph is the member's own. So is one above a field that
+/// `#if` blocks split (a bit-field run with conditional bit-fields, the
+/// comment above its `unsigned :0;`), when what follows is more of it.
 fn anchor_section_comments<'a>(text: &str, nodes: Vec<Node<'a>>) -> Vec<Node<'a>> {
     let n = nodes.len();
     let opens: Vec<bool> = (0..n)
@@ -126,11 +128,15 @@ fn anchor_section_comments<'a>(text: &str, nodes: Vec<Node<'a>>) -> Vec<Node<'a>
         .collect();
     let followed: Vec<bool> = (0..n)
         .map(|i| {
+            let own = nodes[i].fields();
             i + 1 < n
                 && match &nodes[i + 1] {
                     Node::Keep(_) => false,
-                    Node::Block(inner) => !inner.iter().all(|n| n.fields().is_empty()),
-                    Node::Decl { .. } => true,
+                    Node::Block(inner) => inner
+                        .iter()
+                        .flat_map(Node::fields)
+                        .any(|f| !own.contains(&f)),
+                    Node::Decl { fields, .. } => fields.iter().any(|f| !own.contains(f)),
                     // A marker ends a group or starts a line: what follows
                     // it is another paragraph.
                     Node::Marker { .. } => false,

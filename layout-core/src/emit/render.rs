@@ -77,6 +77,13 @@ pub(crate) struct Renderer<'a> {
     author_markers: Vec<String>,
     /// The attribute macros the header can spell.
     spellings: KernelSpellings,
+    /// Per field, the declarations of it not yet written. A field is
+    /// several declarations when `#if` blocks split it (a bit-field run with
+    /// conditional bit-fields): C places it once, from its first
+    /// declaration; the later ones only add bits to it.
+    pieces_left: Vec<usize>,
+    /// Per field, whether a declaration of it is written (and recorded).
+    written: Vec<bool>,
 }
 
 impl<'a> Renderer<'a> {
@@ -176,6 +183,8 @@ impl<'a> Renderer<'a> {
             changes: Vec::new(),
             author_markers: Vec::new(),
             spellings: KernelSpellings::of_header(&src.path, &src.text),
+            pieces_left: vec![0; s.fields.len()],
+            written: vec![false; s.fields.len()],
         }
     }
 
@@ -246,6 +255,7 @@ impl<'a> Renderer<'a> {
             })
             .collect();
         let mut padding = PaddingNames::new(self.src, flat, &keep_marker);
+        self.pieces_left = pieces_of(flat, self.s.fields.len());
         let (begins, ends) = self.group_positions(flat.len(), carriers);
         let mut out = String::new();
         let mut dropped_line = false;
@@ -383,10 +393,13 @@ impl<'a> Renderer<'a> {
     ) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
         let mut begins = vec![Vec::new(); n];
         let mut ends = vec![Vec::new(); n];
-        let carrier_of = |f: usize| carriers.iter().find(|c| c.fields.contains(&f));
+        // A field split by `#if` blocks has several carriers: the group
+        // opens before its first and closes after its last.
+        let first_carrier = |f: usize| carriers.iter().find(|c| c.fields.contains(&f));
+        let last_carrier = |f: usize| carriers.iter().rev().find(|c| c.fields.contains(&f));
         for (g, group) in self.groups.iter().enumerate() {
-            let first = group.fields.first().and_then(|&f| carrier_of(f));
-            let last = group.fields.last().and_then(|&f| carrier_of(f));
+            let first = group.fields.first().and_then(|&f| first_carrier(f));
+            let last = group.fields.last().and_then(|&f| last_carrier(f));
             if let (Some(first), Some(last)) = (first, last) {
                 begins[first.flat.start].push(g);
                 ends[last.flat.end - 1].push(g);
@@ -513,6 +526,16 @@ impl<'a> Renderer<'a> {
         let nl = newline_of(&text[lines.clone()]);
         let mut out = String::new();
         let mut padding_line = None;
+        // The fields an earlier declaration began: their padding, guard,
+        // break and place are written and recorded there.
+        let continued: Vec<usize> = fields
+            .iter()
+            .copied()
+            .filter(|&f| self.written[f])
+            .collect();
+        for &f in fields {
+            self.pieces_left[f] = self.pieces_left[f].saturating_sub(1);
+        }
         if let Some((at, bytes)) = fields
             .iter()
             .skip(1)
@@ -541,9 +564,10 @@ impl<'a> Renderer<'a> {
             .help("declare the fields one per line"));
         }
         let first = fields[0];
-        if self.fields[first].guard {
+        let begins = !continued.contains(&first);
+        if begins && self.fields[first].guard {
             out.push_str(&self.guard_line(members[0], first)?);
-        } else if opens_with_guard(&self.s.fields[first].ty) {
+        } else if begins && opens_with_guard(&self.s.fields[first].ty) {
             self.record.push(CItem::Guard {
                 align: self.s.fields[first].align,
             });
@@ -556,6 +580,25 @@ impl<'a> Renderer<'a> {
                 continue;
             };
             seen.push(f);
+            if continued.contains(&f) {
+                // Its first declaration decided its attributes, and edits
+                // only its own lines.
+                self.record.push(CItem::Piece { field: f });
+                if self
+                    .attributes
+                    .of(f)
+                    .iter()
+                    .any(|r| lines.contains(&r.start))
+                {
+                    return Err(Diagnostic::new(format!(
+                        "`{}` of struct {} has an attribute in a declaration after an `#if` \
+                         block that splits it",
+                        self.s.fields[f].name, self.s.name
+                    ))
+                    .help("keep the field where it is (pin it in the access file)"));
+                }
+                continue;
+            }
             let by_marker = first_break_by_marker && f == fields[0];
             let wants = self.fields[f].line_break && !by_marker && self.style != CStyle::Groups;
             let spans = self.attributes.of(f);
@@ -626,7 +669,8 @@ impl<'a> Renderer<'a> {
                     });
                 }
                 (false, true, _) => {
-                    for span in spans {
+                    // Those of a later declaration of it refuse there.
+                    for span in spans.iter().filter(|r| lines.contains(&r.start)) {
                         self.changes.push(MarkupChange {
                             added: false,
                             what: text[span.clone()].trim().to_string(),
@@ -643,6 +687,7 @@ impl<'a> Renderer<'a> {
                 field: f,
                 align: self.c_align(f, attributed),
             });
+            self.written[f] = true;
         }
         edits.sort_by_key(|(r, _)| std::cmp::Reverse(r.start));
         let mut decl = text[lines.clone()].to_string();
@@ -650,7 +695,11 @@ impl<'a> Renderer<'a> {
             decl.replace_range(r.start - lines.start..r.end - lines.start, &with);
         }
         out.push_str(&ensure_newline(&decl));
-        if self.last_field.is_some_and(|lf| fields.contains(&lf)) {
+        // After the last declaration of the last field.
+        if self
+            .last_field
+            .is_some_and(|lf| fields.contains(&lf) && self.pieces_left[lf] == 0)
+        {
             if let Some((_, bytes)) = self.tail_pad {
                 let why = format!("pads struct {} to {} bytes", self.s.name, self.l.size);
                 let line = self.pad_line(members[members.len() - 1], bytes, &why, None);
@@ -789,6 +838,21 @@ fn with_line_argument(marker: String, aligned: bool, line: u64) -> String {
 }
 
 /// One rendered declaration.
+/// Per field, how many declarations of `flat` hold it.
+fn pieces_of(flat: &[&Node], fields: usize) -> Vec<usize> {
+    let mut pieces = vec![0; fields];
+    for node in flat {
+        if let Node::Decl { fields, .. } = node {
+            for &f in fields {
+                if let Some(n) = pieces.get_mut(f) {
+                    *n += 1;
+                }
+            }
+        }
+    }
+    pieces
+}
+
 struct Declaration {
     text: String,
     /// The `Padding` style's `CACHELINE_PADDING(...);` before it, without

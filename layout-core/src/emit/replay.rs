@@ -44,6 +44,12 @@ pub(crate) enum CItem {
     Guard {
         align: u64,
     },
+    /// A later declaration of `field`, which `#if` blocks split (a
+    /// bit-field run with conditional bit-fields): it adds bits to the
+    /// field placed at its first, so nothing C places may come between.
+    Piece {
+        field: usize,
+    },
 }
 
 /// Places `items` and compares with `l`; `struct_align` is the struct's own
@@ -56,7 +62,7 @@ pub(crate) fn check(
 ) -> Result<(), String> {
     let mut c = Cursor::new(Kind::Struct);
     let mut placed = vec![None; s.fields.len()];
-    for item in items {
+    for (k, item) in items.iter().enumerate() {
         match *item {
             CItem::Field { field, align: a } => {
                 let f = s
@@ -96,6 +102,19 @@ pub(crate) fn check(
             }
             CItem::Pad { bytes } => {
                 c.place(&Member::new(bytes, 1));
+            }
+            CItem::Piece { field } => {
+                let name = s.fields.get(field).map_or("?", |f| f.name.as_str());
+                let joins = match k.checked_sub(1).map(|j| items[j]) {
+                    Some(CItem::Field { field: f, .. } | CItem::Piece { field: f }) => f == field,
+                    _ => false,
+                };
+                if !joins {
+                    return Err(format!(
+                        "something is written between the declarations of `{name}`, \
+                         which gcc would place inside its bits"
+                    ));
+                }
             }
             CItem::Guard { align: a } => {
                 let unit = Bitfield {
@@ -220,6 +239,17 @@ mod tests {
         assert!(check(&s, &l, &[A, b], 64)
             .unwrap_err()
             .contains("not surely at 64"));
+    }
+
+    #[test]
+    fn a_later_declaration_of_a_field_follows_it_directly() {
+        let (s, l) = two_longs([0, 8], 16, 8);
+        let piece = CItem::Piece { field: 0 };
+        assert_eq!(check(&s, &l, &[A, piece, piece, B], 1), Ok(()));
+        let err = check(&s, &l, &[A, CItem::Marker { align: 1 }, piece, B], 1).unwrap_err();
+        assert!(err.contains("between the declarations of `a`"), "{err}");
+        assert!(check(&s, &l, &[A, B, piece], 1).is_err());
+        assert!(check(&s, &l, &[piece, A, B], 1).is_err());
     }
 
     #[test]
