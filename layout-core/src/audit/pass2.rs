@@ -596,7 +596,7 @@ fn classify(
         )
     };
     f.reading = Some(format!(
-        "{why}; ranked by the reading the evidence favours: {favours} ({}, cost {}); {other_name}: {}, cost {}; not patched without a profile",
+        "{why}; ranked by the reading the evidence favours: {favours} ({}, cost {}); {other_name}: {}, cost {}; a data-type profile (--perf-mem) confirms it",
         status.word(),
         chosen.cost,
         other.status().word(),

@@ -63,15 +63,15 @@ impl Finding {
     /// Whether a series patches it: a decided conflict that fast-path code
     /// drives on both sides (a hot writer and a hot reader), or hot paths
     /// that touch more lines than they need.
-    /// A struct ranked by a reading of undecided members is not patched
-    /// (a profile decides them). A struct whose misses cost nothing (a singleton's spread lines that
-    /// hot code only reads: they stay cached) is not patched.
+    /// A struct ranked by a reading of undecided members is patched with
+    /// that reading's access file, and its changelog names the reading (a
+    /// profile confirms it). A struct whose misses cost nothing (a
+    /// singleton's spread lines that hot code only reads: they stay
+    /// cached) is not patched.
     pub fn patchable(&self) -> bool {
         match self.status {
             Status::Conflict | Status::Spread => {
-                self.reading.is_none()
-                    && self.cost > 0
-                    && (self.exposure > 0 || self.excess_lines > 0)
+                self.cost > 0 && (self.exposure > 0 || self.excess_lines > 0)
             }
             _ => false,
         }

@@ -104,6 +104,12 @@ pub fn changelog_note(f: &Finding, safety: &str) -> String {
             );
         }
     }
+    if let Some(r) = &f.reading {
+        let _ = writeln!(
+            o,
+            "The sources left some members undecided; this patch takes one reading of them: {r}."
+        );
+    }
     if f.embedder_count > 0 {
         let _ = writeln!(
             o,
