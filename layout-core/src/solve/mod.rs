@@ -103,6 +103,7 @@ mod improve;
 mod lines;
 mod place;
 mod problem;
+mod runs;
 mod unbroken;
 mod walls;
 
