@@ -10,7 +10,10 @@
 //!   the pins ahead of it), the geometry's bound, the pins' ends, and the
 //!   lines the remaining colours need after the cursor (up to the last
 //!   line's bytes, and summed over every phase when the phase is unknown:
-//!   the bounds 4 and 5 of [`super::bound`] on what is left);
+//!   the bounds 4 and 5 of [`super::bound`] on what is left), a flexible
+//!   array member's separation from every other colour, and the cells
+//!   what is left needs with the colour change to the array
+//!   ([`super::runs`]);
 //! - soft cost and read lines: the lines already touched by placed and
 //!   pinned fields (a line's cost only grows as fields join it);
 //! - movement: inversions among placed fields, plus every pair of a placed
