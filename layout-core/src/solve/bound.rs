@@ -18,6 +18,9 @@
 //! 4. Last line: see [`last_line_bound`] (phase 0, less the phase).
 //! 5. Lines over all phases (alignment `a < L`): see [`phase_sum_bound`].
 //! 6. Cells (every geometry): see [`cell_bound`].
+//! 7. Runs (every geometry): the cells of bound 6 with the colour change
+//!    to a flexible array member, see [`super::runs`] (from offset 0, the
+//!    unpinned fields only).
 //!
 //! Every bound is rounded up to `A`. The bound over all geometries is the
 //! smallest of theirs.
@@ -25,6 +28,7 @@
 use super::eval::{slot, terms, Key, Term};
 use super::geometry::{align_up, Geometry, Phases};
 use super::problem::Problem;
+use super::runs::{covered_cells, grid, runs_bound, Cover, Left};
 use super::{Goal, Preset};
 
 pub(crate) fn size_bound(p: &Problem, g: &Geometry) -> u64 {
@@ -59,7 +63,38 @@ pub(crate) fn size_bound(p: &Problem, g: &Geometry) -> u64 {
             lb = lb.max(phase_sum_bound(p, line, a));
         }
     }
+    if p.has_conflicts() {
+        lb = lb.max(root_runs_bound(p, g));
+    }
     align_up(lb, g.align)
+}
+
+/// Bound 7: the runs bound of [`super::runs`] before any field is placed,
+/// on the unpinned fields (the pins only add to what they need).
+fn root_runs_bound(p: &Problem, g: &Geometry) -> u64 {
+    let (w, phase, m) = grid(g);
+    let mut bytes = vec![0; p.color_bytes.len()];
+    let mut cover = Cover::default();
+    for &f in &p.free {
+        bytes[p.color[f] as usize] += p.size[f];
+        if p.color[f] == 0 {
+            cover.change(covered_cells(p.size[f], p.align[f], w, phase), m - 1, true);
+        }
+    }
+    let colours: Vec<(u32, u64, u64)> = bytes
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|&(_, &h)| h > 0)
+        .map(|(c, &h)| (c as u32, h, 0))
+        .collect();
+    let left = Left {
+        from: 0,
+        colours: &colours,
+        cover,
+        tail: p.tail.map_or(0, |t| p.color[t]),
+    };
+    runs_bound(g, &left)
 }
 
 /// Bytes of each colour present (colour 0, the free fields, left out).
@@ -404,29 +439,41 @@ mod tests {
     /// The smallest size over every order, each field at the smallest
     /// offset (a multiple of its alignment, after the previous field) that
     /// keeps every earlier field of another colour on an earlier line at
-    /// every phase: the definition, independent of the solver.
+    /// every phase, and a flexible array member last, at or after every
+    /// field's end, its first byte on a later line than every field of
+    /// another colour: the definition, independent of the solver.
     fn brute_min(p: &Problem, g: &Geometry) -> u64 {
         let phases = phase_list(g);
-        let mut order: Vec<usize> = (0..p.n).collect();
+        let shares = |placed: &[(u64, u64, u32)], x: u64, colour: u32| {
+            placed.iter().any(|&(s, e, c)| {
+                c != 0
+                    && colour != 0
+                    && c != colour
+                    && e > s
+                    && phases
+                        .iter()
+                        .any(|&ph| (ph + e - 1) / g.line >= (ph + x) / g.line)
+            })
+        };
+        let mut order: Vec<usize> = (0..p.n).filter(|&f| p.tail != Some(f)).collect();
         let mut best = u64::MAX;
         crate::solve::test_support::permute(&mut order, 0, &mut |order| {
             let mut placed: Vec<(u64, u64, u32)> = Vec::new();
             let mut end = 0;
             for &f in order.iter() {
                 let mut x = align_up(end, p.align[f]);
-                while placed.iter().any(|&(s, e, c)| {
-                    c != 0
-                        && p.color[f] != 0
-                        && c != p.color[f]
-                        && e > s
-                        && phases
-                            .iter()
-                            .any(|&ph| (ph + e - 1) / g.line >= (ph + x) / g.line)
-                }) {
+                while p.size[f] > 0 && shares(&placed, x, p.color[f]) {
                     x += p.align[f];
                 }
                 end = x + p.size[f];
                 placed.push((x, end, p.color[f]));
+            }
+            if let Some(t) = p.tail {
+                let mut x = align_up(end, p.align[t]);
+                while shares(&placed, x, p.color[t]) {
+                    x += p.align[t];
+                }
+                end = end.max(x);
             }
             best = best.min(align_up(end, g.align));
         });
@@ -459,7 +506,13 @@ mod tests {
                     Field::new(format!("f{i}"), "t", size, align).with_access(access)
                 })
                 .collect();
-            let s = Struct::new("s", fields);
+            let mut s = Struct::new("s", fields);
+            // A third end in a flexible array member of some class.
+            if case % 3 == 0 {
+                let tail = s.fields.len() - 1;
+                s.fields[tail].size = 0;
+                s.fields[tail].ty = "u8[]".into();
+            }
             let p = Problem::new(&s, false).unwrap();
             let line = [16, 32][case % 2];
             let mut geoms = candidates(line, p.natural_align, Placement::Aligned, true);

@@ -10,7 +10,10 @@
 //!   the pins ahead of it), the geometry's bound, the pins' ends, and the
 //!   lines the remaining colours need after the cursor (up to the last
 //!   line's bytes, and summed over every phase when the phase is unknown:
-//!   the bounds 4 and 5 of [`super::bound`] on what is left);
+//!   the bounds 4 and 5 of [`super::bound`] on what is left), a flexible
+//!   array member's separation from every other colour, and the cells
+//!   what is left needs with the colour change to the array
+//!   ([`super::runs`]);
 //! - soft cost and read lines: the lines already touched by placed and
 //!   pinned fields (a line's cost only grows as fields join it);
 //! - movement: inversions among placed fields, plus every pair of a placed
@@ -36,6 +39,7 @@ use super::eval::{key_of, Evaluator, Key};
 use super::geometry::{align_up, Geometry, Phases};
 use super::place::{Cursor, Placed, Placer};
 use super::problem::Problem;
+use super::runs::{covered_cells, grid, runs_bound, Cover, Left};
 use super::Incumbent;
 use crate::cost::Cost;
 
@@ -122,6 +126,12 @@ struct Search<'a, 'p> {
     run_end: Vec<u32>,
     /// Which free fields are placed, by field index.
     placed: Vec<bool>,
+    /// Whole cells each free field covers in the geometry's grid
+    /// ([`super::runs`]), by field index, and a stretch's cells.
+    cells_of: Vec<u64>,
+    stretch: u64,
+    /// The unplaced free fields, as the runs bound sees them.
+    cover: Cover,
 }
 
 /// Run the search on every geometry (`bounds[i]` is the size bound of
@@ -145,6 +155,14 @@ pub(crate) fn branch_and_bound<'p>(
     let mut nodes = 0;
     let churn = ev.preset().goals().contains(&super::Goal::Churn);
     for (g, &bound) in geoms.iter().zip(bounds) {
+        let (w, phase, m) = grid(g);
+        let cells_of: Vec<u64> = (0..p.n)
+            .map(|f| covered_cells(p.size[f], p.align[f], w, phase))
+            .collect();
+        let mut cover = Cover::default();
+        for &f in p.free.iter().filter(|&&f| p.color[f] == 0) {
+            cover.change(cells_of[f], m - 1, true);
+        }
         let mut s = Search {
             p,
             placer: Placer::new(p, *g, false),
@@ -171,6 +189,9 @@ pub(crate) fn branch_and_bound<'p>(
             churn,
             run_end: Vec::with_capacity(p.free.len()),
             placed: vec![false; p.n],
+            cells_of,
+            stretch: m - 1,
+            cover,
         };
         for &i in &p.pinned {
             s.offset[i] = p.pin[i].unwrap_or(0);
@@ -264,6 +285,9 @@ impl<'a, 'p> Search<'a, 'p> {
             let color = self.p.color[f] as usize;
             self.taken[t] += 1;
             self.rem_color[color] -= self.p.size[f];
+            if color == 0 {
+                self.cover.change(self.cells_of[f], self.stretch, false);
+            }
             if self.churn {
                 let run = self
                     .seq
@@ -283,6 +307,9 @@ impl<'a, 'p> Search<'a, 'p> {
                 self.run_end.pop();
             }
             self.placed[f] = false;
+            if color == 0 {
+                self.cover.change(self.cells_of[f], self.stretch, true);
+            }
             self.rem_color[color] += self.p.size[f];
             self.taken[t] -= 1;
             if self.stopped {
@@ -326,7 +353,41 @@ impl<'a, 'p> Search<'a, 'p> {
                 end = end.max(self.phase_sum_bound(cur, a));
             }
         }
-        end
+        end.max(self.tail_bound(cur))
+    }
+
+    /// A flexible array member of a colour comes after every field, on a
+    /// later line (at every phase) than the last byte of every other
+    /// colour, placed or left; and the runs bound ([`super::runs`]) on
+    /// the cells what is left needs, with the colour change to the array.
+    fn tail_bound(&self, cur: &Cursor) -> u64 {
+        let g = self.placer.g;
+        let tail = self.p.tail.map_or(0, |t| self.p.color[t]);
+        let colours: Vec<(u32, u64, u64)> = self
+            .rem_color
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|&(_, &bytes)| bytes > 0)
+            .map(|(c, &bytes)| {
+                let start = cur.end.max(g.sep_start(cur.end_of_other_colors(c as u32)));
+                (c as u32, bytes, start)
+            })
+            .collect();
+        let mut end = 0;
+        if tail != 0 {
+            end = g.sep_start(cur.end_of_other_colors(tail));
+            for &(_, bytes, start) in colours.iter().filter(|&&(c, _, _)| c != tail) {
+                end = end.max(g.sep_start(start + bytes));
+            }
+        }
+        let left = Left {
+            from: cur.end,
+            colours: &colours,
+            cover: self.cover,
+            tail,
+        };
+        end.max(runs_bound(&g, &left))
     }
 
     /// The root's phase-sum bound ([`super::bound`], bound 5) on what is

@@ -36,8 +36,10 @@
 //! 1. bounds the size from below ([`bound`]): bytes, lines per colour, the
 //!    gap every colour change costs when the phase is unknown (filled by
 //!    whole free fields or padding), the lines the colours touch summed over
-//!    every phase, the last line, and the cells the colours, the gaps and
-//!    the large free fields need; a struct cut by line-aligned walls is a
+//!    every phase, the last line, the cells the colours, the gaps and
+//!    the large free fields need, and those cells with the colour change a
+//!    flexible array member forces ([`runs`], also at every node of the
+//!    exact search); a struct cut by line-aligned walls is a
 //!    row of independent parts, each solved alone: their bounds add up, and
 //!    their layouts, walls between, seed the search ([`walls`]); a
 //!    `CACHELINE_PADDING()` is no wall (members cross it as the tree
@@ -103,6 +105,7 @@ mod improve;
 mod lines;
 mod place;
 mod problem;
+mod runs;
 mod unbroken;
 mod walls;
 

@@ -142,7 +142,10 @@ fn seed_every_preset_keeps_the_size() {
 // every field (pinned ones included), each field placed at the earliest
 // offset its alignment, its pin and the fields before it allow, checking the
 // hard rule phase by phase; every struct alignment from the natural one up
-// to the line in aligned mode. It shares no code with the solver.
+// to the line in aligned mode. A flexible array member comes last, at or
+// after every field's end, its first element (one byte for the rule) on a
+// later line than every field of a conflicting class. It shares no code
+// with the solver.
 
 /// Do `a` and `b` fall under the hard rule (with `separate_soft`, lockless
 /// next to locked too)?
@@ -168,6 +171,8 @@ struct Exhaustive<'a> {
     used: Vec<bool>,
     best: Option<u64>,
     align: u64,
+    /// The flexible array member, if the struct ends in one.
+    tail: Option<usize>,
 }
 
 impl Exhaustive<'_> {
@@ -175,7 +180,7 @@ impl Exhaustive<'_> {
     fn earliest(&self, i: usize, from: u64) -> Option<u64> {
         let f = &self.s.fields[i];
         let mut x = from.div_ceil(f.align) * f.align;
-        if f.size > 0 {
+        if f.size > 0 || self.tail == Some(i) {
             for &(j, o) in &self.placed {
                 let g = &self.s.fields[j];
                 if g.size == 0 || !must_not_share(&f.access, &g.access, self.separate_soft) {
@@ -210,7 +215,7 @@ impl Exhaustive<'_> {
             }
         }
         for i in 0..n {
-            if self.used[i] {
+            if self.used[i] || (self.tail == Some(i) && self.placed.len() + 1 < n) {
                 continue;
             }
             let Some(x) = self.earliest(i, end) else {
@@ -279,6 +284,9 @@ fn exhaustive_min_churn(s: &Struct, line: u64, placement: Placement, cap: u64) -
                 used: vec![false; s.fields.len()],
                 best: None,
                 align,
+                // Orders are taken whole here: structs without a
+                // flexible array member only.
+                tail: None,
             };
             let mut end = 0;
             let mut ok = true;
@@ -335,6 +343,7 @@ fn exhaustive_min_size(
             used: vec![false; s.fields.len()],
             best,
             align,
+            tail: s.flexible_tail(),
         };
         e.dfs(0, s.fields.iter().map(|f| f.size).sum());
         best = e.best;
@@ -540,6 +549,63 @@ proptest! {
         prop_assert!(sol.optimal, "{:?}", sol);
         prop_assert_eq!(sol.cost.churn, fewest, "{:?}", sol);
         prop_assert_eq!(sol.churn_bound, fewest);
+    }
+}
+
+/// Up to 6 members (none pinned) and a flexible array member of any class
+/// and alignment after them, aligned mode or one phase.
+fn tail_case() -> impl Strategy<Value = (Struct, SolveOptions)> {
+    let fields = prop::collection::vec(field(), 1..=6);
+    let tail_align = prop_oneof![Just(1u64), Just(4), Just(8), Just(16), Just(32)];
+    let line = prop_oneof![Just(64u64), Just(128)];
+    (fields, tail_align, access(), line, any::<bool>(), 0u64..512).prop_map(
+        |(spec, tail_align, tail_access, line, aligned, raw_offset)| {
+            let spec: Vec<_> = spec
+                .into_iter()
+                .map(|(s, a, c, _)| (s, a, c, false))
+                .collect();
+            let mut fields = build_struct(&spec).fields;
+            let end = fields
+                .iter()
+                .map(|f| f.original_offset.unwrap() + f.size)
+                .max()
+                .unwrap_or(0);
+            let mut tail = Field::new("data", "u8[]", 0, tail_align).with_access(tail_access);
+            tail.original_offset = Some(end.next_multiple_of(tail_align));
+            fields.push(tail);
+            let s = Struct::new("s", fields);
+            let natural = s.natural_align();
+            let placement = if aligned {
+                Placement::Aligned
+            } else {
+                Placement::Offset(raw_offset / natural * natural)
+            };
+            let opts = SolveOptions {
+                line,
+                placement,
+                time_limit: Duration::from_secs(30),
+                ..SolveOptions::default()
+            };
+            (s, opts)
+        },
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(800, 150), ..ProptestConfig::default() })]
+
+    /// A flexible array member's class holds from its offset on: the size
+    /// found is the exhaustive minimum (which places the array last, its
+    /// first element on a line clear of every conflicting member), and no
+    /// bound passes it.
+    #[test]
+    fn flexible_tails_match_exhaustive_search((s, opts) in tail_case()) {
+        let size = exhaustive_min_size(&s, opts.line, opts.placement, false).unwrap();
+        let sol = solve(&s, &opts).unwrap();
+        check_solution(&s, &opts, &sol)?;
+        prop_assert!(sol.lower_bound <= size, "bound {} > {}", sol.lower_bound, size);
+        prop_assert_eq!(sol.layout.size, size, "{:?}", sol);
+        prop_assert!(sol.optimal, "small structs are searched exactly: {:?}", sol);
     }
 }
 

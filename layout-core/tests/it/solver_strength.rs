@@ -629,6 +629,53 @@ fn a_large_free_field_covers_cells_no_colour_may_use() {
     assert_eq!(proven_size(&s, 64, Placement::Aligned), 368);
 }
 
+/// Aligned mode on 64-byte lines, 15 members with 32-byte-aligned arrays
+/// and a read-mostly flexible array member after them; 447 bytes of
+/// members, 4 of them lockless. At alignment 32 the array's colour closes
+/// the struct: lockless bytes after any read-mostly one sit between two
+/// stretches without colour, and the 96-byte cold member, which covers
+/// three 32-byte cells, fills one of them at most, so every such order is
+/// 512 bytes or more. The optimum (an independent CP-SAT model: 480 at
+/// alignment 32) puts the lockless members first, the cold ones in the gap,
+/// and the read-mostly ones after. Before the exact search counted the
+/// array's colour change it spent its nodes on read-mostly prefixes and
+/// stopped at 512.
+#[test]
+fn a_flexible_array_of_a_colour_closes_the_struct_with_a_colour_change() {
+    let mut s = coloured(&[
+        (16, 16, 1),
+        (8, 8, 0),
+        (8, 8, 1),
+        (4, 4, 0),
+        (96, 32, 1),
+        (96, 32, 1),
+        (32, 8, 1),
+        (1, 1, 1),
+        (96, 32, 0),
+        (64, 32, 1),
+        (2, 2, 2),
+        (6, 2, 1),
+        (2, 2, 2),
+        (16, 16, 1),
+        (0, 8, 1),
+    ]);
+    let tail = s.fields.len() - 1;
+    s.fields[tail].ty = "u8[]".into();
+    assert_eq!(s.flexible_tail(), Some(tail));
+    let opts = SolveOptions {
+        line: 64,
+        placement: Placement::Aligned,
+        ..SolveOptions::default()
+    };
+    let sol = solve(&s, &opts).unwrap();
+    let layout = sol.layout.layout();
+    assert!(verify(&s, layout).is_ok());
+    assert_eq!((layout.size, layout.align), (480, 32));
+    assert_eq!(sol.lower_bound, 480, "the size is not proven");
+    assert!(sol.optimal, "{sol:?}");
+    assert!(!sol.stopped_by_time);
+}
+
 /// Flags and big arrays cut by a line-aligned wall (a zero-size member
 /// aligned to the line, which no member crosses): 1152 bytes, the optimum
 /// of an independent CP-SAT model. The parts on either side of the wall are
