@@ -56,9 +56,27 @@ impl fmt::Display for Diagnostic {
             }
             write!(f, ": ")?;
         }
-        write!(f, "error: {}", self.message)?;
+        write!(f, "error: {}", OneLine(&self.message))?;
         if let Some(h) = &self.help {
-            write!(f, "; help: {h}")?;
+            write!(f, "; help: {}", OneLine(h))?;
+        }
+        Ok(())
+    }
+}
+
+/// A message as one line: a control character other than a tab (a newline
+/// or an escape in a name that came from the input) is written escaped, as
+/// `\n`.
+struct OneLine<'a>(&'a str);
+
+impl fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() && c != '\t' {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
         }
         Ok(())
     }
@@ -73,4 +91,18 @@ pub fn line_col(text: &str, byte: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let col = byte - before.rfind('\n').map(|p| p + 1).unwrap_or(0) + 1;
     (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_with_a_newline_from_the_input_stays_on_one_line() {
+        let d = Diagnostic::new("struct arrays: member `counters\nint` ends past it")
+            .help("check the\x1b[2J input");
+        let text = d.to_string();
+        assert!(!text.contains('\n') && !text.contains('\x1b'), "{text}");
+        assert!(text.contains("`counters\\nint`"), "{text}");
+    }
 }
