@@ -21,6 +21,23 @@ pub struct StructSource {
     pub members: Vec<MemberSource>,
 }
 
+#[cfg(test)]
+impl StructSource {
+    /// A test's struct: the first `struct` to the last `}` of `text`, with
+    /// no member ranges.
+    pub(crate) fn of_text(path: &str, text: &str) -> StructSource {
+        let open = text.find('{').unwrap();
+        let close = text.rfind('}').unwrap();
+        StructSource {
+            path: path.into(),
+            text: text.to_string(),
+            definition: text.find("struct").unwrap()..close + 1,
+            body: open + 1..close,
+            members: Vec::new(),
+        }
+    }
+}
+
 /// One member declaration inside a struct body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemberSource {

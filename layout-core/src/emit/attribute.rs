@@ -338,15 +338,7 @@ mod tests {
     use super::*;
 
     fn source(text: &str) -> StructSource {
-        let open = text.find('{').unwrap();
-        let close = text.rfind('}').unwrap();
-        StructSource {
-            path: "s.h".into(),
-            text: text.into(),
-            definition: text.find("struct").unwrap()..close + 1,
-            body: open + 1..close,
-            members: Vec::new(),
-        }
+        StructSource::of_text("s.h", text)
     }
 
     fn aligned(text: &str, align: u64, kernel: bool) -> String {

@@ -63,15 +63,7 @@ mod tests {
     use crate::source::StructSource;
 
     fn source(text: &str) -> StructSource {
-        let open = text.find('{').unwrap();
-        let close = text.rfind('}').unwrap();
-        StructSource {
-            path: "include/linux/s.h".into(),
-            text: text.to_string(),
-            definition: text.find("struct").unwrap()..close + 1,
-            body: open + 1..close,
-            members: Vec::new(),
-        }
+        StructSource::of_text("include/linux/s.h", text)
     }
 
     #[test]
