@@ -163,7 +163,9 @@ struct Stats {
 
 fn round(line: u64, style: CStyle, seed: u64, stats: &mut Stats) {
     let mut rng = Lcg(seed);
-    let dir = scratch_dir(&format!("line{line}-{style}"));
+    // Two tests run a round of the same line size and style at once: the
+    // seed keeps their directories apart.
+    let dir = scratch_dir(&format!("line{line}-{style}-{seed:x}"));
     // The prelude stands for it.
     std::fs::create_dir_all(dir.join("linux")).unwrap();
     std::fs::write(dir.join("linux/cache.h"), "").unwrap();
