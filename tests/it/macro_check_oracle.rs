@@ -38,7 +38,7 @@ fn layout_strategy() -> impl Strategy<Value = (Vec<FieldSpec>, u32, usize)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(crate::sweep::cases(2000, 400)))]
+    #![proptest_config(crate::sweep::proptest_config(2000, 400))]
     #[test]
     fn const_check_agrees_with_verify((fields, extra_align, line) in layout_strategy()) {
         let mut facts = Vec::new();
@@ -118,7 +118,7 @@ fn sweep_strategy() -> impl Strategy<Value = SweepCase> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(crate::sweep::cases(3000, 500)))]
+    #![proptest_config(crate::sweep::proptest_config(3000, 500))]
     /// The sweep the generated checks run decides exactly what the reference
     /// (every pair at every phase) decides, in any declaration order, and
     /// gives the same message.

@@ -789,7 +789,7 @@ CONFIG_EXTRA = 1\n";
 proptest! {
     // Each case runs the binary twice (show, propose): 128 cases take about
     // 15 s in a debug build.
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(128, 32), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::support::sweep::proptest_config(128, 32))]
 
     #[test]
     fn fuzz_access_toml_gives_a_layout_or_one_line(
@@ -863,7 +863,7 @@ proptest! {
     // Each case runs the binary three times: 64 cases take about 10 s in a
     // debug build. The library-level targets (layout-core/tests/it/fuzz_btf_dwarf.rs)
     // run many more.
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(64, 16), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::support::sweep::proptest_config(64, 16))]
 
     #[test]
     fn fuzz_btf_through_the_command_line(

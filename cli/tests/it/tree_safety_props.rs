@@ -122,11 +122,7 @@ fn gcc_ok(dir: &std::path::Path) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: sweep::cases(64, 6),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(sweep::proptest_config(64, 6))]
 
     #[test]
     fn a_proposal_never_breaks_the_users_the_pass_found(c in case()) {

@@ -447,7 +447,7 @@ fn check_dwarf(bytes: &[u8]) {
 // ------------------------------------------------------------ fuzz targets
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(600, 150), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::support::sweep::proptest_config(600, 150))]
 
     /// gcc's BTF of the fixture, mutated anywhere (the header included).
     #[test]
@@ -466,7 +466,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(500, 120), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(crate::support::sweep::proptest_config(500, 120))]
 
     /// gcc's DWARF 5 and 4 of the fixture, mutated in .debug_info and
     /// .debug_abbrev (mutations elsewhere mostly break the ELF container).

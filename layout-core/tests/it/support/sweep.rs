@@ -44,3 +44,21 @@ pub fn describe(every: usize) -> String {
         format!("a fixed sample, every {every}th (CACHELAYOUT_SWEEPS=full for all)")
     }
 }
+
+/// A property test's configuration: [`cases`]`(whole, sampled)` cases drawn
+/// from a fixed seed, so that every run (CI's included) tries the same
+/// cases and a failure is reproduced by running the test again;
+/// `PROPTEST_RNG_SEED=N` draws others, to explore. No failure is written
+/// into the source tree (a failing case is printed, with its seed).
+pub fn proptest_config(whole: u32, sampled: u32) -> proptest::test_runner::Config {
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0xcac4_e11e);
+    proptest::test_runner::Config {
+        cases: cases(whole, sampled),
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+        ..proptest::test_runner::Config::default()
+    }
+}
