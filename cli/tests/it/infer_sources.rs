@@ -1199,6 +1199,48 @@ fn guards_and_must_hold_hold_their_lock() {
 }
 
 #[test]
+fn lock_wrappers_by_their_bodies() {
+    // fixtures/infer/wrappers.c: no --lock-wrapper. A function that takes
+    // the lock of the object it returns, one that takes the lock its
+    // parameter points to, one that releases a lock it did not take; a
+    // function out of sight whose result's lock is released later (it
+    // took it); one that drops and retakes its caller's lock (no effect).
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "wrappers.c",
+            "--cc",
+            "gcc -I.",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let locks = |m: &str, line: u64| site(&j, m, line)["locks"].clone();
+    assert_eq!(locks("nr_items", 31), serde_json::json!(["lock"]));
+    assert_eq!(locks("misc", 33), serde_json::json!([]));
+    assert_eq!(locks("created", 39), serde_json::json!(["lock"]));
+    assert_eq!(locks("failcnt", 48), serde_json::json!(["lock"]));
+    assert_eq!(locks("limit", 50), serde_json::json!([]));
+    assert_eq!(locks("flags", 63), serde_json::json!([]));
+    for (m, class) in [
+        ("nr_items", "locked_write.lock"),
+        ("created", "locked_write.lock"),
+        ("failcnt", "locked_write.lock"),
+        ("misc", "lockless_atomic"),
+        ("flags", "lockless_atomic"),
+    ] {
+        assert_eq!(classes(&j)[m], class, "{m}");
+    }
+}
+
+#[test]
 fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
     // fixtures/infer/reach.c: a callback run under the lock of the function
     // it is handed to (through a second that passes it on); a slow path the

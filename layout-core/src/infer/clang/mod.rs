@@ -16,6 +16,7 @@ mod ffi;
 pub mod flags;
 pub mod includes;
 pub mod isolate;
+mod lock_effects;
 mod locks;
 mod reach;
 pub mod record;

@@ -5,11 +5,12 @@
 //! whether it sits on an `unlikely()` branch; and every function's callees.
 
 use super::ffi::{Cursor, Place, Unit};
+use super::lock_effects::{self, Assigned, Effect, FnLocks, LockRef, Return};
 use super::locks;
 use super::site_kind;
 use crate::infer::sites::Kind;
 use clang_sys::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An access found in the sources.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -159,7 +160,20 @@ pub struct Walker<'u, 'i> {
     /// expressions, and the first place it went past [`MAX_NESTING`].
     nesting: usize,
     pub too_deep: Option<(Place, String)>,
+    /// What calling a function of the unit does to locks, read from its
+    /// body ([`lock_effects`]) or learned from a caller.
+    effects: HashMap<String, Effect>,
+    /// The lock bookkeeping of the function being walked.
+    fl: FnLocks,
+    /// How many bodies are being read for their effect only (nothing
+    /// recorded), and which.
+    summarising: u32,
+    in_progress: BTreeSet<String>,
 }
+
+/// The most bodies read for their lock effect, one inside another (a
+/// wrapper that calls a wrapper ...), before a call's effect is taken as none.
+const MAX_SUMMARY_DEPTH: u32 = 8;
 
 /// The deepest nesting of statements and expressions walked (parentheses,
 /// operators, `if`s, blocks): deeper, the unit is an error naming the
@@ -198,6 +212,10 @@ impl<'u, 'i> Walker<'u, 'i> {
             stack: Vec::new(),
             nesting: 0,
             too_deep: None,
+            effects: HashMap::new(),
+            fl: FnLocks::default(),
+            summarising: 0,
+            in_progress: BTreeSet::new(),
         }
     }
 
@@ -261,14 +279,7 @@ impl<'u, 'i> Walker<'u, 'i> {
     fn function(&mut self, f: Cursor) {
         self.function = f.spelling();
         self.calls.entry(self.function.clone()).or_default();
-        self.held.clear();
-        self.guards.clear();
-        self.depth = 0;
-        self.loops = 0;
-        self.conds = 0;
-        self.cold = None;
-        self.stack.clear();
-        self.nesting = 0;
+        self.reset_function_state();
         if self.too_deep.is_some() {
             return;
         }
@@ -278,21 +289,56 @@ impl<'u, 'i> Walker<'u, 'i> {
         if !f.is_internal() {
             self.external.insert(self.function.clone());
         }
-        let Some(body) = f
-            .children()
-            .into_iter()
-            .find(|c| c.kind() == CXCursor_CompoundStmt)
-        else {
+        let Some((body, header)) = self.body_and_header(f) else {
             return;
         };
-        // The header's annotations: __init and friends, __must_hold(lock).
-        let header = f.tokens_until(self.unit, body);
         if header
             .iter()
             .any(|t| matches!(t.as_str(), "__init" | "__meminit" | "__exit" | "__cold"))
         {
             self.cold_marked.insert(self.function.clone());
         }
+        let effect = self.walk_body(f, body, &header);
+        // A body read earlier for its effect (a call before the
+        // definition), or an effect a caller taught, is kept.
+        let e = self.effects.entry(self.function.clone()).or_default();
+        for a in effect.acquires {
+            if !e.acquires.contains(&a) {
+                e.acquires.push(a);
+            }
+        }
+        for r in effect.releases {
+            if !e.releases.contains(&r) {
+                e.releases.push(r);
+            }
+        }
+    }
+
+    fn reset_function_state(&mut self) {
+        self.held.clear();
+        self.guards.clear();
+        self.depth = 0;
+        self.loops = 0;
+        self.conds = 0;
+        self.cold = None;
+        self.stack.clear();
+        self.nesting = 0;
+    }
+
+    /// A function definition's body and the tokens of its header (its
+    /// annotations: `__init` and friends, `__must_hold(lock)`).
+    fn body_and_header(&self, f: Cursor) -> Option<(Cursor, Vec<String>)> {
+        let body = f
+            .children()
+            .into_iter()
+            .find(|c| c.kind() == CXCursor_CompoundStmt)?;
+        let header = f.tokens_until(self.unit, body);
+        Some((body, header))
+    }
+
+    /// Walks a function's body from a reset state: its effect on its
+    /// callers' locks ([`lock_effects`]).
+    fn walk_body(&mut self, f: Cursor, body: Cursor, header: &[String]) -> Effect {
         for (i, t) in header.iter().enumerate() {
             if t == "__must_hold" {
                 if let Some(l) = lock_from_tokens(&header[i..]) {
@@ -300,7 +346,204 @@ impl<'u, 'i> Walker<'u, 'i> {
                 }
             }
         }
-        self.walk(body);
+        let params: Vec<String> = f
+            .children()
+            .into_iter()
+            .filter(|c| c.kind() == CXCursor_ParmDecl)
+            .map(|c| c.spelling())
+            .collect();
+        self.fl = FnLocks::new(params, self.held.clone());
+        if !self.walk(body) {
+            self.record_return(None);
+        }
+        self.fl.effect()
+    }
+
+    /// The effect of calling `name` (declared by `decl`): known, or read
+    /// now from its body when the unit defines it and it was not walked
+    /// yet (nothing is recorded from that reading).
+    fn effect_of(&mut self, name: &str, decl: Option<Cursor>) -> Option<Effect> {
+        if let Some(e) = self.effects.get(name) {
+            return Some(e.clone());
+        }
+        if self.summarising >= MAX_SUMMARY_DEPTH || self.in_progress.contains(name) {
+            return None;
+        }
+        let def = decl?.definition()?;
+        let (body, header) = self.body_and_header(def)?;
+        let saved = (
+            std::mem::replace(&mut self.function, name.to_string()),
+            std::mem::take(&mut self.held),
+            std::mem::take(&mut self.guards),
+            self.depth,
+            self.loops,
+            self.conds,
+            self.cold.take(),
+            std::mem::take(&mut self.stack),
+            self.nesting,
+            std::mem::take(&mut self.fl),
+        );
+        self.reset_function_state();
+        self.summarising += 1;
+        self.in_progress.insert(name.to_string());
+        let effect = self.walk_body(def, body, &header);
+        self.in_progress.remove(name);
+        self.summarising -= 1;
+        (
+            self.function,
+            self.held,
+            self.guards,
+            self.depth,
+            self.loops,
+            self.conds,
+            self.cold,
+            self.stack,
+            self.nesting,
+            self.fl,
+        ) = saved;
+        self.effects.insert(name.to_string(), effect.clone());
+        Some(effect)
+    }
+
+    /// The locks held where the function returns (`var`: what it returns),
+    /// those a `guard()` releases on the way out aside.
+    fn record_return(&mut self, var: Option<String>) {
+        let held = self
+            .held
+            .iter()
+            .filter(|h| !self.guards.iter().any(|(_, g)| g == *h))
+            .cloned()
+            .collect();
+        self.fl.returns.push(Return {
+            held,
+            var,
+            cold: self.cold.is_some(),
+        });
+    }
+
+    /// The locks held here, for a record (the marks of locks released
+    /// unheld left out).
+    fn held_now(&self) -> Vec<String> {
+        self.held
+            .iter()
+            .filter(|h| !lock_effects::is_mark(h))
+            .cloned()
+            .collect()
+    }
+
+    /// Where the walk's records stand (see [`Assigned`]).
+    fn marks(&self) -> [usize; 5] {
+        [
+            self.sites.len(),
+            self.call_sites.len(),
+            self.indirect.len(),
+            self.callbacks.len(),
+            self.member_calls.len(),
+        ]
+    }
+
+    /// Adds `lock` to everything recorded since `marks`.
+    fn held_since(&mut self, marks: [usize; 5], lock: &str) {
+        let add = |locks: &mut Vec<String>| {
+            if !locks.iter().any(|l| l == lock) {
+                locks.push(lock.to_string());
+                locks.sort();
+            }
+        };
+        for (_, s) in self.sites.iter_mut().skip(marks[0]) {
+            add(&mut s.locks);
+        }
+        for (_, _, l) in self.call_sites.iter_mut().skip(marks[1]) {
+            add(l);
+        }
+        for (_, l) in self.indirect.iter_mut().skip(marks[2]) {
+            add(l);
+        }
+        for c in self.callbacks.iter_mut().skip(marks[3]) {
+            add(&mut c.locks);
+        }
+        for m in self.member_calls.iter_mut().skip(marks[4]) {
+            add(&mut m.locks);
+        }
+    }
+
+    /// Takes `lock`, on the object of the variable `base` (empty: a
+    /// wrapper's call took it).
+    fn take_lock(&mut self, lock: String, base: String) {
+        if !self.held.contains(&lock) {
+            self.fl.bases.insert(lock.clone(), base);
+            self.held.push(lock);
+        }
+    }
+
+    /// Releases `lock` (None: the last one taken), on the object of the
+    /// variable `object`. A lock not held here was held by the caller (a
+    /// mark for the function's effect), or by a call that returned the
+    /// object: that call took it, and what was recorded since held it.
+    fn release_lock(&mut self, lock: Option<String>, object: Option<String>) {
+        let Some(l) = lock else {
+            if let Some(i) = self.held.iter().rposition(|h| !lock_effects::is_mark(h)) {
+                self.held.remove(i);
+            }
+            return;
+        };
+        if self.held.contains(&l) {
+            self.held.retain(|h| *h != l);
+            return;
+        }
+        let source = object.and_then(|o| {
+            self.fl
+                .assigned
+                .iter()
+                .rev()
+                .find(|a| a.var == o)
+                .map(|a| (a.callee.clone(), a.marks))
+        });
+        match source {
+            Some((callee, marks)) => {
+                let e = self.effects.entry(callee).or_default();
+                let named = LockRef::Named(l.clone());
+                if !e.acquires.contains(&named) {
+                    e.acquires.push(named);
+                }
+                if self.summarising == 0 {
+                    self.held_since(marks, &l);
+                }
+            }
+            None => {
+                let mark = lock_effects::released_mark(&l);
+                if !self.held.contains(&mark) {
+                    self.held.push(mark);
+                }
+            }
+        }
+    }
+
+    /// A call whose pointer result a variable keeps (`v = f(...)`,
+    /// `struct lruvec *v = f(...)`): the variable.
+    fn assigned_var(&self, call: Cursor) -> Option<String> {
+        if !call.type_is_pointer() {
+            return None;
+        }
+        let parent = self.stack.iter().rev().find(|a| {
+            !matches!(
+                a.kind(),
+                CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr
+            )
+        })?;
+        match parent.kind() {
+            CXCursor_VarDecl => Some(parent.spelling()),
+            // `=` (a comparison's type is an int; pointer + pointer is no C).
+            CXCursor_BinaryOperator if parent.type_is_pointer() => {
+                let lhs = through_parens(*parent.children().first()?)?;
+                let var = lhs.kind() == CXCursor_DeclRefExpr
+                    && lhs
+                        .referenced()
+                        .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+                var.then(|| lhs.spelling())
+            }
+            _ => None,
+        }
     }
 
     /// Walks a statement or expression; true when it ends its block
@@ -379,10 +622,13 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.conds -= 1;
                 false
             }
-            CXCursor_ReturnStmt
-            | CXCursor_GotoStmt
-            | CXCursor_BreakStmt
-            | CXCursor_ContinueStmt => {
+            CXCursor_ReturnStmt => {
+                self.children(c);
+                let var = c.children().first().and_then(|e| first_variable(*e));
+                self.record_return(var);
+                true
+            }
+            CXCursor_GotoStmt | CXCursor_BreakStmt | CXCursor_ContinueStmt => {
                 self.children(c);
                 true
             }
@@ -425,6 +671,9 @@ impl<'u, 'i> Walker<'u, 'i> {
             })
             .and_then(|m| m.lock.clone());
         if let Some(l) = lock {
+            if !self.fl.asserted.contains(&l) {
+                self.fl.asserted.push(l.clone());
+            }
             if !self.held.contains(&l) {
                 self.held.push(l);
             }
@@ -542,12 +791,11 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn call(&mut self, c: Cursor) {
         let name = c.spelling();
-        let direct = c
-            .referenced()
-            .is_some_and(|d| d.kind() == CXCursor_FunctionDecl);
-        if !direct {
-            self.indirect
-                .push((self.function.clone(), self.held.clone()));
+        let decl = c.referenced().filter(|d| d.kind() == CXCursor_FunctionDecl);
+        let direct = decl.is_some();
+        let record = self.summarising == 0;
+        if !direct && record {
+            self.indirect.push((self.function.clone(), self.held_now()));
             // `icsk->icsk_ca_ops->cong_avoid(...)`: a call through an ops member.
             let member = c
                 .children()
@@ -564,11 +812,11 @@ impl<'u, 'i> Walker<'u, 'i> {
                     caller: self.function.clone(),
                     record,
                     member: m.spelling(),
-                    locks: self.held.clone(),
+                    locks: self.held_now(),
                     cold: self.cold.is_some(),
                 });
             }
-        } else {
+        } else if record {
             // Functions handed over as pointers, run by the callee.
             for arg in c.children().into_iter().skip(1) {
                 for handed in handed_functions(arg) {
@@ -576,7 +824,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                         caller: self.function.clone(),
                         callee: name.clone(),
                         handed,
-                        locks: self.held.clone(),
+                        locks: self.held_now(),
                         cold: self.cold.is_some(),
                     });
                 }
@@ -585,7 +833,9 @@ impl<'u, 'i> Walker<'u, 'i> {
         if name.is_empty() {
             return;
         }
-        if self.cold.is_some() {
+        if !record {
+            // Only the locks.
+        } else if self.cold.is_some() {
             self.cold_calls
                 .entry(self.function.clone())
                 .or_default()
@@ -598,12 +848,17 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.call_conds
                 .push((self.function.clone(), name.clone(), self.conds));
         }
-        self.call_sites
-            .push((self.function.clone(), name.clone(), self.held.clone()));
+        if record {
+            self.call_sites
+                .push((self.function.clone(), name.clone(), self.held_now()));
+        }
         let args = c.children();
         let first = args.get(1).copied();
         if let Some(l) = locks::asserts_by_call(&name) {
             // sock_owned_by_me(sk): the lock is held from here on.
+            if !self.fl.asserted.iter().any(|h| h == l) {
+                self.fl.asserted.push(l.to_string());
+            }
             if !self.held.iter().any(|h| h == l) {
                 self.held.push(l.to_string());
             }
@@ -621,19 +876,47 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .map(str::to_string)
                 .or_else(|| first.and_then(lock_name))
                 .unwrap_or_else(|| name.clone());
-            if !self.held.contains(&l) {
-                self.held.push(l);
-            }
+            let base = first.and_then(first_variable).unwrap_or_else(|| "?".into());
+            self.take_lock(l, base);
         } else if let Some(named) = locks::releases(&name, self.wrappers) {
-            match named
+            let l = named
                 .map(str::to_string)
-                .or_else(|| first.and_then(lock_name))
-            {
-                Some(l) => self.held.retain(|h| *h != l),
-                None => {
-                    self.held.pop();
+                .or_else(|| first.and_then(lock_name));
+            self.release_lock(l, first.and_then(first_variable));
+        } else if let Some(e) = direct.then(|| self.effect_of(&name, decl)).flatten() {
+            // A wrapper by its body: released first, then taken.
+            let arg_lock = |r: &LockRef| -> Option<(String, Option<String>)> {
+                match r {
+                    LockRef::Param(i) => {
+                        let a = args.get(i + 1).copied()?;
+                        Some((lock_name(a)?, first_variable(a)))
+                    }
+                    LockRef::Named(n) => Some((
+                        n.clone(),
+                        args.iter().skip(1).find_map(|a| first_variable(*a)),
+                    )),
+                }
+            };
+            for r in &e.releases {
+                if let Some((l, object)) = arg_lock(r) {
+                    self.release_lock(Some(l), object);
                 }
             }
+            for r in &e.acquires {
+                if let Some((l, _)) = arg_lock(r) {
+                    self.take_lock(l, String::new());
+                }
+            }
+        }
+        // The call's result kept in a variable: if the function releases
+        // a lock on it later without taking it, this call took it.
+        if let Some(var) = self.assigned_var(c) {
+            let marks = self.marks();
+            self.fl.assigned.push(Assigned {
+                var,
+                callee: name,
+                marks,
+            });
         }
     }
 
@@ -653,6 +936,9 @@ impl<'u, 'i> Walker<'u, 'i> {
     }
 
     fn member(&mut self, c: Cursor) {
+        if self.summarising > 0 {
+            return;
+        }
         let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
             return;
         };
@@ -675,7 +961,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         };
         let p = c.place();
         let (kind, how) = self.macro_form(&p, kind, how);
-        let mut held = self.held.clone();
+        let mut held = self.held_now();
         // A lock word handed to any function (`compact_unlock_should_abort(&zone->lock, ...)`)
         // is operated by that function as a lock.
         let lock_word = kind.writes() && is_lock_type(&field.type_name());
