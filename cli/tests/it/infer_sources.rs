@@ -1222,6 +1222,39 @@ fn lock_wrappers_by_their_bodies() {
 }
 
 #[test]
+fn accesses_through_a_cast_are_the_containers() {
+    // fixtures/infer/casts.c: `b` cast to a `struct conn *` (by a
+    // function whose body returns its parameter cast, or by
+    // container_of()) points into a conn: `b->state` and
+    // `mid_of(b)->mid_flags` are accesses of conn.m, which embeds both
+    // structs; in a function that never casts `b` to a conn they are not.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer", "casts.h", "--struct", "conn", "--source", "casts.c", "--cc", "gcc -I.",
+            "--format", "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(site(&j, "m", 12)["member"], "m.b.state");
+    assert_eq!(site(&j, "m", 12)["kind"], "write");
+    assert_eq!(site(&j, "m", 13)["member"], "m.mid_flags");
+    assert_eq!(site(&j, "m", 21)["member"], "m.b.refs");
+    let m = member(&j, "m");
+    assert!(
+        m["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["function"] != "base_only"),
+        "{m}"
+    );
+    assert_eq!(classes(&j)["m"], "lockless_atomic");
+    assert_eq!(classes(&j)["other"], "cold");
+}
+
+#[test]
 fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
     // fixtures/infer/reach.c: a callback run under the lock of the function
     // it is handed to (through a second that passes it on); a slow path the

@@ -169,6 +169,19 @@ pub struct Walker<'u, 'i> {
     /// recorded), and which.
     summarising: u32,
     in_progress: BTreeSet<String>,
+    /// The variables of the function being walked that point into a
+    /// struct of `targets` (`sk`, cast to a `struct tcp_sock *`), with its
+    /// index: accesses through them (`sk->sk_rx_dst`,
+    /// `inet_csk(sk)->icsk_ack`) are accesses of the struct's members.
+    tvars: Vec<(String, usize)>,
+    /// The definitions of the structs of `targets`, where a cast to one is seen.
+    target_defs: Vec<Option<Cursor>>,
+    /// Per function name: whether its body returns its parameter cast to
+    /// another struct pointer (`inet_csk()`).
+    cast_fns: HashMap<String, bool>,
+    /// Per (target, struct): where the struct sits in the target, by value,
+    /// when it sits there once (bit offset, member path).
+    embeds: HashMap<(usize, String), Option<(i64, String)>>,
 }
 
 /// The most bodies read for their lock effect, one inside another (a
@@ -216,6 +229,10 @@ impl<'u, 'i> Walker<'u, 'i> {
             fl: FnLocks::default(),
             summarising: 0,
             in_progress: BTreeSet::new(),
+            tvars: Vec::new(),
+            target_defs: vec![None; targets.len()],
+            cast_fns: HashMap::new(),
+            embeds: HashMap::new(),
         }
     }
 
@@ -315,6 +332,7 @@ impl<'u, 'i> Walker<'u, 'i> {
     }
 
     fn reset_function_state(&mut self) {
+        self.tvars.clear();
         self.held.clear();
         self.guards.clear();
         self.depth = 0;
@@ -382,6 +400,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             std::mem::take(&mut self.stack),
             self.nesting,
             std::mem::take(&mut self.fl),
+            std::mem::take(&mut self.tvars),
         );
         self.reset_function_state();
         self.summarising += 1;
@@ -400,6 +419,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.stack,
             self.nesting,
             self.fl,
+            self.tvars,
         ) = saved;
         self.effects.insert(name.to_string(), effect.clone());
         Some(effect)
@@ -638,8 +658,14 @@ impl<'u, 'i> Walker<'u, 'i> {
                 false
             }
             CXCursor_CallExpr => {
+                self.note_target_cast(c);
                 self.children(c);
                 self.call(c);
+                false
+            }
+            CXCursor_CStyleCastExpr | CXCursor_StmtExpr => {
+                self.note_target_cast(c);
+                self.children(c);
                 false
             }
             _ => {
@@ -942,14 +968,177 @@ impl<'u, 'i> Walker<'u, 'i> {
         let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
             return;
         };
-        let Some((record, target)) = self.target_record(field) else {
+        let direct = self.target_record(field);
+        if let Some((record, target)) = direct {
+            self.saw_struct[target] = true;
+            if let Some(bits) = record.member_bit_offset(&field.spelling()) {
+                self.record_member(c, field, target, bits, None);
+            }
+        }
+        if !self.tvars.is_empty() {
+            self.embedded_member(c, field, direct.map(|(_, t)| t));
+        }
+    }
+
+    /// An access of a member of a struct that a target embeds, through a
+    /// variable that points into the target (`sk->sk_rx_dst` and
+    /// `inet_csk(sk)->icsk_ack` where `sk` is cast to a `struct tcp_sock
+    /// *`): an access of the target's member that holds it.
+    fn embedded_member(&mut self, c: Cursor, field: Cursor, direct: Option<usize>) {
+        let Some(var) = c.children().first().and_then(|b| self.object_variable(*b)) else {
             return;
         };
-        self.saw_struct[target] = true;
+        let Some(record) = named_record(field) else {
+            return;
+        };
+        let rname = record.spelling();
+        let targets: Vec<usize> = self
+            .tvars
+            .iter()
+            .filter(|(v, t)| *v == var && Some(*t) != direct && self.targets[*t] != rname)
+            .map(|(_, t)| *t)
+            .collect();
+        for t in targets {
+            let Some((at, path)) = self.embedding(t, &rname) else {
+                continue;
+            };
+            let Some(bits) = record.member_bit_offset(&field.spelling()) else {
+                continue;
+            };
+            self.saw_struct[t] = true;
+            self.record_member(c, field, t, at + bits, Some(path));
+        }
+    }
+
+    /// The variable an access's object expression names: `v`, `(T *)v`,
+    /// or a cast function's call on it (`inet_csk(v)`).
+    fn object_variable(&mut self, base: Cursor) -> Option<String> {
+        let mut b = base;
+        loop {
+            b = through_parens(b)?;
+            match b.kind() {
+                CXCursor_CStyleCastExpr => b = *b.children().last()?,
+                CXCursor_CallExpr => {
+                    let decl = b
+                        .referenced()
+                        .filter(|d| d.kind() == CXCursor_FunctionDecl)?;
+                    if !self.is_cast_function(decl) {
+                        return None;
+                    }
+                    b = *b.children().get(1)?;
+                }
+                CXCursor_DeclRefExpr => {
+                    let d = b.referenced()?;
+                    return matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl)
+                        .then(|| b.spelling());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Whether a function's body is one `return` of its parameter cast to
+    /// a struct pointer (`return (struct inet_connection_sock *)sk;`).
+    fn is_cast_function(&mut self, decl: Cursor) -> bool {
+        let name = decl.spelling();
+        if let Some(&v) = self.cast_fns.get(&name) {
+            return v;
+        }
+        let v = (|| {
+            let def = decl.definition()?;
+            let body = def
+                .children()
+                .into_iter()
+                .find(|c| c.kind() == CXCursor_CompoundStmt)?;
+            let stmts = body.children();
+            let [ret] = stmts.as_slice() else {
+                return None;
+            };
+            if ret.kind() != CXCursor_ReturnStmt {
+                return None;
+            }
+            let cast = through_parens(*ret.children().first()?)?;
+            if cast.kind() != CXCursor_CStyleCastExpr || cast.record_of_type().is_none() {
+                return None;
+            }
+            let arg = through_parens(*cast.children().last()?)?;
+            let parm = arg.kind() == CXCursor_DeclRefExpr
+                && arg
+                    .referenced()
+                    .is_some_and(|d| d.kind() == CXCursor_ParmDecl);
+            parm.then_some(())
+        })()
+        .is_some();
+        self.cast_fns.insert(name, v);
+        v
+    }
+
+    /// A cast of one variable to a pointer to a target (`(struct tcp_sock
+    /// *)sk`, `container_of(sk, struct tcp_sock, ...)`, a cast function's
+    /// call): the variable points into the target from here on.
+    fn note_target_cast(&mut self, c: Cursor) {
+        if self.summarising > 0 || self.targets.is_empty() || !c.type_is_pointer() {
+            return;
+        }
+        let Some(rec) = c.record_of_type() else {
+            return;
+        };
+        let name = rec.spelling();
+        let Some(t) = self.targets.iter().position(|x| *x == name) else {
+            return;
+        };
+        let var = if c.kind() == CXCursor_CallExpr {
+            let Some(decl) = c.referenced().filter(|d| d.kind() == CXCursor_FunctionDecl) else {
+                return;
+            };
+            if !self.is_cast_function(decl) {
+                return;
+            }
+            c.children().get(1).and_then(|a| self.object_variable(*a))
+        } else {
+            cast_variable(c)
+        };
+        let Some(var) = var else {
+            return;
+        };
+        if self.target_defs[t].is_none() {
+            self.target_defs[t] = Some(rec);
+        }
+        if !self.tvars.iter().any(|(v, x)| *v == var && *x == t) {
+            self.tvars.push((var, t));
+        }
+    }
+
+    /// Where the struct named `inner` sits by value in target `t`, when it
+    /// sits there once: its bit offset and member path.
+    fn embedding(&mut self, t: usize, inner: &str) -> Option<(i64, String)> {
+        let key = (t, inner.to_string());
+        if let Some(v) = self.embeds.get(&key) {
+            return v.clone();
+        }
+        let mut found = Vec::new();
+        if let Some(def) = self.target_defs[t] {
+            find_embedded(def, inner, 0, String::new(), 0, &mut found);
+        }
+        let v = match found.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        self.embeds.insert(key, v.clone());
+        v
+    }
+
+    /// Records an access of target `target`'s member at `bits`; `prefix`:
+    /// the path to the embedded struct the field belongs to.
+    fn record_member(
+        &mut self,
+        c: Cursor,
+        field: Cursor,
+        target: usize,
+        bits: i64,
+        prefix: Option<String>,
+    ) {
         let name = field.spelling();
-        let Some(bits) = record.member_bit_offset(&name) else {
-            return;
-        };
         let in_store = || {
             self.innermost_macro(&c.place())
                 .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release"))
@@ -958,6 +1147,10 @@ impl<'u, 'i> Walker<'u, 'i> {
             site_kind::access(self.unit, &self.stack, c, name, &in_store)
         else {
             return; // in sizeof / typeof
+        };
+        let member = match prefix {
+            Some(p) => format!("{p}.{member}"),
+            None => member,
         };
         let p = c.place();
         let (kind, how) = self.macro_form(&p, kind, how);
@@ -1052,6 +1245,99 @@ impl<'u, 'i> Walker<'u, 'i> {
             return (kind, n.to_string());
         }
         (kind, how)
+    }
+}
+
+/// The named struct or union a field belongs to (through anonymous members).
+fn named_record(field: Cursor) -> Option<Cursor> {
+    let mut p = field.semantic_parent()?;
+    while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
+        p = p.semantic_parent()?;
+    }
+    matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl).then_some(p)
+}
+
+/// The one variable a cast or `container_of()` expression converts (`(T
+/// *)v`, `({ void *__mptr = (void *)(v); ((T *)(__mptr - ...)); })`):
+/// every variable it names but those it declares is `v`, and `v` is a
+/// cast's operand. At most a few hundred nodes are looked at.
+fn cast_variable(c: Cursor) -> Option<String> {
+    let mut declared = BTreeSet::new();
+    let mut named = BTreeSet::new();
+    let mut cast_operand = BTreeSet::new();
+    let mut todo = vec![(c, false)];
+    let mut budget = 256u32;
+    while let Some((k, under_cast)) = todo.pop() {
+        budget = budget.checked_sub(1)?;
+        match k.kind() {
+            CXCursor_VarDecl => {
+                declared.insert(k.spelling());
+            }
+            CXCursor_DeclRefExpr => {
+                let var = k
+                    .referenced()
+                    .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+                if var {
+                    named.insert(k.spelling());
+                    if under_cast {
+                        cast_operand.insert(k.spelling());
+                    }
+                }
+            }
+            // sizeof, typeof, offsetof: not the object.
+            CXCursor_UnaryExpr => continue,
+            _ => {}
+        }
+        let cast = k.kind() == CXCursor_CStyleCastExpr;
+        let keep = matches!(k.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr);
+        for kid in k.children() {
+            todo.push((kid, cast || (keep && under_cast)));
+        }
+    }
+    let free: Vec<&String> = named.iter().filter(|n| !declared.contains(*n)).collect();
+    match free.as_slice() {
+        [v] if cast_operand.contains(*v) => Some((*v).clone()),
+        _ => None,
+    }
+}
+
+/// The places where the struct named `inner` sits by value in `record`
+/// (its members, their members, a few levels down): bit offset and path.
+fn find_embedded(
+    record: Cursor,
+    inner: &str,
+    base: i64,
+    path: String,
+    depth: u32,
+    out: &mut Vec<(i64, String)>,
+) {
+    if depth > 5 || out.len() > 1 {
+        return;
+    }
+    for f in record.children() {
+        if f.kind() != CXCursor_FieldDecl || f.type_is_pointer() || f.type_is_array() {
+            continue;
+        }
+        let Some(r) = f.record_of_type() else {
+            continue;
+        };
+        let off = f.field_bit_offset();
+        if off < 0 {
+            continue;
+        }
+        let name = f.spelling();
+        let here = if name.is_empty() || name.contains(' ') {
+            path.clone()
+        } else if path.is_empty() {
+            name
+        } else {
+            format!("{path}.{name}")
+        };
+        if r.spelling() == inner {
+            out.push((base + off, here));
+        } else {
+            find_embedded(r, inner, base + off, here, depth + 1, out);
+        }
     }
 }
 
