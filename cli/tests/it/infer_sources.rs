@@ -1255,6 +1255,43 @@ fn accesses_through_a_cast_are_the_containers() {
 }
 
 #[test]
+fn an_address_handed_to_a_function_that_only_reads_through_it_is_read() {
+    // fixtures/infer/readers.c: `&s->items` handed to functions whose
+    // bodies only read through the pointer (directly, and through a
+    // second such function) is read; handed to one that writes through
+    // it, or keeps a copy of it, it may be written.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "readers.c",
+            "--cc",
+            "gcc -I.",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let sites = member(&j, "items")["sites"].as_array().unwrap().clone();
+    let kind = |how: &str| {
+        sites
+            .iter()
+            .find(|s| s["how"] == how)
+            .map(|s| s["kind"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{how}: {sites:?}"))
+    };
+    assert_eq!(kind("first_is"), "read");
+    assert_eq!(kind("count_front"), "read");
+    assert_eq!(kind("reset_head"), "rmw");
+    assert_eq!(kind("keep_head"), "rmw");
+}
+
+#[test]
 fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
     // fixtures/infer/reach.c: a callback run under the lock of the function
     // it is handed to (through a second that passes it on); a slow path the

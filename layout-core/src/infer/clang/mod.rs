@@ -18,6 +18,8 @@ pub mod includes;
 pub mod isolate;
 mod lock_effects;
 mod locks;
+#[allow(non_upper_case_globals)]
+mod param_use;
 mod reach;
 pub mod record;
 #[allow(non_upper_case_globals)]

@@ -7,9 +7,11 @@
 use super::ffi::{Cursor, Place, Unit};
 use super::lock_effects::{self, Assigned, Effect, FnLocks, LockRef, Return};
 use super::locks;
+use super::param_use;
 use super::site_kind;
 use crate::infer::sites::Kind;
 use clang_sys::*;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An access found in the sources.
@@ -182,6 +184,9 @@ pub struct Walker<'u, 'i> {
     /// Per (target, struct): where the struct sits in the target, by value,
     /// when it sits there once (bit offset, member path).
     embeds: HashMap<(usize, String), Option<(i64, String)>>,
+    /// Per (function, parameter): whether its body only reads through
+    /// the pointer ([`param_use`]).
+    param_reads: RefCell<HashMap<(String, u32), bool>>,
 }
 
 /// The most bodies read for their lock effect, one inside another (a
@@ -233,6 +238,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             target_defs: vec![None; targets.len()],
             cast_fns: HashMap::new(),
             embeds: HashMap::new(),
+            param_reads: RefCell::new(HashMap::new()),
         }
     }
 
@@ -1144,7 +1150,9 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release"))
         };
         let Some((kind, how, member)) =
-            site_kind::access(self.unit, &self.stack, c, name, &in_store)
+            site_kind::access(self.unit, &self.stack, c, name, &in_store, &|d, i| {
+                self.reads_through(d, i)
+            })
         else {
             return; // in sizeof / typeof
         };
@@ -1194,6 +1202,17 @@ impl<'u, 'i> Walker<'u, 'i> {
                 conds: self.conds,
             },
         ));
+    }
+
+    /// Whether the function `decl` only reads through its `i`-th parameter.
+    fn reads_through(&self, decl: Cursor, i: u32) -> bool {
+        let key = (decl.spelling(), i);
+        if let Some(&v) = self.param_reads.borrow().get(&key) {
+            return v;
+        }
+        let v = param_use::only_reads(self.unit, decl, i, 0);
+        self.param_reads.borrow_mut().insert(key, v);
+        v
     }
 
     /// The name of the innermost call whose arguments hold the walk's position.
