@@ -1292,6 +1292,48 @@ fn an_address_handed_to_a_function_that_only_reads_through_it_is_read() {
 }
 
 #[test]
+fn each_operand_of_a_condition_runs_under_the_ones_before_it() {
+    // fixtures/infer/conds.c: a read as the fifth operand of `&&` sits
+    // under four branches (past the budget of three: warm, cold by its
+    // class); as the second, under one (hot).
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "conds.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_hot",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let limit = site(&j, "limit", 5);
+    assert_eq!(limit["heat"], "warm", "{limit}");
+    assert!(
+        limit["cold_because"]
+            .as_str()
+            .unwrap()
+            .starts_with("4 branches"),
+        "{limit}"
+    );
+    let failcnt = site(&j, "failcnt", 7);
+    assert_eq!(
+        (failcnt["heat"].as_str(), failcnt["branches"].as_u64()),
+        (Some("hot"), Some(1))
+    );
+    assert_eq!(classes(&j)["limit"], "cold");
+    assert_eq!(classes(&j)["failcnt"], "read_mostly");
+}
+
+#[test]
 fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
     // fixtures/infer/reach.c: a callback run under the lock of the function
     // it is handed to (through a second that passes it on); a slow path the

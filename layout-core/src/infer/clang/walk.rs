@@ -718,7 +718,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             return false;
         };
         self.stack.push(c);
-        self.walk(*cond);
+        self.walk_condition(*cond, 0);
         let expect = expectation(self.unit, *cond).or_else(|| self.tests_rare_event(*cond));
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
@@ -773,6 +773,46 @@ impl<'u, 'i> Walker<'u, 'i> {
             }
         };
         t_end && e_end
+    }
+
+    /// Walks an `if` condition: an operand of `&&` or `||` runs only as
+    /// the operands before it decide, one branch more for each (`if (syn
+    /// && !estab && READ_ONCE(sysctl))`: the read sits under two). The
+    /// operands the condition chains.
+    fn walk_condition(&mut self, c: Cursor, depth: u32) -> u32 {
+        if depth < 16 {
+            match c.kind() {
+                CXCursor_ParenExpr | CXCursor_UnexposedExpr => {
+                    if let [inner] = c.children().as_slice() {
+                        self.stack.push(c);
+                        let n = self.walk_condition(*inner, depth + 1);
+                        self.stack.pop();
+                        return n;
+                    }
+                }
+                CXCursor_BinaryOperator => {
+                    let kids = c.children();
+                    if let [l, r] = kids.as_slice() {
+                        let mut between = self.unit.tokens_between(*l, *r);
+                        if between.len() > 1 {
+                            between.pop(); // the right operand's first token
+                        }
+                        if logical_operator(&between).is_some() {
+                            self.stack.push(c);
+                            let left = self.walk_condition(*l, depth + 1);
+                            self.conds += left;
+                            let right = self.walk_condition(*r, depth + 1);
+                            self.conds -= left;
+                            self.stack.pop();
+                            return left + right;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.walk(c);
+        1
     }
 
     /// A macro use of `marks` that `pred` accepts within `c`'s extent.
