@@ -1185,7 +1185,8 @@ fn lock_wrappers_by_their_bodies() {
     // the lock of the object it returns, one that takes the lock its
     // parameter points to, one that releases a lock it did not take; a
     // function out of sight whose result's lock is released later (it
-    // took it); one that drops and retakes its caller's lock (no effect).
+    // took it, for its other callers too); one that drops and retakes its
+    // caller's lock (no effect).
     let o = run_in(
         &fixtures(),
         &[
@@ -1210,6 +1211,11 @@ fn lock_wrappers_by_their_bodies() {
     assert_eq!(locks("failcnt", 48), serde_json::json!(["lock"]));
     assert_eq!(locks("limit", 50), serde_json::json!([]));
     assert_eq!(locks("flags", 63), serde_json::json!([]));
+    // What a caller shows of a callee whose body the unit has holds for
+    // that caller only; of one out of sight, for its other callers too.
+    assert_eq!(locks("created", 77), serde_json::json!(["lock"]));
+    assert_eq!(locks("misc", 86), serde_json::json!([]));
+    assert_eq!(locks("nr_items", 97), serde_json::json!(["lock"]));
     for (m, class) in [
         ("nr_items", "locked_write.lock"),
         ("created", "locked_write.lock"),

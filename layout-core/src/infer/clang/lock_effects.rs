@@ -58,6 +58,9 @@ pub struct Return {
 pub struct Assigned {
     pub var: String,
     pub callee: String,
+    /// Whether the unit has the callee's body (then its effect is the
+    /// body's, and what a caller shows holds for that caller only).
+    pub visible: bool,
     pub marks: [usize; 5],
 }
 

@@ -523,14 +523,18 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .iter()
                 .rev()
                 .find(|a| a.var == o)
-                .map(|a| (a.callee.clone(), a.marks))
+                .map(|a| (a.callee.clone(), a.visible, a.marks))
         });
         match source {
-            Some((callee, marks)) => {
-                let e = self.effects.entry(callee).or_default();
-                let named = LockRef::Named(l.clone());
-                if !e.acquires.contains(&named) {
-                    e.acquires.push(named);
+            Some((callee, visible, marks)) => {
+                // A body out of sight: its other callers hold the lock
+                // after it too.
+                if !visible {
+                    let e = self.effects.entry(callee).or_default();
+                    let named = LockRef::Named(l.clone());
+                    if !e.acquires.contains(&named) {
+                        e.acquires.push(named);
+                    }
                 }
                 if self.summarising == 0 {
                     self.held_since(marks, &l);
@@ -987,6 +991,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.fl.assigned.push(Assigned {
                 var,
                 callee: name,
+                visible: decl.and_then(|d| d.definition()).is_some(),
                 marks,
             });
         }
