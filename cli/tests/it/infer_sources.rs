@@ -784,22 +784,6 @@ pub(crate) const ZONE_TRUTH: &Truth = &[
     ("initialized", "cold", "set at init"),
 ];
 
-/// The lru_lock wrappers of memcg (they find the lruvec, then lock it).
-pub(crate) const LRU_LOCK_WRAPPERS: &[&str] = &[
-    "--lock-wrapper",
-    "folio_lruvec_lock_irq=lru_lock",
-    "--lock-wrapper",
-    "folio_lruvec_relock_irq=lru_lock",
-    "--lock-wrapper",
-    "folio_lruvec_lock_irqsave=lru_lock",
-    "--lock-wrapper",
-    "unlock_page_lruvec_irq=lru_lock",
-    "--lock-wrapper",
-    "unlock_page_lruvec_irqrestore=lru_lock",
-    "--lock-wrapper",
-    "folio_lruvec_relock_irqsave=lru_lock",
-];
-
 /// Runs infer on one struct of mm/ (JSON), returns its verdicts and the seconds it took.
 fn infer_mm(
     header: &str,
@@ -864,20 +848,19 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
         "mmzone.h",
         "lru_gen_struct",
         &["vmscan.c", "workingset.c"],
+        // No --lock-wrapper: the lru_lock wrappers are read from their
+        // bodies (memcontrol.h's relock and unlock helpers) or from their
+        // callers (folio_lruvec_lock_irq, defined in memcontrol.c).
         &[
-            &[
-                "--hot",
-                "evict_folios",
-                "--hot",
-                "lru_gen_refault",
-                "--hot",
-                "lru_gen_eviction",
-                "--hot",
-                "lru_gen_look_around",
-            ][..],
-            LRU_LOCK_WRAPPERS,
-        ]
-        .concat(),
+            "--hot",
+            "evict_folios",
+            "--hot",
+            "lru_gen_refault",
+            "--hot",
+            "lru_gen_eviction",
+            "--hot",
+            "lru_gen_look_around",
+        ],
     ) else {
         return;
     };
@@ -900,8 +883,6 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
             "try_to_compact_pages",
             "--hot",
             "refresh_cpu_vm_stats",
-            "--lock-wrapper",
-            "compact_lock_irqsave",
         ],
     )
     .unwrap();
@@ -1081,7 +1062,7 @@ fn lruvec_and_per_cpu_pages_match_their_ground_truth() {
         "mmzone.h",
         "lruvec",
         &["vmscan.c", "workingset.c", "swap.c"],
-        &[LRUVEC_ROOTS, LRU_LOCK_WRAPPERS].concat(),
+        LRUVEC_ROOTS,
     ) else {
         return;
     };
@@ -1196,6 +1177,166 @@ fn guards_and_must_hold_hold_their_lock() {
             .all(|s| s["function"] != "stats_limit_of"),
         "{items}"
     );
+}
+
+#[test]
+fn lock_wrappers_by_their_bodies() {
+    // fixtures/infer/wrappers.c: no --lock-wrapper. A function that takes
+    // the lock of the object it returns, one that takes the lock its
+    // parameter points to, one that releases a lock it did not take; a
+    // function out of sight whose result's lock is released later (it
+    // took it, for its other callers too); one that drops and retakes its
+    // caller's lock (no effect).
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "wrappers.c",
+            "--cc",
+            "gcc -I.",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let locks = |m: &str, line: u64| site(&j, m, line)["locks"].clone();
+    assert_eq!(locks("nr_items", 31), serde_json::json!(["lock"]));
+    assert_eq!(locks("misc", 33), serde_json::json!([]));
+    assert_eq!(locks("created", 39), serde_json::json!(["lock"]));
+    assert_eq!(locks("failcnt", 48), serde_json::json!(["lock"]));
+    assert_eq!(locks("limit", 50), serde_json::json!([]));
+    assert_eq!(locks("flags", 63), serde_json::json!([]));
+    // What a caller shows of a callee whose body the unit has holds for
+    // that caller only; of one out of sight, for its other callers too.
+    assert_eq!(locks("created", 77), serde_json::json!(["lock"]));
+    assert_eq!(locks("misc", 86), serde_json::json!([]));
+    assert_eq!(locks("nr_items", 97), serde_json::json!(["lock"]));
+    for (m, class) in [
+        ("nr_items", "locked_write.lock"),
+        ("created", "locked_write.lock"),
+        ("failcnt", "locked_write.lock"),
+        ("misc", "lockless_atomic"),
+        ("flags", "lockless_atomic"),
+    ] {
+        assert_eq!(classes(&j)[m], class, "{m}");
+    }
+}
+
+#[test]
+fn accesses_through_a_cast_are_the_containers() {
+    // fixtures/infer/casts.c: `b` cast to a `struct conn *` (by a
+    // function whose body returns its parameter cast, or by
+    // container_of()) points into a conn: `b->state` and
+    // `mid_of(b)->mid_flags` are accesses of conn.m, which embeds both
+    // structs; in a function that never casts `b` to a conn they are not.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer", "casts.h", "--struct", "conn", "--source", "casts.c", "--cc", "gcc -I.",
+            "--format", "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(site(&j, "m", 12)["member"], "m.b.state");
+    assert_eq!(site(&j, "m", 12)["kind"], "write");
+    assert_eq!(site(&j, "m", 13)["member"], "m.mid_flags");
+    assert_eq!(site(&j, "m", 21)["member"], "m.b.refs");
+    let m = member(&j, "m");
+    assert!(
+        m["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["function"] != "base_only"),
+        "{m}"
+    );
+    assert_eq!(classes(&j)["m"], "lockless_atomic");
+    assert_eq!(classes(&j)["other"], "cold");
+}
+
+#[test]
+fn an_address_handed_to_a_function_that_only_reads_through_it_is_read() {
+    // fixtures/infer/readers.c: `&s->items` handed to functions whose
+    // bodies only read through the pointer (directly, and through a
+    // second such function) is read; handed to one that writes through
+    // it, or keeps a copy of it, it may be written.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "readers.c",
+            "--cc",
+            "gcc -I.",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let sites = member(&j, "items")["sites"].as_array().unwrap().clone();
+    let kind = |how: &str| {
+        sites
+            .iter()
+            .find(|s| s["how"] == how)
+            .map(|s| s["kind"].as_str().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{how}: {sites:?}"))
+    };
+    assert_eq!(kind("first_is"), "read");
+    assert_eq!(kind("count_front"), "read");
+    assert_eq!(kind("reset_head"), "rmw");
+    assert_eq!(kind("keep_head"), "rmw");
+}
+
+#[test]
+fn each_operand_of_a_condition_runs_under_the_ones_before_it() {
+    // fixtures/infer/conds.c: a read as the fifth operand of `&&` sits
+    // under four branches (past the budget of three: warm, cold by its
+    // class); as the second, under one (hot).
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "conds.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_hot",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let limit = site(&j, "limit", 5);
+    assert_eq!(limit["heat"], "warm", "{limit}");
+    assert!(
+        limit["cold_because"]
+            .as_str()
+            .unwrap()
+            .starts_with("4 branches"),
+        "{limit}"
+    );
+    let failcnt = site(&j, "failcnt", 7);
+    assert_eq!(
+        (failcnt["heat"].as_str(), failcnt["branches"].as_u64()),
+        (Some("hot"), Some(1))
+    );
+    assert_eq!(classes(&j)["limit"], "cold");
+    assert_eq!(classes(&j)["failcnt"], "read_mostly");
 }
 
 #[test]

@@ -16,7 +16,10 @@ mod ffi;
 pub mod flags;
 pub mod includes;
 pub mod isolate;
+mod lock_effects;
 mod locks;
+#[allow(non_upper_case_globals)]
+mod param_use;
 mod reach;
 pub mod record;
 #[allow(non_upper_case_globals)]

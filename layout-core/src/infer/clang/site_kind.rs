@@ -19,6 +19,7 @@ pub fn access(
     c: Cursor,
     name: String,
     in_store_macro: &dyn Fn() -> bool,
+    reads_through: &dyn Fn(Cursor, u32) -> bool,
 ) -> Option<(Kind, String, String)> {
     let mut member = name;
     let mut addr = 0i32;
@@ -134,17 +135,24 @@ pub fn access(
                 // A parameter that points to const data is only read
                 // (`read_pnet(&dev->nd_net)`).
                 let index = anc.children().iter().position(|k| k.same(child));
-                let reads_only = index.is_some_and(|i| {
-                    i > 0
-                        && anc
-                            .referenced()
-                            .filter(|d| d.kind() == CXCursor_FunctionDecl)
-                            .is_some_and(|d| d.param_points_to_const(i as u32 - 1))
-                });
+                let decl = anc
+                    .referenced()
+                    .filter(|d| d.kind() == CXCursor_FunctionDecl);
+                let param = index.filter(|i| *i > 0).map(|i| i as u32 - 1);
+                let reads_only =
+                    param.is_some_and(|i| decl.is_some_and(|d| d.param_points_to_const(i)));
                 if reads_only && addr == 1 {
                     return Some((Kind::Read, f, member));
                 }
-                return Some((callee_kind(&f), f, member));
+                if let Some(k) = known_callee_kind(&f) {
+                    return Some((k, f, member));
+                }
+                // A function whose body only reads through the pointer
+                // (`param_use`).
+                let body_reads =
+                    addr == 1 && param.is_some_and(|i| decl.is_some_and(|d| reads_through(d, i)));
+                let kind = if body_reads { Kind::Read } else { Kind::Rmw };
+                return Some((kind, f, member));
             }
             // An asm operand: a pointer member's value is an input (the
             // per-CPU address of this_cpu_ptr()), any other member is
@@ -186,7 +194,14 @@ fn strip_quals(t: &str) -> String {
 }
 
 /// What a function does to the object its argument points to, by its name.
+#[cfg(test)]
 fn callee_kind(name: &str) -> Kind {
+    known_callee_kind(name).unwrap_or(Kind::Rmw)
+}
+
+/// What a function of a known family does to the object its argument
+/// points to, by its name; None for any other function.
+pub fn known_callee_kind(name: &str) -> Option<Kind> {
     let n = name.trim_start_matches('_');
     let n = n.strip_prefix("arch_").unwrap_or(n);
     let n = n.strip_prefix("raw_").unwrap_or(n);
@@ -201,16 +216,16 @@ fn callee_kind(name: &str) -> Kind {
     .iter()
     .any(|p| n.starts_with(p));
     if counter {
-        return if n.contains("_read") || n.contains("_sum") {
+        return Some(if n.contains("_read") || n.contains("_sum") {
             Kind::Read
         } else if n.ends_with("_set") || n.contains("_set_release") {
             Kind::Write
         } else {
             Kind::Rmw
-        };
+        });
     }
     if n.contains("test_bit") && !n.contains("test_and") {
-        return Kind::Read;
+        return Some(Kind::Read);
     }
     if n.starts_with("list_") || n.starts_with("hlist_") {
         let reads = [
@@ -223,11 +238,11 @@ fn callee_kind(name: &str) -> Kind {
             "hlist_empty",
             "hlist_unhashed",
         ];
-        return if reads.iter().any(|r| n.starts_with(r)) {
+        return Some(if reads.iter().any(|r| n.starts_with(r)) {
             Kind::Read
         } else {
             Kind::Write
-        };
+        });
     }
     // Functions that only look: lock and seqcount queries, bitmap and
     // cpumask tests and searches.
@@ -252,11 +267,24 @@ fn callee_kind(name: &str) -> Kind {
         "find_next_zero_bit",
     ];
     if n.ends_with("_is_locked") || looks.iter().any(|p| n.starts_with(p)) {
-        return Kind::Read;
+        return Some(Kind::Read);
     }
-    // set_bit, clear_bit, test_and_*_bit, lock calls, and any other
-    // function given the member's address: it may write it.
-    Kind::Rmw
+    // set_bit, clear_bit, test_and_*_bit, lock calls: they write it.
+    let writes = [
+        "set_bit",
+        "clear_bit",
+        "change_bit",
+        "test_and_",
+        "spin_",
+        "mutex_",
+        "mem",
+    ];
+    if writes.iter().any(|p| n.starts_with(p)) {
+        return Some(Kind::Rmw);
+    }
+    // Any other function given the member's address: its body says
+    // (`param_use`), else it may write it.
+    None
 }
 
 #[cfg(test)]

@@ -5,11 +5,14 @@
 //! whether it sits on an `unlikely()` branch; and every function's callees.
 
 use super::ffi::{Cursor, Place, Unit};
+use super::lock_effects::{self, Assigned, Effect, FnLocks, LockRef, Return};
 use super::locks;
+use super::param_use;
 use super::site_kind;
 use crate::infer::sites::Kind;
 use clang_sys::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// An access found in the sources.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -159,7 +162,36 @@ pub struct Walker<'u, 'i> {
     /// expressions, and the first place it went past [`MAX_NESTING`].
     nesting: usize,
     pub too_deep: Option<(Place, String)>,
+    /// What calling a function of the unit does to locks, read from its
+    /// body ([`lock_effects`]) or learned from a caller.
+    effects: HashMap<String, Effect>,
+    /// The lock bookkeeping of the function being walked.
+    fl: FnLocks,
+    /// How many bodies are being read for their effect only (nothing
+    /// recorded), and which.
+    summarising: u32,
+    in_progress: BTreeSet<String>,
+    /// The variables of the function being walked that point into a
+    /// struct of `targets` (`sk`, cast to a `struct tcp_sock *`), with its
+    /// index: accesses through them (`sk->sk_rx_dst`,
+    /// `inet_csk(sk)->icsk_ack`) are accesses of the struct's members.
+    tvars: Vec<(String, usize)>,
+    /// The definitions of the structs of `targets`, where a cast to one is seen.
+    target_defs: Vec<Option<Cursor>>,
+    /// Per function name: whether its body returns its parameter cast to
+    /// another struct pointer (`inet_csk()`).
+    cast_fns: HashMap<String, bool>,
+    /// Per (target, struct): where the struct sits in the target, by value,
+    /// when it sits there once (bit offset, member path).
+    embeds: HashMap<(usize, String), Option<(i64, String)>>,
+    /// Per (function, parameter): whether its body only reads through
+    /// the pointer ([`param_use`]).
+    param_reads: RefCell<HashMap<(String, u32), bool>>,
 }
+
+/// The most bodies read for their lock effect, one inside another (a
+/// wrapper that calls a wrapper ...), before a call's effect is taken as none.
+const MAX_SUMMARY_DEPTH: u32 = 8;
 
 /// The deepest nesting of statements and expressions walked (parentheses,
 /// operators, `if`s, blocks): deeper, the unit is an error naming the
@@ -198,6 +230,15 @@ impl<'u, 'i> Walker<'u, 'i> {
             stack: Vec::new(),
             nesting: 0,
             too_deep: None,
+            effects: HashMap::new(),
+            fl: FnLocks::default(),
+            summarising: 0,
+            in_progress: BTreeSet::new(),
+            tvars: Vec::new(),
+            target_defs: vec![None; targets.len()],
+            cast_fns: HashMap::new(),
+            embeds: HashMap::new(),
+            param_reads: RefCell::new(HashMap::new()),
         }
     }
 
@@ -261,14 +302,7 @@ impl<'u, 'i> Walker<'u, 'i> {
     fn function(&mut self, f: Cursor) {
         self.function = f.spelling();
         self.calls.entry(self.function.clone()).or_default();
-        self.held.clear();
-        self.guards.clear();
-        self.depth = 0;
-        self.loops = 0;
-        self.conds = 0;
-        self.cold = None;
-        self.stack.clear();
-        self.nesting = 0;
+        self.reset_function_state();
         if self.too_deep.is_some() {
             return;
         }
@@ -278,21 +312,57 @@ impl<'u, 'i> Walker<'u, 'i> {
         if !f.is_internal() {
             self.external.insert(self.function.clone());
         }
-        let Some(body) = f
-            .children()
-            .into_iter()
-            .find(|c| c.kind() == CXCursor_CompoundStmt)
-        else {
+        let Some((body, header)) = self.body_and_header(f) else {
             return;
         };
-        // The header's annotations: __init and friends, __must_hold(lock).
-        let header = f.tokens_until(self.unit, body);
         if header
             .iter()
             .any(|t| matches!(t.as_str(), "__init" | "__meminit" | "__exit" | "__cold"))
         {
             self.cold_marked.insert(self.function.clone());
         }
+        let effect = self.walk_body(f, body, &header);
+        // A body read earlier for its effect (a call before the
+        // definition), or an effect a caller taught, is kept.
+        let e = self.effects.entry(self.function.clone()).or_default();
+        for a in effect.acquires {
+            if !e.acquires.contains(&a) {
+                e.acquires.push(a);
+            }
+        }
+        for r in effect.releases {
+            if !e.releases.contains(&r) {
+                e.releases.push(r);
+            }
+        }
+    }
+
+    fn reset_function_state(&mut self) {
+        self.tvars.clear();
+        self.held.clear();
+        self.guards.clear();
+        self.depth = 0;
+        self.loops = 0;
+        self.conds = 0;
+        self.cold = None;
+        self.stack.clear();
+        self.nesting = 0;
+    }
+
+    /// A function definition's body and the tokens of its header (its
+    /// annotations: `__init` and friends, `__must_hold(lock)`).
+    fn body_and_header(&self, f: Cursor) -> Option<(Cursor, Vec<String>)> {
+        let body = f
+            .children()
+            .into_iter()
+            .find(|c| c.kind() == CXCursor_CompoundStmt)?;
+        let header = f.tokens_until(self.unit, body);
+        Some((body, header))
+    }
+
+    /// Walks a function's body from a reset state: its effect on its
+    /// callers' locks ([`lock_effects`]).
+    fn walk_body(&mut self, f: Cursor, body: Cursor, header: &[String]) -> Effect {
         for (i, t) in header.iter().enumerate() {
             if t == "__must_hold" {
                 if let Some(l) = lock_from_tokens(&header[i..]) {
@@ -300,7 +370,210 @@ impl<'u, 'i> Walker<'u, 'i> {
                 }
             }
         }
-        self.walk(body);
+        let params: Vec<String> = f
+            .children()
+            .into_iter()
+            .filter(|c| c.kind() == CXCursor_ParmDecl)
+            .map(|c| c.spelling())
+            .collect();
+        self.fl = FnLocks::new(params, self.held.clone());
+        if !self.walk(body) {
+            self.record_return(None);
+        }
+        self.fl.effect()
+    }
+
+    /// The effect of calling `name` (declared by `decl`): known, or read
+    /// now from its body when the unit defines it and it was not walked
+    /// yet (nothing is recorded from that reading).
+    fn effect_of(&mut self, name: &str, decl: Option<Cursor>) -> Option<Effect> {
+        if let Some(e) = self.effects.get(name) {
+            return Some(e.clone());
+        }
+        if self.summarising >= MAX_SUMMARY_DEPTH || self.in_progress.contains(name) {
+            return None;
+        }
+        let def = decl?.definition()?;
+        let (body, header) = self.body_and_header(def)?;
+        let saved = (
+            std::mem::replace(&mut self.function, name.to_string()),
+            std::mem::take(&mut self.held),
+            std::mem::take(&mut self.guards),
+            self.depth,
+            self.loops,
+            self.conds,
+            self.cold.take(),
+            std::mem::take(&mut self.stack),
+            self.nesting,
+            std::mem::take(&mut self.fl),
+            std::mem::take(&mut self.tvars),
+        );
+        self.reset_function_state();
+        self.summarising += 1;
+        self.in_progress.insert(name.to_string());
+        let effect = self.walk_body(def, body, &header);
+        self.in_progress.remove(name);
+        self.summarising -= 1;
+        (
+            self.function,
+            self.held,
+            self.guards,
+            self.depth,
+            self.loops,
+            self.conds,
+            self.cold,
+            self.stack,
+            self.nesting,
+            self.fl,
+            self.tvars,
+        ) = saved;
+        self.effects.insert(name.to_string(), effect.clone());
+        Some(effect)
+    }
+
+    /// The locks held where the function returns (`var`: what it returns),
+    /// those a `guard()` releases on the way out aside.
+    fn record_return(&mut self, var: Option<String>) {
+        let held = self
+            .held
+            .iter()
+            .filter(|h| !self.guards.iter().any(|(_, g)| g == *h))
+            .cloned()
+            .collect();
+        self.fl.returns.push(Return {
+            held,
+            var,
+            cold: self.cold.is_some(),
+        });
+    }
+
+    /// The locks held here, for a record (the marks of locks released
+    /// unheld left out).
+    fn held_now(&self) -> Vec<String> {
+        self.held
+            .iter()
+            .filter(|h| !lock_effects::is_mark(h))
+            .cloned()
+            .collect()
+    }
+
+    /// Where the walk's records stand (see [`Assigned`]).
+    fn marks(&self) -> [usize; 5] {
+        [
+            self.sites.len(),
+            self.call_sites.len(),
+            self.indirect.len(),
+            self.callbacks.len(),
+            self.member_calls.len(),
+        ]
+    }
+
+    /// Adds `lock` to everything recorded since `marks`.
+    fn held_since(&mut self, marks: [usize; 5], lock: &str) {
+        let add = |locks: &mut Vec<String>| {
+            if !locks.iter().any(|l| l == lock) {
+                locks.push(lock.to_string());
+                locks.sort();
+            }
+        };
+        for (_, s) in self.sites.iter_mut().skip(marks[0]) {
+            add(&mut s.locks);
+        }
+        for (_, _, l) in self.call_sites.iter_mut().skip(marks[1]) {
+            add(l);
+        }
+        for (_, l) in self.indirect.iter_mut().skip(marks[2]) {
+            add(l);
+        }
+        for c in self.callbacks.iter_mut().skip(marks[3]) {
+            add(&mut c.locks);
+        }
+        for m in self.member_calls.iter_mut().skip(marks[4]) {
+            add(&mut m.locks);
+        }
+    }
+
+    /// Takes `lock`, on the object of the variable `base` (empty: a
+    /// wrapper's call took it).
+    fn take_lock(&mut self, lock: String, base: String) {
+        if !self.held.contains(&lock) {
+            self.fl.bases.insert(lock.clone(), base);
+            self.held.push(lock);
+        }
+    }
+
+    /// Releases `lock` (None: the last one taken), on the object of the
+    /// variable `object`. A lock not held here was held by the caller (a
+    /// mark for the function's effect), or by a call that returned the
+    /// object: that call took it, and what was recorded since held it.
+    fn release_lock(&mut self, lock: Option<String>, object: Option<String>) {
+        let Some(l) = lock else {
+            if let Some(i) = self.held.iter().rposition(|h| !lock_effects::is_mark(h)) {
+                self.held.remove(i);
+            }
+            return;
+        };
+        if self.held.contains(&l) {
+            self.held.retain(|h| *h != l);
+            return;
+        }
+        let source = object.and_then(|o| {
+            self.fl
+                .assigned
+                .iter()
+                .rev()
+                .find(|a| a.var == o)
+                .map(|a| (a.callee.clone(), a.visible, a.marks))
+        });
+        match source {
+            Some((callee, visible, marks)) => {
+                // A body out of sight: its other callers hold the lock
+                // after it too.
+                if !visible {
+                    let e = self.effects.entry(callee).or_default();
+                    let named = LockRef::Named(l.clone());
+                    if !e.acquires.contains(&named) {
+                        e.acquires.push(named);
+                    }
+                }
+                if self.summarising == 0 {
+                    self.held_since(marks, &l);
+                }
+            }
+            None => {
+                let mark = lock_effects::released_mark(&l);
+                if !self.held.contains(&mark) {
+                    self.held.push(mark);
+                }
+            }
+        }
+    }
+
+    /// A call whose pointer result a variable keeps (`v = f(...)`,
+    /// `struct lruvec *v = f(...)`): the variable.
+    fn assigned_var(&self, call: Cursor) -> Option<String> {
+        if !call.type_is_pointer() {
+            return None;
+        }
+        let parent = self.stack.iter().rev().find(|a| {
+            !matches!(
+                a.kind(),
+                CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr
+            )
+        })?;
+        match parent.kind() {
+            CXCursor_VarDecl => Some(parent.spelling()),
+            // `=` (a comparison's type is an int; pointer + pointer is no C).
+            CXCursor_BinaryOperator if parent.type_is_pointer() => {
+                let lhs = through_parens(*parent.children().first()?)?;
+                let var = lhs.kind() == CXCursor_DeclRefExpr
+                    && lhs
+                        .referenced()
+                        .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+                var.then(|| lhs.spelling())
+            }
+            _ => None,
+        }
     }
 
     /// Walks a statement or expression; true when it ends its block
@@ -379,10 +652,13 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.conds -= 1;
                 false
             }
-            CXCursor_ReturnStmt
-            | CXCursor_GotoStmt
-            | CXCursor_BreakStmt
-            | CXCursor_ContinueStmt => {
+            CXCursor_ReturnStmt => {
+                self.children(c);
+                let var = c.children().first().and_then(|e| first_variable(*e));
+                self.record_return(var);
+                true
+            }
+            CXCursor_GotoStmt | CXCursor_BreakStmt | CXCursor_ContinueStmt => {
                 self.children(c);
                 true
             }
@@ -392,8 +668,14 @@ impl<'u, 'i> Walker<'u, 'i> {
                 false
             }
             CXCursor_CallExpr => {
+                self.note_target_cast(c);
                 self.children(c);
                 self.call(c);
+                false
+            }
+            CXCursor_CStyleCastExpr | CXCursor_StmtExpr => {
+                self.note_target_cast(c);
+                self.children(c);
                 false
             }
             _ => {
@@ -425,6 +707,9 @@ impl<'u, 'i> Walker<'u, 'i> {
             })
             .and_then(|m| m.lock.clone());
         if let Some(l) = lock {
+            if !self.fl.asserted.contains(&l) {
+                self.fl.asserted.push(l.clone());
+            }
             if !self.held.contains(&l) {
                 self.held.push(l);
             }
@@ -437,7 +722,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             return false;
         };
         self.stack.push(c);
-        self.walk(*cond);
+        self.walk_condition(*cond, 0);
         let expect = expectation(self.unit, *cond).or_else(|| self.tests_rare_event(*cond));
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
@@ -494,6 +779,46 @@ impl<'u, 'i> Walker<'u, 'i> {
         t_end && e_end
     }
 
+    /// Walks an `if` condition: an operand of `&&` or `||` runs only as
+    /// the operands before it decide, one branch more for each (`if (syn
+    /// && !estab && READ_ONCE(sysctl))`: the read sits under two). The
+    /// operands the condition chains.
+    fn walk_condition(&mut self, c: Cursor, depth: u32) -> u32 {
+        if depth < 16 {
+            match c.kind() {
+                CXCursor_ParenExpr | CXCursor_UnexposedExpr => {
+                    if let [inner] = c.children().as_slice() {
+                        self.stack.push(c);
+                        let n = self.walk_condition(*inner, depth + 1);
+                        self.stack.pop();
+                        return n;
+                    }
+                }
+                CXCursor_BinaryOperator => {
+                    let kids = c.children();
+                    if let [l, r] = kids.as_slice() {
+                        let mut between = self.unit.tokens_between(*l, *r);
+                        if between.len() > 1 {
+                            between.pop(); // the right operand's first token
+                        }
+                        if logical_operator(&between).is_some() {
+                            self.stack.push(c);
+                            let left = self.walk_condition(*l, depth + 1);
+                            self.conds += left;
+                            let right = self.walk_condition(*r, depth + 1);
+                            self.conds -= left;
+                            self.stack.pop();
+                            return left + right;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.walk(c);
+        1
+    }
+
     /// A macro use of `marks` that `pred` accepts within `c`'s extent.
     fn mark_within(&self, c: Cursor, pred: impl Fn(&MacroUse) -> bool) -> Option<&MacroUse> {
         if self.marks.is_empty() {
@@ -542,12 +867,11 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn call(&mut self, c: Cursor) {
         let name = c.spelling();
-        let direct = c
-            .referenced()
-            .is_some_and(|d| d.kind() == CXCursor_FunctionDecl);
-        if !direct {
-            self.indirect
-                .push((self.function.clone(), self.held.clone()));
+        let decl = c.referenced().filter(|d| d.kind() == CXCursor_FunctionDecl);
+        let direct = decl.is_some();
+        let record = self.summarising == 0;
+        if !direct && record {
+            self.indirect.push((self.function.clone(), self.held_now()));
             // `icsk->icsk_ca_ops->cong_avoid(...)`: a call through an ops member.
             let member = c
                 .children()
@@ -564,11 +888,11 @@ impl<'u, 'i> Walker<'u, 'i> {
                     caller: self.function.clone(),
                     record,
                     member: m.spelling(),
-                    locks: self.held.clone(),
+                    locks: self.held_now(),
                     cold: self.cold.is_some(),
                 });
             }
-        } else {
+        } else if record {
             // Functions handed over as pointers, run by the callee.
             for arg in c.children().into_iter().skip(1) {
                 for handed in handed_functions(arg) {
@@ -576,7 +900,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                         caller: self.function.clone(),
                         callee: name.clone(),
                         handed,
-                        locks: self.held.clone(),
+                        locks: self.held_now(),
                         cold: self.cold.is_some(),
                     });
                 }
@@ -585,7 +909,9 @@ impl<'u, 'i> Walker<'u, 'i> {
         if name.is_empty() {
             return;
         }
-        if self.cold.is_some() {
+        if !record {
+            // Only the locks.
+        } else if self.cold.is_some() {
             self.cold_calls
                 .entry(self.function.clone())
                 .or_default()
@@ -598,12 +924,17 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.call_conds
                 .push((self.function.clone(), name.clone(), self.conds));
         }
-        self.call_sites
-            .push((self.function.clone(), name.clone(), self.held.clone()));
+        if record {
+            self.call_sites
+                .push((self.function.clone(), name.clone(), self.held_now()));
+        }
         let args = c.children();
         let first = args.get(1).copied();
         if let Some(l) = locks::asserts_by_call(&name) {
             // sock_owned_by_me(sk): the lock is held from here on.
+            if !self.fl.asserted.iter().any(|h| h == l) {
+                self.fl.asserted.push(l.to_string());
+            }
             if !self.held.iter().any(|h| h == l) {
                 self.held.push(l.to_string());
             }
@@ -621,19 +952,48 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .map(str::to_string)
                 .or_else(|| first.and_then(lock_name))
                 .unwrap_or_else(|| name.clone());
-            if !self.held.contains(&l) {
-                self.held.push(l);
-            }
+            let base = first.and_then(first_variable).unwrap_or_else(|| "?".into());
+            self.take_lock(l, base);
         } else if let Some(named) = locks::releases(&name, self.wrappers) {
-            match named
+            let l = named
                 .map(str::to_string)
-                .or_else(|| first.and_then(lock_name))
-            {
-                Some(l) => self.held.retain(|h| *h != l),
-                None => {
-                    self.held.pop();
+                .or_else(|| first.and_then(lock_name));
+            self.release_lock(l, first.and_then(first_variable));
+        } else if let Some(e) = direct.then(|| self.effect_of(&name, decl)).flatten() {
+            // A wrapper by its body: released first, then taken.
+            let arg_lock = |r: &LockRef| -> Option<(String, Option<String>)> {
+                match r {
+                    LockRef::Param(i) => {
+                        let a = args.get(i + 1).copied()?;
+                        Some((lock_name(a)?, first_variable(a)))
+                    }
+                    LockRef::Named(n) => Some((
+                        n.clone(),
+                        args.iter().skip(1).find_map(|a| first_variable(*a)),
+                    )),
+                }
+            };
+            for r in &e.releases {
+                if let Some((l, object)) = arg_lock(r) {
+                    self.release_lock(Some(l), object);
                 }
             }
+            for r in &e.acquires {
+                if let Some((l, _)) = arg_lock(r) {
+                    self.take_lock(l, String::new());
+                }
+            }
+        }
+        // The call's result kept in a variable: if the function releases
+        // a lock on it later without taking it, this call took it.
+        if let Some(var) = self.assigned_var(c) {
+            let marks = self.marks();
+            self.fl.assigned.push(Assigned {
+                var,
+                callee: name,
+                visible: decl.and_then(|d| d.definition()).is_some(),
+                marks,
+            });
         }
     }
 
@@ -653,29 +1013,201 @@ impl<'u, 'i> Walker<'u, 'i> {
     }
 
     fn member(&mut self, c: Cursor) {
+        if self.summarising > 0 {
+            return;
+        }
         let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
             return;
         };
-        let Some((record, target)) = self.target_record(field) else {
+        let direct = self.target_record(field);
+        if let Some((record, target)) = direct {
+            self.saw_struct[target] = true;
+            if let Some(bits) = record.member_bit_offset(&field.spelling()) {
+                self.record_member(c, field, target, bits, None);
+            }
+        }
+        if !self.tvars.is_empty() {
+            self.embedded_member(c, field, direct.map(|(_, t)| t));
+        }
+    }
+
+    /// An access of a member of a struct that a target embeds, through a
+    /// variable that points into the target (`sk->sk_rx_dst` and
+    /// `inet_csk(sk)->icsk_ack` where `sk` is cast to a `struct tcp_sock
+    /// *`): an access of the target's member that holds it.
+    fn embedded_member(&mut self, c: Cursor, field: Cursor, direct: Option<usize>) {
+        let Some(var) = c.children().first().and_then(|b| self.object_variable(*b)) else {
             return;
         };
-        self.saw_struct[target] = true;
+        let Some(record) = named_record(field) else {
+            return;
+        };
+        let rname = record.spelling();
+        let targets: Vec<usize> = self
+            .tvars
+            .iter()
+            .filter(|(v, t)| *v == var && Some(*t) != direct && self.targets[*t] != rname)
+            .map(|(_, t)| *t)
+            .collect();
+        for t in targets {
+            let Some((at, path)) = self.embedding(t, &rname) else {
+                continue;
+            };
+            let Some(bits) = record.member_bit_offset(&field.spelling()) else {
+                continue;
+            };
+            self.saw_struct[t] = true;
+            self.record_member(c, field, t, at + bits, Some(path));
+        }
+    }
+
+    /// The variable an access's object expression names: `v`, `(T *)v`,
+    /// or a cast function's call on it (`inet_csk(v)`).
+    fn object_variable(&mut self, base: Cursor) -> Option<String> {
+        let mut b = base;
+        loop {
+            b = through_parens(b)?;
+            match b.kind() {
+                CXCursor_CStyleCastExpr => b = *b.children().last()?,
+                CXCursor_CallExpr => {
+                    let decl = b
+                        .referenced()
+                        .filter(|d| d.kind() == CXCursor_FunctionDecl)?;
+                    if !self.is_cast_function(decl) {
+                        return None;
+                    }
+                    b = *b.children().get(1)?;
+                }
+                CXCursor_DeclRefExpr => {
+                    let d = b.referenced()?;
+                    return matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl)
+                        .then(|| b.spelling());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Whether a function's body is one `return` of its parameter cast to
+    /// a struct pointer (`return (struct inet_connection_sock *)sk;`).
+    fn is_cast_function(&mut self, decl: Cursor) -> bool {
+        let name = decl.spelling();
+        if let Some(&v) = self.cast_fns.get(&name) {
+            return v;
+        }
+        let v = (|| {
+            let def = decl.definition()?;
+            let body = def
+                .children()
+                .into_iter()
+                .find(|c| c.kind() == CXCursor_CompoundStmt)?;
+            let stmts = body.children();
+            let [ret] = stmts.as_slice() else {
+                return None;
+            };
+            if ret.kind() != CXCursor_ReturnStmt {
+                return None;
+            }
+            let cast = through_parens(*ret.children().first()?)?;
+            if cast.kind() != CXCursor_CStyleCastExpr || cast.record_of_type().is_none() {
+                return None;
+            }
+            let arg = through_parens(*cast.children().last()?)?;
+            let parm = arg.kind() == CXCursor_DeclRefExpr
+                && arg
+                    .referenced()
+                    .is_some_and(|d| d.kind() == CXCursor_ParmDecl);
+            parm.then_some(())
+        })()
+        .is_some();
+        self.cast_fns.insert(name, v);
+        v
+    }
+
+    /// A cast of one variable to a pointer to a target (`(struct tcp_sock
+    /// *)sk`, `container_of(sk, struct tcp_sock, ...)`, a cast function's
+    /// call): the variable points into the target from here on.
+    fn note_target_cast(&mut self, c: Cursor) {
+        if self.summarising > 0 || self.targets.is_empty() || !c.type_is_pointer() {
+            return;
+        }
+        let Some(rec) = c.record_of_type() else {
+            return;
+        };
+        let name = rec.spelling();
+        let Some(t) = self.targets.iter().position(|x| *x == name) else {
+            return;
+        };
+        let var = if c.kind() == CXCursor_CallExpr {
+            let Some(decl) = c.referenced().filter(|d| d.kind() == CXCursor_FunctionDecl) else {
+                return;
+            };
+            if !self.is_cast_function(decl) {
+                return;
+            }
+            c.children().get(1).and_then(|a| self.object_variable(*a))
+        } else {
+            cast_variable(c)
+        };
+        let Some(var) = var else {
+            return;
+        };
+        if self.target_defs[t].is_none() {
+            self.target_defs[t] = Some(rec);
+        }
+        if !self.tvars.iter().any(|(v, x)| *v == var && *x == t) {
+            self.tvars.push((var, t));
+        }
+    }
+
+    /// Where the struct named `inner` sits by value in target `t`, when it
+    /// sits there once: its bit offset and member path.
+    fn embedding(&mut self, t: usize, inner: &str) -> Option<(i64, String)> {
+        let key = (t, inner.to_string());
+        if let Some(v) = self.embeds.get(&key) {
+            return v.clone();
+        }
+        let mut found = Vec::new();
+        if let Some(def) = self.target_defs[t] {
+            find_embedded(def, inner, 0, String::new(), 0, &mut found);
+        }
+        let v = match found.as_slice() {
+            [one] => Some(one.clone()),
+            _ => None,
+        };
+        self.embeds.insert(key, v.clone());
+        v
+    }
+
+    /// Records an access of target `target`'s member at `bits`; `prefix`:
+    /// the path to the embedded struct the field belongs to.
+    fn record_member(
+        &mut self,
+        c: Cursor,
+        field: Cursor,
+        target: usize,
+        bits: i64,
+        prefix: Option<String>,
+    ) {
         let name = field.spelling();
-        let Some(bits) = record.member_bit_offset(&name) else {
-            return;
-        };
         let in_store = || {
             self.innermost_macro(&c.place())
                 .is_some_and(|m| matches!(m, "WRITE_ONCE" | "smp_store_release"))
         };
         let Some((kind, how, member)) =
-            site_kind::access(self.unit, &self.stack, c, name, &in_store)
+            site_kind::access(self.unit, &self.stack, c, name, &in_store, &|d, i| {
+                self.reads_through(d, i)
+            })
         else {
             return; // in sizeof / typeof
         };
+        let member = match prefix {
+            Some(p) => format!("{p}.{member}"),
+            None => member,
+        };
         let p = c.place();
         let (kind, how) = self.macro_form(&p, kind, how);
-        let mut held = self.held.clone();
+        let mut held = self.held_now();
         // A lock word handed to any function (`compact_unlock_should_abort(&zone->lock, ...)`)
         // is operated by that function as a lock.
         let lock_word = kind.writes() && is_lock_type(&field.type_name());
@@ -715,6 +1247,17 @@ impl<'u, 'i> Walker<'u, 'i> {
                 conds: self.conds,
             },
         ));
+    }
+
+    /// Whether the function `decl` only reads through its `i`-th parameter.
+    fn reads_through(&self, decl: Cursor, i: u32) -> bool {
+        let key = (decl.spelling(), i);
+        if let Some(&v) = self.param_reads.borrow().get(&key) {
+            return v;
+        }
+        let v = param_use::only_reads(self.unit, decl, i, 0);
+        self.param_reads.borrow_mut().insert(key, v);
+        v
     }
 
     /// The name of the innermost call whose arguments hold the walk's position.
@@ -766,6 +1309,99 @@ impl<'u, 'i> Walker<'u, 'i> {
             return (kind, n.to_string());
         }
         (kind, how)
+    }
+}
+
+/// The named struct or union a field belongs to (through anonymous members).
+fn named_record(field: Cursor) -> Option<Cursor> {
+    let mut p = field.semantic_parent()?;
+    while matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl) && p.is_anonymous() {
+        p = p.semantic_parent()?;
+    }
+    matches!(p.kind(), CXCursor_StructDecl | CXCursor_UnionDecl).then_some(p)
+}
+
+/// The one variable a cast or `container_of()` expression converts (`(T
+/// *)v`, `({ void *__mptr = (void *)(v); ((T *)(__mptr - ...)); })`):
+/// every variable it names but those it declares is `v`, and `v` is a
+/// cast's operand. At most a few hundred nodes are looked at.
+fn cast_variable(c: Cursor) -> Option<String> {
+    let mut declared = BTreeSet::new();
+    let mut named = BTreeSet::new();
+    let mut cast_operand = BTreeSet::new();
+    let mut todo = vec![(c, false)];
+    let mut budget = 256u32;
+    while let Some((k, under_cast)) = todo.pop() {
+        budget = budget.checked_sub(1)?;
+        match k.kind() {
+            CXCursor_VarDecl => {
+                declared.insert(k.spelling());
+            }
+            CXCursor_DeclRefExpr => {
+                let var = k
+                    .referenced()
+                    .is_some_and(|d| matches!(d.kind(), CXCursor_VarDecl | CXCursor_ParmDecl));
+                if var {
+                    named.insert(k.spelling());
+                    if under_cast {
+                        cast_operand.insert(k.spelling());
+                    }
+                }
+            }
+            // sizeof, typeof, offsetof: not the object.
+            CXCursor_UnaryExpr => continue,
+            _ => {}
+        }
+        let cast = k.kind() == CXCursor_CStyleCastExpr;
+        let keep = matches!(k.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr);
+        for kid in k.children() {
+            todo.push((kid, cast || (keep && under_cast)));
+        }
+    }
+    let free: Vec<&String> = named.iter().filter(|n| !declared.contains(*n)).collect();
+    match free.as_slice() {
+        [v] if cast_operand.contains(*v) => Some((*v).clone()),
+        _ => None,
+    }
+}
+
+/// The places where the struct named `inner` sits by value in `record`
+/// (its members, their members, a few levels down): bit offset and path.
+fn find_embedded(
+    record: Cursor,
+    inner: &str,
+    base: i64,
+    path: String,
+    depth: u32,
+    out: &mut Vec<(i64, String)>,
+) {
+    if depth > 5 || out.len() > 1 {
+        return;
+    }
+    for f in record.children() {
+        if f.kind() != CXCursor_FieldDecl || f.type_is_pointer() || f.type_is_array() {
+            continue;
+        }
+        let Some(r) = f.record_of_type() else {
+            continue;
+        };
+        let off = f.field_bit_offset();
+        if off < 0 {
+            continue;
+        }
+        let name = f.spelling();
+        let here = if name.is_empty() || name.contains(' ') {
+            path.clone()
+        } else if path.is_empty() {
+            name
+        } else {
+            format!("{path}.{name}")
+        };
+        if r.spelling() == inner {
+            out.push((base + off, here));
+        } else {
+            find_embedded(r, inner, base + off, here, depth + 1, out);
+        }
     }
 }
 
