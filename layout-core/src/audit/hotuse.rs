@@ -38,7 +38,14 @@ pub struct HotCode {
 
 /// Words that look like a call and are not one.
 const NOT_CALLS: [&str; 8] = [
-    "if", "for", "while", "switch", "return", "sizeof", "typeof", "__attribute__",
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
+    "typeof",
+    "__attribute__",
 ];
 
 impl HotCode {

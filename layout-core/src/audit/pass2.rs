@@ -170,10 +170,7 @@ pub fn analyse(
     let unused = a.candidates.len() - order.len();
     order.sort_by_cached_key(|&i| {
         let c = &a.candidates[i];
-        c.key(
-            using[i].len(),
-            hot_uses.get(&c.name).copied().unwrap_or(0),
-        )
+        c.key(using[i].len(), hot_uses.get(&c.name).copied().unwrap_or(0))
     });
     let selected: Vec<(usize, &Candidate)> = order
         .iter()
