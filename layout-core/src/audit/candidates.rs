@@ -135,7 +135,8 @@ pub struct Candidate {
 impl Candidate {
     /// Pass 2's order, given how many audited units use the struct
     /// (`units`: they name it or a struct that embeds it) and how much the
-    /// fast paths' code names it (`hot_uses`, [`super::hotuse::HotCode::uses`]:
+    /// fast paths' code names it (`hot_uses`: the mentions in the units
+    /// that define a hot root, and [`super::hotuse::HotCode::uses`], each
     /// [`super::hotuse::ROOT_WEIGHT`] a mention in a root's own body): the
     /// units at the weight of a root's mention plus the hot uses, times one
     /// more than the lines its atomics and locks share with other data,

@@ -5,10 +5,10 @@
 //! kept in the [`super::cache`], so a second run parses nothing.
 
 use super::cache::{self, Cache};
-use super::candidates::{Candidate, Mentions};
+use super::candidates::{self, Candidate, Mentions};
 use super::cost;
 use super::finding::{self, Status};
-use super::hotuse::HotCode;
+use super::hotuse::{self, HotCode};
 use super::lifetime::{Lifetime, Lifetimes};
 use super::reading;
 use super::report::{Finding, Report, UnitLeftOut};
@@ -116,6 +116,7 @@ pub fn analyse(
     let mut unreadable: BTreeMap<usize, String> = BTreeMap::new();
     let mut lifetimes = Lifetimes::default();
     let mut hot_code = HotCode::default();
+    let mut hot_units: BTreeSet<usize> = BTreeSet::new();
     for (i, u) in a.units.iter().enumerate() {
         let text = match crate::files::text(&u.path, crate::files::Input::Source) {
             Ok(t) => t,
@@ -128,6 +129,15 @@ pub fn analyse(
         mentions.add(i, &text);
         lifetimes.add(&u.shown, &text);
         hot_code.add(&text);
+        let defines_root = u.subsystems.iter().any(|&s| {
+            a.roots.subsystems[s]
+                .hot
+                .iter()
+                .any(|r| candidates::defines_function(&text, r))
+        });
+        if defines_root {
+            hot_units.insert(i);
+        }
         keys.push(cache::unit_key(
             &u.path,
             text.as_bytes(),
@@ -155,8 +165,11 @@ pub fn analyse(
         })
         .collect();
     // Pass 2's order: the candidates some unit uses, weighed by how many
-    // and by how much the fast paths' code uses them: the functions the
-    // hot roots reach by name, each mention halved per call level.
+    // and by how much the fast paths' code uses them: how often the fast
+    // paths' own units (those that define a hot root: their header
+    // helpers are not read here) name them, and the functions the hot
+    // roots reach by name in every unit, each mention halved per call
+    // level.
     let all_hot: Vec<String> = a
         .roots
         .subsystems
@@ -170,7 +183,11 @@ pub fn analyse(
     let unused = a.candidates.len() - order.len();
     order.sort_by_cached_key(|&i| {
         let c = &a.candidates[i];
-        c.key(using[i].len(), hot_uses.get(&c.name).copied().unwrap_or(0))
+        c.key(
+            using[i].len(),
+            mentions.count_in(&c.name, &hot_units) * hotuse::ROOT_WEIGHT
+                + hot_uses.get(&c.name).copied().unwrap_or(0),
+        )
     });
     let selected: Vec<(usize, &Candidate)> = order
         .iter()

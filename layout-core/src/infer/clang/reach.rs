@@ -11,11 +11,13 @@ pub fn hot_functions(
     hot: &[String],
     cold: &[String],
 ) -> BTreeMap<String, Option<String>> {
+    // A set: the cut holds every function a slow path's name marks.
+    let cold: std::collections::HashSet<&str> = cold.iter().map(String::as_str).collect();
     let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut queue: std::collections::VecDeque<(&str, Option<&str>)> =
         hot.iter().map(|h| (h.as_str(), None)).collect();
     while let Some((f, from)) = queue.pop_front() {
-        if cold.iter().any(|c| c == f) || seen.contains_key(f) {
+        if cold.contains(f) || seen.contains_key(f) {
             continue;
         }
         seen.insert(f.to_string(), from.map(str::to_string));
@@ -192,10 +194,11 @@ pub fn branch_depth(
         let w = weight.entry((a.as_str(), b.as_str())).or_insert(*n);
         *w = (*w).min(*n);
     }
+    let cut: std::collections::HashSet<&str> = cut.iter().map(String::as_str).collect();
     let mut best: BTreeMap<String, u32> = BTreeMap::new();
     let mut queue: std::collections::BTreeSet<(u32, String)> = hot
         .iter()
-        .filter(|h| !cut.contains(h))
+        .filter(|h| !cut.contains(h.as_str()))
         .map(|h| (0, h.clone()))
         .collect();
     while let Some((d, f)) = queue.pop_first() {
@@ -204,7 +207,7 @@ pub fn branch_depth(
         }
         best.insert(f.clone(), d);
         for c in calls.get(&f).into_iter().flatten() {
-            if best.contains_key(c) || cut.contains(c) {
+            if best.contains_key(c) || cut.contains(c.as_str()) {
                 continue;
             }
             let w = weight.get(&(f.as_str(), c.as_str())).copied().unwrap_or(0);
