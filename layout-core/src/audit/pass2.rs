@@ -673,12 +673,10 @@ fn assess(
     let file = crate::access::parse(std::path::Path::new("<inferred>"), &text)
         .map_err(|e| format!("the inferred access file does not load: {e}"))?;
     let mut classed = model.clone();
-    file.apply_with(
-        &mut classed,
-        &crate::access::MemberNames::from_typedb(a.db, agg),
-    )
-    .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
-    let conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts);
+    let names = crate::access::MemberNames::from_typedb(a.db, agg);
+    file.apply_with(&mut classed, &names)
+        .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
+    let conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts, &names);
     let paths = finding::spread(&classed, agg.size, agg.align, a.line);
     let excess: u64 = paths.iter().map(finding::PathSpread::excess).sum();
     let misses = conflicts.iter().map(|c| c.misses).sum::<u64>() + excess;
