@@ -269,9 +269,18 @@ pub fn entry_locks(
             )
         })
         .collect();
+    // Sweeps in name order until none changes, each recomputing only the
+    // functions a caller of which changed since their last computation
+    // (the others would come out as they are): the same fixpoint, in the
+    // same order, without the sweeps over what is settled.
+    let callees = callees_of(&callers);
+    let mut dirty: std::collections::HashSet<&str> = callers.keys().copied().collect();
     loop {
         let mut changed = false;
         for (f, sites) in &callers {
+            if !dirty.remove(f) {
+                continue;
+            }
             let mut common: Option<BTreeSet<&str>> = None;
             for (caller, held) in sites {
                 let mut have = held.clone();
@@ -287,6 +296,7 @@ pub fn entry_locks(
             if entry.get(f) != Some(&common) {
                 entry.insert(f, common);
                 changed = true;
+                dirty.extend(callees.get(f).into_iter().flatten().copied());
             }
         }
         if !changed {
@@ -298,6 +308,20 @@ pub fn entry_locks(
         .filter(|(_, l)| !l.is_empty())
         .map(|(f, l)| (f.to_string(), l.into_iter().map(str::to_string).collect()))
         .collect()
+}
+
+/// For each caller in `callers` (callee → its call sites, each naming its
+/// caller first), the callees whose sites name it.
+fn callees_of<'a, T>(
+    callers: &BTreeMap<&'a str, Vec<(&'a str, T)>>,
+) -> BTreeMap<&'a str, Vec<&'a str>> {
+    let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (f, sites) in callers {
+        for (c, _) in sites {
+            out.entry(*c).or_default().push(*f);
+        }
+    }
+    out
 }
 
 /// A help text naming defined functions close to `name`.
@@ -527,9 +551,15 @@ pub fn owner_entry(
         }
     }
     let mut state: BTreeMap<&str, Owned> = callers.keys().map(|f| (*f, Owned::Unknown)).collect();
+    // As in entry_locks: only what a changed caller can change.
+    let callees = callees_of(&callers);
+    let mut dirty: std::collections::HashSet<&str> = callers.keys().copied().collect();
     loop {
         let mut changed = false;
         for (f, sites) in &callers {
+            if !dirty.remove(f) {
+                continue;
+            }
             let v = sites
                 .iter()
                 .map(|(c, holds)| {
@@ -544,6 +574,7 @@ pub fn owner_entry(
             if state.get(f) != Some(&v) {
                 state.insert(f, v);
                 changed = true;
+                dirty.extend(callees.get(f).into_iter().flatten().copied());
             }
         }
         if !changed {
