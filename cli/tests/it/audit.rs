@@ -942,3 +942,30 @@ fn a_conflict_line_counts_the_reads_of_the_bytes_on_it() {
     // spread over lines 0 and 2.
     assert_eq!(port["cost"], port["excess_lines"], "{port}");
 }
+
+#[test]
+fn pass_one_weighs_what_the_fast_paths_helpers_name_in_other_files() {
+    // fixtures/audit_hotuse: hu_pool and hu_cfg are alike by their types
+    // and each named by one unit, none of them the root's; the root's
+    // helper in pool.c names hu_pool. With a budget of one, hu_pool is
+    // analysed and hu_cfg (first by name) is past the budget.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_hotuse"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json", "--budget", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let past: Vec<&str> = j["past_budget"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_str().unwrap())
+        .collect();
+    assert_eq!(past, ["hu_cfg"], "{j}");
+    let analysed: Vec<String> = ["ranked", "clean", "ambiguous"]
+        .iter()
+        .flat_map(|k| names(&j[*k]))
+        .collect();
+    assert_eq!(analysed, ["hu_pool"], "{j}");
+}
