@@ -871,42 +871,6 @@ hot = ["tcp_sendmsg", "tcp_write_xmit", "__dev_queue_xmit", "dev_hard_start_xmit
 }
 
 #[test]
-fn a_container_is_not_charged_for_the_spread_inside_its_embedded_structs() {
-    // fixtures/audit_embedded: the fast path reads three members of each
-    // of a port's two queues, three lines of each queue. In the port that
-    // is 5 lines, and no order of the port's members (each queue moves
-    // whole) touches fewer: the spread is the queue's, whose own path
-    // touches 3 lines where 1 would do.
-    let d = tempfile::tempdir().unwrap();
-    let t = d.path().join("tree");
-    copy_dir(&repo().join("cli/tests/fixtures/audit_embedded"), &t);
-    let cache = d.path().join("cache");
-    let o = audit(&t, &cache, &["--format", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(names(&j["ranked"]), ["emb_queue"], "{j}");
-    assert!(names(&j["clean"]).contains(&"emb_port".to_string()), "{j}");
-    let port = j["clean"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["struct"] == "emb_port")
-        .unwrap();
-    let p = &port["paths"][0];
-    assert_eq!(
-        (p["lines"].as_u64(), p["fewest"].as_u64()),
-        (Some(5), Some(5)),
-        "{port}"
-    );
-    let q = &j["ranked"][0]["paths"][0];
-    assert_eq!(
-        (q["lines"].as_u64(), q["fewest"].as_u64()),
-        (Some(3), Some(1)),
-        "{q}"
-    );
-}
-
-#[test]
 fn a_conflict_line_counts_the_reads_of_the_bytes_on_it() {
     // fixtures/audit_line: the drop counter shares line 2 with the end of
     // the embedded configuration (`cfg.created`, set at init); the fast

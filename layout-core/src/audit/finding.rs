@@ -148,74 +148,12 @@ pub fn spread(model: &Struct, size: u64, align: u64, line: u64) -> Vec<PathSprea
                         crate::Access::Lockless { .. } | crate::Access::LockedWrite { .. }
                     )
                 }),
-            fewest: fewest(model, i as u32, line),
+            fewest: crate::paths::fewest_lines(model, i as u32, line),
             root: p.name,
             lines: p.lines,
             bytes: p.bytes,
         })
         .collect()
-}
-
-/// The fewest lines path `path` of `model` could touch in any order that
-/// keeps each member whole and within the author's line breaks:
-/// [`crate::paths::fewest_lines`], and between two breaks at least one
-/// line more than the lines each member's own used bytes span past its
-/// first, summed over the members whose used bytes cannot fit one line
-/// (two such members share a line at most where one ends and the next
-/// begins). A container whose path runs through the insides of two
-/// embedded structs is not charged for their spread: its own order can
-/// not mend it; the embedded struct's own finding counts it.
-pub fn fewest(model: &Struct, path: u32, line: u64) -> u64 {
-    let line = line.max(1);
-    let mut chained = 0u64;
-    let (mut own, mut multi) = (0u64, false);
-    for f in &model.fields {
-        let cut =
-            crate::segments::is_line_break(f) || crate::segments::is_wall(f) || f.align >= line;
-        if cut {
-            chained += u64::from(multi) + own;
-            (own, multi) = (0, false);
-        }
-        let spans: Vec<(u64, u64)> = f
-            .paths
-            .iter()
-            .filter(|u| u.path == path)
-            .map(|u| (u.bytes.start, u.bytes.end.min(f.size)))
-            .filter(|(a, b)| a < b)
-            .map(|(a, b)| (a, b - 1))
-            .collect();
-        if spans.is_empty() {
-            continue;
-        }
-        // The fewest lines the member's used bytes span, at the best start
-        // its alignment allows.
-        let lines = (0..line)
-            .step_by(f.align.clamp(1, line) as usize)
-            .map(|base| {
-                let mut ls: Vec<(u64, u64)> = spans
-                    .iter()
-                    .map(|&(a, b)| ((base + a) / line, (base + b) / line))
-                    .collect();
-                ls.sort_unstable();
-                let (mut n, mut last) = (0u64, None::<u64>);
-                for (a, b) in ls {
-                    let from = last.map_or(a, |l| a.max(l + 1));
-                    if b >= from {
-                        n += b - from + 1;
-                        last = Some(b);
-                    }
-                }
-                n
-            })
-            .min()
-            .unwrap_or(0);
-        if lines >= 2 {
-            own += lines - 1;
-            multi = true;
-        }
-    }
-    chained += u64::from(multi) + own;
-    crate::paths::fewest_lines(model, path, line).max(chained)
 }
 
 /// The conflicts of `model` (classes applied) at its declared offsets,
