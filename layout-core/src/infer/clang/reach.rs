@@ -135,8 +135,8 @@ pub fn member_targets<'a>(
 /// functions counts for each of them, by the static estimate: the call
 /// picks one, as a `switch` of that many arms does, so each runs on
 /// 1/`targets` of its calls: the halvings that share takes, rounded up
-/// (none for one target; 3 for a device transmit that eight tunnel
-/// drivers' tables install). A fast path reaches what a table of many
+/// (none for one target; 3 for a device transmit that eight drivers'
+/// tables install). A fast path reaches what a table of many
 /// implementations installs only near its root.
 pub fn fanout_branches(targets: usize) -> u32 {
     if targets <= 1 {
