@@ -869,3 +869,67 @@ hot = ["tcp_sendmsg", "tcp_write_xmit", "__dev_queue_xmit", "dev_hard_start_xmit
         }
     }
 }
+
+#[test]
+fn a_conflict_line_counts_the_reads_of_the_bytes_on_it() {
+    // fixtures/audit_line: the drop counter shares line 2 with the end of
+    // the embedded configuration (`cfg.created`, set at init); the fast
+    // path reads `cfg.mtu`, on line 0. The line is still listed (the
+    // classes put a writer next to read-mostly bytes) but costs no miss.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_line"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let all: Vec<&serde_json::Value> = ["ranked", "clean", "ambiguous"]
+        .iter()
+        .flat_map(|k| j[*k].as_array().unwrap())
+        .collect();
+    let port = all
+        .iter()
+        .find(|f| f["struct"] == "ln_port")
+        .unwrap_or_else(|| panic!("{j}"));
+    let line2: Vec<&serde_json::Value> = port["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["line"] == 2)
+        .collect();
+    assert_eq!(line2.len(), 1, "{port}");
+    assert_eq!(line2[0]["misses"], 0, "{port}");
+    let victim = &line2[0]["victims"][0];
+    assert_eq!(victim["member"], "cfg", "{port}");
+    assert_eq!(victim["hot_roots"].as_array().unwrap().len(), 0, "{port}");
+    // The writer's line 2 conflict costs nothing; what is left is the path
+    // spread over lines 0 and 2.
+    assert_eq!(port["cost"], port["excess_lines"], "{port}");
+}
+
+#[test]
+fn pass_one_weighs_what_the_fast_paths_helpers_name_in_other_files() {
+    // fixtures/audit_hotuse: hu_pool and hu_cfg are alike by their types
+    // and each named by one unit, none of them the root's; the root's
+    // helper in pool.c names hu_pool. With a budget of one, hu_pool is
+    // analysed and hu_cfg (first by name) is past the budget.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_hotuse"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json", "--budget", "1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let past: Vec<&str> = j["past_budget"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[0].as_str().unwrap())
+        .collect();
+    assert_eq!(past, ["hu_cfg"], "{j}");
+    let analysed: Vec<String> = ["ranked", "clean", "ambiguous"]
+        .iter()
+        .flat_map(|k| names(&j[*k]))
+        .collect();
+    assert_eq!(analysed, ["hu_pool"], "{j}");
+}

@@ -9,6 +9,7 @@ mod support;
 
 mod audit;
 mod audit_mails;
+mod audit_reach;
 mod cli_btf_dwarf;
 mod cli_compiler_layout;
 mod cli_config;

@@ -134,18 +134,21 @@ pub struct Candidate {
 
 impl Candidate {
     /// Pass 2's order, given how many audited units use the struct
-    /// (`units`: they name it or a struct that embeds it) and how often the
-    /// units that define the hot roots name it (`hot_uses`: the fast
-    /// paths' own files): their sum times one more than the lines its
-    /// atomics and locks share with other data, most first; then the bytes
-    /// on those lines; then the name.
+    /// (`units`: they name it or a struct that embeds it) and how much the
+    /// fast paths' code names it (`hot_uses`: the mentions in the units
+    /// that define a hot root, and [`super::hotuse::HotCode::uses`], each
+    /// [`super::hotuse::ROOT_WEIGHT`] a mention in a root's own body): the
+    /// units at the weight of a root's mention plus the hot uses, times one
+    /// more than the lines its atomics and locks share with other data,
+    /// most first; then the bytes on those lines; then the name.
     pub fn key(
         &self,
         units: usize,
         hot_uses: u64,
     ) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+        let uses = units as u64 * super::hotuse::ROOT_WEIGHT + hot_uses;
         (
-            std::cmp::Reverse((units as u64 + hot_uses) * (1 + self.exposure.lines)),
+            std::cmp::Reverse(uses * (1 + self.exposure.lines)),
             std::cmp::Reverse(self.exposure.shared_bytes),
             self.name.clone(),
         )

@@ -158,19 +158,34 @@ pub fn spread(model: &Struct, size: u64, align: u64, line: u64) -> Vec<PathSprea
 
 /// The conflicts of `model` (classes applied) at its declared offsets,
 /// with the evidence from `verdicts` (one per field, as classified).
+///
+/// A party's hot functions and roots are those of its hot sites whose
+/// bytes lie on the conflict's line (`names` resolves a sub-member such as
+/// `lrugen.max_seq` to its bytes): a read of an embedded struct's first
+/// member is no miss on the line its last member shares with a writer.
 pub fn conflicts(
     model: &Struct,
     size: u64,
     align: u64,
     line: u64,
     verdicts: &[Verdict],
+    names: &crate::access::MemberNames,
 ) -> Vec<Conflict> {
     let Some(layout) = crate::Layout::declared(model, size, align, line, crate::Placement::Aligned)
     else {
         return Vec::new();
     };
+    let bytes = SiteBytes::new(model, names);
     let mut out = Vec::new();
     for c in crate::layout::reported_conflicts(model, &layout) {
+        let on = c.line * line.max(1)..(c.line + 1) * line.max(1);
+        let party = |name: &str, verdicts: &[Verdict], writer: bool| {
+            party(name, verdicts, writer, &|s: &Site| {
+                bytes
+                    .of(s)
+                    .is_none_or(|b| b.start < on.end && on.start < b.end)
+            })
+        };
         // Lock words judged as writers only conflict through their lockers:
         // the finding is about lockless writes.
         let writers: Vec<Party> = c
@@ -211,7 +226,59 @@ fn verdict_of<'v>(name: &str, verdicts: &'v [Verdict]) -> Option<&'v Verdict> {
     })
 }
 
-fn party(name: &str, verdicts: &[Verdict], writer: bool) -> Party {
+/// The bytes each site touches, from the struct's start in the declared
+/// order: its member's (a sub-member, a member of an anonymous aggregate)
+/// when the names know it, else its field's.
+struct SiteBytes<'a> {
+    model: &'a Struct,
+    names: std::collections::HashMap<&'a str, std::ops::Range<u64>>,
+}
+
+impl<'a> SiteBytes<'a> {
+    fn new(model: &'a Struct, names: &'a crate::access::MemberNames) -> Self {
+        SiteBytes {
+            model,
+            names: names
+                .iter()
+                .map(|n| (n.name.as_str(), n.bytes.clone()))
+                .collect(),
+        }
+    }
+
+    /// `None` when the field has no declared offset.
+    fn of(&self, s: &Site) -> Option<std::ops::Range<u64>> {
+        let f = self.model.fields.get(s.field)?;
+        let start = f.original_offset?;
+        let field = start..start + f.size;
+        // `folios[gen][type]` is `folios`; `lrugen.max_seq` is looked up
+        // whole, then `lrugen`.
+        let mut name = String::with_capacity(s.member.len());
+        let mut depth = 0u32;
+        for c in s.member.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                _ if depth == 0 => name.push(c),
+                _ => {}
+            }
+        }
+        let mut at = name.as_str();
+        loop {
+            if let Some(b) = self.names.get(at) {
+                // Within the field, or it names something else.
+                if b.start >= field.start && b.end <= field.end {
+                    return Some(b.clone());
+                }
+            }
+            match at.rfind('.') {
+                Some(p) => at = &at[..p],
+                None => return Some(field),
+            }
+        }
+    }
+}
+
+fn party(name: &str, verdicts: &[Verdict], writer: bool, on_line: &dyn Fn(&Site) -> bool) -> Party {
     let Some(v) = verdict_of(name, verdicts) else {
         return Party {
             member: name.to_string(),
@@ -227,7 +294,7 @@ fn party(name: &str, verdicts: &[Verdict], writer: bool) -> Party {
         .sites
         .iter()
         .filter(wanted)
-        .filter(|s| s.heat == Heat::Hot)
+        .filter(|s| s.heat == Heat::Hot && on_line(s))
         .collect();
     let functions: BTreeSet<String> = hot.iter().map(|s| s.function.clone()).collect();
     let roots: BTreeSet<String> = hot
@@ -240,7 +307,7 @@ fn party(name: &str, verdicts: &[Verdict], writer: bool) -> Party {
         v.sites
             .iter()
             .filter(wanted)
-            .filter(|s| s.heat != Heat::Hot),
+            .filter(|s| s.heat != Heat::Hot || !on_line(s)),
     );
     Party {
         member: name.to_string(),

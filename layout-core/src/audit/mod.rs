@@ -18,6 +18,7 @@ pub mod candidates;
 pub mod cost;
 pub mod finding;
 pub mod glob;
+pub mod hotuse;
 pub mod lifetime;
 pub mod reading;
 pub mod report;

@@ -8,6 +8,7 @@ use super::cache::{self, Cache};
 use super::candidates::{self, Candidate, Mentions};
 use super::cost;
 use super::finding::{self, Status};
+use super::hotuse::{self, HotCode};
 use super::lifetime::{Lifetime, Lifetimes};
 use super::reading;
 use super::report::{Finding, Report, UnitLeftOut};
@@ -114,6 +115,7 @@ pub fn analyse(
     // out, like one libclang stops on: the audit goes on.
     let mut unreadable: BTreeMap<usize, String> = BTreeMap::new();
     let mut lifetimes = Lifetimes::default();
+    let mut hot_code = HotCode::default();
     let mut hot_units: BTreeSet<usize> = BTreeSet::new();
     for (i, u) in a.units.iter().enumerate() {
         let text = match crate::files::text(&u.path, crate::files::Input::Source) {
@@ -126,6 +128,7 @@ pub fn analyse(
         };
         mentions.add(i, &text);
         lifetimes.add(&u.shown, &text);
+        hot_code.add(&text);
         let defines_root = u.subsystems.iter().any(|&s| {
             a.roots.subsystems[s]
                 .hot
@@ -162,15 +165,29 @@ pub fn analyse(
         })
         .collect();
     // Pass 2's order: the candidates some unit uses, weighed by how many
-    // and by how often the fast paths' own units (those that define a hot
-    // root) name them.
+    // and by how much the fast paths' code uses them: how often the fast
+    // paths' own units (those that define a hot root: their header
+    // helpers are not read here) name them, and the functions the hot
+    // roots reach by name in every unit, each mention halved per call
+    // level.
+    let all_hot: Vec<String> = a
+        .roots
+        .subsystems
+        .iter()
+        .flat_map(|s| s.hot.iter().cloned())
+        .collect();
+    let hot_uses = hot_code.uses(&all_hot);
     let mut order: Vec<usize> = (0..a.candidates.len())
         .filter(|&i| !using[i].is_empty())
         .collect();
     let unused = a.candidates.len() - order.len();
     order.sort_by_cached_key(|&i| {
         let c = &a.candidates[i];
-        c.key(using[i].len(), mentions.count_in(&c.name, &hot_units))
+        c.key(
+            using[i].len(),
+            mentions.count_in(&c.name, &hot_units) * hotuse::ROOT_WEIGHT
+                + hot_uses.get(&c.name).copied().unwrap_or(0),
+        )
     });
     let selected: Vec<(usize, &Candidate)> = order
         .iter()
@@ -656,12 +673,10 @@ fn assess(
     let file = crate::access::parse(std::path::Path::new("<inferred>"), &text)
         .map_err(|e| format!("the inferred access file does not load: {e}"))?;
     let mut classed = model.clone();
-    file.apply_with(
-        &mut classed,
-        &crate::access::MemberNames::from_typedb(a.db, agg),
-    )
-    .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
-    let conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts);
+    let names = crate::access::MemberNames::from_typedb(a.db, agg);
+    file.apply_with(&mut classed, &names)
+        .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
+    let conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts, &names);
     let paths = finding::spread(&classed, agg.size, agg.align, a.line);
     let excess: u64 = paths.iter().map(finding::PathSpread::excess).sum();
     let misses = conflicts.iter().map(|c| c.misses).sum::<u64>() + excess;

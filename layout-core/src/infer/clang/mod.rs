@@ -418,7 +418,15 @@ pub fn join(
     ops_members.retain(|(_, _, f)| calls.contains_key(f));
     let mut extra: Vec<(String, String, Vec<String>, bool)> = Vec::new();
     for mc in &member_calls {
-        for f in reach::member_targets(&ops_members, &mc.record, &mc.member) {
+        let targets: BTreeSet<&str> =
+            reach::member_targets(&ops_members, &mc.record, &mc.member).collect();
+        // One of n targets runs on a share of the calls: branches by the
+        // static estimate, as an `if` arm is.
+        let fanout = reach::fanout_branches(targets.len());
+        for f in targets {
+            if fanout > 0 {
+                call_conds.push((mc.caller.clone(), f.to_string(), fanout));
+            }
             extra.push((mc.caller.clone(), f.to_string(), mc.locks.clone(), mc.cold));
         }
     }

@@ -11,11 +11,13 @@ pub fn hot_functions(
     hot: &[String],
     cold: &[String],
 ) -> BTreeMap<String, Option<String>> {
+    // A set: the cut holds every function a slow path's name marks.
+    let cold: std::collections::HashSet<&str> = cold.iter().map(String::as_str).collect();
     let mut seen: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut queue: std::collections::VecDeque<(&str, Option<&str>)> =
         hot.iter().map(|h| (h.as_str(), None)).collect();
     while let Some((f, from)) = queue.pop_front() {
-        if cold.iter().any(|c| c == f) || seen.contains_key(f) {
+        if cold.contains(f) || seen.contains_key(f) {
             continue;
         }
         seen.insert(f.to_string(), from.map(str::to_string));
@@ -129,6 +131,21 @@ pub fn member_targets<'a>(
         .map(|(_, _, f)| f.as_str())
 }
 
+/// The branches a call through a member that may run any of `targets`
+/// functions counts for each of them, by the static estimate: the call
+/// picks one, as a `switch` of that many arms does, so each runs on
+/// 1/`targets` of its calls: the halvings that share takes, rounded up
+/// (none for one target; 3 for a device transmit that eight drivers'
+/// tables install). A fast path reaches what a table of many
+/// implementations installs only near its root.
+pub fn fanout_branches(targets: usize) -> u32 {
+    if targets <= 1 {
+        0
+    } else {
+        usize::BITS - (targets - 1).leading_zeros()
+    }
+}
+
 /// The locks `f` holds at every call through a pointer, its own and those
 /// of the functions it passes a pointer parameter on to; None when it makes none.
 fn pointer_call_locks(
@@ -177,10 +194,11 @@ pub fn branch_depth(
         let w = weight.entry((a.as_str(), b.as_str())).or_insert(*n);
         *w = (*w).min(*n);
     }
+    let cut: std::collections::HashSet<&str> = cut.iter().map(String::as_str).collect();
     let mut best: BTreeMap<String, u32> = BTreeMap::new();
     let mut queue: std::collections::BTreeSet<(u32, String)> = hot
         .iter()
-        .filter(|h| !cut.contains(h))
+        .filter(|h| !cut.contains(h.as_str()))
         .map(|h| (0, h.clone()))
         .collect();
     while let Some((d, f)) = queue.pop_first() {
@@ -189,7 +207,7 @@ pub fn branch_depth(
         }
         best.insert(f.clone(), d);
         for c in calls.get(&f).into_iter().flatten() {
-            if best.contains_key(c) || cut.contains(c) {
+            if best.contains_key(c) || cut.contains(c.as_str()) {
                 continue;
             }
             let w = weight.get(&(f.as_str(), c.as_str())).copied().unwrap_or(0);
@@ -251,9 +269,18 @@ pub fn entry_locks(
             )
         })
         .collect();
+    // Sweeps in name order until none changes, each recomputing only the
+    // functions a caller of which changed since their last computation
+    // (the others would come out as they are): the same fixpoint, in the
+    // same order, without the sweeps over what is settled.
+    let callees = callees_of(&callers);
+    let mut dirty: std::collections::HashSet<&str> = callers.keys().copied().collect();
     loop {
         let mut changed = false;
         for (f, sites) in &callers {
+            if !dirty.remove(f) {
+                continue;
+            }
             let mut common: Option<BTreeSet<&str>> = None;
             for (caller, held) in sites {
                 let mut have = held.clone();
@@ -269,6 +296,7 @@ pub fn entry_locks(
             if entry.get(f) != Some(&common) {
                 entry.insert(f, common);
                 changed = true;
+                dirty.extend(callees.get(f).into_iter().flatten().copied());
             }
         }
         if !changed {
@@ -280,6 +308,20 @@ pub fn entry_locks(
         .filter(|(_, l)| !l.is_empty())
         .map(|(f, l)| (f.to_string(), l.into_iter().map(str::to_string).collect()))
         .collect()
+}
+
+/// For each caller in `callers` (callee → its call sites, each naming its
+/// caller first), the callees whose sites name it.
+fn callees_of<'a, T>(
+    callers: &BTreeMap<&'a str, Vec<(&'a str, T)>>,
+) -> BTreeMap<&'a str, Vec<&'a str>> {
+    let mut out: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (f, sites) in callers {
+        for (c, _) in sites {
+            out.entry(*c).or_default().push(*f);
+        }
+    }
+    out
 }
 
 /// A help text naming defined functions close to `name`.
@@ -449,6 +491,12 @@ mod tests {
     }
 
     #[test]
+    fn a_call_among_many_targets_is_a_branch_per_halving() {
+        let got: Vec<u32> = [0, 1, 2, 3, 4, 5, 8, 9].map(fanout_branches).to_vec();
+        assert_eq!(got, [0, 0, 1, 2, 2, 3, 3, 4]);
+    }
+
+    #[test]
     fn cold_roots_cut_the_graph() {
         let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         g.entry("a".into())
@@ -503,9 +551,15 @@ pub fn owner_entry(
         }
     }
     let mut state: BTreeMap<&str, Owned> = callers.keys().map(|f| (*f, Owned::Unknown)).collect();
+    // As in entry_locks: only what a changed caller can change.
+    let callees = callees_of(&callers);
+    let mut dirty: std::collections::HashSet<&str> = callers.keys().copied().collect();
     loop {
         let mut changed = false;
         for (f, sites) in &callers {
+            if !dirty.remove(f) {
+                continue;
+            }
             let v = sites
                 .iter()
                 .map(|(c, holds)| {
@@ -520,6 +574,7 @@ pub fn owner_entry(
             if state.get(f) != Some(&v) {
                 state.insert(f, v);
                 changed = true;
+                dirty.extend(callees.get(f).into_iter().flatten().copied());
             }
         }
         if !changed {
