@@ -598,6 +598,26 @@ fn instances(a: &Args) -> Vec<(String, &'static str, String, Instance)> {
     out
 }
 
+/// Prints a layout: each member's offset, size, alignment, class and the
+/// part it was declared in.
+fn show(s: &Struct, l: &Layout) {
+    let part = parts(s);
+    println!("size {} align {} {:?}", l.size, l.align, l.placement);
+    for sl in &l.slots {
+        let f = &s.fields[sl.field];
+        println!(
+            "  {:5} {:>4} {:>3} {:<10} {}{} part {}",
+            sl.offset,
+            f.size,
+            f.align,
+            f.name,
+            f.access.tag(),
+            if f.lock_word { "*" } else { "" },
+            part[sl.field]
+        );
+    }
+}
+
 /// FNV-1a of an instance's id: its shuffles' seed.
 fn fnv(id: &str) -> u64 {
     id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
@@ -651,6 +671,10 @@ fn main() -> Result<(), String> {
             }
         };
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        if a.only.is_some() {
+            println!("{sol:?}");
+            show(&inst.s, sol.layout.layout());
+        }
         let row = rows.entry((set.to_string(), band.clone())).or_default();
         row.total += 1;
         row.ms += ms;
@@ -702,6 +726,10 @@ fn main() -> Result<(), String> {
                         sl.field = map[sl.field];
                     }
                     if verify(&inst.s, &back).is_ok() {
+                        if a.only.is_some() && back.size < sol.layout.size {
+                            println!("a smaller layout, from a shuffled declaration:");
+                            show(&inst.s, &back);
+                        }
                         better(back.size, "shuffled", &mut r);
                     }
                 }

@@ -103,6 +103,7 @@ mod holes;
 mod ilp;
 mod improve;
 mod lines;
+mod parts;
 mod place;
 mod problem;
 mod runs;
