@@ -62,9 +62,10 @@ fn first_kept(p: &Problem) -> bool {
 
 /// An order of the free fields that keeps the tree, made from a layout of
 /// the free members with bytes (`(offset, field)`, breaks left out) in
-/// `g`: its chains of lines given parts, the breaks between the parts.
-/// `None` when no assignment keeps every part's own member (or the search
-/// ran out of nodes).
+/// `g`: its chains of lines given parts, the breaks between the parts,
+/// the fewest bytes possible sent back to their own parts (members a part
+/// may not hold). `None` when no assignment keeps every part's own member
+/// (or the search ran out of nodes before it found one).
 pub(super) fn arrange(
     p: &Problem,
     g: &Geometry,
@@ -118,17 +119,22 @@ pub(super) fn arrange(
         chain.insert(0, first);
         chains.insert(0, chain);
     }
-    // Each chain's allowed parts, and the parts it keeps a member of.
-    let allowed: Vec<Vec<bool>> = chains
+    // Each chain's bytes that may not lie in each part (members that
+    // would have to go back to their own part), and the parts it keeps a
+    // member of.
+    let strays: Vec<Vec<u64>> = chains
         .iter()
         .map(|c| {
             (0..parts)
                 .map(|k| {
-                    c.iter().all(|&f| {
-                        t.allowed[f]
-                            .as_ref()
-                            .is_none_or(|a| a.get(k) == Some(&true))
-                    })
+                    c.iter()
+                        .filter(|&&f| {
+                            t.allowed[f]
+                                .as_ref()
+                                .is_some_and(|a| a.get(k) != Some(&true))
+                        })
+                        .map(|&f| p.size[f])
+                        .sum()
                 })
                 .collect()
         })
@@ -145,26 +151,26 @@ pub(super) fn arrange(
         .map(|k| t.owners.get(k).copied().unwrap_or(0) > 0)
         .collect();
     let mut search = Assign {
-        allowed: &allowed,
+        strays: &strays,
         own: &own,
         needed: &needed,
         part: vec![usize::MAX; chains.len()],
         kept: vec![0; parts],
+        cost: 0,
+        best: None,
         nodes: 0,
         fixed_first: first_kept(p),
     };
-    let found = search.dfs(0);
+    search.dfs(0);
     work.spend(search.nodes);
-    if !found {
-        return None;
-    }
+    let (_, part) = search.best?;
     let mut order = Vec::with_capacity(p.free.len());
     for k in 0..parts {
         if k > 0 {
             order.push(breaks[k - 1]);
         }
         for (c, chain) in chains.iter().enumerate() {
-            if search.part[c] == k {
+            if part[c] == k {
                 order.extend_from_slice(chain);
             }
         }
@@ -176,63 +182,76 @@ pub(super) fn arrange(
             .copied()
             .filter(|&f| p.size[f] == 0 && !t.is_break[f]),
     );
-    (order.len() == p.free.len() && p.in_segment_order(&order)).then_some(order)
+    if order.len() != p.free.len() {
+        return None;
+    }
+    // The strays go back to the end of their own part (the tree's repair).
+    if !p.in_segment_order(&order) {
+        p.to_segment_order(&mut order);
+    }
+    p.in_segment_order(&order).then_some(order)
 }
 
-/// The search that gives each chain a part.
+/// The search that gives each chain a part: every part that must keeps a
+/// member of its own, and the fewest bytes stray from the parts they may
+/// lie in.
 struct Assign<'a> {
-    allowed: &'a [Vec<bool>],
+    strays: &'a [Vec<u64>],
     own: &'a [Vec<bool>],
     needed: &'a [bool],
     part: Vec<usize>,
     /// How many chains assigned so far keep a member of each part.
     kept: Vec<u32>,
+    /// Stray bytes of the chains assigned so far.
+    cost: u64,
+    /// The best assignment: its stray bytes and each chain's part.
+    best: Option<(u64, Vec<usize>)>,
     nodes: u64,
     fixed_first: bool,
 }
 
 impl Assign<'_> {
-    fn dfs(&mut self, c: usize) -> bool {
+    fn dfs(&mut self, c: usize) {
         self.nodes += 1;
-        if self.nodes > MAX_NODES {
-            return false;
+        if self.nodes > MAX_NODES || self.best.as_ref().is_some_and(|b| b.0 == 0) {
+            return;
         }
         let parts = self.needed.len();
+        let rest: u64 = (c..self.part.len())
+            .map(|d| self.strays[d].iter().copied().min().unwrap_or(0))
+            .sum();
+        if self.best.as_ref().is_some_and(|b| self.cost + rest >= b.0) {
+            return;
+        }
         if c == self.part.len() {
-            return (0..parts).all(|k| !self.needed[k] || self.kept[k] > 0);
+            if (0..parts).all(|k| !self.needed[k] || self.kept[k] > 0) {
+                self.best = Some((self.cost, self.part.clone()));
+            }
+            return;
         }
         // Every part still without its own member needs a chain left that
-        // may lie there and keeps one.
+        // keeps one.
         for k in (0..parts).filter(|&k| self.needed[k] && self.kept[k] == 0) {
-            if !(c..self.part.len()).any(|d| self.own[d][k] && self.allowed[d][k]) {
-                return false;
+            if !(c..self.part.len()).any(|d| self.own[d][k]) {
+                return;
             }
         }
-        // The parts to try: the first member's chain in part 0; else the
-        // parts whose own member the chain keeps first (the declared
-        // place), then the others.
+        // The first member's chain in part 0; else the parts by stray
+        // bytes, those whose own member the chain keeps first.
         let mut choices: Vec<usize> = if c == 0 && self.fixed_first {
             vec![0]
         } else {
-            (0..parts).filter(|&k| self.allowed[c][k]).collect()
+            (0..parts).collect()
         };
-        choices.sort_by_key(|&k| !self.own[c][k]);
+        choices.sort_by_key(|&k| (self.strays[c][k], !self.own[c][k]));
         for k in choices {
-            if !self.allowed[c][k] {
-                continue;
-            }
             self.part[c] = k;
-            for j in 0..parts {
-                self.kept[j] += u32::from(self.own[c][j] && j == k);
-            }
-            if self.dfs(c + 1) {
-                return true;
-            }
-            for j in 0..parts {
-                self.kept[j] -= u32::from(self.own[c][j] && j == k);
-            }
+            self.cost += self.strays[c][k];
+            self.kept[k] += u32::from(self.own[c][k]);
+            self.dfs(c + 1);
+            self.kept[k] -= u32::from(self.own[c][k]);
+            self.cost -= self.strays[c][k];
             self.part[c] = usize::MAX;
         }
-        false
     }
 }

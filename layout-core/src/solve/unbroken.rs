@@ -16,10 +16,11 @@
 //! like any order.
 
 use super::budget::Work;
+use super::driver::solve_once;
 use super::geometry::Geometry;
 use super::parts;
 use super::problem::Problem;
-use super::{solve, Preset, SolveOptions};
+use super::{Preset, SolveOptions};
 use crate::model::{Placement, Struct};
 use crate::segments::Marker;
 
@@ -61,7 +62,7 @@ pub(super) fn seeds(
         },
         ..opts.clone()
     };
-    let Ok(sol) = solve(&relaxed, &sub_opts) else {
+    let Ok(sol) = solve_once(&relaxed, &sub_opts) else {
         return Vec::new();
     };
     work.spend(sol.work);
