@@ -32,7 +32,15 @@
 //!
 //! ```text
 //! nice cargo run --release -p layout-core --no-default-features --example reach_bench -- \
-//!     [--random 300] [--shapes 0] [--breaks 150] [--seed 1] [--factor 20] [--list]
+//!     [--random 300] [--shapes 0] [--breaks 150] [--seed 1] [--factor 20] [--shuffles 6] \
+//!     [--list] [--only ID] [--dump FILE]
+//! ```
+//!
+//! `--dump` writes one line per instance (id, set, band, size, claimed,
+//! bound, reference, which reference), to compare two builds against the
+//! better of their references (`tools/reach_compare.py`).
+//!
+//! ```text
 //! ```
 
 #[path = "exact_bench/kernel.rs"]
@@ -517,6 +525,7 @@ struct Args {
     work_limit: u64,
     list: bool,
     only: Option<String>,
+    dump: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -530,6 +539,7 @@ fn args() -> Result<Args, String> {
         work_limit: DEFAULT_WORK_LIMIT,
         list: false,
         only: None,
+        dump: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -545,6 +555,7 @@ fn args() -> Result<Args, String> {
             "--work-limit" => a.work_limit = num(value()?)?,
             "--list" => a.list = true,
             "--only" => a.only = Some(value()?),
+            "--dump" => a.dump = Some(value()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -648,6 +659,9 @@ fn main() -> Result<(), String> {
     let mut rows: BTreeMap<(String, String), Row> = BTreeMap::new();
     let mut misses = Vec::new();
     let mut errors = Vec::new();
+    // One line per instance: id, set, band, size, size claimed minimal
+    // (0/1), lower bound, reference, how.
+    let mut dump = String::new();
     for (id, set, band, inst) in instances(&a) {
         if a.only.as_ref().is_some_and(|o| *o != id) {
             continue;
@@ -674,6 +688,29 @@ fn main() -> Result<(), String> {
         if a.only.is_some() {
             println!("{sol:?}");
             show(&inst.s, sol.layout.layout());
+            // The members as a fixture: (size, align, class tag, lock word,
+            // padding before).
+            let spec: Vec<String> = inst
+                .s
+                .fields
+                .iter()
+                .map(|f| {
+                    format!(
+                        "({}, {}, \"{}\", {})",
+                        f.size,
+                        f.align,
+                        if f.size == 0 && f.ty.contains("padding") {
+                            "pad".to_string()
+                        } else if f.is_flexible_array() {
+                            format!("tail {}", f.access.tag())
+                        } else {
+                            f.access.tag()
+                        },
+                        f.lock_word
+                    )
+                })
+                .collect();
+            println!("spec: [{}]", spec.join(", "));
         }
         let row = rows.entry((set.to_string(), band.clone())).or_default();
         row.total += 1;
@@ -744,6 +781,11 @@ fn main() -> Result<(), String> {
         }
         let size = sol.layout.size;
         let reference = reference.unwrap_or(size).min(size);
+        dump.push_str(&format!(
+            "{id}\t{set}\t{band}\t{size}\t{}\t{}\t{reference}\t{how}\n",
+            u8::from(claimed(&sol).is_some()),
+            sol.lower_bound
+        ));
         let gap = size - reference;
         *row.gaps.entry(gap).or_default() += 1;
         if gap == 0 {
@@ -812,6 +854,9 @@ fn main() -> Result<(), String> {
     }
     for e in &errors {
         println!("  ERROR {e}");
+    }
+    if let Some(path) = &a.dump {
+        std::fs::write(path, dump).map_err(|e| format!("{path}: {e}"))?;
     }
     eprintln!("{:.1} s", started.elapsed().as_secs_f64());
     if errors.is_empty() {
