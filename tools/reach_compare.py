@@ -14,7 +14,7 @@ def load(path):
     rows = {}
     with open(path) as f:
         for line in f:
-            id_, set_, band, size, claimed, bound, ref, how = line.rstrip("\n").split("\t")
+            id_, set_, band, size, claimed, bound, ref, how = line.rstrip("\n").split("\t")[:8]
             rows[id_] = dict(set=set_, band=band, size=int(size), claimed=claimed == "1",
                              bound=int(bound), ref=int(ref), how=how)
     return rows

@@ -39,7 +39,7 @@
 //! ```
 //!
 //! `--dump` writes one line per instance (id, set, band, size, claimed,
-//! bound, reference, which reference), to compare two builds against the
+//! bound, reference, which reference, work, milliseconds), to compare two builds against the
 //! better of their references (`tools/reach_compare.py`).
 //!
 //! ```text
@@ -797,9 +797,10 @@ fn main() -> Result<(), String> {
         let size = sol.layout.size;
         let reference = reference.unwrap_or(size).min(size);
         dump.push_str(&format!(
-            "{id}\t{set}\t{band}\t{size}\t{}\t{}\t{reference}\t{how}\n",
+            "{id}\t{set}\t{band}\t{size}\t{}\t{}\t{reference}\t{how}\t{}\t{ms:.2}\n",
             u8::from(claimed(&sol).is_some()),
-            sol.lower_bound
+            sol.lower_bound,
+            sol.work
         ));
         let gap = size - reference;
         *row.gaps.entry(gap).or_default() += 1;

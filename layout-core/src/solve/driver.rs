@@ -542,7 +542,8 @@ impl<'p, 'w> Driver<'p, 'w> {
 
     /// The size is still above its bound with budget left: solve the
     /// struct again declared in other orders ([`restart_orders`]), each on
-    /// a share of what is left, and polish what they find. The
+    /// a share of what is left (at most what the first solve spent), and
+    /// polish what they find. The
     /// constructions and the repairs start from the declaration order, so
     /// another one reaches other layouts (on kernel-like structs with line
     /// breaks, one line fewer where the first solve used a tenth of its
@@ -555,6 +556,10 @@ impl<'p, 'w> Driver<'p, 'w> {
                     .first()
                     .is_some_and(|b| b.key[size_slot] > d.lower_bound)
         };
+        // Each restart is a solve like the first: it gets at most what the
+        // first one spent, so the restarts cost a few times a solve, not
+        // the whole budget, where the bound is what stays open.
+        let first = self.work.used().max(1);
         for k in 0..RESTARTS {
             if !open(self) || !self.work.left() {
                 return;
@@ -563,7 +568,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                 return;
             };
             let sub = SolveOptions {
-                work_limit: self.work.remaining() / (RESTARTS - k) as u64,
+                work_limit: (self.work.remaining() / (RESTARTS - k) as u64).min(first),
                 time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
                 ..opts.clone()
             };
