@@ -255,3 +255,49 @@ impl Assign<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Access, Field, Struct};
+    use crate::solve::place::Placer;
+    use std::time::{Duration, Instant};
+
+    /// `head` and `x` (lockless) before the padding, `r` (read-mostly) and
+    /// `y` (the same writer group as `x`) after it. Without the padding the
+    /// read-mostly members share one line and the writers the next; given
+    /// parts, the writers' line goes after the padding (it keeps `y`, the
+    /// second part's own member, and `x` may join its group there): two
+    /// lines, where the declared order takes four.
+    #[test]
+    fn the_lines_of_a_layout_without_the_breaks_get_parts() {
+        let m = |name: &str, access: Access| Field::new(name, "long", 8, 8).with_access(access);
+        let g = || Access::Lockless {
+            group: Some("g".into()),
+        };
+        let mut s = Struct::new(
+            "s",
+            vec![
+                m("head", Access::ReadMostly),
+                m("x", g()),
+                Field::new("_pad1_", "struct cacheline_padding", 0, 64),
+                m("r", Access::ReadMostly),
+                m("y", g()),
+            ],
+        );
+        crate::segments::assign(&mut s, crate::segments::Keep::default());
+        let p = Problem::new(&s, false).unwrap();
+        let geom = Geometry::aligned(64, 64);
+        assert!(applies(&p, &geom));
+        let declared = Placer::new(&p, geom, false).place_all(&p.free).size;
+        assert_eq!(declared, 256);
+        // The layout without the padding: the read-mostly line, then the
+        // writers' line.
+        let layout = [(0, 0), (8, 3), (64, 1), (72, 4)];
+        let mut work = Work::new(1_000_000, Duration::from_secs(20), Instant::now());
+        let order = arrange(&p, &geom, &layout, &mut work).expect("an order");
+        assert!(p.in_segment_order(&order), "{order:?}");
+        assert_eq!(order, vec![0, 3, 2, 1, 4]);
+        assert_eq!(Placer::new(&p, geom, false).place_all(&order).size, 128);
+    }
+}
