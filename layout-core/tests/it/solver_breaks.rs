@@ -256,8 +256,9 @@ fn exhaustive_min_size(s: &Struct, line: u64) -> Option<u64> {
 // order) that the verifier accepts. Any such layout keeps the rule, and it
 // is where members cross the breaks.
 
-/// The layouts of `s` made from a layout of `s` without its paddings: the
-/// smallest one the verifier accepts, if any.
+/// The layouts of `s` made from a layout of `s` without its line breaks
+/// (paddings out, line-aligned members plain aligned ones), the paddings
+/// put back: the smallest one the verifier accepts, if any.
 fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<u64> {
     let pads: Vec<usize> = s
         .breaks
@@ -265,13 +266,21 @@ fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<u64>
         .copied()
         .filter(|&i| s.fields[i].size == 0)
         .collect();
-    if pads.is_empty() || pads.len() != s.breaks.len() {
+    if s.breaks.is_empty() {
         return None;
     }
     let keep: Vec<usize> = (0..s.fields.len()).filter(|i| !pads.contains(i)).collect();
+    // Without its breaks: the paddings out, a line-aligned member kept as
+    // an aligned member (members cross it in the layouts found).
     let mut relaxed = Struct::new(
         "relaxed",
-        keep.iter().map(|&i| s.fields[i].clone()).collect(),
+        keep.iter()
+            .map(|&i| {
+                let mut f = s.fields[i].clone();
+                f.line_break = false;
+                f
+            })
+            .collect(),
     );
     relaxed.paths.clone_from(&s.paths);
     relaxed.blocks = s
