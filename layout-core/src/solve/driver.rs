@@ -37,7 +37,21 @@ const SIZE_PROOF_NODES: u64 = 60_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
+/// How many times a struct whose size is left unproven is solved again,
+/// declared in another order ([`restart_orders`]).
+const RESTARTS: usize = 4;
+
 pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
+    solve_at(s, opts, true)
+}
+
+/// [`solve`], without the restarts (the restarts' own solves, the struct
+/// solved without its paddings).
+pub(super) fn solve_once(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
+    solve_at(s, opts, false)
+}
+
+fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution, SolveError> {
     let started = Instant::now();
     let line = opts.line;
     if !line.is_power_of_two() {
@@ -138,6 +152,9 @@ pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveEr
             d.polish_best();
         }
         let outcome = d.run();
+        if restarts && outcome == Outcome::Open {
+            d.restart(s, opts);
+        }
         let mut sol = d.finish(s, opts, outcome)?;
         sol.path_bounds = paths;
         sol.solve_ms = started.elapsed().as_millis() as u64;
@@ -523,6 +540,61 @@ impl<'p, 'w> Driver<'p, 'w> {
         }
     }
 
+    /// The size is still above its bound with budget left: solve the
+    /// struct again declared in other orders ([`restart_orders`]), each on
+    /// a share of what is left (at most what the first solve spent), and
+    /// polish what they find. The
+    /// constructions and the repairs start from the declaration order, so
+    /// another one reaches other layouts (on kernel-like structs with line
+    /// breaks, one line fewer where the first solve used a tenth of its
+    /// budget). The same struct gives the same orders: deterministic.
+    fn restart(&mut self, s: &Struct, opts: &SolveOptions) {
+        let size_slot = slot(self.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
+        let open = |d: &Self| {
+            !d.proven()
+                && d.best
+                    .first()
+                    .is_some_and(|b| b.key[size_slot] > d.lower_bound)
+        };
+        // Each restart is a solve like the first: it gets at most what the
+        // first one spent, so the restarts cost a few times a solve, not
+        // the whole budget, where the bound is what stays open.
+        let first = self.work.used().max(1);
+        for k in 0..RESTARTS {
+            if !open(self) || !self.work.left() {
+                return;
+            }
+            let Some((other, perm)) = restart_orders(s, &self.p.tree, k as u64) else {
+                return;
+            };
+            let sub = SolveOptions {
+                work_limit: (self.work.remaining() / (RESTARTS - k) as u64).min(first),
+                time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
+                ..opts.clone()
+            };
+            let Ok(sol) = solve_once(&other, &sub) else {
+                continue;
+            };
+            self.work.spend(sol.work);
+            if sol.stopped_by_time {
+                self.work.mark_timed_out();
+            }
+            let l = sol.layout.layout();
+            let Some(g) = self.geoms.iter().copied().find(|g| g.align == l.align) else {
+                continue;
+            };
+            let order: Vec<usize> = l
+                .slots
+                .iter()
+                .map(|sl| perm[sl.field])
+                .filter(|&f| self.p.pin[f].is_none() && self.p.tail != Some(f))
+                .collect();
+            if order.len() == self.p.free.len() && self.p.in_segment_order(&order) {
+                self.polish_order(g, order, Method::Heuristic);
+            }
+        }
+    }
+
     /// Polish the best layout so far, if any ([`Self::polish`]).
     fn polish_best(&mut self) {
         if let Some(best) = self.best.first().cloned() {
@@ -739,4 +811,62 @@ impl<'p, 'w> Driver<'p, 'w> {
                 .unwrap_or_else(|| "no candidate".into())
         )))
     }
+}
+
+/// `s` declared in another order, and where each of its fields was
+/// (`perm[i]`: the field of `s` at index `i`): the members shuffled among
+/// those they may trade places with without changing the problem (one
+/// segment, one part between two line breaks; no pin, no line break, not
+/// the first member nor a flexible tail, no `#if` block or declaration
+/// list). `None` when no two members may trade places. A small
+/// deterministic generator, seeded by `k`.
+fn restart_orders(s: &Struct, tree: &super::problem::Tree, k: u64) -> Option<(Struct, Vec<usize>)> {
+    let n = s.fields.len();
+    let part = |i: usize| tree.declared.get(i).copied().unwrap_or(0);
+    let movable = |i: usize| {
+        let f = &s.fields[i];
+        i > 0
+            && !f.pinned
+            && f.size > 0
+            && !s.breaks.contains(&i)
+            && s.flexible_tail() != Some(i)
+            && !s.blocks.iter().any(|b| b.contains(&i))
+            && !s.lists.iter().any(|l| l.contains(&i))
+    };
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ (k + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut below = |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut moved = false;
+    let mut i = 0;
+    while i < n {
+        if !movable(i) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < n
+            && movable(j)
+            && part(j) == part(i)
+            && s.fields[j].segment == s.fields[i].segment
+        {
+            j += 1;
+        }
+        for m in (i + 1..j).rev() {
+            let r = i + below(m - i + 1);
+            perm.swap(m, r);
+        }
+        moved |= j > i + 1;
+        i = j;
+    }
+    if !moved {
+        return None;
+    }
+    let mut out = s.clone();
+    out.fields = perm.iter().map(|&i| s.fields[i].clone()).collect();
+    Some((out, perm))
 }

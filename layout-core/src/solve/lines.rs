@@ -67,6 +67,7 @@
 use super::bound::subset_sums;
 use super::budget::Work;
 use super::geometry::{Geometry, Phases};
+use super::place::Placer;
 use super::problem::Problem;
 
 /// Most unpinned members for which packings are searched.
@@ -122,8 +123,11 @@ impl Cells {
                 || p.free
                     .windows(2)
                     .any(|w| p.segment[w[0]] != p.segment[w[1]]));
+        // Finding's orders ignore the author's order; where the lines can
+        // be rearranged into the parts the line breaks make, [`parts`]
+        // turns them into orders that keep it.
         let applicable = p.free.len() <= MAX_FIELDS
-            && (mode == Mode::Prove || !ordered)
+            && (mode == Mode::Prove || !ordered || super::parts::applies(p, &g))
             && p.natural_align <= cells.width
             && cells.phase % p.natural_align == 0
             && p.free.iter().all(|&f| p.size[f].is_multiple_of(p.align[f]));
@@ -175,8 +179,20 @@ pub(crate) fn line_packings(
                 _ => break,
             },
         };
-        out.push(realise(p, &packing, Within::Decreasing));
-        out.push(realise(p, &packing, Within::AfterCrossing));
+        for within in [Within::Decreasing, Within::AfterCrossing] {
+            let order = realise(p, &packing, within);
+            if p.in_segment_order(&order) {
+                out.push(order);
+                continue;
+            }
+            // The lines of the packing's layout, given parts between the
+            // line breaks ([`super::parts`]).
+            let placed = Placer::new(p, g, false).place_all(&order);
+            let layout: Vec<(u64, usize)> = order.iter().map(|&f| (placed.offset[f], f)).collect();
+            if let Some(order) = super::parts::arrange(p, &g, &layout, work) {
+                out.push(order);
+            }
+        }
         if target < a {
             break;
         }

@@ -45,7 +45,8 @@
 //!    `CACHELINE_PADDING()` is no wall (members cross it as the tree
 //!    allows): a struct with paddings is also solved without them, and the
 //!    paddings put back where the next member starts a line seed the
-//!    search ([`unbroken`]);
+//!    search ([`unbroken`]), and that layout's lines, given parts between
+//!    the breaks, seed it too ([`parts`]);
 //! 2. tries the declaration order and a padding-free one — with no conflicts
 //!    at all that usually settles it;
 //! 3. searches all orders exactly for small structs ([`exact`]: branch and
@@ -57,7 +58,8 @@
 //!    fields; with pinned ones, laid first, from 15, below which the exact
 //!    search of step 3 does better) cell by cell — lines at one phase, `a`-byte cells at every
 //!    phase, each colour on cells of its own, free fields around, some
-//!    across a boundary ([`lines`]) — and polishes by local search
+//!    across a boundary ([`lines`]; with line breaks, their lines given
+//!    parts between the breaks, [`parts`]) — and polishes by local search
 //!    ([`improve`]), after filling the holes pinned fields leave
 //!    ([`holes`]);
 //! 5. when the size is still above the bound, proves it with line packing:
@@ -77,6 +79,12 @@
 //! In aligned mode every struct alignment from the natural one up to the
 //! line size is a candidate geometry; at equal size the smaller alignment
 //! wins (it costs embedding structs nothing).
+//!
+//! A struct whose size is still above its bound after all this is solved
+//! again, up to four times, declared in other orders (members shuffled
+//! among those that may trade places without changing the problem, by a
+//! fixed generator), each on a share of the budget left; their layouts
+//! are polished in the original problem.
 //!
 //! Up to 48 unpinned fields, when the size is not proven yet, the exact
 //! search runs once more (node-capped) on the goals up to the size alone,
@@ -103,6 +111,7 @@ mod holes;
 mod ilp;
 mod improve;
 mod lines;
+mod parts;
 mod place;
 mod problem;
 mod runs;

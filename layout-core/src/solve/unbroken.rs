@@ -16,9 +16,12 @@
 //! like any order.
 
 use super::budget::Work;
+use super::driver::solve_once;
+use super::geometry::Geometry;
+use super::parts;
 use super::problem::Problem;
-use super::{solve, Preset, SolveOptions};
-use crate::model::Struct;
+use super::{Preset, SolveOptions};
+use crate::model::{Placement, Struct};
 use crate::segments::Marker;
 
 /// Most orders one layout of the struct without paddings gives.
@@ -59,7 +62,7 @@ pub(super) fn seeds(
         },
         ..opts.clone()
     };
-    let Ok(sol) = solve(&relaxed, &sub_opts) else {
+    let Ok(sol) = solve_once(&relaxed, &sub_opts) else {
         return Vec::new();
     };
     work.spend(sol.work);
@@ -77,6 +80,20 @@ pub(super) fn seeds(
         .collect();
     placed.sort_by_key(|&(o, f)| (o, p.size[f] > 0, f));
     let order: Vec<usize> = placed.iter().map(|&(_, f)| f).collect();
+    let mut out = Vec::new();
+    // The layout's lines given parts between the breaks ([`super::parts`]):
+    // members across the breaks as the tree allows, at the layout's size.
+    let l = sol.layout.layout();
+    let g = match opts.placement {
+        Placement::Aligned => Geometry::aligned(opts.line, l.align),
+        Placement::Offset(o) => Geometry::at_offset(opts.line, l.align, o),
+        Placement::Offsets(_) => Geometry::aligned(opts.line, 1),
+    };
+    if parts::applies(p, &g) {
+        if let Some(seed) = parts::arrange(p, &g, &placed, work) {
+            out.push(seed);
+        }
+    }
     // Where a padding moves nothing: before a member that starts a line
     // (after the first), or at the end.
     let line = opts.line;
@@ -85,7 +102,6 @@ pub(super) fn seeds(
         .collect();
     places.push(order.len());
     places.dedup();
-    let mut out = Vec::new();
     let mut choice = vec![0usize; pads.len()];
     loop {
         let mut seed = Vec::with_capacity(order.len() + pads.len());
