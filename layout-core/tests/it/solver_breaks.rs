@@ -573,11 +573,7 @@ fn check_every_preset(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: crate::support::sweep::cases(300, 24),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::sweep::proptest_config(300, 24))]
 
     /// Small structs with paddings, blocks, lock words, writer groups and
     /// hot paths, under every preset: each layout verifies, and each size
@@ -591,11 +587,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: crate::support::sweep::cases(120, 6),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(crate::support::sweep::proptest_config(120, 6))]
 
     /// Larger structs of the same kind, under every preset: each layout
     /// verifies, and no size is claimed minimal above a layout the second

@@ -489,7 +489,7 @@ fn check_solution(s: &Struct, opts: &SolveOptions, sol: &Solution) -> Result<(),
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(1500, 200), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: ProptestConfig::default().failure_persistence, ..crate::support::sweep::proptest_config(1500, 200) })]
 
     /// Up to 7 fields: the solver's size equals the exhaustive minimum, and
     /// it reports infeasibility exactly when no layout exists.
@@ -530,7 +530,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: ProptestConfig::default().failure_persistence, ..crate::support::sweep::proptest_config(300, 300) })]
 
     /// Up to 6 fields, no pins: min-diff moves exactly as few members as the
     /// exhaustive search needs under the same size cap, and a struct that
@@ -592,7 +592,7 @@ fn tail_case() -> impl Strategy<Value = (Struct, SolveOptions)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(800, 150), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: ProptestConfig::default().failure_persistence, ..crate::support::sweep::proptest_config(800, 150) })]
 
     /// A flexible array member's class holds from its offset on: the size
     /// found is the exhaustive minimum (which places the array last, its
@@ -662,7 +662,7 @@ fn pinned_header_case() -> impl Strategy<Value = (Struct, SolveOptions)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(600, 100), ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { failure_persistence: ProptestConfig::default().failure_persistence, ..crate::support::sweep::proptest_config(600, 100) })]
 
     /// Pinned headers with short holes (the bounds count them with the gaps
     /// between colours): the bound never passes the exhaustive minimum, and

@@ -351,7 +351,7 @@ fn declared_layout(s: &Struct, placement: Placement) -> Layout {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: crate::support::sweep::cases(300, 100), ..ProptestConfig::default() })]
+    #![proptest_config(crate::support::sweep::proptest_config(300, 100))]
 
     /// The solver's path lines equal the brute-force definition; its bound
     /// holds; with hot-lines first, the proposal touches no more path lines
