@@ -6,23 +6,6 @@
 
 use crate::support::*;
 
-fn path<'a>(j: &'a serde_json::Value, root: &str) -> Vec<&'a str> {
-    j["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["root"] == root)
-        .map(|p| {
-            p["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m.as_str().unwrap())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_call_among_many_implementations_reaches_each_on_a_share_of_its_calls() {
     let o = run_in(
@@ -36,7 +19,11 @@ fn a_call_among_many_implementations_reaches_each_on_a_share_of_its_calls() {
     let j = json(&o);
     // The single driver's counter is one branch down: on the path. Each
     // of the eight is 1/8 of the calls (3 branches) and one more inside.
-    assert_eq!(path(&j, "fan_root"), ["ops", "one_tx", "solo"], "{j:#}");
+    assert_eq!(
+        path_members(&j, "fan_root"),
+        ["ops", "one_tx", "solo"],
+        "{j:#}"
+    );
     let tx_a = &j["members"]
         .as_array()
         .unwrap()

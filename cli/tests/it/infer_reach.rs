@@ -6,23 +6,6 @@
 
 use crate::support::*;
 
-fn path<'a>(j: &'a serde_json::Value, root: &str) -> Vec<&'a str> {
-    j["paths"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["root"] == root)
-        .map(|p| {
-            p["members"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|m| m.as_str().unwrap())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[test]
 fn each_root_reaches_only_what_its_own_fast_path_runs() {
     let o = run_in(
@@ -51,18 +34,20 @@ fn each_root_reaches_only_what_its_own_fast_path_runs() {
     // `c->dops->xmit(c)` runs loop_xmit (a `struct dev_ops` table's
     // `.xmit`), never proto_xmit (the `.xmit` of a `struct proto_ops`).
     assert_eq!(
-        path(&j, "dev_root"),
+        path_members(&j, "dev_root"),
         ["dops", "tx_bytes", "tx_packets", "deep"],
         "{j:#}"
     );
     // run_now calls what it is handed: count_page runs on page_root's
     // path; call_later (not in the sources) only stores free_deferred;
     // deep_helper is four branches down from page_root.
-    assert_eq!(path(&j, "page_root"), ["pages"], "{j:#}");
+    assert_eq!(path_members(&j, "page_root"), ["pages"], "{j:#}");
     // stack_root calls dev_root, another hot root: its own path ends
     // there (dev_root's members are dev_root's path).
-    assert_eq!(path(&j, "stack_root"), ["later"], "{j:#}");
+    assert_eq!(path_members(&j, "stack_root"), ["later"], "{j:#}");
     // The two roots share no member: their code shares none.
-    let dev = path(&j, "dev_root");
-    assert!(path(&j, "page_root").iter().all(|m| !dev.contains(m)));
+    let dev = path_members(&j, "dev_root");
+    assert!(path_members(&j, "page_root")
+        .iter()
+        .all(|m| !dev.contains(m)));
 }

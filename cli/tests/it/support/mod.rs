@@ -58,6 +58,25 @@ pub fn json(o: &Output) -> serde_json::Value {
     })
 }
 
+/// The members of hot root `root`'s path in an infer JSON report
+/// (`paths[].members`), empty when the report has no such path.
+pub fn path_members<'a>(j: &'a serde_json::Value, root: &str) -> Vec<&'a str> {
+    j["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["root"] == root)
+        .map(|p| {
+            p["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m.as_str().unwrap())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// `(name, offset)` of every field of a JSON layout object, in its order.
 pub fn field_offsets(layout: &serde_json::Value) -> Vec<(String, u64)> {
     layout["fields"]
