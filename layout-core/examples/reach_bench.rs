@@ -42,9 +42,9 @@
 //! bound, reference, which reference, work, milliseconds), to compare two builds against the
 //! better of their references (`tools/reach_compare.py`).
 //!
-//! ```text
-//! ```
 
+#[path = "exact_bench/instance.rs"]
+mod instance;
 #[path = "exact_bench/kernel.rs"]
 #[allow(dead_code)]
 mod kernel;
@@ -59,24 +59,17 @@ use layout_core::verify::verify;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-pub struct Rng(u64);
+pub use instance::{Instance, Rng};
 
-impl Rng {
-    pub fn below(&mut self, n: u64) -> u64 {
-        // xorshift64*: the instances are the same on every machine.
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-    }
-}
-
-pub struct Instance {
-    pub s: Struct,
-    pub line: u64,
-    pub placement: Placement,
-    pub shape: String,
-}
+/// What `--help` prints.
+const USAGE: &str = "usage: reach_bench [--random N] [--shapes N] [--breaks N] [--seed N] \
+[--factor N] [--shuffles N] [--work-limit N] [--list] [--only ID] [--dump FILE]
+  --random, --shapes, --breaks: instances of each set (300, 0, 150)
+  --seed: which instances (1); --factor: the reference's work budget, times the default (20)
+  --shuffles: solves of the declaration shuffled, for the reference (6)
+  --work-limit: the default run's work budget; --list: the instances' ids
+  --only ID: one instance, its layouts and the struct as a test fixture
+  --dump FILE: one line per instance, to compare builds (tools/reach_compare.py)";
 
 /// Up to this many members with bytes (and no pins), the reference is the
 /// exhaustive search.
@@ -571,7 +564,11 @@ fn args() -> Result<Args, String> {
             "--list" => a.list = true,
             "--only" => a.only = Some(value()?),
             "--dump" => a.dump = Some(value()?),
-            other => return Err(format!("unknown argument {other}")),
+            "--help" | "-h" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other} (--help lists them)")),
         }
     }
     Ok(a)

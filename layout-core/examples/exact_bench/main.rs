@@ -24,6 +24,7 @@
 //! python3 tools/exact_reference/compare.py /tmp/ours.jsonl
 //! ```
 
+mod instance;
 mod kernel;
 mod uniform;
 
@@ -32,24 +33,7 @@ use layout_core::model::{Placement, Struct};
 use layout_core::solve::{solve, SolveOptions};
 use std::time::Duration;
 
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn below(&mut self, n: u64) -> u64 {
-        // xorshift64*: the instances are the same on every machine.
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
-    }
-}
-
-pub struct Instance {
-    pub s: Struct,
-    pub line: u64,
-    pub placement: Placement,
-    pub shape: String,
-}
+pub use instance::{Instance, Rng};
 
 /// Each field's colour of the hard rule: 0 when free, else one number per
 /// colour (a class coloured `Shared` has one, a `PerParam` class one per
