@@ -40,15 +40,16 @@
 //!
 //! `--dump` writes one line per instance (id, set, band, size, claimed,
 //! bound, reference, which reference, work, milliseconds), to compare two builds against the
-//! better of their references (`tools/reach_compare.py`).
+//! better of their references (`reach_bench --compare`).
 //!
 
-#[path = "exact_bench/instance.rs"]
+mod compare;
+#[path = "../exact_bench/instance.rs"]
 mod instance;
-#[path = "exact_bench/kernel.rs"]
+#[path = "../exact_bench/kernel.rs"]
 #[allow(dead_code)]
 mod kernel;
-#[path = "exact_bench/uniform.rs"]
+#[path = "../exact_bench/uniform.rs"]
 mod uniform;
 
 use layout_core::layout::{Layout, Slot};
@@ -64,12 +65,14 @@ pub use instance::{Instance, Rng};
 /// What `--help` prints.
 const USAGE: &str = "usage: reach_bench [--random N] [--shapes N] [--breaks N] [--seed N] \
 [--factor N] [--shuffles N] [--work-limit N] [--list] [--only ID] [--dump FILE]
+       reach_bench --compare BEFORE.tsv AFTER.tsv ...
   --random, --shapes, --breaks: instances of each set (300, 0, 150)
   --seed: which instances (1); --factor: the reference's work budget, times the default (20)
   --shuffles: solves of the declaration shuffled, for the reference (6)
   --work-limit: the default run's work budget; --list: the instances' ids
   --only ID: one instance, its layouts and the struct as a test fixture
-  --dump FILE: one line per instance, to compare builds (tools/reach_compare.py)";
+  --dump FILE: one line per instance, to compare builds (reach_bench --compare)
+  --compare A B ...: dumps of two or more builds, each against the better reference of all";
 
 /// Up to this many members with bytes (and no pins), the reference is the
 /// exhaustive search.
@@ -666,6 +669,10 @@ struct Row {
 }
 
 fn main() -> Result<(), String> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|a| a == "--compare") {
+        return compare::run(&argv[1..]);
+    }
     let a = args()?;
     let started = Instant::now();
     let mut rows: BTreeMap<(String, String), Row> = BTreeMap::new();
