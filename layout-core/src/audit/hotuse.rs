@@ -14,6 +14,7 @@
 //! more name. It is an estimate for an order, never a class: pass 2
 //! decides from libclang's walk.
 
+use crate::lex::{self, Tok, TokKind};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Call levels below a root that still count.
@@ -138,70 +139,26 @@ fn defined_name(l: &str) -> Option<&str> {
 }
 
 /// The calls (`name (`) and `struct NAME` words of one line, outside
-/// comments and strings of that line.
+/// comments and literals (the line tokenized as every scan of C text is).
 fn read_line(l: &str, f: &mut Function) {
-    let code = strip(l);
-    let b = code.as_bytes();
-    let mut words: Vec<(&str, usize)> = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i].is_ascii_alphabetic() || b[i] == b'_' {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            words.push((&code[s..i], i));
-        } else {
-            i += 1;
+    let toks: Vec<Tok> = lex::tokenize(l)
+        .into_iter()
+        .filter(|t| t.kind != TokKind::Comment)
+        .collect();
+    for (k, t) in toks.iter().enumerate() {
+        if t.kind != TokKind::Ident {
+            continue;
         }
-    }
-    for (k, &(w, end)) in words.iter().enumerate() {
+        let w = t.text(l);
+        let next = toks.get(k + 1);
         if w == "struct" {
-            if let Some(&(name, _)) = words.get(k + 1) {
-                *f.structs.entry(name.to_string()).or_default() += 1;
+            if let Some(name) = next.filter(|n| n.kind == TokKind::Ident) {
+                *f.structs.entry(name.text(l).to_string()).or_default() += 1;
             }
-        } else if code[end..].trim_start().starts_with('(') && !NOT_CALLS.contains(&w) {
+        } else if next.is_some_and(|n| n.text(l) == "(") && !NOT_CALLS.contains(&w) {
             f.calls.insert(w.to_string());
         }
     }
-}
-
-/// The line without its `//` comment, `/* */` comments that close on it,
-/// and string and character literals.
-fn strip(l: &str) -> String {
-    let mut out = String::with_capacity(l.len());
-    let mut chars = l.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '/' if chars.peek() == Some(&'/') => break,
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut prev = ' ';
-                for d in chars.by_ref() {
-                    if prev == '*' && d == '/' {
-                        break;
-                    }
-                    prev = d;
-                }
-                out.push(' ');
-            }
-            '"' | '\'' => {
-                let mut escaped = false;
-                for d in chars.by_ref() {
-                    if escaped {
-                        escaped = false;
-                    } else if d == '\\' {
-                        escaped = true;
-                    } else if d == c {
-                        break;
-                    }
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
