@@ -79,6 +79,7 @@ mod align;
 #[cfg(any(feature = "btf", feature = "dwarf"))]
 mod build;
 mod fields;
+mod flat;
 pub(crate) use fields::bitfield_group_end;
 #[cfg(any(feature = "btf", feature = "dwarf"))]
 pub(crate) mod graph;
@@ -476,6 +477,14 @@ impl TypeDb {
     /// Meant for structs: a union's fields all start at 0.
     pub fn to_model(&self, agg: &Aggregate) -> Struct {
         fields::to_model(agg)
+    }
+
+    /// [`TypeDb::to_model`] with each anonymous struct member opened into
+    /// the fields it holds, at their offsets (anonymous unions stay one
+    /// field): the declared layout as the code reaches it, to price it.
+    /// Not for proposing: the members of an anonymous struct move together.
+    pub fn to_flat_model(&self, agg: &Aggregate) -> Struct {
+        flat::to_flat_model(self, agg)
     }
 }
 

@@ -435,7 +435,7 @@ fn classify(
             .into_iter()
             .find(|x| x.name == c.name)
             .ok_or_else(|| "not in the probe's types".to_string())?;
-    let model = a.db.to_model(agg);
+    let model = a.db.to_flat_model(agg);
     // Roots of its subsystems that its units define, in file order.
     let mut hot: Vec<String> = Vec::new();
     let mut cold: Vec<String> = Vec::new();

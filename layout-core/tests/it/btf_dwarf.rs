@@ -1099,3 +1099,55 @@ fn kernel_btf_matches_pahole() {
         mismatched.len()
     );
 }
+
+/// The flat model opens anonymous structs: each of their members is a field
+/// at the offset gcc's `offsetof` gives, and no field is an anonymous struct
+/// (anonymous unions stay one field: their members share bytes).
+#[test]
+fn flat_models_put_anonymous_struct_members_where_gcc_does() {
+    let oracle = oracle();
+    for (db, reader) in all_dbs() {
+        let mut opened = 0;
+        for agg in db
+            .aggregates()
+            .filter(|a| !a.is_anonymous() && a.kind == AggregateKind::Struct)
+        {
+            let ty = agg.display_name();
+            let flat = db.to_flat_model(agg);
+            let whole = db.to_model(agg);
+            for f in &flat.fields {
+                assert!(
+                    !f.name.starts_with("anon_struct@"),
+                    "{reader}: {ty}.{} left whole",
+                    f.name
+                );
+                if f.name.contains(':')
+                    || f.name.starts_with("anon_")
+                    || member(db, agg, &f.name).0.is_bitfield()
+                {
+                    continue;
+                }
+                let gcc = oracle
+                    .members
+                    .iter()
+                    .find(|(t, n, ..)| *t == ty && *n == f.name)
+                    .unwrap_or_else(|| panic!("{reader}: gcc has no {ty}.{}", f.name));
+                assert_eq!(
+                    f.original_offset,
+                    Some(gcc.2),
+                    "{reader}: offsetof({ty}, {})",
+                    f.name
+                );
+                assert_eq!(f.size, gcc.3, "{reader}: sizeof({ty}.{})", f.name);
+            }
+            // The same bytes, only split finer (an opened struct's padding is no field).
+            let bytes = |s: &layout_core::Struct| -> u64 { s.fields.iter().map(|f| f.size).sum() };
+            assert!(bytes(&flat) <= bytes(&whole), "{reader}: {ty}");
+            opened += usize::from(flat.fields.len() > whole.fields.len());
+        }
+        assert!(
+            opened >= 1,
+            "{reader}: no fixture struct has an anonymous struct member"
+        );
+    }
+}
