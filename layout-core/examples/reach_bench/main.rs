@@ -15,7 +15,10 @@
 //!   lock words and the members they protect, two to four writer groups,
 //!   members aligned to 16, 32 or 64 bytes (half of the 64-byte ones line
 //!   breaks, as `____cacheline_aligned_in_smp` makes them), now and then a
-//!   flexible tail.
+//!   flexible tail;
+//! - `wide`: the same kind of struct shaped like the misses of held-out
+//!   kernel-like structs: 60 to 120 members, two or three lock words,
+//!   members aligned to 16, 32 or 64 bytes, a flexible tail in half.
 //!
 //! The reference of an instance is the smallest verified layout of:
 //!
@@ -34,7 +37,7 @@
 //!
 //! ```text
 //! nice cargo run --release -p layout-core --no-default-features --example reach_bench -- \
-//!     [--random 300] [--shapes 0] [--breaks 150] [--seed 1] [--factor 20] [--shuffles 6] \
+//!     [--random 300] [--shapes 0] [--breaks 150] [--wide 0] [--seed 1] [--factor 20] [--shuffles 6] \
 //!     [--list] [--only ID] [--dump FILE]
 //! ```
 //!
@@ -63,10 +66,11 @@ use std::time::{Duration, Instant};
 pub use instance::{Instance, Rng};
 
 /// What `--help` prints.
-const USAGE: &str = "usage: reach_bench [--random N] [--shapes N] [--breaks N] [--seed N] \
+const USAGE: &str =
+    "usage: reach_bench [--random N] [--shapes N] [--breaks N] [--wide N] [--seed N] \
 [--factor N] [--shuffles N] [--work-limit N] [--list] [--only ID] [--dump FILE]
        reach_bench --compare BEFORE.tsv AFTER.tsv ...
-  --random, --shapes, --breaks: instances of each set (300, 0, 150)
+  --random, --shapes, --breaks, --wide: instances of each set (300, 0, 150, 0)
   --seed: which instances (1); --factor: the reference's work budget, times the default (20)
   --shuffles: solves of the declaration shuffled, for the reference (6)
   --work-limit: the default run's work budget; --list: the instances' ids
@@ -90,10 +94,47 @@ fn padding(name: &str) -> Field {
 /// counters, arrays, members aligned to `big`, and now and then a
 /// flexible tail.
 fn kernel_like(n: usize, rng: &mut Rng) -> Instance {
+    kernel_like_mixed(n, rng, &BREAKS)
+}
+
+/// What a kernel-like set draws from: how many lock words, the alignments
+/// of the big members, how often a flexible tail.
+struct Mix {
+    /// The fewest lock words, and how many more at most.
+    locks: (u64, u64),
+    /// The big members' alignment, one drawn per struct.
+    big: &'static [u64],
+    /// A flexible tail in one struct of this many.
+    tail_one_in: u64,
+    /// The set's name.
+    shape: &'static str,
+}
+
+/// The `breaks` set: one to three lock words, big members aligned to 8 to
+/// 64 bytes, a flexible tail in a third.
+const BREAKS: Mix = Mix {
+    locks: (1, 2),
+    big: &[8, 16, 32, 64],
+    tail_one_in: 3,
+    shape: "breaks",
+};
+
+/// The `wide` set, shaped like the misses of the held-out kernel-like
+/// structs: two or three lock words, big members aligned to 16, 32 or 64
+/// bytes, a flexible tail in half (60 to 120 members).
+const WIDE: Mix = Mix {
+    locks: (2, 1),
+    big: &[16, 32, 64],
+    tail_one_in: 2,
+    shape: "wide",
+};
+
+/// [`kernel_like`] drawing from `mix`.
+fn kernel_like_mixed(n: usize, rng: &mut Rng, mix: &Mix) -> Instance {
     let groups = 2 + rng.below(3);
-    let locks = 1 + rng.below(3);
-    let big = [8u64, 16, 32, 64][rng.below(4) as usize];
-    let tail = rng.below(3) == 0;
+    let locks = mix.locks.0 + rng.below(mix.locks.1 + 1);
+    let big = mix.big[rng.below(mix.big.len() as u64) as usize];
+    let tail = rng.below(mix.tail_one_in) == 0;
     let body = if tail { n - 1 } else { n };
     let mut pads = [
         2 + rng.below(body as u64 - 4),
@@ -176,7 +217,7 @@ fn kernel_like(n: usize, rng: &mut Rng) -> Instance {
         s,
         line: 64,
         placement,
-        shape: "breaks".into(),
+        shape: mix.shape.into(),
     }
 }
 
@@ -530,6 +571,7 @@ struct Args {
     random: usize,
     shapes: usize,
     breaks: usize,
+    wide: usize,
     seed: u64,
     factor: u64,
     shuffles: usize,
@@ -544,6 +586,7 @@ fn args() -> Result<Args, String> {
         random: 300,
         shapes: 0,
         breaks: 150,
+        wide: 0,
         seed: 1,
         factor: 20,
         shuffles: 6,
@@ -560,6 +603,7 @@ fn args() -> Result<Args, String> {
             "--random" => a.random = num(value()?)? as usize,
             "--shapes" => a.shapes = num(value()?)? as usize,
             "--breaks" => a.breaks = num(value()?)? as usize,
+            "--wide" => a.wide = num(value()?)? as usize,
             "--seed" => a.seed = num(value()?)?,
             "--factor" => a.factor = num(value()?)?,
             "--shuffles" => a.shuffles = num(value()?)? as usize,
@@ -619,6 +663,16 @@ fn instances(a: &Args) -> Vec<(String, &'static str, String, Instance)> {
             "breaks",
             format!("{lo}-{hi}"),
             kernel_like(n, &mut rng),
+        ));
+    }
+    let mut rng = stream(4);
+    for k in 0..a.wide {
+        let n = 60 + rng.below(61) as usize;
+        out.push((
+            format!("w{}-{k}", a.seed),
+            "wide",
+            "60-120".to_string(),
+            kernel_like_mixed(n, &mut rng, &WIDE),
         ));
     }
     out
