@@ -135,6 +135,7 @@ pub fn run(a: &AuditArgs) -> Result<u8, Diagnostic> {
         profiles: &profiles,
         shown_under,
         isolation: Some(a.unit_limits.isolation()?),
+        alloc_tree: Some(source_tree.clone()),
     };
     let mut meter = Meter::new();
     let mut report = audit::analyse(&input, &mut cache, &mut |p| meter.show(p))?;

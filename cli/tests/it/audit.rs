@@ -774,6 +774,56 @@ fn a_miss_costs_what_the_struct_lives_as_and_a_read_only_singleton_is_not_patche
     );
 }
 
+#[test]
+fn a_slab_cache_made_outside_the_audited_sources_makes_a_struct_per_object() {
+    // fixtures/audit_lifetime with one more file that the roots do not
+    // audit: life_flow's slab cache is made there, so its lines are cold
+    // fetches (2 each), not of unknown lifetime (1). A cache in a header
+    // or a comment, or a plain sizeof, is no such evidence.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_lifetime"), &t);
+    std::fs::create_dir_all(t.join("kernel")).unwrap();
+    std::fs::write(
+        t.join("kernel/flows.c"),
+        "#include <life/life.h>\n\
+         /* KMEM_CACHE(life_table, 0) */\n\
+         static void *flow_cachep;\n\
+         void flows_init(void)\n{\n\
+         \tflow_cachep = KMEM_CACHE(life_flow, 0);\n}\n\
+         unsigned long table_bytes(void) { return sizeof(struct life_table); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.join("kernel/flows.h"),
+        "#define TABLES KMEM_CACHE(life_table, 0)\n",
+    )
+    .unwrap();
+    let o = audit(&t, &d.path().join("cache"), &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let of = |name: &str| {
+        j["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["struct"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+    };
+    let flow = of("life_flow");
+    assert_eq!(flow["lifetime"]["kind"], "per_object", "{flow}");
+    assert_eq!(flow["cost"], 4, "{flow}");
+    assert!(
+        flow["lifetime"]["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("kernel/flows.c:6: KMEM_CACHE(life_flow, ...)"),
+        "{flow}"
+    );
+    assert_eq!(of("life_table")["lifetime"]["kind"], "singleton", "{j}");
+}
+
 /// An audit of Debian's 6.1 over an mm subsystem and a net subsystem (three
 /// units each, the example roots those units define, the headers of the
 /// structs both sides use): an mm root and a net root whose code shares no

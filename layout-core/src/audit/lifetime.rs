@@ -109,6 +109,17 @@ impl Lifetimes {
         }
     }
 
+    /// Slab caches found anywhere in the source tree
+    /// ([`super::tree_allocs`]): each struct is made per object unless
+    /// the audited sources already showed an allocation of it.
+    pub fn add_tree_caches(&mut self, caches: &BTreeMap<String, String>) {
+        for (name, evidence) in caches {
+            self.allocated
+                .entry(name.clone())
+                .or_insert_with(|| format!("{evidence} (outside the audited sources)"));
+        }
+    }
+
     fn alloc(&mut self, name: &str, file: &str, form: String) {
         if ident(name) {
             self.allocated
@@ -189,13 +200,29 @@ fn declared_struct(t: &[String], i: usize, var: &str) -> Option<String> {
 /// C tokens: identifiers and numbers whole, every other character alone;
 /// comments, string and character literals dropped.
 fn tokens(text: &str) -> Vec<String> {
+    tokens_with_lines(text)
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// [`tokens`] with the 1-based line each starts on.
+pub(crate) fn tokens_with_lines(text: &str) -> Vec<(String, u32)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
+    let mut line = 1u32;
     let mut i = 0;
+    // Steps over `b[i]`, counting its newline.
+    let step = |i: &mut usize, line: &mut u32| {
+        if b[*i] == b'\n' {
+            *line += 1;
+        }
+        *i += 1;
+    };
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_whitespace() {
-            i += 1;
+            step(&mut i, &mut line);
         } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
@@ -203,16 +230,19 @@ fn tokens(text: &str) -> Vec<String> {
         } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
             i += 2;
             while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                i += 1;
+                step(&mut i, &mut line);
             }
             i += 2;
         } else if c == b'"' || c == b'\'' {
             i += 1;
             while i < b.len() && b[i] != c {
                 if b[i] == b'\\' {
-                    i += 1;
+                    step(&mut i, &mut line);
+                    if i >= b.len() {
+                        break;
+                    }
                 }
-                i += 1;
+                step(&mut i, &mut line);
             }
             i += 1;
         } else if c.is_ascii_alphanumeric() || c == b'_' {
@@ -220,7 +250,7 @@ fn tokens(text: &str) -> Vec<String> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(text[s..i].to_string());
+            out.push((text[s..i].to_string(), line));
         } else {
             // One byte; a multi-byte character (in a comment-free place) whole.
             let s = i;
@@ -228,7 +258,7 @@ fn tokens(text: &str) -> Vec<String> {
             while i < b.len() && !text.is_char_boundary(i) {
                 i += 1;
             }
-            out.push(text[s..i].to_string());
+            out.push((text[s..i].to_string(), line));
         }
     }
     out

@@ -11,7 +11,9 @@
 //!   line with read-mostly members, with the sites that say so and how hot
 //!   each side is; [`report`]: the ranking as a table, JSON and a cover
 //!   letter; [`lifetime`]: how each struct lives (per object or a
-//!   singleton), and [`cost`]: the weights the ranking puts on its misses.
+//!   singleton), from the audited sources and the slab caches made anywhere
+//!   in the tree ([`tree_allocs`]), and [`cost`]: the weights the ranking
+//!   puts on its misses.
 
 pub mod cache;
 pub mod candidates;
@@ -24,6 +26,7 @@ pub mod reading;
 pub mod report;
 pub mod roots;
 pub mod series;
+pub mod tree_allocs;
 
 #[cfg(feature = "infer-clang")]
 mod pass2;

@@ -13,6 +13,7 @@ use super::lifetime::{Lifetime, Lifetimes};
 use super::reading;
 use super::report::{Finding, Report, UnitLeftOut};
 use super::roots::Roots;
+use super::tree_allocs;
 use crate::infer::clang::{self, Request, Source, StructSites, UnitGraph};
 use crate::infer::{self, render, Rules};
 use crate::typedb::TypeDb;
@@ -77,6 +78,10 @@ pub struct Audit<'a> {
     /// Each unit parsed in a child process within these limits (the
     /// command line's own program); `None`: in this process.
     pub isolation: Option<clang::isolate::Isolation>,
+    /// The whole source tree, read for the slab caches that make a struct
+    /// per object outside the audited sources ([`super::tree_allocs`]);
+    /// `None`: the audited sources alone.
+    pub alloc_tree: Option<PathBuf>,
 }
 
 impl Audit<'_> {
@@ -145,6 +150,18 @@ pub fn analyse(
             &wrappers,
             &a.tree,
         ));
+    }
+    if let Some(root) = &a.alloc_tree {
+        let found = tree_allocs::scan(root);
+        if found.truncated {
+            notes.push(format!(
+                "{}: the walk for slab caches stopped at {} C files ({} entries)",
+                root.display(),
+                found.files_listed,
+                found.entries
+            ));
+        }
+        lifetimes.add_tree_caches(&found.caches);
     }
     // Which units use each candidate: they name it, or a struct that embeds it.
     let using: Vec<Vec<usize>> = a
