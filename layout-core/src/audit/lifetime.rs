@@ -200,29 +200,13 @@ fn declared_struct(t: &[String], i: usize, var: &str) -> Option<String> {
 /// C tokens: identifiers and numbers whole, every other character alone;
 /// comments, string and character literals dropped.
 fn tokens(text: &str) -> Vec<String> {
-    tokens_with_lines(text)
-        .into_iter()
-        .map(|(t, _)| t)
-        .collect()
-}
-
-/// [`tokens`] with the 1-based line each starts on.
-pub(crate) fn tokens_with_lines(text: &str) -> Vec<(String, u32)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
-    let mut line = 1u32;
     let mut i = 0;
-    // Steps over `b[i]`, counting its newline.
-    let step = |i: &mut usize, line: &mut u32| {
-        if b[*i] == b'\n' {
-            *line += 1;
-        }
-        *i += 1;
-    };
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_whitespace() {
-            step(&mut i, &mut line);
+            i += 1;
         } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
@@ -230,19 +214,16 @@ pub(crate) fn tokens_with_lines(text: &str) -> Vec<(String, u32)> {
         } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
             i += 2;
             while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                step(&mut i, &mut line);
+                i += 1;
             }
             i += 2;
         } else if c == b'"' || c == b'\'' {
             i += 1;
             while i < b.len() && b[i] != c {
                 if b[i] == b'\\' {
-                    step(&mut i, &mut line);
-                    if i >= b.len() {
-                        break;
-                    }
+                    i += 1;
                 }
-                step(&mut i, &mut line);
+                i += 1;
             }
             i += 1;
         } else if c.is_ascii_alphanumeric() || c == b'_' {
@@ -250,7 +231,7 @@ pub(crate) fn tokens_with_lines(text: &str) -> Vec<(String, u32)> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push((text[s..i].to_string(), line));
+            out.push(text[s..i].to_string());
         } else {
             // One byte; a multi-byte character (in a comment-free place) whole.
             let s = i;
@@ -258,7 +239,7 @@ pub(crate) fn tokens_with_lines(text: &str) -> Vec<(String, u32)> {
             while i < b.len() && !text.is_char_boundary(i) {
                 i += 1;
             }
-            out.push((text[s..i].to_string(), line));
+            out.push(text[s..i].to_string());
         }
     }
     out

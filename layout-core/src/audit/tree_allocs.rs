@@ -12,6 +12,7 @@
 //! directory entries looked at, and a file is tokenized
 //! only when its bytes hold one of the cache-making words.
 
+use crate::lex::{self, TokKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -98,12 +99,32 @@ fn holds_cache_word(text: &str) -> bool {
 
 /// The slab caches of one source: each struct, its line and the form.
 pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
-    let t = super::lifetime::tokens_with_lines(text);
-    let at = |i: usize| t.get(i).map_or("", |(s, _)| s.as_str());
+    // The project's C tokenizer, without comments, literals and newlines;
+    // each token with the 1-based line it starts on.
+    let t: Vec<(&str, TokKind, u32)> = {
+        let mut line = 1u32;
+        let mut seen = 0usize;
+        lex::tokenize(text)
+            .into_iter()
+            .filter(|k| {
+                !matches!(
+                    k.kind,
+                    TokKind::Comment | TokKind::StrLit | TokKind::CharLit | TokKind::Newline
+                )
+            })
+            .map(|k| {
+                line += text[seen..k.range.start].matches('\n').count() as u32;
+                seen = k.range.start;
+                (k.text(text), k.kind, line)
+            })
+            .collect()
+    };
+    let at = |i: usize| t.get(i).map_or("", |k| k.0);
+    let ident = |i: usize| t.get(i).is_some_and(|k| k.1 == TokKind::Ident);
     let mut out = Vec::new();
     for i in 0..t.len() {
-        let line = t[i].1;
-        if at(i) == "KMEM_CACHE" && at(i + 1) == "(" && at(i + 3) == "," && ident(at(i + 2)) {
+        let line = t[i].2;
+        if at(i) == "KMEM_CACHE" && at(i + 1) == "(" && at(i + 3) == "," && ident(i + 2) {
             out.push((
                 at(i + 2).to_string(),
                 line,
@@ -136,7 +157,7 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
                             && depth == 1
                             && at(j + 1) == "("
                             && at(j + 2) == "struct"
-                            && ident(at(j + 3))
+                            && ident(j + 3)
                             && at(j + 4) == ")" =>
                     {
                         out.push((
@@ -152,13 +173,6 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
         }
     }
     out
-}
-
-fn ident(t: &str) -> bool {
-    t.chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
