@@ -29,17 +29,14 @@ use std::sync::atomic::AtomicU64;
 /// The docs that hold quoted output, relative to the repository root.
 const DOCS: [&str; 3] = ["README.md", "GUIDE.md", "docs/solver.md"];
 
-/// The Debian headers package the kernel quotes name.
-const KERNEL_COMMON: &str = "/usr/src/linux-headers-6.1.0-57-common";
-const KERNEL_BUILD: &str = "/usr/src/linux-headers-6.1.0-57-amd64";
-
 #[derive(Clone, Copy)]
 enum Dir {
     /// The repository root.
     Repo,
     /// A scratch directory holding the docs' `<!-- file: NAME -->` blocks.
     Scratch,
-    /// The sources of Debian's kernel headers (`KERNEL_COMMON`).
+    /// The sources of Debian's 6.1 kernel headers
+    /// ([`support::debian_61_headers`]).
     KernelSources,
 }
 
@@ -55,7 +52,7 @@ enum Stream {
 struct Quote {
     name: &'static str,
     /// The arguments after `cachelayout`; `$K` stands for the kernel build
-    /// tree (`KERNEL_BUILD`).
+    /// tree of Debian's 6.1 headers (its `.config`: `$K/.config`).
     args: &'static [&'static str],
     dir: Dir,
     stream: Stream,
@@ -170,7 +167,7 @@ const QUOTES: &[Quote] = &[
             "--struct",
             "vm_area_struct",
             "--config",
-            "../linux-headers-6.1.0-57-amd64/.config",
+            "$K/.config",
         ],
         dir: Dir::KernelSources,
         stream: Stream::Stderr,
@@ -346,25 +343,24 @@ fn dir_of(quote: &Quote, scratch: &Path) -> Result<PathBuf, String> {
     match quote.dir {
         Dir::Repo => Ok(root()),
         Dir::Scratch => Ok(scratch.to_path_buf()),
-        Dir::KernelSources => {
-            let sources = PathBuf::from(KERNEL_COMMON);
-            if sources.is_dir() && Path::new(KERNEL_BUILD).join(".config").is_file() {
-                Ok(sources)
-            } else {
-                Err(format!(
-                    "{KERNEL_COMMON} or {KERNEL_BUILD} is not installed"
-                ))
-            }
-        }
+        Dir::KernelSources => support::debian_61_headers()
+            .map(|(_, common)| common)
+            .ok_or_else(|| {
+                "Debian's 6.1 kernel headers (linux-headers-amd64) are not installed".into()
+            }),
     }
 }
 
 /// What the quote's command prints, as its block shows it.
 fn output_of(quote: &Quote, dir: &Path, cache: &Path) -> String {
-    let args: Vec<&str> = quote
+    let build = support::debian_61_headers().map(|(build, _)| build.display().to_string());
+    let args: Vec<String> = quote
         .args
         .iter()
-        .map(|a| if *a == "$K" { KERNEL_BUILD } else { a })
+        .map(|a| match (a.strip_prefix("$K"), &build) {
+            (Some(rest), Some(build)) => format!("{build}{rest}"),
+            _ => a.to_string(),
+        })
         .collect();
     let out = Command::new(env!("CARGO_BIN_EXE_cachelayout"))
         .current_dir(dir)

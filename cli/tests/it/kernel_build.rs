@@ -14,16 +14,13 @@
 //! Debian packages are not installed. GUIDE.md ("Building the mails in the
 //! kernel") gives the same steps for users.
 
-use crate::support::{example, field_offsets, json, stderr, sweep};
+use crate::support::{debian_61_headers, example, field_offsets, json, stderr, sweep};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Instant;
 
 const TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
-const KBUILD: &str = "/usr/src/linux-headers-6.1.0-57-amd64";
-/// The headers' sources, which the kbuild tree above points to.
-const COMMON: &str = "/usr/src/linux-headers-6.1.0-57-common";
 
 /// A struct, its header (from the tree's root), its access file in
 /// `examples/kernel/`, and objects whose sources use it.
@@ -117,16 +114,15 @@ fn three_mails_apply_build_and_the_objects_dwarf_is_the_json_layout() {
         eprintln!("note: skipped: builds kernel objects; runs with CACHELAYOUT_SWEEPS=full");
         return;
     }
-    let kbuild = PathBuf::from(KBUILD);
-    if !Path::new(TARBALL).is_file() || !kbuild.join(".config").is_file() {
+    let Some((kbuild, common)) = debian_61_headers().filter(|_| Path::new(TARBALL).is_file())
+    else {
         eprintln!(
-            "note: skipped: needs linux-source-6.1 ({TARBALL}) and linux-headers-amd64 ({KBUILD})"
+            "note: skipped: needs linux-source-6.1 ({TARBALL}) and Debian's 6.1 linux-headers-amd64"
         );
         return;
-    }
+    };
     let d = tempfile::tempdir().unwrap();
     let cache = d.path().join("cache");
-    let common = PathBuf::from(COMMON);
 
     // The mails and the layouts they state, from the installed headers.
     let mut mails = Vec::new();
@@ -141,7 +137,7 @@ fn three_mails_apply_build_and_the_objects_dwarf_is_the_json_layout() {
                 "--struct".into(),
                 c.name.into(),
                 "--kbuild".into(),
-                KBUILD.into(),
+                kbuild.display().to_string(),
                 "--access".into(),
                 access.display().to_string(),
                 "--format".into(),

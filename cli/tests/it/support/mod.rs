@@ -133,6 +133,35 @@ pub fn kbuild_tree() -> Option<PathBuf> {
     trees.pop()
 }
 
+/// Debian's 6.1 headers as `linux-headers-amd64` installs them: the
+/// configured build tree `/usr/src/linux-headers-6.1.0-N-amd64` and the
+/// headers' sources `/usr/src/linux-headers-6.1.0-N-common` it points to,
+/// for the newest ABI number `N` that has both (the number moves with
+/// Debian's point releases; the tests take whichever is installed).
+pub fn debian_61_headers() -> Option<(PathBuf, PathBuf)> {
+    let abi = |name: &str| -> Option<u32> {
+        name.strip_prefix("linux-headers-6.1.0-")?
+            .strip_suffix("-amd64")?
+            .parse()
+            .ok()
+    };
+    let newest = std::fs::read_dir("/usr/src")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| abi(&n))
+        .filter(|n| {
+            let src = Path::new("/usr/src");
+            src.join(format!("linux-headers-6.1.0-{n}-amd64/.config"))
+                .is_file()
+                && src.join(format!("linux-headers-6.1.0-{n}-common")).is_dir()
+        })
+        .max()?;
+    Some((
+        PathBuf::from(format!("/usr/src/linux-headers-6.1.0-{newest}-amd64")),
+        PathBuf::from(format!("/usr/src/linux-headers-6.1.0-{newest}-common")),
+    ))
+}
+
 /// Where Debian's linux-source-6.1 package puts the kernel's sources.
 pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
 
