@@ -138,18 +138,26 @@ const KINDS: [&str; 3] = ["written", "read_mostly", "cold"];
 
 /// Members right by kind (written / read-mostly / cold) and the confusion
 /// matrix (truth by row), printed.
-fn confusion(what: &str, truth: &Truth, j: &serde_json::Value) -> u32 {
+/// Right and scored rows of `truth` (a row whose member the installed
+/// point release of 6.1 does not have is left out, with a note).
+fn confusion(what: &str, truth: &Truth, j: &serde_json::Value) -> (u32, u32) {
     let mut m: BTreeMap<(&str, &str), u32> = BTreeMap::new();
     let mut right = 0;
+    let mut scored = 0;
+    let members = j["members"].as_array().unwrap();
     for (name, class, _) in truth {
+        if !members.iter().any(|m| m["name"] == *name) {
+            eprintln!("{what}: {name} is not a member in the installed sources: not scored");
+            continue;
+        }
+        scored += 1;
         let got = member(j, name)["class"].as_str().unwrap().to_string();
         *m.entry((kind(class), kind(&got))).or_default() += 1;
         right += u32::from(kind(class) == kind(&got));
     }
     eprintln!(
-        "{what}: {right} of {} right by kind ({:.0}%); truth by row, verdict by column (written, read_mostly, cold):",
-        truth.len(),
-        100.0 * right as f64 / truth.len() as f64
+        "{what}: {right} of {scored} right by kind ({:.0}%); truth by row, verdict by column (written, read_mostly, cold):",
+        100.0 * right as f64 / scored.max(1) as f64
     );
     for t in KINDS {
         let row: Vec<u32> = KINDS
@@ -158,7 +166,7 @@ fn confusion(what: &str, truth: &Truth, j: &serde_json::Value) -> u32 {
             .collect();
         eprintln!("  {t:<12} {row:?}");
     }
-    right
+    (right, scored)
 }
 
 /// tcp_sock, the part the rules were developed on (see the module's rustdoc for the sample).
@@ -374,10 +382,10 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
         eprintln!("time: {name} {secs:.1} s");
         // Each struct's sources leave some roots out, with a warning.
         assert!(err.contains("warning: --hot"), "{name}: {err}");
-        dev_right += confusion(&format!("{name} (developed on)"), dev, &j);
-        held_right += confusion(&format!("{name} (held out)"), held, &j);
-        dev_all += dev.len() as u32;
-        held_all += held.len() as u32;
+        let (right, scored) = confusion(&format!("{name} (developed on)"), dev, &j);
+        (dev_right, dev_all) = (dev_right + right, dev_all + scored);
+        let (right, scored) = confusion(&format!("{name} (held out)"), held, &j);
+        (held_right, held_all) = (held_right + right, held_all + scored);
         // Every class carries its evidence: a site, or cold for none.
         for m in j["members"].as_array().unwrap() {
             let touched = !m["sites"].as_array().unwrap().is_empty();
@@ -398,11 +406,23 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
         ("net_device", NET_DEVICE_DEV, &outputs[1].1),
         ("netns_ipv4", NETNS_IPV4_DEV, &outputs[2].1),
     ] {
-        let _ = score(name, truth, &classes(j));
+        let got = classes(j);
+        let present: Vec<_> = truth
+            .iter()
+            .filter(|(m, _, _)| got.contains_key(*m))
+            .copied()
+            .collect();
+        let _ = score(name, &present, &got);
     }
     // Measured (see GUIDE.md): one more miss in either part fails.
-    assert!(dev_right >= DEV_RIGHT, "{dev_right} of {dev_all}");
-    assert!(held_right >= HELD_RIGHT, "{held_right} of {held_all}");
+    assert!(
+        dev_all - dev_right <= DEV_MISSES,
+        "{dev_right} of {dev_all}"
+    );
+    assert!(
+        held_all - held_right <= HELD_MISSES,
+        "{held_right} of {held_all}"
+    );
     // Every written tcp_sock member the socket lock protects: under it.
     let tcp = &outputs[0].1;
     for (m, class, why) in TCP_SOCK_DEV.iter().chain(TCP_SOCK_HELD) {
@@ -416,9 +436,10 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
 /// Measured right on the mm structs with one list of roots.
 const MM_ONE_LIST_RIGHT: u32 = 68;
 
-/// Measured right by kind, both parts together: developed on, held out.
-const DEV_RIGHT: u32 = 61;
-const HELD_RIGHT: u32 = 57;
+/// Measured misses by kind, both parts together: developed on (61 of 72
+/// right), held out (57 of 71 right).
+const DEV_MISSES: u32 = 11;
+const HELD_MISSES: u32 = 14;
 
 #[test]
 fn tcp_sock_writes_are_under_the_socket_lock() {

@@ -16,7 +16,7 @@
 
 use crate::support::{debian_61_headers, example, field_offsets, json, stderr, sweep};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Instant;
 
