@@ -17,6 +17,7 @@
 //! | a spread line, lifetime unknown | [`UNKNOWN_FETCH`] = 1 |
 //! | a spread line of a singleton whose path writes a member | [`CACHED_WRITTEN`] = 1 |
 //! | a spread line of a singleton whose path only reads | [`CACHED_READ`] = 0 |
+//! | a line of a struct that lives on a stack (spread or conflict) | [`STACK`] = 0 |
 //!
 //! A struct no larger than one line has its conflict lines priced at 0:
 //! every order of its members puts the writer and its readers on the same
@@ -36,6 +37,9 @@ pub const UNKNOWN_FETCH: u64 = 1;
 pub const CACHED_WRITTEN: u64 = 1;
 /// A line of a singleton its fast path only reads: it stays cached.
 pub const CACHED_READ: u64 = 0;
+/// A line of a struct on a stack: one CPU's, just written; no other CPU
+/// shares it, so a conflict on it is no coherence miss either.
+pub const STACK: u64 = 0;
 
 // The order the ranking rests on, checked when it is built: a coherence
 // miss over a cold fetch over a line of unknown lifetime over a cached one.
@@ -49,6 +53,7 @@ pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
         Lifetime::Unknown => UNKNOWN_FETCH,
         Lifetime::Singleton(_) if path.writes => CACHED_WRITTEN,
         Lifetime::Singleton(_) => CACHED_READ,
+        Lifetime::Local(_) => STACK,
     }
 }
 
@@ -68,7 +73,8 @@ pub fn cost(
     lifetime: &Lifetime,
     separable: bool,
 ) -> u64 {
-    let coherence: u64 = if separable {
+    let shared = !matches!(lifetime, Lifetime::Local(_));
+    let coherence: u64 = if separable && shared {
         conflicts.iter().map(|c| c.misses * COHERENCE).sum()
     } else {
         0
@@ -119,6 +125,16 @@ mod tests {
         };
         assert_eq!(cost(std::slice::from_ref(&line), &[], &obj, true), 12);
         assert_eq!(cost(std::slice::from_ref(&line), &[], &obj, false), 0);
+        let stack = Lifetime::Local("x.c: struct s s".into());
+        assert_eq!(
+            cost(
+                std::slice::from_ref(&line),
+                &[path(3, 1, true)],
+                &stack,
+                true
+            ),
+            0
+        );
         // One line or less: every order shares it; a byte more: a second line.
         assert!(!order_can_separate(8, 64));
         assert!(!order_can_separate(64, 64));

@@ -5,7 +5,10 @@
 //! struct NAME x;`, `const struct NAME ops = {...}`, an array of them,
 //! `DEFINE_PER_CPU(struct NAME, x)`). A struct embedded by value in a
 //! per-object struct is per-object too; one embedded only in singletons
-//! is a singleton. The ranking weighs a struct's misses by it
+//! is a singleton. A struct the sources neither allocate nor define at
+//! file scope, but declare by value inside functions (`struct vm_fault vmf
+//! = {...};`, a by-value parameter), lives on a stack: one CPU's, just
+//! written. The ranking weighs a struct's misses by it
 //! ([`super::cost`]): a per-object struct's lines are fetched cold on
 //! every new object a fast path meets, a singleton's stay cached unless
 //! some CPU writes them.
@@ -23,6 +26,9 @@ pub enum Lifetime {
     PerObject(String),
     /// File-scope instances only (static, per-CPU, a const table).
     Singleton(String),
+    /// Only declared by value inside functions: on the stack of the CPU
+    /// that runs it; the evidence (`mm/memory.c: struct vm_fault vmf`).
+    Local(String),
     /// The sources show neither.
     Unknown,
 }
@@ -32,6 +38,7 @@ impl Lifetime {
         match self {
             Lifetime::PerObject(_) => "per-object",
             Lifetime::Singleton(_) => "singleton",
+            Lifetime::Local(_) => "on a stack",
             Lifetime::Unknown => "lifetime unknown",
         }
     }
@@ -43,6 +50,7 @@ impl Lifetime {
 pub struct Lifetimes {
     allocated: BTreeMap<String, String>,
     instances: BTreeMap<String, String>,
+    locals: BTreeMap<String, String>,
 }
 
 /// Embedding levels looked up through.
@@ -95,15 +103,19 @@ impl Lifetimes {
                     format!("{}(struct {}, ...)", at(i), at(i + 3)),
                 );
             }
-            // A file-scope `struct NAME x` (=, ;, [, or an attribute after it).
-            if depth == 0 && at(i) == "struct" && ident(at(i + 1)) && ident(at(i + 2)) {
+            // A file-scope `struct NAME x` (=, ;, [, or an attribute after
+            // it); inside a function (or its parameters), a local.
+            if at(i) == "struct" && ident(at(i + 1)) && ident(at(i + 2)) {
                 let next = at(i + 3);
-                if matches!(next, "=" | ";" | "[" | ",") || next.starts_with("__") {
-                    self.instance(
-                        at(i + 1),
-                        file,
-                        format!("struct {} {}", at(i + 1), at(i + 2)),
-                    );
+                let form = format!("struct {} {}", at(i + 1), at(i + 2));
+                if depth == 0 && (matches!(next, "=" | ";" | "[" | ",") || next.starts_with("__")) {
+                    self.instance(at(i + 1), file, form);
+                } else if depth > 0 && matches!(next, "=" | ";" | "[" | "," | ")") {
+                    if ident(at(i + 1)) {
+                        self.locals
+                            .entry(at(i + 1).to_string())
+                            .or_insert_with(|| format!("{file}: {form}"));
+                    }
                 }
             }
         }
@@ -176,7 +188,12 @@ impl Lifetimes {
             }
             level = next;
         }
-        singleton.map_or(Lifetime::Unknown, Lifetime::Singleton)
+        match (singleton, self.locals.get(&agg.name)) {
+            (Some(e), _) => Lifetime::Singleton(e),
+            // Embedded in nothing that lives elsewhere, declared in functions.
+            (None, Some(e)) => Lifetime::Local(e.clone()),
+            (None, None) => Lifetime::Unknown,
+        }
     }
 }
 
@@ -291,5 +308,25 @@ mod tests {
         names.sort();
         assert_eq!(names, ["ca_ops", "hstate", "net", "queue_data"]);
         assert!(l.allocated.is_empty());
+        // By value in a function or its parameters: a local.
+        let mut locals: Vec<&str> = l.locals.keys().map(String::as_str).collect();
+        locals.sort();
+        assert_eq!(locals, ["conn", "key"]);
+    }
+
+    #[test]
+    fn a_struct_only_declared_in_functions_lives_on_a_stack() {
+        let l = seen(
+            "int fault(struct vma *v) { struct fault f = { .vma = v }; return run(&f); }\n\
+             void send(void) { struct msg m; struct conn c[2]; }\n\
+             struct conn *conn_new(void) { return kzalloc(sizeof(struct conn), 0); }\n",
+        );
+        assert!(l.locals.contains_key("fault") && l.locals.contains_key("msg"));
+        // An allocation wins over a local: a stack copy of a per-object struct.
+        assert!(l.locals.contains_key("conn") && l.allocated.contains_key("conn"));
+        assert!(
+            !l.locals.contains_key("vma"),
+            "a pointer parameter is no local"
+        );
     }
 }
