@@ -156,6 +156,8 @@ pub struct Walker<'u, 'i> {
     depth: usize,
     loops: u32,
     conds: u32,
+    /// The arms of `?:` around the walk: branches for the calls only.
+    arm_calls: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
     /// How deep the walk is in the current function's statements and
@@ -226,6 +228,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             depth: 0,
             loops: 0,
             conds: 0,
+            arm_calls: 0,
             cold: None,
             stack: Vec::new(),
             nesting: 0,
@@ -344,6 +347,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.depth = 0;
         self.loops = 0;
         self.conds = 0;
+        self.arm_calls = 0;
         self.cold = None;
         self.stack.clear();
         self.nesting = 0;
@@ -402,6 +406,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.depth,
             self.loops,
             self.conds,
+            std::mem::take(&mut self.arm_calls),
             self.cold.take(),
             std::mem::take(&mut self.stack),
             self.nesting,
@@ -421,6 +426,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.depth,
             self.loops,
             self.conds,
+            self.arm_calls,
             self.cold,
             self.stack,
             self.nesting,
@@ -644,6 +650,25 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.children(c);
                 self.loops -= 1;
                 self.held = before;
+                false
+            }
+            // `c ? a : b` picking a call is an `if`: the calls in its arms
+            // are one branch down, however `?:`s nest
+            // (`INDIRECT_CALL_2(f, tcp_v4_rcv, udp_rcv, skb)` picks one of
+            // its expected calls by two tests); `c ?: b`'s second arm too.
+            // A value it picks is read where the expression is
+            // (`hoplimit == 0 ? READ_ONCE(sysctl) : hoplimit`): no branch
+            // for the sites.
+            CXCursor_ConditionalOperator => {
+                let kids = c.children();
+                self.stack.push(c);
+                for (i, k) in kids.iter().enumerate() {
+                    let arm = u32::from(i > 0);
+                    self.arm_calls += arm;
+                    self.walk(*k);
+                    self.arm_calls -= arm;
+                }
+                self.stack.pop();
                 false
             }
             CXCursor_SwitchStmt => {
@@ -921,8 +946,11 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .entry(self.function.clone())
                 .or_default()
                 .insert(name.clone());
-            self.call_conds
-                .push((self.function.clone(), name.clone(), self.conds));
+            self.call_conds.push((
+                self.function.clone(),
+                name.clone(),
+                self.conds + u32::from(self.arm_calls > 0),
+            ));
         }
         if record {
             self.call_sites
