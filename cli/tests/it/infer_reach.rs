@@ -3,7 +3,8 @@
 //! that member of that struct's tables, a function handed to a callee
 //! that only stores it is not run there, and a root's path holds what it
 //! reaches within its own branch budget, up to another hot root; a call
-//! picked by `?:` is one branch down (fixtures/infer/choose.c).
+//! picked by `?:` is one branch down (fixtures/infer/choose.c), and a short
+//! block that hands over a drop reason is an error path (drops.c).
 
 use crate::support::*;
 
@@ -107,4 +108,27 @@ fn a_call_picked_by_a_conditional_expression_is_one_branch_down() {
     let deep = site_of(&sites, "created");
     assert_eq!(deep.2, "warm", "{deep:?}");
     assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+}
+
+#[test]
+fn a_short_block_that_hands_over_a_drop_reason_is_an_error_path() {
+    // fixtures/infer/drops.c: a block of at most three statements that
+    // hands over (or stores) an enum constant whose name says a drop or
+    // failure (`PUT_DROP_NO_HANDLER`, as `SKB_DROP_REASON_IP_NOPROTO`) is
+    // an error path, its branch cold; the other arm, which hands over the
+    // usual outcome (`PUT_DONE`), stays hot, as does a longer block that
+    // works before it drops.
+    let sites = stats_sites("drops.c", "stats_deliver");
+    let hot = site_of(&sites, "nr_items");
+    assert_eq!((hot.2.as_str(), hot.3), ("hot", Some(1)), "{hot:?}");
+    for (m, constant) in [
+        ("failcnt", "PUT_DROP_NO_HANDLER"),
+        ("misc", "PUT_DROP_POLICY"),
+    ] {
+        let s = site_of(&sites, m);
+        assert_eq!(s.2, "cold", "{m}: {s:?}");
+        assert!(s.4.contains(constant), "{m}: {s:?}");
+    }
+    let long = site_of(&sites, "created");
+    assert_eq!(long.2, "hot", "{long:?}");
 }

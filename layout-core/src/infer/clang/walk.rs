@@ -752,11 +752,13 @@ impl<'u, 'i> Walker<'u, 'i> {
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
         // the other one is expected.
+        // So is one that drops or fails by a constant it hands over or
+        // stores (`kfree_skb_reason(skb, SKB_DROP_REASON_IP_NOPROTO)`).
         let expect = expect.or_else(|| {
-            let prints = |b: Option<&Cursor>| b.is_some_and(|b| self.prints_directly(*b));
-            match (prints(kids.get(1)), prints(kids.get(2))) {
-                (true, false) => Some((false, "a branch that prints a diagnostic".into())),
-                (false, true) => Some((true, "a branch that prints a diagnostic".into())),
+            let reports = |b: Option<&Cursor>| b.and_then(|b| self.reports_directly(*b));
+            match (reports(kids.get(1)), reports(kids.get(2))) {
+                (Some(why), None) => Some((false, why)),
+                (None, Some(why)) => Some((true, why)),
                 _ => None,
             }
         });
@@ -869,24 +871,38 @@ impl<'u, 'i> Walker<'u, 'i> {
         rare_constant(&self.unit.tokens(cond))
     }
 
-    /// Whether a branch is a short diagnostic block: at most three
-    /// statements, one of them a use of a macro that prints a diagnostic
-    /// ([`is_print_macro`]). A longer block that prints somewhere does
-    /// work before it (a transmit that reports a busy queue at its end).
-    fn prints_directly(&self, branch: Cursor) -> bool {
+    /// Whether a branch is a short error or diagnostic block, and why: at
+    /// most three statements, one of them a use of a macro that prints a
+    /// diagnostic ([`is_print_macro`]) or an expression that hands over or
+    /// stores an enum constant whose name says an error or a drop
+    /// ([`super::slow::error_constant`]: `kfree_skb_reason(skb,
+    /// SKB_DROP_REASON_IP_NOPROTO)`, `reason = SKB_DROP_REASON_...`; a
+    /// nested `if` or loop is no such expression). A longer block that
+    /// prints or drops somewhere does work before it (a transmit that
+    /// reports a busy queue at its end).
+    fn reports_directly(&self, branch: Cursor) -> Option<String> {
         let statements = if branch.kind() == CXCursor_CompoundStmt {
             branch.children()
         } else {
             vec![branch]
         };
         if statements.len() > 3 {
-            return false;
+            return None;
         }
-        statements.iter().any(|s| {
+        let prints = statements.iter().any(|s| {
             let start = s.extent().0;
             self.marks
                 .iter()
                 .any(|m| m.file == start.file && m.start == start.offset && is_print_macro(&m.name))
+        });
+        if prints {
+            return Some("a branch that prints a diagnostic".into());
+        }
+        statements.iter().find_map(|s| {
+            let c = error_enum_constant(*s, 0)?;
+            Some(format!(
+                "a branch that hands over {c}, an error or a drop by its name"
+            ))
         })
     }
 
@@ -1711,6 +1727,38 @@ fn is_rare_constant(t: &str) -> bool {
         && !t.starts_with("CONFIG_")
         && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && super::slow::rare_event(&t.to_ascii_lowercase()).is_some()
+}
+
+/// The enum constant whose name says an error or a drop that expression
+/// statement `s` hands over or stores (`kfree_skb_reason(skb,
+/// SKB_DROP_REASON_IP_NOPROTO)`), if any: not inside a nested statement
+/// (an `if`, a loop, a block), whose code may not run.
+fn error_enum_constant(s: Cursor, depth: u32) -> Option<String> {
+    if depth > 16
+        || matches!(
+            s.kind(),
+            CXCursor_IfStmt
+                | CXCursor_CompoundStmt
+                | CXCursor_ForStmt
+                | CXCursor_WhileStmt
+                | CXCursor_DoStmt
+                | CXCursor_SwitchStmt
+                | CXCursor_StmtExpr
+                | CXCursor_ConditionalOperator
+        )
+    {
+        return None;
+    }
+    if s.kind() == CXCursor_DeclRefExpr {
+        return s
+            .referenced()
+            .filter(|d| d.kind() == CXCursor_EnumConstantDecl)
+            .map(|d| d.spelling())
+            .filter(|n| super::slow::error_constant(&n.to_ascii_lowercase()));
+    }
+    s.children()
+        .into_iter()
+        .find_map(|k| error_enum_constant(k, depth + 1))
 }
 
 /// Whether an expression names an enum constant of a rare event
