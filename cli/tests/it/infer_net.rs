@@ -57,9 +57,14 @@ const NET_DEVICE_SOURCES: &[&str] = &[
     "net/core/net-sysfs.c",
 ];
 
-/// netns_ipv4: the sysctls' readers (TCP, IP input and output, UDP, ICMP)
-/// and the sysctl table (sysctl_net_ipv4.c).
+/// netns_ipv4: the sysctls' readers (TCP, IP input and output, UDP, ICMP),
+/// the sysctl table (sysctl_net_ipv4.c), and the way a received packet
+/// comes to IP: `__netif_receive_skb_core` (net/core/dev.c, a root of the
+/// list) calls the packet type's `.func`, which af_inet.c installs
+/// (`.func = ip_rcv` in a `struct packet_type`).
 const NETNS_IPV4_EXTRA: &[&str] = &[
+    "net/core/dev.c",
+    "net/ipv4/af_inet.c",
     "net/ipv4/ip_input.c",
     "net/ipv4/ip_output.c",
     "net/ipv4/udp.c",
@@ -436,10 +441,11 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
 /// Measured right on the mm structs with one list of roots.
 const MM_ONE_LIST_RIGHT: u32 = 68;
 
-/// Measured misses by kind, both parts together: developed on (61 of 72
-/// right), held out (57 of 71 right).
-const DEV_MISSES: u32 = 11;
-const HELD_MISSES: u32 = 14;
+/// Measured misses by kind, both parts together: developed on (62 of 71
+/// right with 6.1.172, which has no `net_device.watchdog_lock`), held out
+/// (58 of 71 right).
+const DEV_MISSES: u32 = 9;
+const HELD_MISSES: u32 = 13;
 
 #[test]
 fn tcp_sock_writes_are_under_the_socket_lock() {

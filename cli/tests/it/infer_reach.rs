@@ -2,7 +2,9 @@
 //! a call through an ops member reaches only the functions stored into
 //! that member of that struct's tables, a function handed to a callee
 //! that only stores it is not run there, and a root's path holds what it
-//! reaches within its own branch budget, up to another hot root.
+//! reaches within its own branch budget, up to another hot root; a call
+//! picked by `?:` is one branch down (fixtures/infer/choose.c), and a short
+//! block that hands over a drop reason is an error path (drops.c).
 
 use crate::support::*;
 
@@ -50,4 +52,83 @@ fn each_root_reaches_only_what_its_own_fast_path_runs() {
     assert!(path_members(&j, "page_root")
         .iter()
         .all(|m| !dev.contains(m)));
+}
+
+/// The sites of `infer stats.h --struct stats --source SOURCE --hot ROOT`
+/// (fixtures/infer), by member: (line, heat, branches, cold_because).
+fn stats_sites(source: &str, root: &str) -> Vec<(String, u64, String, Option<u64>, String)> {
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer", "stats.h", "--struct", "stats", "--source", source, "--cc", "gcc -I.",
+            "--hot", root, "--format", "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let mut out = Vec::new();
+    for m in j["members"].as_array().unwrap() {
+        for s in m["sites"].as_array().unwrap() {
+            out.push((
+                m["name"].as_str().unwrap().to_string(),
+                s["line"].as_u64().unwrap(),
+                s["heat"].as_str().unwrap().to_string(),
+                s["branches"].as_u64(),
+                s["cold_because"].as_str().unwrap_or("").to_string(),
+            ));
+        }
+    }
+    out
+}
+
+fn site_of<'a>(
+    sites: &'a [(String, u64, String, Option<u64>, String)],
+    member: &str,
+) -> &'a (String, u64, String, Option<u64>, String) {
+    sites
+        .iter()
+        .find(|s| s.0 == member)
+        .unwrap_or_else(|| panic!("no site of {member}: {sites:?}"))
+}
+
+#[test]
+fn a_call_picked_by_a_conditional_expression_is_one_branch_down() {
+    // fixtures/infer/choose.c: `which == 1 ? add_fast(s) : which == 2 ?
+    // add_slow(s) : add_other(s)` picks one call by two tests (as
+    // INDIRECT_CALL_2 does): each callee one branch down, not two for the
+    // nested arm; a value `?:` picks is read at the expression's own
+    // depth (three `if`s: hot), a call it picks there is four down (warm).
+    let sites = stats_sites("choose.c", "stats_pick");
+    for m in ["nr_items", "failcnt", "flags"] {
+        let s = site_of(&sites, m);
+        assert_eq!((s.2.as_str(), s.3), ("hot", Some(1)), "{m}: {s:?}");
+    }
+    let limit = site_of(&sites, "limit");
+    assert_eq!((limit.1, limit.2.as_str(), limit.3), (33, "hot", Some(3)));
+    let deep = site_of(&sites, "created");
+    assert_eq!(deep.2, "warm", "{deep:?}");
+    assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+}
+
+#[test]
+fn a_short_block_that_hands_over_a_drop_reason_is_an_error_path() {
+    // fixtures/infer/drops.c: a block of at most three statements that
+    // hands over (or stores) an enum constant whose name says a drop or
+    // failure (`PUT_DROP_NO_HANDLER`, as `SKB_DROP_REASON_IP_NOPROTO`) is
+    // an error path, its branch cold; the other arm, which hands over the
+    // usual outcome (`PUT_DONE`), stays hot, as does a longer block that
+    // works before it drops.
+    let sites = stats_sites("drops.c", "stats_deliver");
+    let hot = site_of(&sites, "nr_items");
+    assert_eq!((hot.2.as_str(), hot.3), ("hot", Some(1)), "{hot:?}");
+    for (m, constant) in [
+        ("failcnt", "PUT_DROP_NO_HANDLER"),
+        ("misc", "PUT_DROP_POLICY"),
+    ] {
+        let s = site_of(&sites, m);
+        assert_eq!(s.2, "cold", "{m}: {s:?}");
+        assert!(s.4.contains(constant), "{m}: {s:?}");
+    }
+    let long = site_of(&sites, "created");
+    assert_eq!(long.2, "hot", "{long:?}");
 }

@@ -169,7 +169,8 @@ pub const KERNEL_TARBALL: &str = "/usr/src/linux-source-6.1.tar.xz";
 /// tree's root, `*` matching within the path): `xz` decompresses the whole
 /// archive to find any of them, so they are extracted together, once.
 /// infer_sources: mm/ (the headers and the C files of its structs);
-/// infer_net: net/ipv4 and net/core (the TCP, IP, device and qdisc paths);
+/// infer_net: net/ipv4 and net/core (the TCP, IP, device and qdisc paths,
+/// af_inet.c's packet type);
 /// cli_tree_safety: the BPF builders, skbuff.c, sock.c, tcp_cubic.c and a
 /// uapi header; audit: mm/ and the two headers it patches;
 /// cli_patch_review and audit: checkpatch.pl and its data files.
@@ -200,6 +201,7 @@ const KERNEL_SOURCE_MEMBERS: &[&str] = &[
     "net/ipv4/udp.c",
     "net/ipv4/icmp.c",
     "net/ipv4/sysctl_net_ipv4.c",
+    "net/ipv4/af_inet.c",
     "net/core/dev.c",
     "net/core/gro.c",
     "net/core/net-sysfs.c",

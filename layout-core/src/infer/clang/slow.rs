@@ -108,6 +108,19 @@ pub fn rare_event(constant: &str) -> Option<&'static str> {
         .find_map(|w| WORDS.iter().find(|(k, _)| *k == w).map(|(_, why)| *why))
 }
 
+/// The words an enum constant handed over or stored in a short block
+/// (`kfree_skb_reason(skb, SKB_DROP_REASON_IP_NOPROTO)`, `reason =
+/// SKB_DROP_REASON_PKT_TOO_SMALL`) may carry for that block to be an
+/// error path: a drop or a failure. Narrower than [`EVENT_WORDS`]: a
+/// block that records a loss or a state is often the usual work.
+const ERROR_WORDS: &[&str] = &["drop", "err", "error", "fail", "abort"];
+
+/// Whether an enum constant's name (lower case, by whole words) says an
+/// error or a drop: a block that hands it over reports one.
+pub fn error_constant(constant: &str) -> bool {
+    constant.split('_').any(|w| ERROR_WORDS.contains(&w))
+}
+
 /// The kind of slow path `function`'s name says it is, if any.
 pub fn slow_path(function: &str) -> Option<&'static str> {
     function
@@ -135,6 +148,12 @@ mod tests {
         assert_eq!(rare_event("tcpcb_lost"), Some("loss recovery"));
         assert_eq!(rare_event("tcp_listen"), Some("setup"));
         assert_eq!(rare_event("is_err"), Some("an error"));
+        // A drop reason names an error; a usual result does not.
+        assert!(error_constant("skb_drop_reason_ip_noproto"));
+        assert!(error_constant("compact_fail"));
+        for usual in ["skb_consumed", "compact_success", "tcp_ca_open", "dropped"] {
+            assert!(!error_constant(usual), "{usual}");
+        }
         for usual in [
             "tcp_ca_open",
             "tcp_established",

@@ -156,6 +156,8 @@ pub struct Walker<'u, 'i> {
     depth: usize,
     loops: u32,
     conds: u32,
+    /// The arms of `?:` around the walk: branches for the calls only.
+    arm_calls: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
     /// How deep the walk is in the current function's statements and
@@ -226,6 +228,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             depth: 0,
             loops: 0,
             conds: 0,
+            arm_calls: 0,
             cold: None,
             stack: Vec::new(),
             nesting: 0,
@@ -344,6 +347,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         self.depth = 0;
         self.loops = 0;
         self.conds = 0;
+        self.arm_calls = 0;
         self.cold = None;
         self.stack.clear();
         self.nesting = 0;
@@ -402,6 +406,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.depth,
             self.loops,
             self.conds,
+            std::mem::take(&mut self.arm_calls),
             self.cold.take(),
             std::mem::take(&mut self.stack),
             self.nesting,
@@ -421,6 +426,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             self.depth,
             self.loops,
             self.conds,
+            self.arm_calls,
             self.cold,
             self.stack,
             self.nesting,
@@ -646,6 +652,25 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.held = before;
                 false
             }
+            // `c ? a : b` picking a call is an `if`: the calls in its arms
+            // are one branch down, however `?:`s nest
+            // (`INDIRECT_CALL_2(f, tcp_v4_rcv, udp_rcv, skb)` picks one of
+            // its expected calls by two tests); `c ?: b`'s second arm too.
+            // A value it picks is read where the expression is
+            // (`hoplimit == 0 ? READ_ONCE(sysctl) : hoplimit`): no branch
+            // for the sites.
+            CXCursor_ConditionalOperator => {
+                let kids = c.children();
+                self.stack.push(c);
+                for (i, k) in kids.iter().enumerate() {
+                    let arm = u32::from(i > 0);
+                    self.arm_calls += arm;
+                    self.walk(*k);
+                    self.arm_calls -= arm;
+                }
+                self.stack.pop();
+                false
+            }
             CXCursor_SwitchStmt => {
                 self.conds += 1;
                 self.children(c);
@@ -727,11 +752,13 @@ impl<'u, 'i> Walker<'u, 'i> {
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
         // the other one is expected.
+        // So is one that drops or fails by a constant it hands over or
+        // stores (`kfree_skb_reason(skb, SKB_DROP_REASON_IP_NOPROTO)`).
         let expect = expect.or_else(|| {
-            let prints = |b: Option<&Cursor>| b.is_some_and(|b| self.prints_directly(*b));
-            match (prints(kids.get(1)), prints(kids.get(2))) {
-                (true, false) => Some((false, "a branch that prints a diagnostic".into())),
-                (false, true) => Some((true, "a branch that prints a diagnostic".into())),
+            let reports = |b: Option<&Cursor>| b.and_then(|b| self.reports_directly(*b));
+            match (reports(kids.get(1)), reports(kids.get(2))) {
+                (Some(why), None) => Some((false, why)),
+                (None, Some(why)) => Some((true, why)),
                 _ => None,
             }
         });
@@ -844,24 +871,38 @@ impl<'u, 'i> Walker<'u, 'i> {
         rare_constant(&self.unit.tokens(cond))
     }
 
-    /// Whether a branch is a short diagnostic block: at most three
-    /// statements, one of them a use of a macro that prints a diagnostic
-    /// ([`is_print_macro`]). A longer block that prints somewhere does
-    /// work before it (a transmit that reports a busy queue at its end).
-    fn prints_directly(&self, branch: Cursor) -> bool {
+    /// Whether a branch is a short error or diagnostic block, and why: at
+    /// most three statements, one of them a use of a macro that prints a
+    /// diagnostic ([`is_print_macro`]) or an expression that hands over or
+    /// stores an enum constant whose name says an error or a drop
+    /// ([`super::slow::error_constant`]: `kfree_skb_reason(skb,
+    /// SKB_DROP_REASON_IP_NOPROTO)`, `reason = SKB_DROP_REASON_...`; a
+    /// nested `if` or loop is no such expression). A longer block that
+    /// prints or drops somewhere does work before it (a transmit that
+    /// reports a busy queue at its end).
+    fn reports_directly(&self, branch: Cursor) -> Option<String> {
         let statements = if branch.kind() == CXCursor_CompoundStmt {
             branch.children()
         } else {
             vec![branch]
         };
         if statements.len() > 3 {
-            return false;
+            return None;
         }
-        statements.iter().any(|s| {
+        let prints = statements.iter().any(|s| {
             let start = s.extent().0;
             self.marks
                 .iter()
                 .any(|m| m.file == start.file && m.start == start.offset && is_print_macro(&m.name))
+        });
+        if prints {
+            return Some("a branch that prints a diagnostic".into());
+        }
+        statements.iter().find_map(|s| {
+            let c = error_enum_constant(*s, 0)?;
+            Some(format!(
+                "a branch that hands over {c}, an error or a drop by its name"
+            ))
         })
     }
 
@@ -921,8 +962,11 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .entry(self.function.clone())
                 .or_default()
                 .insert(name.clone());
-            self.call_conds
-                .push((self.function.clone(), name.clone(), self.conds));
+            self.call_conds.push((
+                self.function.clone(),
+                name.clone(),
+                self.conds + u32::from(self.arm_calls > 0),
+            ));
         }
         if record {
             self.call_sites
@@ -1683,6 +1727,38 @@ fn is_rare_constant(t: &str) -> bool {
         && !t.starts_with("CONFIG_")
         && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && super::slow::rare_event(&t.to_ascii_lowercase()).is_some()
+}
+
+/// The enum constant whose name says an error or a drop that expression
+/// statement `s` hands over or stores (`kfree_skb_reason(skb,
+/// SKB_DROP_REASON_IP_NOPROTO)`), if any: not inside a nested statement
+/// (an `if`, a loop, a block), whose code may not run.
+fn error_enum_constant(s: Cursor, depth: u32) -> Option<String> {
+    if depth > 16
+        || matches!(
+            s.kind(),
+            CXCursor_IfStmt
+                | CXCursor_CompoundStmt
+                | CXCursor_ForStmt
+                | CXCursor_WhileStmt
+                | CXCursor_DoStmt
+                | CXCursor_SwitchStmt
+                | CXCursor_StmtExpr
+                | CXCursor_ConditionalOperator
+        )
+    {
+        return None;
+    }
+    if s.kind() == CXCursor_DeclRefExpr {
+        return s
+            .referenced()
+            .filter(|d| d.kind() == CXCursor_EnumConstantDecl)
+            .map(|d| d.spelling())
+            .filter(|n| super::slow::error_constant(&n.to_ascii_lowercase()));
+    }
+    s.children()
+        .into_iter()
+        .find_map(|k| error_enum_constant(k, depth + 1))
 }
 
 /// Whether an expression names an enum constant of a rare event
