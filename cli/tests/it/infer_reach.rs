@@ -132,3 +132,46 @@ fn a_short_block_that_hands_over_a_drop_reason_is_an_error_path() {
     let long = site_of(&sites, "created");
     assert_eq!(long.2, "hot", "{long:?}");
 }
+
+#[test]
+fn an_access_through_a_call_with_no_arguments_names_its_accessor() {
+    // fixtures/infer/running.c: `running->nr_items` is
+    // `get_running()->nr_items`, as the kernel's `current->flags` is
+    // `get_current()->flags`: the running context's instance; an object
+    // handed in as a parameter (`other->misc`) has no accessor.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "running.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_tick",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let accessor = |name: &str| -> Vec<Option<String>> {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["name"] == name)
+            .flat_map(|m| m["sites"].as_array().unwrap().iter())
+            .map(|s| s["accessor"].as_str().map(str::to_string))
+            .collect()
+    };
+    for m in ["nr_items", "limit", "flags"] {
+        assert_eq!(accessor(m), [Some("get_running".to_string())], "{m}: {j:#}");
+    }
+    for m in ["misc", "failcnt"] {
+        assert_eq!(accessor(m), [None], "{m}: {j:#}");
+    }
+}

@@ -18,6 +18,7 @@
 //! | a spread line of a singleton whose path writes a member | [`CACHED_WRITTEN`] = 1 |
 //! | a spread line of a singleton whose path only reads | [`CACHED_READ`] = 0 |
 //! | a line of a struct that lives on a stack (spread or conflict) | [`STACK`] = 0 |
+//! | a line of the running context's instance (spread or conflict) | [`STACK`] = 0 |
 //!
 //! A struct no larger than one line has its conflict lines priced at 0:
 //! every order of its members puts the writer and its readers on the same
@@ -53,7 +54,7 @@ pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
         Lifetime::Unknown => UNKNOWN_FETCH,
         Lifetime::Singleton(_) if path.writes => CACHED_WRITTEN,
         Lifetime::Singleton(_) => CACHED_READ,
-        Lifetime::Local(_) => STACK,
+        Lifetime::Local(_) | Lifetime::Running(_) => STACK,
     }
 }
 
@@ -73,7 +74,7 @@ pub fn cost(
     lifetime: &Lifetime,
     separable: bool,
 ) -> u64 {
-    let shared = !matches!(lifetime, Lifetime::Local(_));
+    let shared = !matches!(lifetime, Lifetime::Local(_) | Lifetime::Running(_));
     let coherence: u64 = if separable && shared {
         conflicts.iter().map(|c| c.misses * COHERENCE).sum()
     } else {

@@ -8,11 +8,16 @@
 //! is a singleton. A struct the sources neither allocate nor define at
 //! file scope, but declare by value inside functions (`struct vm_fault vmf
 //! = {...};`, a by-value parameter), lives on a stack: one CPU's, just
-//! written. The ranking weighs a struct's misses by it
+//! written. A struct whose fast paths reach it through an accessor of
+//! the running context (most of its hot sites go through a call with no
+//! arguments: `current->mm` is `get_current()->mm`) is the running CPU's
+//! own instance while they run: [`running_context`]. The ranking weighs a
+//! struct's misses by it
 //! ([`super::cost`]): a per-object struct's lines are fetched cold on
 //! every new object a fast path meets, a singleton's stay cached unless
 //! some CPU writes them.
 
+use crate::infer::sites::{Heat, Site};
 use crate::typedb::{Aggregate, TypeDb};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -29,6 +34,10 @@ pub enum Lifetime {
     /// Only declared by value inside functions: on the stack of the CPU
     /// that runs it; the evidence (`mm/memory.c: struct vm_fault vmf`).
     Local(String),
+    /// Reached by its fast paths through an accessor of the running
+    /// context: the CPU's own instance while they run; the evidence
+    /// ([`running_context`]).
+    Running(String),
     /// The sources show neither.
     Unknown,
 }
@@ -39,6 +48,7 @@ impl Lifetime {
             Lifetime::PerObject(_) => "per-object",
             Lifetime::Singleton(_) => "singleton",
             Lifetime::Local(_) => "on a stack",
+            Lifetime::Running(_) => "the running context's",
             Lifetime::Unknown => "lifetime unknown",
         }
     }
@@ -197,6 +207,36 @@ impl Lifetimes {
     }
 }
 
+/// Hot sites out of this many through an accessor of the running
+/// context make a struct the running context's ([`running_context`]).
+pub const RUNNING_SHARE: (usize, usize) = (3, 4);
+
+/// Whether the fast paths reach a struct as the running context's own
+/// instance: at least [`RUNNING_SHARE`] of its hot sites go through a
+/// call with no arguments (`get_current()`, what `current` expands to);
+/// the evidence names the count and the accessor most of them use.
+pub fn running_context(sites: &[Site]) -> Option<String> {
+    let hot: Vec<&Site> = sites.iter().filter(|s| s.heat == Heat::Hot).collect();
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in &hot {
+        if let Some(a) = &s.accessor {
+            *by.entry(a.as_str()).or_default() += 1;
+        }
+    }
+    let through: usize = by.values().sum();
+    let (num, den) = RUNNING_SHARE;
+    if hot.is_empty() || through * den < hot.len() * num {
+        return None;
+    }
+    let (accessor, _) = by
+        .iter()
+        .max_by_key(|(a, n)| (**n, std::cmp::Reverse(**a)))?;
+    Some(format!(
+        "{through} of its {} hot sites reach it through {accessor}()",
+        hot.len()
+    ))
+}
+
 fn ident(t: &str) -> bool {
     t.chars()
         .next()
@@ -312,6 +352,51 @@ mod tests {
         let mut locals: Vec<&str> = l.locals.keys().map(String::as_str).collect();
         locals.sort();
         assert_eq!(locals, ["conn", "key"]);
+    }
+
+    fn hot_site(accessor: Option<&str>) -> Site {
+        Site {
+            field: 0,
+            member: "m".into(),
+            file: "x.c".into(),
+            line: 1,
+            function: "f".into(),
+            kind: crate::infer::sites::Kind::Read,
+            how: "plain".into(),
+            locks: Vec::new(),
+            heat: Heat::Hot,
+            cold_because: None,
+            hot_via: None,
+            hot_roots: vec!["r".into()],
+            loop_depth: 0,
+            branches: Some(0),
+            near_hot: false,
+            slow_name: false,
+            context_unknown: false,
+            accessor: accessor.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn three_hot_sites_in_four_through_an_accessor_make_it_the_running_contexts() {
+        let via = |n: usize, of: usize| -> Vec<Site> {
+            (0..of)
+                .map(|i| hot_site((i < n).then_some("get_current")))
+                .collect()
+        };
+        assert_eq!(
+            running_context(&via(3, 4)).as_deref(),
+            Some("3 of its 4 hot sites reach it through get_current()")
+        );
+        assert_eq!(running_context(&via(2, 4)), None);
+        assert_eq!(running_context(&[]), None);
+        // Cold sites do not count.
+        let mut sites = via(3, 4);
+        sites.push(Site {
+            heat: Heat::Cold,
+            ..hot_site(None)
+        });
+        assert!(running_context(&sites).is_some());
     }
 
     #[test]

@@ -502,6 +502,16 @@ fn classify(
     for site in &mut analysis.sites {
         site.file = a.shown(&site.file);
     }
+    // Reached as the running context's own instance: that decides how
+    // its lines cost, whatever allocates it.
+    if let Some(e) = super::lifetime::running_context(&analysis.sites) {
+        f.lifetime = Lifetime::Running(match &f.lifetime {
+            Lifetime::PerObject(a) | Lifetime::Singleton(a) | Lifetime::Local(a) => {
+                format!("{e}; {}: {a}", f.lifetime.word())
+            }
+            _ => e,
+        });
+    }
     let rules = Rules {
         line: a.line,
         have_roots: !hot.is_empty(),

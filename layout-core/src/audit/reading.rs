@@ -105,6 +105,7 @@ mod tests {
             near_hot: false,
             slow_name: false,
             context_unknown: false,
+            accessor: None,
         }
     }
 

@@ -327,7 +327,10 @@ fn shorten(names: &[&str]) -> String {
 
 fn evidence(o: &mut String, f: &Finding) {
     let _ = match &f.lifetime {
-        Lifetime::PerObject(e) | Lifetime::Singleton(e) | Lifetime::Local(e) => {
+        Lifetime::PerObject(e)
+        | Lifetime::Singleton(e)
+        | Lifetime::Local(e)
+        | Lifetime::Running(e) => {
             writeln!(o, "   lives: {} ({e})", f.lifetime.word())
         }
         Lifetime::Unknown => writeln!(o, "   lives: {}", f.lifetime.word()),

@@ -90,6 +90,10 @@ pub struct Site {
     /// hold are unknown.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub context_unknown: bool,
+    /// The function with no arguments its object comes from (`current` is
+    /// `get_current()`): the running context's instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accessor: Option<String>,
 }
 
 impl Site {

@@ -676,6 +676,7 @@ pub fn combine_joined(
             near_hot,
             slow_name: slow::slow_path(&function).is_some(),
             context_unknown,
+            accessor: r.accessor,
         });
     }
     out.paths = paths

@@ -34,6 +34,11 @@ pub struct RawSite {
     /// How many branches of its function enclose it (`if` arms, `switch`
     /// bodies): each halves how often it runs, by the static estimate.
     pub conds: u32,
+    /// The function with no arguments whose result the access goes
+    /// through (`current->flags` is `get_current()->flags`): an accessor
+    /// of the running context, whose instance is the running CPU's.
+    #[serde(default)]
+    pub accessor: Option<String>,
 }
 
 /// A function handed to a call as a pointer: `caller` calls `callee`
@@ -1289,6 +1294,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                 cold_branch,
                 loop_depth: self.loops,
                 conds: self.conds,
+                accessor: context_accessor(c),
             },
         ));
     }
@@ -1831,6 +1837,20 @@ fn member_chain(c: Cursor) -> Vec<Cursor> {
 }
 
 /// `c` without the parentheses and implicit casts around it.
+/// The function an access's object comes from when it is the result of a
+/// call with no arguments (`get_current()->mm`, which `current->mm`
+/// expands to): the running context's instance, not one handed in.
+fn context_accessor(access: Cursor) -> Option<String> {
+    let base = through_parens(*access.children().first()?)?;
+    if base.kind() != CXCursor_CallExpr || base.children().len() != 1 {
+        return None;
+    }
+    let decl = base
+        .referenced()
+        .filter(|d| d.kind() == CXCursor_FunctionDecl)?;
+    Some(decl.spelling())
+}
+
 fn through_parens(mut c: Cursor) -> Option<Cursor> {
     while matches!(c.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
         c = *c.children().first()?;
