@@ -37,9 +37,10 @@ const SIZE_PROOF_NODES: u64 = 60_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
-/// How many times a struct whose size is left unproven is solved again,
-/// declared in another order ([`restart_orders`]).
-const RESTARTS: usize = 4;
+/// At most how many times a struct whose size is left unproven is solved
+/// again, declared in another order ([`restart_orders`]); the work budget
+/// usually ends them first.
+const RESTARTS: usize = 64;
 
 pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
     solve_at(s, opts, true)
@@ -542,8 +543,9 @@ impl<'p, 'w> Driver<'p, 'w> {
 
     /// The size is still above its bound with budget left: solve the
     /// struct again declared in other orders ([`restart_orders`]), each on
-    /// a share of what is left (at most what the first solve spent), and
-    /// polish what they find. The
+    /// at most what the first solve spent, until the size meets its bound,
+    /// the budget is spent or [`RESTARTS`] solves ran, and polish what they
+    /// find. The
     /// constructions and the repairs start from the declaration order, so
     /// another one reaches other layouts (on kernel-like structs with line
     /// breaks, one line fewer where the first solve used a tenth of its
@@ -557,8 +559,10 @@ impl<'p, 'w> Driver<'p, 'w> {
                     .is_some_and(|b| b.key[size_slot] > d.lower_bound)
         };
         // Each restart is a solve like the first: it gets at most what the
-        // first one spent, so the restarts cost a few times a solve, not
-        // the whole budget, where the bound is what stays open.
+        // first one spent, and they go on while the budget lasts (on the
+        // wide kernel-like structs, where most misses were left, an
+        // optimum was often only reached from the tenth or twentieth
+        // order). A size proven at once pays for none.
         let first = self.work.used().max(1);
         for k in 0..RESTARTS {
             if !open(self) || !self.work.left() {
@@ -568,7 +572,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                 return;
             };
             let sub = SolveOptions {
-                work_limit: (self.work.remaining() / (RESTARTS - k) as u64).min(first),
+                work_limit: self.work.remaining().min(first),
                 time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
                 ..opts.clone()
             };

@@ -2,10 +2,13 @@
 //! order, each placed by the greedy placer and kept when the key improves.
 //!
 //! Moves (drawn by a fixed-seed generator, so results are reproducible):
-//! move one field elsewhere, swap two fields, swap neighbours, send a field
-//! back to its declaration rank, or sort a run of one class back into
-//! declaration order (the last two shrink the diff). A move that breaks the
-//! segment order ([`super::problem::Problem::segment`]) is not tried.
+//! move one field elsewhere, move a run of two to eight neighbours elsewhere
+//! as one (a line's worth of members changes lines in one step, where moving
+//! them one by one passes through worse sizes), swap two fields, swap
+//! neighbours, send a field back to its declaration rank, or sort a run of
+//! one class back into declaration order (the last two shrink the diff). A
+//! move that breaks the segment order ([`super::problem::Problem::segment`])
+//! is not tried.
 //!
 //! Every evaluation is charged to the work budget ([`super::budget`]).
 
@@ -110,7 +113,22 @@ pub(crate) fn local_search(
         evals += 1;
         let i = rng.below(n);
         match rng.below(10) {
-            0..=3 => {
+            3 => {
+                // A run of neighbours moved elsewhere as one.
+                let len = 2 + rng.below(7.min(n - 1));
+                let lo = i.min(n - len);
+                let j = rng.below(n - len + 1);
+                if j == lo {
+                    continue;
+                }
+                let run: Vec<usize> = order.drain(lo..lo + len).collect();
+                order.splice(j..j, run.iter().copied());
+                if !try_order(order, key, &mut scratch) {
+                    order.drain(j..j + len);
+                    order.splice(lo..lo, run);
+                }
+            }
+            0..=2 => {
                 let j = rng.below(n);
                 if i == j {
                     continue;
