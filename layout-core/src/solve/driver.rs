@@ -43,16 +43,27 @@ const POLISHED: usize = 2;
 const RESTARTS: usize = 64;
 
 pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, true)
+    solve_at(s, opts, true, false)
 }
 
-/// [`solve`], without the restarts (the restarts' own solves, the struct
-/// solved without its paddings).
+/// [`solve`], without the restarts (the struct solved without its
+/// paddings).
 pub(super) fn solve_once(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, false)
+    solve_at(s, opts, false, false)
 }
 
-fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution, SolveError> {
+/// A restart's solve: without restarts, its local searches moving runs of
+/// neighbours too ([`Climb::runs`]).
+fn solve_restart(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
+    solve_at(s, opts, false, true)
+}
+
+fn solve_at(
+    s: &Struct,
+    opts: &SolveOptions,
+    restarts: bool,
+    runs: bool,
+) -> Result<Solution, SolveError> {
     let started = Instant::now();
     let line = opts.line;
     if !line.is_power_of_two() {
@@ -138,6 +149,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
             return seeded;
         }
         let mut d = Driver::new(&ordered, &geoms, &bounds, proof(preset), opts, work);
+        d.runs = runs;
         d.run();
         seeded.extend(d.best.iter().cloned());
         seeded
@@ -145,6 +157,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
     if opts.preset != Preset::MinDiff {
         let seeded = seeds(opts.preset, &mut work);
         let mut d = Driver::new(&p, &geoms, &bounds, proof(opts.preset), opts, &mut work);
+        d.runs = runs;
         let any_seed = !seeded.is_empty();
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
@@ -176,6 +189,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
             &mut work,
         );
         d.ev.cap = u64::MAX;
+        d.runs = runs;
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
         }
@@ -197,6 +211,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
     let cap = declared.max(first_best[0].size);
     let mut d = Driver::new(&p, &geoms, &bounds, proof(Preset::MinDiff), opts, &mut work);
     d.ev.cap = cap;
+    d.runs = runs;
     for inc in first_best {
         d.consider(inc.geom, inc.order, inc.method);
     }
@@ -251,6 +266,8 @@ struct Driver<'p, 'w> {
     work: &'w mut Work,
     /// The best few distinct results, best first (fallbacks for verification).
     best: Vec<Incumbent>,
+    /// Local search moves runs of neighbours too ([`Climb::runs`]).
+    runs: bool,
 }
 
 impl<'p, 'w> Driver<'p, 'w> {
@@ -271,6 +288,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             proof,
             work,
             best: Vec::new(),
+            runs: false,
         }
     }
 
@@ -564,6 +582,7 @@ impl<'p, 'w> Driver<'p, 'w> {
         // optimum was often only reached from the tenth or twentieth
         // order). A size proven at once pays for none.
         let first = self.work.used().max(1);
+        self.runs = true;
         for k in 0..RESTARTS {
             if !open(self) || !self.work.left() {
                 return;
@@ -576,7 +595,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                 time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
                 ..opts.clone()
             };
-            let Ok(sol) = solve_once(&other, &sub) else {
+            let Ok(sol) = solve_restart(&other, &sub) else {
                 continue;
             };
             self.work.spend(sol.work);
@@ -643,6 +662,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             Climb {
                 size_bound: bound,
                 evals: 200 + 40 * n,
+                runs: self.runs,
             },
             self.work,
             &|k| proof.meets(k, false),

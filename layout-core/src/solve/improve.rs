@@ -2,13 +2,14 @@
 //! order, each placed by the greedy placer and kept when the key improves.
 //!
 //! Moves (drawn by a fixed-seed generator, so results are reproducible):
-//! move one field elsewhere, move a run of two to eight neighbours elsewhere
-//! as one (a line's worth of members changes lines in one step, where moving
-//! them one by one passes through worse sizes), swap two fields, swap
-//! neighbours, send a field back to its declaration rank, or sort a run of
-//! one class back into declaration order (the last two shrink the diff). A
-//! move that breaks the segment order ([`super::problem::Problem::segment`])
-//! is not tried.
+//! move one field elsewhere, swap two fields, swap neighbours, send a field
+//! back to its declaration rank, or sort a run of one class back into
+//! declaration order (the last two shrink the diff). With [`Climb::runs`]
+//! (the restarts' searches), a tenth of the single moves become moves of a
+//! run of two to eight neighbours elsewhere as one: a line's worth of
+//! members changes lines in one step, where moving them one by one passes
+//! through worse sizes. A move that breaks the segment order
+//! ([`super::problem::Problem::segment`]) is not tried.
 //!
 //! Every evaluation is charged to the work budget ([`super::budget`]).
 
@@ -46,6 +47,10 @@ pub(crate) struct Climb {
     pub size_bound: u64,
     /// Most orders evaluated.
     pub evals: u64,
+    /// Also move runs of neighbours as one. Off in a struct's first solve
+    /// (its moves, and so its results, stay what they were), on in the
+    /// restarts, which only run where the size is left above its bound.
+    pub runs: bool,
 }
 
 /// The key the search climbs: while the size is above `size_bound`, the
@@ -72,6 +77,7 @@ pub(crate) fn local_search(
     let Climb {
         size_bound,
         evals: evals_budget,
+        runs,
     } = limits;
     let n = order.len();
     if n < 2 || done(key) {
@@ -113,7 +119,7 @@ pub(crate) fn local_search(
         evals += 1;
         let i = rng.below(n);
         match rng.below(10) {
-            3 => {
+            3 if runs => {
                 // A run of neighbours moved elsewhere as one.
                 let len = 2 + rng.below(7.min(n - 1));
                 let lo = i.min(n - len);
@@ -128,7 +134,7 @@ pub(crate) fn local_search(
                     order.splice(lo..lo, run);
                 }
             }
-            0..=2 => {
+            0..=3 => {
                 let j = rng.below(n);
                 if i == j {
                     continue;
