@@ -577,10 +577,9 @@ impl<'p, 'w> Driver<'p, 'w> {
                     .is_some_and(|b| b.key[size_slot] > d.lower_bound)
         };
         // Each restart is a solve like the first: it gets at most what the
-        // first one spent, and they go on while the budget lasts (on the
-        // wide kernel-like structs, where most misses were left, an
-        // optimum was often only reached from the tenth or twentieth
-        // order). A size proven at once pays for none.
+        // first one spent, and they go on while the budget lasts (with
+        // four, most structs left above their optimum ended with budget
+        // unspent). A size proven at once pays for none.
         let first = self.work.used().max(1);
         self.runs = true;
         for k in 0..RESTARTS {
