@@ -37,21 +37,33 @@ const SIZE_PROOF_NODES: u64 = 60_000;
 /// How many of the best constructions are polished by local search.
 const POLISHED: usize = 2;
 
-/// How many times a struct whose size is left unproven is solved again,
-/// declared in another order ([`restart_orders`]).
-const RESTARTS: usize = 4;
+/// At most how many times a struct whose size is left unproven is solved
+/// again, declared in another order ([`restart_orders`]); the work budget
+/// usually ends them first.
+const RESTARTS: usize = 64;
 
 pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, true)
+    solve_at(s, opts, true, false)
 }
 
-/// [`solve`], without the restarts (the restarts' own solves, the struct
-/// solved without its paddings).
+/// [`solve`], without the restarts (the struct solved without its
+/// paddings).
 pub(super) fn solve_once(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, false)
+    solve_at(s, opts, false, false)
 }
 
-fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution, SolveError> {
+/// A restart's solve: without restarts, its local searches moving runs of
+/// neighbours too ([`Climb::runs`]).
+fn solve_restart(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
+    solve_at(s, opts, false, true)
+}
+
+fn solve_at(
+    s: &Struct,
+    opts: &SolveOptions,
+    restarts: bool,
+    runs: bool,
+) -> Result<Solution, SolveError> {
     let started = Instant::now();
     let line = opts.line;
     if !line.is_power_of_two() {
@@ -137,6 +149,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
             return seeded;
         }
         let mut d = Driver::new(&ordered, &geoms, &bounds, proof(preset), opts, work);
+        d.runs = runs;
         d.run();
         seeded.extend(d.best.iter().cloned());
         seeded
@@ -144,6 +157,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
     if opts.preset != Preset::MinDiff {
         let seeded = seeds(opts.preset, &mut work);
         let mut d = Driver::new(&p, &geoms, &bounds, proof(opts.preset), opts, &mut work);
+        d.runs = runs;
         let any_seed = !seeded.is_empty();
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
@@ -175,6 +189,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
             &mut work,
         );
         d.ev.cap = u64::MAX;
+        d.runs = runs;
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
         }
@@ -196,6 +211,7 @@ fn solve_at(s: &Struct, opts: &SolveOptions, restarts: bool) -> Result<Solution,
     let cap = declared.max(first_best[0].size);
     let mut d = Driver::new(&p, &geoms, &bounds, proof(Preset::MinDiff), opts, &mut work);
     d.ev.cap = cap;
+    d.runs = runs;
     for inc in first_best {
         d.consider(inc.geom, inc.order, inc.method);
     }
@@ -250,6 +266,8 @@ struct Driver<'p, 'w> {
     work: &'w mut Work,
     /// The best few distinct results, best first (fallbacks for verification).
     best: Vec<Incumbent>,
+    /// Local search moves runs of neighbours too ([`Climb::runs`]).
+    runs: bool,
 }
 
 impl<'p, 'w> Driver<'p, 'w> {
@@ -270,6 +288,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             proof,
             work,
             best: Vec::new(),
+            runs: false,
         }
     }
 
@@ -542,8 +561,9 @@ impl<'p, 'w> Driver<'p, 'w> {
 
     /// The size is still above its bound with budget left: solve the
     /// struct again declared in other orders ([`restart_orders`]), each on
-    /// a share of what is left (at most what the first solve spent), and
-    /// polish what they find. The
+    /// at most what the first solve spent, until the size meets its bound,
+    /// the budget is spent or [`RESTARTS`] solves ran, and polish what they
+    /// find. The
     /// constructions and the repairs start from the declaration order, so
     /// another one reaches other layouts (on kernel-like structs with line
     /// breaks, one line fewer where the first solve used a tenth of its
@@ -557,9 +577,11 @@ impl<'p, 'w> Driver<'p, 'w> {
                     .is_some_and(|b| b.key[size_slot] > d.lower_bound)
         };
         // Each restart is a solve like the first: it gets at most what the
-        // first one spent, so the restarts cost a few times a solve, not
-        // the whole budget, where the bound is what stays open.
+        // first one spent, and they go on while the budget lasts (with
+        // four, most structs left above their optimum ended with budget
+        // unspent). A size proven at once pays for none.
         let first = self.work.used().max(1);
+        self.runs = true;
         for k in 0..RESTARTS {
             if !open(self) || !self.work.left() {
                 return;
@@ -568,11 +590,11 @@ impl<'p, 'w> Driver<'p, 'w> {
                 return;
             };
             let sub = SolveOptions {
-                work_limit: (self.work.remaining() / (RESTARTS - k) as u64).min(first),
+                work_limit: self.work.remaining().min(first),
                 time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
                 ..opts.clone()
             };
-            let Ok(sol) = solve_once(&other, &sub) else {
+            let Ok(sol) = solve_restart(&other, &sub) else {
                 continue;
             };
             self.work.spend(sol.work);
@@ -639,6 +661,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             Climb {
                 size_bound: bound,
                 evals: 200 + 40 * n,
+                runs: self.runs,
             },
             self.work,
             &|k| proof.meets(k, false),

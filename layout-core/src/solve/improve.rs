@@ -4,8 +4,12 @@
 //! Moves (drawn by a fixed-seed generator, so results are reproducible):
 //! move one field elsewhere, swap two fields, swap neighbours, send a field
 //! back to its declaration rank, or sort a run of one class back into
-//! declaration order (the last two shrink the diff). A move that breaks the
-//! segment order ([`super::problem::Problem::segment`]) is not tried.
+//! declaration order (the last two shrink the diff). With [`Climb::runs`]
+//! (the restarts' searches), a tenth of the single moves become moves of a
+//! run of two to eight neighbours elsewhere as one: a line's worth of
+//! members changes lines in one step, where moving them one by one passes
+//! through worse sizes. A move that breaks the segment order
+//! ([`super::problem::Problem::segment`]) is not tried.
 //!
 //! Every evaluation is charged to the work budget ([`super::budget`]).
 
@@ -43,6 +47,10 @@ pub(crate) struct Climb {
     pub size_bound: u64,
     /// Most orders evaluated.
     pub evals: u64,
+    /// Also move runs of neighbours as one. Off in a struct's first solve
+    /// (its moves, and so its results, stay what they were), on in the
+    /// restarts, which only run where the size is left above its bound.
+    pub runs: bool,
 }
 
 /// The key the search climbs: while the size is above `size_bound`, the
@@ -69,6 +77,7 @@ pub(crate) fn local_search(
     let Climb {
         size_bound,
         evals: evals_budget,
+        runs,
     } = limits;
     let n = order.len();
     if n < 2 || done(key) {
@@ -110,6 +119,21 @@ pub(crate) fn local_search(
         evals += 1;
         let i = rng.below(n);
         match rng.below(10) {
+            3 if runs => {
+                // A run of neighbours moved elsewhere as one.
+                let len = 2 + rng.below(7.min(n - 1));
+                let lo = i.min(n - len);
+                let j = rng.below(n - len + 1);
+                if j == lo {
+                    continue;
+                }
+                let run: Vec<usize> = order.drain(lo..lo + len).collect();
+                order.splice(j..j, run.iter().copied());
+                if !try_order(order, key, &mut scratch) {
+                    order.drain(j..j + len);
+                    order.splice(lo..lo, run);
+                }
+            }
             0..=3 => {
                 let j = rng.below(n);
                 if i == j {
