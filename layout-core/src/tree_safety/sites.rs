@@ -457,10 +457,12 @@ fn offset_use(
 }
 
 /// The constant the operand `el` adds to the offset atom `a` holds: the
-/// other terms of a sum are numbers or offsets inside another type (which
-/// lie within the member: `offsetof(struct S, m) + offsetof(struct T,
-/// x)` counts as 0). `None`: a term this pass cannot bound, or a
-/// difference.
+/// other terms of a sum are numbers, or offsets and member sizes inside
+/// another type (which lie within the member: `offsetof(struct S, m) +
+/// offsetof(struct T, x)` and `offsetof(struct tcp_sock, rtt_min) +
+/// sizeof_field(struct minmax_sample, t)` count as 0). `None`: a term
+/// this pass cannot bound (one of this struct's own: a second member), or
+/// a difference.
 fn addend(code: &Code, sp: &Spelling, a: &Atom, el: Range<usize>) -> Option<u64> {
     // The operand without enclosing parentheses.
     let mut el = el;
@@ -488,7 +490,11 @@ fn addend(code: &Code, sp: &Spelling, a: &Atom, el: Range<usize>) -> Option<u64>
             t += 1;
             continue;
         }
-        if matches!(word, "offsetof" | "__builtin_offsetof") && code.is(t + 1, "(") {
+        let inside_other = matches!(
+            word,
+            "offsetof" | "__builtin_offsetof" | "sizeof_field" | "FIELD_SIZEOF"
+        );
+        if inside_other && code.is(t + 1, "(") {
             let close = code.closing(t + 1)?;
             let els = code.elements(t + 1);
             // An offset inside another type; another of this struct's is a
@@ -1432,6 +1438,7 @@ mod tests {
             "i = BPF_STX_MEM(BPF_FIELD_SIZEOF(struct s, c), 1, 2, offsetof(struct s, c));",
             "i = BPF_LDX_MEM(BPF_SIZE(si->code), 1, 2, offsetof(struct s, c));",
             "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + offsetof(struct t, v));",
+            "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + sizeof_field(struct t, v));",
             "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + 4);",
             "i = BPF_ALU64_IMM(BPF_ADD, 1, offsetof(struct s, d));",
             "switch (off) { case bpf_ctx_range(struct s, c): return 1; }",
@@ -1476,6 +1483,10 @@ mod tests {
             ),
             (
                 "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + offsetof(struct s, a));",
+                SiteKind::BpfOffset,
+            ),
+            (
+                "i = BPF_LDX_MEM(BPF_W, 1, 2, offsetof(struct s, c) + sizeof_field(struct s, a));",
                 SiteKind::BpfOffset,
             ),
             // Spans of two members.
