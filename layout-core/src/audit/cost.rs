@@ -19,11 +19,6 @@
 //! | a spread line of a singleton whose path only reads | [`CACHED_READ`] = 0 |
 //! | a line of a struct that lives on a stack (spread or conflict) | [`STACK`] = 0 |
 //! | a line of the running context's instance (spread or conflict) | [`STACK`] = 0 |
-//!
-//! A struct no larger than one line has its conflict lines priced at 0:
-//! every order of its members puts the writer and its readers on the same
-//! line, so no reordering saves the coherence misses (splitting the struct,
-//! or padding it to two lines, is the fix, and the audit ranks orders).
 
 use super::finding::{Conflict, PathSpread};
 use super::lifetime::Lifetime;
@@ -58,24 +53,12 @@ pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
     }
 }
 
-/// Whether some order of a struct of `size` bytes can move a lockless
-/// writer off its readers' line: only when the struct spans more than one
-/// line of `line` bytes.
-pub fn order_can_separate(size: u64, line: u64) -> bool {
-    size > line.max(1)
-}
-
 /// The struct's cost: its conflict lines' misses at [`COHERENCE`] (none
-/// when no order can separate them: [`order_can_separate`]), each hot
+/// for one CPU's struct: on a stack, the running context's), each hot
 /// path's lines past the fewest at [`spread_weight`].
-pub fn cost(
-    conflicts: &[Conflict],
-    paths: &[PathSpread],
-    lifetime: &Lifetime,
-    separable: bool,
-) -> u64 {
+pub fn cost(conflicts: &[Conflict], paths: &[PathSpread], lifetime: &Lifetime) -> u64 {
     let shared = !matches!(lifetime, Lifetime::Local(_) | Lifetime::Running(_));
-    let coherence: u64 = if separable && shared {
+    let coherence: u64 = if shared {
         conflicts.iter().map(|c| c.misses * COHERENCE).sum()
     } else {
         0
@@ -107,15 +90,15 @@ mod tests {
         let obj = Lifetime::PerObject("x.c: sizeof(struct s)".into());
         let single = Lifetime::Singleton("x.c: struct s s".into());
         let read = [path(3, 1, false)];
-        let written = [path(3, 1, true)];
-        assert_eq!(cost(&[], &read, &single, true), 0);
-        assert_eq!(cost(&[], &written, &single, true), 2);
-        assert_eq!(cost(&[], &read, &Lifetime::Unknown, true), 2);
-        assert_eq!(cost(&[], &read, &obj, true), 4);
+        let written = [path(3, 1)];
+        assert_eq!(cost(&[], &read, &single), 0);
+        assert_eq!(cost(&[], &written, &single), 2);
+        assert_eq!(cost(&[], &read, &Lifetime::Unknown), 2);
+        assert_eq!(cost(&[], &read, &obj), 4);
     }
 
     #[test]
-    fn a_conflict_no_order_can_move_costs_nothing() {
+    fn a_conflict_on_one_cpus_struct_costs_nothing() {
         let obj = Lifetime::PerObject("x.c: sizeof(struct s)".into());
         let line = Conflict {
             line: 0,
@@ -124,21 +107,17 @@ mod tests {
             exposure: 1,
             misses: 3,
         };
-        assert_eq!(cost(std::slice::from_ref(&line), &[], &obj, true), 12);
-        assert_eq!(cost(std::slice::from_ref(&line), &[], &obj, false), 0);
+        assert_eq!(cost(std::slice::from_ref(&line), &[], &obj), 12);
         let stack = Lifetime::Local("x.c: struct s s".into());
         assert_eq!(
-            cost(
-                std::slice::from_ref(&line),
-                &[path(3, 1, true)],
-                &stack,
-                true
-            ),
+            cost(std::slice::from_ref(&line), &[path(3, 1, true)], &stack),
             0
         );
-        // One line or less: every order shares it; a byte more: a second line.
-        assert!(!order_can_separate(8, 64));
-        assert!(!order_can_separate(64, 64));
-        assert!(order_can_separate(65, 64));
+        let running =
+            Lifetime::Running("3 of its 4 hot sites reach it through get_current()".into());
+        assert_eq!(
+            cost(std::slice::from_ref(&line), &[path(3, 1, true)], &running),
+            0
+        );
     }
 }

@@ -423,7 +423,6 @@ fn struct_finding(a: &Audit<'_>, rank: usize, c: &Candidate, lives: &Lifetimes) 
         cost: 0,
         lifetime,
         reading: None,
-        cost_note: None,
         pass1_rank: rank + 1,
         pass1_shared_bytes: c.exposure.shared_bytes,
         embedders,
@@ -595,7 +594,7 @@ fn classify(
         Status::Conflict
     };
     if status != Status::Ambiguous {
-        assessed.fill(f, a.line);
+        assessed.fill(f);
         f.status = status;
         return Ok(());
     }
@@ -608,7 +607,7 @@ fn classify(
         .filter(|v| v.ambiguous.is_some())
         .any(|v| reading::hot_weights(v) != (0, 0));
     if !evidence {
-        assessed.fill(f, a.line);
+        assessed.fill(f);
         f.status = Status::Ambiguous;
         return Ok(());
     }
@@ -647,7 +646,7 @@ fn classify(
         other.status().word(),
         other.cost
     ));
-    chosen.fill(f, a.line);
+    chosen.fill(f);
     f.status = status;
     Ok(())
 }
@@ -677,13 +676,7 @@ impl Assessed {
         }
     }
 
-    fn fill(self, f: &mut Finding, line: u64) {
-        if !self.conflicts.is_empty() && !cost::order_can_separate(f.size, line) {
-            f.cost_note = Some(format!(
-                "its conflict lines count 0: at {} B it fits one {line}-byte line, so every order of its members leaves the writer on its readers' line (splitting the struct, or padding it to two lines, is the fix; the audit ranks orders)",
-                f.size
-            ));
-        }
+    fn fill(self, f: &mut Finding) {
         f.exposure = self.conflicts.iter().map(|c| c.exposure).sum();
         f.excess_lines = self.paths.iter().map(finding::PathSpread::excess).sum();
         f.misses = self.misses;
@@ -714,8 +707,7 @@ fn assess(
     let paths = finding::spread(&classed, agg.size, agg.align, a.line);
     let excess: u64 = paths.iter().map(finding::PathSpread::excess).sum();
     let misses = conflicts.iter().map(|c| c.misses).sum::<u64>() + excess;
-    let separable = cost::order_can_separate(agg.size, a.line);
-    let cost = cost::cost(&conflicts, &paths, lifetime, separable);
+    let cost = cost::cost(&conflicts, &paths, lifetime);
     Ok(Assessed {
         text,
         classed,

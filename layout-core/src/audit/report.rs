@@ -35,10 +35,6 @@ pub struct Finding {
     /// ranking takes, why, and what the other reading would cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reading: Option<String>,
-    /// Why part of its misses cost nothing: conflict lines no order of its
-    /// members can separate ([`super::cost::order_can_separate`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_note: Option<String>,
     /// Sum of its conflicts' exposures.
     pub exposure: u64,
     pub conflicts: Vec<Conflict>,
@@ -337,9 +333,6 @@ fn evidence(o: &mut String, f: &Finding) {
     };
     if let Some(r) = &f.reading {
         let _ = writeln!(o, "   reading: {r}");
-    }
-    if let Some(n) = &f.cost_note {
-        let _ = writeln!(o, "   cost: {n}");
     }
     for c in &f.conflicts {
         let _ = writeln!(
