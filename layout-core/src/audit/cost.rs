@@ -90,7 +90,7 @@ mod tests {
         let obj = Lifetime::PerObject("x.c: sizeof(struct s)".into());
         let single = Lifetime::Singleton("x.c: struct s s".into());
         let read = [path(3, 1, false)];
-        let written = [path(3, 1)];
+        let written = [path(3, 1, true)];
         assert_eq!(cost(&[], &read, &single), 0);
         assert_eq!(cost(&[], &written, &single), 2);
         assert_eq!(cost(&[], &read, &Lifetime::Unknown), 2);
