@@ -243,8 +243,12 @@ fn pipeline(name: &str, text: &str) -> Result<usize, String> {
                 _ => Access::Cold,
             };
         }
+        // The pipeline is under test, not the optimum: a small work
+        // budget (a struct left open still gets a verified layout, which
+        // the diff must write).
         let opts = SolveOptions {
             time_limit: Duration::from_secs(5),
+            work_limit: 1_000_000,
             ..SolveOptions::default()
         };
         let Ok(sol) = solve(&model, &opts) else {
