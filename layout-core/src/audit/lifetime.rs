@@ -121,11 +121,9 @@ impl Lifetimes {
                 if depth == 0 && (matches!(next, "=" | ";" | "[" | ",") || next.starts_with("__")) {
                     self.instance(at(i + 1), file, form);
                 } else if depth > 0 && matches!(next, "=" | ";" | "[" | "," | ")") {
-                    if ident(at(i + 1)) {
-                        self.locals
-                            .entry(at(i + 1).to_string())
-                            .or_insert_with(|| format!("{file}: {form}"));
-                    }
+                    self.locals
+                        .entry(at(i + 1).to_string())
+                        .or_insert_with(|| format!("{file}: {form}"));
                 }
             }
         }
@@ -356,24 +354,10 @@ mod tests {
 
     fn hot_site(accessor: Option<&str>) -> Site {
         Site {
-            field: 0,
-            member: "m".into(),
-            file: "x.c".into(),
-            line: 1,
-            function: "f".into(),
-            kind: crate::infer::sites::Kind::Read,
-            how: "plain".into(),
-            locks: Vec::new(),
-            heat: Heat::Hot,
-            cold_because: None,
-            hot_via: None,
             hot_roots: vec!["r".into()],
-            loop_depth: 0,
             branches: Some(0),
-            near_hot: false,
-            slow_name: false,
-            context_unknown: false,
             accessor: accessor.map(str::to_string),
+            ..Site::for_test(crate::infer::sites::Kind::Read, Heat::Hot)
         }
     }
 

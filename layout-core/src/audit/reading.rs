@@ -88,24 +88,8 @@ mod tests {
 
     fn site(kind: Kind, branches: u32, heat: Heat) -> Site {
         Site {
-            field: 0,
-            member: "m".into(),
-            file: "x.c".into(),
-            line: 1,
-            function: "f".into(),
-            kind,
-            how: "plain".into(),
-            locks: Vec::new(),
-            heat,
-            cold_because: None,
-            hot_via: None,
-            hot_roots: Vec::new(),
-            loop_depth: 0,
             branches: (heat == Heat::Hot).then_some(branches),
-            near_hot: false,
-            slow_name: false,
-            context_unknown: false,
-            accessor: None,
+            ..Site::for_test(kind, heat)
         }
     }
 

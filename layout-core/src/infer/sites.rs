@@ -96,6 +96,34 @@ pub struct Site {
     pub accessor: Option<String>,
 }
 
+#[cfg(test)]
+impl Site {
+    /// A site of member `m` in `f` at x.c:1, read plainly, no lock, no
+    /// root: what a unit test changes the fields it is about from.
+    pub(crate) fn for_test(kind: Kind, heat: Heat) -> Site {
+        Site {
+            field: 0,
+            member: "m".into(),
+            file: "x.c".into(),
+            line: 1,
+            function: "f".into(),
+            kind,
+            how: "plain".into(),
+            locks: Vec::new(),
+            heat,
+            cold_because: None,
+            hot_via: None,
+            hot_roots: Vec::new(),
+            loop_depth: 0,
+            branches: None,
+            near_hot: false,
+            slow_name: false,
+            context_unknown: false,
+            accessor: None,
+        }
+    }
+}
+
 impl Site {
     /// `mm/page_counter.c:120 page_counter_charge rmw atomic_long_add_return lock=-`
     pub fn cite(&self) -> String {
