@@ -550,7 +550,18 @@ fn kbuild_proposals_apply_to_the_real_headers_and_compile_as_proposed() {
         let c = copy.path();
         std::fs::create_dir_all(c.join(header).parent().unwrap()).unwrap();
         std::fs::copy(src.join(header), c.join(header)).unwrap();
-        let base = [header, "--struct", name, "--kbuild", k, "--access", a];
+        // The work budget decides, never the clock of a loaded machine.
+        let base = [
+            header,
+            "--struct",
+            name,
+            "--kbuild",
+            k,
+            "--access",
+            a,
+            "--time-limit",
+            "600",
+        ];
         let out = run_cached(c, cache.path(), &[&["propose"], &base[..]].concat());
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(0), "struct {name}: {err}");
@@ -799,7 +810,22 @@ fn propose_round_trip(
     let c = copy.path();
     std::fs::create_dir_all(c.join(header).parent().unwrap()).unwrap();
     std::fs::copy(src.join(header), c.join(header)).unwrap();
-    let base = [&[header, "--struct", name, "--kbuild", k][..], args].concat();
+    // The work budget decides, never the clock of a loaded machine: the
+    // default safety stop (10 s) is within reach of a debug build under CI's
+    // load, and a stopped solve may leave out what the test reads.
+    let base = [
+        &[
+            header,
+            "--struct",
+            name,
+            "--kbuild",
+            k,
+            "--time-limit",
+            "600",
+        ][..],
+        args,
+    ]
+    .concat();
     let started = std::time::Instant::now();
     let out = run_cached(c, cache, &[&["propose"], &base[..]].concat());
     let seconds = started.elapsed().as_secs_f64();
