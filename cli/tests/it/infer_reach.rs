@@ -175,3 +175,37 @@ fn an_access_through_a_call_with_no_arguments_names_its_accessor() {
         assert_eq!(accessor(m), [None], "{m}: {j:#}");
     }
 }
+
+#[test]
+fn a_call_through_a_member_runs_what_the_code_stores_there() {
+    // fixtures/infer/stored.c: `r->output = queue_out;` at run time (as
+    // `dst->output = ip_output;`) and `WRITE_ONCE(p->ready, wake_reader)`
+    // install as a global initializer does: `p->rt->output(p)` runs
+    // queue_out, `p->ready(p)` runs wake_reader. The `.output` of another
+    // struct (timer_out) and a function only compared with (other_out)
+    // are not run.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "stored.h",
+            "--struct",
+            "pkt",
+            "--source",
+            "stored.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "send_root",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(
+        path_members(&j, "send_root"),
+        ["rt", "ready", "qlen", "drops", "woken"],
+        "{j:#}"
+    );
+}

@@ -708,6 +708,11 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.children(c);
                 false
             }
+            CXCursor_BinaryOperator => {
+                self.note_stored_function(c);
+                self.children(c);
+                false
+            }
             _ => {
                 self.children(c);
                 false
@@ -1044,6 +1049,33 @@ impl<'u, 'i> Walker<'u, 'i> {
                 marks,
             });
         }
+    }
+
+    /// `dst->output = ip_output;`, `WRITE_ONCE(sk->sk_data_ready, f)`: a
+    /// function stored at run time into a member of a struct, which a
+    /// call through that member may then run, as a global initializer's
+    /// `.output = ip_output` does. An assignment's type is its left
+    /// side's (a function pointer), a comparison's an int: no token needed
+    /// inside macros.
+    fn note_stored_function(&mut self, c: Cursor) {
+        if self.summarising > 0 || !c.type_is_function_pointer() {
+            return;
+        }
+        let kids = c.children();
+        let [lhs, rhs] = kids.as_slice() else {
+            return;
+        };
+        let Some(f) = stored_function(*rhs) else {
+            return;
+        };
+        let Some(m) = stored_member(*lhs) else {
+            return;
+        };
+        let Some(field) = m.referenced().filter(|d| d.kind() == CXCursor_FieldDecl) else {
+            return;
+        };
+        let record = named_record_of_field(field).unwrap_or_default();
+        self.ops_members.push((record, m.spelling(), f));
     }
 
     /// The record of a struct of `targets` this field belongs to (through
@@ -1849,6 +1881,37 @@ fn context_accessor(access: Cursor) -> Option<String> {
         .referenced()
         .filter(|d| d.kind() == CXCursor_FunctionDecl)?;
     Some(decl.spelling())
+}
+
+/// The function an expression names (`f`, `&f`, `(cast)f`), if any.
+fn stored_function(mut c: Cursor) -> Option<String> {
+    loop {
+        match c.kind() {
+            CXCursor_UnexposedExpr
+            | CXCursor_ParenExpr
+            | CXCursor_UnaryOperator
+            | CXCursor_CStyleCastExpr => c = *c.children().last()?,
+            CXCursor_DeclRefExpr => break,
+            _ => return None,
+        }
+    }
+    let d = c.referenced()?;
+    (d.kind() == CXCursor_FunctionDecl).then(|| d.spelling())
+}
+
+/// The member an assignment's left side stores into: `x->m`, or
+/// `*(volatile T *)&(x->m)` as `WRITE_ONCE` expands.
+fn stored_member(mut c: Cursor) -> Option<Cursor> {
+    loop {
+        match c.kind() {
+            CXCursor_MemberRefExpr => return Some(c),
+            CXCursor_UnexposedExpr
+            | CXCursor_ParenExpr
+            | CXCursor_UnaryOperator
+            | CXCursor_CStyleCastExpr => c = *c.children().last()?,
+            _ => return None,
+        }
+    }
 }
 
 fn through_parens(mut c: Cursor) -> Option<Cursor> {
