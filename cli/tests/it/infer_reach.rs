@@ -197,6 +197,8 @@ fn a_call_through_a_member_runs_what_the_code_stores_there() {
             "gcc -I.",
             "--hot",
             "send_root",
+            "--hot",
+            "recv_root",
             "--format",
             "json",
         ],
@@ -206,6 +208,15 @@ fn a_call_through_a_member_runs_what_the_code_stores_there() {
     assert_eq!(
         path_members(&j, "send_root"),
         ["rt", "ready", "qlen", "drops", "woken"],
+        "{j:#}"
+    );
+    // `p->hook->func(p, 64)`: no table or store fills `hook.func`, so it
+    // may run any function of its type whose address the sources take
+    // (deliver, handed to register_hook), not one only ever called
+    // (direct_only) nor one of another type (other_type).
+    assert_eq!(
+        path_members(&j, "recv_root"),
+        ["hook", "delivered"],
         "{j:#}"
     );
 }
