@@ -220,3 +220,44 @@ fn a_call_through_a_member_runs_what_the_code_stores_there() {
         "{j:#}"
     );
 }
+
+#[test]
+fn two_unrelated_roots_share_only_the_members_their_code_shares() {
+    // fixtures/infer/unrelated.c: a packet root and a page root run their
+    // own hooks (`o->nh->output`, `o->mh->output`, members of the same
+    // name and type in two structs, each stored at run time), the packet
+    // root a member no store fills (`o->release`, resolved by its type to
+    // net_release, whose address is taken; mm_scan's is of another type);
+    // both call shared_charge. Their paths share `charged` alone.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "unrelated.h",
+            "--struct",
+            "obj",
+            "--source",
+            "unrelated.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "net_root",
+            "--hot",
+            "mm_root",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let net = path_members(&j, "net_root");
+    let mm = path_members(&j, "mm_root");
+    assert_eq!(
+        net,
+        ["nh", "release", "charged", "net_bytes", "net_freed"],
+        "{j:#}"
+    );
+    assert_eq!(mm, ["mh", "charged", "mm_pages"], "{j:#}");
+    let shared: Vec<&&str> = net.iter().filter(|m| mm.contains(m)).collect();
+    assert_eq!(shared, [&"charged"]);
+}
