@@ -1123,11 +1123,9 @@ impl<'u, 'i> Walker<'u, 'i> {
     }
 
     fn note_function_type(&mut self, d: Cursor) {
-        let name = d.spelling();
-        if !self.address_taken.contains_key(&name) {
-            let t = d.type_keys().0;
-            self.address_taken.insert(name, t);
-        }
+        self.address_taken
+            .entry(d.spelling())
+            .or_insert_with(|| d.type_keys().0);
     }
 
     /// The functions a global's initializer names, a few levels deep and
