@@ -175,3 +175,89 @@ fn an_access_through_a_call_with_no_arguments_names_its_accessor() {
         assert_eq!(accessor(m), [None], "{m}: {j:#}");
     }
 }
+
+#[test]
+fn a_call_through_a_member_runs_what_the_code_stores_there() {
+    // fixtures/infer/stored.c: `r->output = queue_out;` at run time (as
+    // `dst->output = ip_output;`) and `WRITE_ONCE(p->ready, wake_reader)`
+    // install as a global initializer does: `p->rt->output(p)` runs
+    // queue_out, `p->ready(p)` runs wake_reader. The `.output` of another
+    // struct (timer_out) and a function only compared with (other_out)
+    // are not run.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "stored.h",
+            "--struct",
+            "pkt",
+            "--source",
+            "stored.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "send_root",
+            "--hot",
+            "recv_root",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    assert_eq!(
+        path_members(&j, "send_root"),
+        ["rt", "ready", "qlen", "drops", "woken"],
+        "{j:#}"
+    );
+    // `p->hook->func(p, 64)`: no table or store fills `hook.func`, so it
+    // may run any function of its type whose address the sources take
+    // (deliver, handed to register_hook), not one only ever called
+    // (direct_only) nor one of another type (other_type).
+    assert_eq!(
+        path_members(&j, "recv_root"),
+        ["hook", "delivered"],
+        "{j:#}"
+    );
+}
+
+#[test]
+fn two_unrelated_roots_share_only_the_members_their_code_shares() {
+    // fixtures/infer/unrelated.c: a packet root and a page root run their
+    // own hooks (`o->nh->output`, `o->mh->output`, members of the same
+    // name and type in two structs, each stored at run time), the packet
+    // root a member no store fills (`o->release`, resolved by its type to
+    // net_release, whose address is taken; mm_scan's is of another type);
+    // both call shared_charge. Their paths share `charged` alone.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "unrelated.h",
+            "--struct",
+            "obj",
+            "--source",
+            "unrelated.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "net_root",
+            "--hot",
+            "mm_root",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let net = path_members(&j, "net_root");
+    let mm = path_members(&j, "mm_root");
+    assert_eq!(
+        net,
+        ["nh", "release", "charged", "net_bytes", "net_freed"],
+        "{j:#}"
+    );
+    assert_eq!(mm, ["mh", "charged", "mm_pages"], "{j:#}");
+    let shared: Vec<&&str> = net.iter().filter(|m| mm.contains(m)).collect();
+    assert_eq!(shared, [&"charged"]);
+}

@@ -1266,6 +1266,7 @@ fn an_address_handed_to_a_function_that_only_reads_through_it_is_read() {
     // bodies only read through the pointer (directly, and through a
     // second such function) is read; handed to one that writes through
     // it, or keeps a copy of it, it may be written.
+    // put_head hands it to a callback only under `unlikely()`.
     let o = run_in(
         &fixtures(),
         &[
@@ -1295,6 +1296,10 @@ fn an_address_handed_to_a_function_that_only_reads_through_it_is_read() {
     assert_eq!(kind("count_front"), "read");
     assert_eq!(kind("reset_head"), "rmw");
     assert_eq!(kind("keep_head"), "rmw");
+    // A hand-off to a release callback on a branch expected not taken
+    // (`unlikely()`, the last put) makes no write; every time, it may.
+    assert_eq!(kind("put_head"), "read");
+    assert_eq!(kind("drop_head"), "rmw");
 }
 
 #[test]

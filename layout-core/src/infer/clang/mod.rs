@@ -129,6 +129,8 @@ pub struct UnitGraph {
     callbacks: Vec<walk::Callback>,
     member_calls: Vec<walk::MemberCall>,
     ops_members: Vec<(String, String, String)>,
+    #[serde(default)]
+    address_taken: BTreeMap<String, String>,
     call_conds: Vec<(String, String, u32)>,
     call_sites: Vec<(String, String, Vec<String>)>,
     header_inline: BTreeSet<String>,
@@ -226,6 +228,7 @@ pub fn walk_unit(
         callbacks: std::mem::take(&mut w.callbacks),
         member_calls: std::mem::take(&mut w.member_calls),
         ops_members: std::mem::take(&mut w.ops_members),
+        address_taken: std::mem::take(&mut w.address_taken),
         call_conds: std::mem::take(&mut w.call_conds),
         call_sites: std::mem::take(&mut w.call_sites),
         header_inline: std::mem::take(&mut w.header_inline),
@@ -334,6 +337,7 @@ pub fn join(
     let mut cold_marked: BTreeSet<String> = BTreeSet::new();
     let mut member_calls: Vec<walk::MemberCall> = Vec::new();
     let mut ops_members: Vec<(String, String, String)> = Vec::new();
+    let mut address_taken: BTreeMap<String, String> = BTreeMap::new();
     let mut call_conds: Vec<(String, String, u32)> = Vec::new();
     let mut notes = Vec::new();
     let mut seconds = Vec::new();
@@ -359,6 +363,9 @@ pub fn join(
         callbacks.extend(g.callbacks.iter().cloned());
         member_calls.extend(g.member_calls.iter().cloned());
         ops_members.extend(g.ops_members.iter().cloned());
+        for (f, t) in &g.address_taken {
+            address_taken.entry(f.clone()).or_insert_with(|| t.clone());
+        }
         call_conds.extend(g.call_conds.iter().cloned());
         seconds.push((g.file.clone(), g.seconds));
     }
@@ -416,10 +423,17 @@ pub fn join(
     ops_members.sort();
     ops_members.dedup();
     ops_members.retain(|(_, _, f)| calls.contains_key(f));
+    // A member no table or store of the sources fills (`packet_type.func`
+    // with af_inet.c left out) may hold any function of its type whose
+    // address the sources take (`ip_rcv`, named in an `INDIRECT_CALL`).
+    let by_type = reach::address_taken_by_type(&address_taken, |f| calls.contains_key(f));
     let mut extra: Vec<(String, String, Vec<String>, bool)> = Vec::new();
     for mc in &member_calls {
-        let targets: BTreeSet<&str> =
+        let mut targets: BTreeSet<&str> =
             reach::member_targets(&ops_members, &mc.record, &mc.member).collect();
+        if targets.is_empty() {
+            targets.extend(reach::type_targets(&by_type, &mc.fn_type));
+        }
         // One of n targets runs on a share of the calls: branches by the
         // static estimate, as an `if` arm is.
         let fanout = reach::fanout_branches(targets.len());

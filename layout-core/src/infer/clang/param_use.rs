@@ -5,7 +5,9 @@
 //! member read through it, a test or comparison of it, or an argument a
 //! callee only reads through (a `const` pointer, a known reading family,
 //! or this rule a few calls down). Anything else (a write through it, an
-//! assignment, a copy into a variable, a return) is taken as a write.
+//! assignment, a copy into a variable, a return) is taken as a write. A
+//! branch the condition expects not taken (`unlikely()`) is left out:
+//! the last reference's release is not what a put does each time.
 
 use super::ffi::{Cursor, Unit};
 use super::site_kind;
@@ -66,9 +68,24 @@ fn uses_only_read(
     if c.kind() == CXCursor_DeclRefExpr && c.referenced().is_some_and(|d| d.same(param)) {
         return a_read(unit, c, ancestors, depth);
     }
+    let mut kids = c.children();
+    // A branch the condition expects not taken (`else if
+    // (unlikely(atomic_long_sub_and_test(...))) ref->data->release(ref);`,
+    // the last put of `percpu_ref_put`) is not what a call does: a use
+    // there (a hand-off to a release callback) makes no write.
+    if c.kind() == CXCursor_IfStmt && kids.len() > 1 {
+        match super::walk::expectation(unit, kids[0]) {
+            Some((false, _)) => {
+                kids.remove(1);
+            }
+            Some((true, _)) if kids.len() > 2 => {
+                kids.remove(2);
+            }
+            _ => {}
+        }
+    }
     ancestors.push(c);
-    let ok = c
-        .children()
+    let ok = kids
         .into_iter()
         .all(|k| uses_only_read(unit, k, param, depth, ancestors, budget));
     ancestors.pop();

@@ -131,6 +131,37 @@ pub fn member_targets<'a>(
         .map(|(_, _, f)| f.as_str())
 }
 
+/// The functions whose address the sources take, by their canonical type,
+/// those `defined` only (a pointer call runs code of the sources).
+pub fn address_taken_by_type(
+    address_taken: &BTreeMap<String, String>,
+    defined: impl Fn(&str) -> bool,
+) -> BTreeMap<&str, BTreeSet<&str>> {
+    let mut out: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (f, t) in address_taken {
+        if !t.is_empty() && defined(f) {
+            out.entry(t.as_str()).or_default().insert(f.as_str());
+        }
+    }
+    out
+}
+
+/// The functions a call through a member of function type `fn_type` may
+/// run when no table or store of the sources fills that member: every
+/// function of that type whose address the sources take (none for a type
+/// libclang does not give).
+pub fn type_targets<'a>(
+    by_type: &BTreeMap<&'a str, BTreeSet<&'a str>>,
+    fn_type: &str,
+) -> impl Iterator<Item = &'a str> + 'a {
+    let found = if fn_type.is_empty() {
+        None
+    } else {
+        by_type.get(fn_type).cloned()
+    };
+    found.into_iter().flatten()
+}
+
 /// The branches a call through a member that may run any of `targets`
 /// functions counts for each of them, by the static estimate: the call
 /// picks one, as a `switch` of that many arms does, so each runs on
@@ -488,6 +519,27 @@ mod tests {
         // A call whose struct libclang did not name: by the member's name.
         let got: Vec<&str> = member_targets(&installs, "", "xmit").collect();
         assert_eq!(got, ["loop_xmit", "proto_xmit", "untyped_xmit"]);
+    }
+
+    #[test]
+    fn a_member_no_table_fills_runs_the_address_taken_functions_of_its_type() {
+        let t = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(f, t)| (f.to_string(), t.to_string()))
+                .collect()
+        };
+        let taken = t(&[
+            ("ip_rcv", "int (struct sk_buff *)"),
+            ("arp_rcv", "int (struct sk_buff *)"),
+            ("elsewhere", "int (struct sk_buff *)"),
+            ("free_skb", "void (struct sk_buff *)"),
+        ]);
+        let by_type = address_taken_by_type(&taken, |f| f != "elsewhere");
+        let got: Vec<&str> = type_targets(&by_type, "int (struct sk_buff *)").collect();
+        assert_eq!(got, ["arp_rcv", "ip_rcv"]);
+        assert_eq!(type_targets(&by_type, "").count(), 0);
+        assert_eq!(type_targets(&by_type, "long (void)").count(), 0);
     }
 
     #[test]

@@ -78,6 +78,10 @@ pub struct MemberCall {
     pub locks: Vec<String>,
     /// On an `unlikely()` branch or error path.
     pub cold: bool,
+    /// The canonical type of the function the member points to (`int
+    /// (struct sk_buff *, ...)`), empty when libclang does not say.
+    #[serde(default)]
+    pub fn_type: String,
 }
 
 /// A macro use the analysis reads: its range in its file and its name.
@@ -146,6 +150,10 @@ pub struct Walker<'u, 'i> {
     /// (`.cong_avoid = cubictcp_cong_avoid` in a `struct
     /// tcp_congestion_ops`): (struct, member, function).
     pub ops_members: Vec<(String, String, String)>,
+    /// The functions whose address the unit takes (handed to a call,
+    /// stored, named in a global's initializer or any expression other
+    /// than a call), with their canonical type.
+    pub address_taken: BTreeMap<String, String>,
     /// Functions marked `__init`, `__meminit`, `__exit` or `__cold`: never hot.
     pub cold_marked: BTreeSet<String>,
     /// The `static inline` functions of headers (defined in every unit that
@@ -227,6 +235,7 @@ impl<'u, 'i> Walker<'u, 'i> {
             member_calls: Vec::new(),
             call_conds: Vec::new(),
             ops_members: Vec::new(),
+            address_taken: BTreeMap::new(),
             function: String::new(),
             held: Vec::new(),
             guards: Vec::new(),
@@ -295,6 +304,8 @@ impl<'u, 'i> Walker<'u, 'i> {
                 }
                 CXCursor_VarDecl if c.is_definition() && c.in_main_file() => {
                     let record = c.record_of_type();
+                    let mut budget = 4096u32;
+                    self.initializer_functions(c, 0, &mut budget);
                     for (member, f) in designated_functions(&self.unit.tokens(c)) {
                         let owner = record
                             .and_then(|r| member_owner(r, &member))
@@ -708,6 +719,16 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.children(c);
                 false
             }
+            CXCursor_BinaryOperator => {
+                self.note_stored_function(c);
+                self.children(c);
+                false
+            }
+            CXCursor_DeclRefExpr => {
+                self.note_address_taken(c);
+                self.children(c);
+                false
+            }
             _ => {
                 self.children(c);
                 false
@@ -925,17 +946,16 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .and_then(|k| through_parens(*k))
                 .filter(|k| k.kind() == CXCursor_MemberRefExpr);
             if let Some(m) = member {
-                let record = m
-                    .referenced()
-                    .filter(|f| f.kind() == CXCursor_FieldDecl)
-                    .and_then(named_record_of_field)
-                    .unwrap_or_default();
+                let field = m.referenced().filter(|f| f.kind() == CXCursor_FieldDecl);
+                let record = field.and_then(named_record_of_field).unwrap_or_default();
+                let fn_type = field.and_then(|f| f.type_keys().1).unwrap_or_default();
                 self.member_calls.push(MemberCall {
                     caller: self.function.clone(),
                     record,
                     member: m.spelling(),
                     locks: self.held_now(),
                     cold: self.cold.is_some(),
+                    fn_type,
                 });
             }
         } else if record {
@@ -1043,6 +1063,89 @@ impl<'u, 'i> Walker<'u, 'i> {
                 visible: decl.and_then(|d| d.definition()).is_some(),
                 marks,
             });
+        }
+    }
+
+    /// `dst->output = ip_output;`, `WRITE_ONCE(sk->sk_data_ready, f)`: a
+    /// function stored at run time into a member of a struct, which a
+    /// call through that member may then run, as a global initializer's
+    /// `.output = ip_output` does. An assignment's type is its left
+    /// side's (a function pointer), a comparison's an int: no token needed
+    /// inside macros.
+    fn note_stored_function(&mut self, c: Cursor) {
+        if self.summarising > 0 || !c.type_is_function_pointer() {
+            return;
+        }
+        let kids = c.children();
+        let [lhs, rhs] = kids.as_slice() else {
+            return;
+        };
+        let Some(f) = stored_function(*rhs) else {
+            return;
+        };
+        let Some(m) = stored_member(*lhs) else {
+            return;
+        };
+        let Some(field) = m.referenced().filter(|d| d.kind() == CXCursor_FieldDecl) else {
+            return;
+        };
+        let record = named_record_of_field(field).unwrap_or_default();
+        self.ops_members.push((record, m.spelling(), f));
+    }
+
+    /// A function named anywhere but as the callee of a call (`f`, `&f`,
+    /// an argument, a store, `INDIRECT_CALL_2(p->func, ip_rcv, ...)`'s
+    /// comparison): its address is taken, so a pointer of its type may
+    /// hold it.
+    fn note_address_taken(&mut self, c: Cursor) {
+        if self.summarising > 0 {
+            return;
+        }
+        let Some(d) = c.referenced().filter(|d| d.kind() == CXCursor_FunctionDecl) else {
+            return;
+        };
+        // The callee of a call: `f(...)` is the call's first child,
+        // through implicit casts and parentheses.
+        let mut child = c;
+        for anc in self.stack.iter().rev() {
+            match anc.kind() {
+                CXCursor_UnexposedExpr | CXCursor_ParenExpr => child = *anc,
+                CXCursor_CallExpr => {
+                    if anc.children().first().is_some_and(|k| k.same(child)) {
+                        return;
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+        self.note_function_type(d);
+    }
+
+    fn note_function_type(&mut self, d: Cursor) {
+        self.address_taken
+            .entry(d.spelling())
+            .or_insert_with(|| d.type_keys().0);
+    }
+
+    /// The functions a global's initializer names, a few levels deep and
+    /// a few thousand nodes at most.
+    fn initializer_functions(&mut self, c: Cursor, depth: u32, budget: &mut u32) {
+        if depth > 4 {
+            return;
+        }
+        for k in c.children() {
+            if *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            if k.kind() == CXCursor_DeclRefExpr {
+                if let Some(f) = k.referenced().filter(|f| f.kind() == CXCursor_FunctionDecl) {
+                    self.note_function_type(f);
+                    continue;
+                }
+            }
+            self.initializer_functions(k, depth + 1, budget);
         }
     }
 
@@ -1627,7 +1730,7 @@ fn is_error_label(label: &str) -> bool {
 /// expected false); a conjunction with an unlikely operand is unlikely
 /// (`if (static_branch_unlikely(&key) && ...)`), a disjunction with a
 /// likely one likely.
-fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
+pub(super) fn expectation(unit: &Unit, cond: Cursor) -> Option<(bool, String)> {
     expectation_within(unit, cond, 0)
 }
 
@@ -1849,6 +1952,37 @@ fn context_accessor(access: Cursor) -> Option<String> {
         .referenced()
         .filter(|d| d.kind() == CXCursor_FunctionDecl)?;
     Some(decl.spelling())
+}
+
+/// The function an expression names (`f`, `&f`, `(cast)f`), if any.
+fn stored_function(mut c: Cursor) -> Option<String> {
+    loop {
+        match c.kind() {
+            CXCursor_UnexposedExpr
+            | CXCursor_ParenExpr
+            | CXCursor_UnaryOperator
+            | CXCursor_CStyleCastExpr => c = *c.children().last()?,
+            CXCursor_DeclRefExpr => break,
+            _ => return None,
+        }
+    }
+    let d = c.referenced()?;
+    (d.kind() == CXCursor_FunctionDecl).then(|| d.spelling())
+}
+
+/// The member an assignment's left side stores into: `x->m`, or
+/// `*(volatile T *)&(x->m)` as `WRITE_ONCE` expands.
+fn stored_member(mut c: Cursor) -> Option<Cursor> {
+    loop {
+        match c.kind() {
+            CXCursor_MemberRefExpr => return Some(c),
+            CXCursor_UnexposedExpr
+            | CXCursor_ParenExpr
+            | CXCursor_UnaryOperator
+            | CXCursor_CStyleCastExpr => c = *c.children().last()?,
+            _ => return None,
+        }
+    }
 }
 
 fn through_parens(mut c: Cursor) -> Option<Cursor> {
