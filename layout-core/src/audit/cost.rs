@@ -19,6 +19,9 @@
 //! | a spread line of a singleton whose path only reads | [`CACHED_READ`] = 0 |
 //! | a line of a struct that lives on a stack (spread or conflict) | [`STACK`] = 0 |
 //! | a line of the running context's instance (spread or conflict) | [`STACK`] = 0 |
+//! | a line of a per-CPU instance its fast paths reach as the running CPU's own (spread or conflict) | [`STACK`] = 0 |
+//! | a conflict line of a per-CPU instance a fast path reaches for another CPU | [`COHERENCE`] = 4 |
+//! | a spread line of such a per-CPU instance: as a singleton's (written 1, read 0) | [`CACHED_WRITTEN`], [`CACHED_READ`] |
 
 use super::finding::{Conflict, PathSpread};
 use super::lifetime::Lifetime;
@@ -47,17 +50,21 @@ pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
     match lifetime {
         Lifetime::PerObject(_) => COLD_FETCH,
         Lifetime::Unknown => UNKNOWN_FETCH,
-        Lifetime::Singleton(_) if path.writes => CACHED_WRITTEN,
-        Lifetime::Singleton(_) => CACHED_READ,
-        Lifetime::Local(_) | Lifetime::Running(_) => STACK,
+        Lifetime::Singleton(_) | Lifetime::PerCpuShared(_) if path.writes => CACHED_WRITTEN,
+        Lifetime::Singleton(_) | Lifetime::PerCpuShared(_) => CACHED_READ,
+        Lifetime::Local(_) | Lifetime::Running(_) | Lifetime::PerCpu(_) => STACK,
     }
 }
 
 /// The struct's cost: its conflict lines' misses at [`COHERENCE`] (none
-/// for one CPU's struct: on a stack, the running context's), each hot
+/// for one CPU's struct: on a stack, the running context's, a per-CPU
+/// instance only its own CPU's fast paths reach), each hot
 /// path's lines past the fewest at [`spread_weight`].
 pub fn cost(conflicts: &[Conflict], paths: &[PathSpread], lifetime: &Lifetime) -> u64 {
-    let shared = !matches!(lifetime, Lifetime::Local(_) | Lifetime::Running(_));
+    let shared = !matches!(
+        lifetime,
+        Lifetime::Local(_) | Lifetime::Running(_) | Lifetime::PerCpu(_)
+    );
     let coherence: u64 = if shared {
         conflicts.iter().map(|c| c.misses * COHERENCE).sum()
     } else {

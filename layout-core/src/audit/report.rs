@@ -322,14 +322,9 @@ fn shorten(names: &[&str]) -> String {
 }
 
 fn evidence(o: &mut String, f: &Finding) {
-    let _ = match &f.lifetime {
-        Lifetime::PerObject(e)
-        | Lifetime::Singleton(e)
-        | Lifetime::Local(e)
-        | Lifetime::Running(e) => {
-            writeln!(o, "   lives: {} ({e})", f.lifetime.word())
-        }
-        Lifetime::Unknown => writeln!(o, "   lives: {}", f.lifetime.word()),
+    let _ = match f.lifetime.evidence() {
+        Some(e) => writeln!(o, "   lives: {} ({e})", f.lifetime.word()),
+        None => writeln!(o, "   lives: {}", f.lifetime.word()),
     };
     if let Some(r) = &f.reading {
         let _ = writeln!(o, "   reading: {r}");
