@@ -119,6 +119,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The units left out (not parsed, past a limit), with why.
     pub units_left_out: Vec<UnitLeftOut>,
+    /// The weights the cost put on each line ([`super::cost`]).
+    pub weights: super::cost::Weights,
 }
 
 /// A unit pass 2 could not walk (a parse error, a limit, a refused
@@ -175,6 +177,7 @@ impl Report {
             self.clean.len(),
             self.not_analysed.len()
         );
+        let _ = writeln!(o, "{}", self.weights.legend());
         o.push_str(&ranked_table(&self.ranked));
         for (i, f) in self.ranked.iter().enumerate() {
             let _ = writeln!(
