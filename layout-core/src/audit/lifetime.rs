@@ -20,7 +20,7 @@
 use crate::infer::sites::{Heat, Site};
 use crate::typedb::{Aggregate, TypeDb};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How a struct's instances live.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -88,6 +88,9 @@ pub struct Lifetimes {
     percpu_vars: BTreeMap<String, String>,
     /// Per function: the per-CPU instances it obtains, and how.
     obtains: BTreeMap<String, Vec<Obtain>>,
+    /// Per (caller, callee): the argument positions where the caller
+    /// hands the running CPU (`smp_processor_id()`, or a local set from it).
+    cpu_args: BTreeMap<(String, String), BTreeSet<usize>>,
 }
 
 /// A per-CPU instance a function obtains: the struct its result is
@@ -100,6 +103,9 @@ struct Obtain {
     /// The per-CPU variable named (`&softnet_data`, `softnet_data.processed`).
     var: Option<String>,
     own: bool,
+    /// Another CPU's by the accessor, its CPU the function's parameter at
+    /// this position: the caller decides whose ([`Lifetimes::cpu_args`]).
+    cpu_param: Option<usize>,
     form: String,
 }
 
@@ -204,8 +210,11 @@ impl Lifetimes {
         // The function being defined: the first name followed by `(` at
         // file scope since the last `;`, `=` or `}` there, once its body
         // opens.
-        let mut pending: Option<&str> = None;
+        let mut pending: Option<(&str, usize)> = None;
         let mut function: Option<&str> = None;
+        // The function's parameters, and its locals set from the running CPU.
+        let mut params: Vec<&str> = Vec::new();
+        let mut own_cpus: Vec<&str> = Vec::new();
         for i in 0..t.len() {
             let outer = depth;
             // A directive's tokens are no code: they open no function,
@@ -215,7 +224,7 @@ impl Lifetimes {
                 _ if !code => {}
                 "(" => {
                     if outer == 0 && pending.is_none() && ident(at(i.wrapping_sub(1))) {
-                        pending = Some(at(i - 1));
+                        pending = Some((at(i - 1), i));
                     }
                     calls.push(if i > 0 && ident(at(i - 1)) {
                         at(i - 1)
@@ -226,7 +235,10 @@ impl Lifetimes {
                 }
                 "{" => {
                     if outer == 0 {
-                        function = pending.filter(|_| at(i - 1) == ")" || ident(at(i - 1)));
+                        let opened = pending.filter(|_| at(i - 1) == ")" || ident(at(i - 1)));
+                        function = opened.map(|(f, _)| f);
+                        params = opened.map_or_else(Vec::new, |(_, open)| parameters(&t, open));
+                        own_cpus.clear();
                     }
                     depth += 1;
                 }
@@ -272,9 +284,31 @@ impl Lifetimes {
             }
             // A per-CPU instance obtained in a function.
             if let Some(f) = function.filter(|_| code) {
+                // `cpu = smp_processor_id()`: a local that names the running CPU.
+                if running_cpu(&t, i)
+                    && at(i.wrapping_sub(1)) == "="
+                    && ident(at(i.wrapping_sub(2)))
+                {
+                    own_cpus.push(at(i - 2));
+                }
+                // A call that hands the running CPU on.
+                if ident(at(i)) && at(i + 1) == "(" && !own_accessor(at(i)) {
+                    let positions: BTreeSet<usize> = arguments(&t, i)
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| is_running_cpu(a, &own_cpus))
+                        .map(|(k, _)| k)
+                        .collect();
+                    if !positions.is_empty() {
+                        self.cpu_args
+                            .entry((f.to_string(), at(i).to_string()))
+                            .or_default()
+                            .extend(positions);
+                    }
+                }
                 let own_call = own_accessor(at(i)) || own_macros.iter().any(|m| m == at(i));
                 if at(i + 1) == "(" && (own_call || ANY_CPU.contains(&at(i))) {
-                    if let Some(o) = obtain(&t, i, own_call) {
+                    if let Some(o) = obtain(&t, i, own_call, &own_cpus, &params) {
                         let list = self.obtains.entry(f.to_string()).or_default();
                         if !list.contains(&o) {
                             list.push(o);
@@ -425,39 +459,18 @@ fn is_size_math(call: &str) -> bool {
 /// The per-CPU instance the accessor call at token `i` obtains (`own`:
 /// the accessor is the running CPU's own; `per_cpu(x, cpu)` and
 /// `per_cpu_ptr(p, cpu)` are, when `cpu` is `smp_processor_id()`).
-fn obtain(t: &[String], i: usize, own: bool) -> Option<Obtain> {
+fn obtain(t: &[String], i: usize, own: bool, own_cpus: &[&str], params: &[&str]) -> Option<Obtain> {
     let at = |k: usize| t.get(k).map(String::as_str).unwrap_or("");
-    // The arguments, split at the call's own commas.
-    let mut args: Vec<Vec<&str>> = vec![Vec::new()];
-    let mut depth = 0i64;
-    let mut j = i + 1;
-    loop {
-        let w = at(j);
-        match w {
-            "" => return None,
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => depth -= 1,
-            _ => {}
-        }
-        if depth == 0 {
-            break;
-        }
-        if !(depth == 1 && w == "(" && j == i + 1) {
-            if depth == 1 && w == "," {
-                args.push(Vec::new());
-            } else {
-                args.last_mut()?.push(w);
-            }
-        }
-        j += 1;
+    let args = arguments(t, i);
+    if args.is_empty() {
+        return None;
     }
-    let own = own
-        || args.get(1).is_some_and(|a| {
-            matches!(
-                a.as_slice(),
-                ["smp_processor_id", "(", ")"] | ["raw_smp_processor_id", "(", ")"]
-            )
-        });
+    let cpu = args.get(1);
+    let own = own || cpu.is_some_and(|a| is_running_cpu(a, own_cpus));
+    let cpu_param = match cpu.map(Vec::as_slice) {
+        Some([c]) if !own => params.iter().position(|p| p == c),
+        _ => None,
+    };
     // The per-CPU variable named by the first argument.
     let first: Vec<&str> = args[0]
         .iter()
@@ -468,6 +481,13 @@ fn obtain(t: &[String], i: usize, own: bool) -> Option<Obtain> {
         .first()
         .filter(|w| ident(w) && matches!(first.get(1).copied(), None | Some(".") | Some(")")))
         .map(|w| w.to_string());
+    // An operation on a member of a per-CPU pointer's instance
+    // (`__this_cpu_write(pcp->expire, 0)` with `struct NAME __percpu *pcp`).
+    // (The tokens split `->` in two.)
+    let arrow = first.get(1).copied() == Some("-") && first.get(2).copied() == Some(">");
+    let through = (own && !at(i).ends_with("ptr") && arrow)
+        .then(|| declared_struct(t, i, first[0]))
+        .flatten();
     // The pointer the result is assigned to (`x = &per_cpu(v, cpu)`).
     let mut k = i;
     while k > 0 && matches!(at(k - 1), "&" | "(") {
@@ -475,7 +495,8 @@ fn obtain(t: &[String], i: usize, own: bool) -> Option<Obtain> {
     }
     let assigned = (k >= 2 && at(k - 1) == "=" && ident(at(k - 2)))
         .then(|| declared_struct(t, k - 1, at(k - 2)))
-        .flatten();
+        .flatten()
+        .or(through);
     let form = format!(
         "{}({})",
         at(i),
@@ -488,8 +509,78 @@ fn obtain(t: &[String], i: usize, own: bool) -> Option<Obtain> {
         assigned,
         var,
         own,
+        cpu_param,
         form,
     })
+}
+
+/// The arguments of the call whose name is token `i`, each its tokens,
+/// split at the call's own commas (none when no `(` follows).
+fn arguments(t: &[String], i: usize) -> Vec<Vec<&str>> {
+    let at = |k: usize| t.get(k).map(String::as_str).unwrap_or("");
+    if at(i + 1) != "(" {
+        return Vec::new();
+    }
+    let mut args: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut depth = 0i64;
+    let mut j = i + 1;
+    loop {
+        let w = at(j);
+        match w {
+            "" => return Vec::new(),
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        if !(depth == 1 && w == "(" && j == i + 1) {
+            if depth == 1 && w == "," {
+                args.push(Vec::new());
+            } else if let Some(a) = args.last_mut() {
+                a.push(w);
+            }
+        }
+        j += 1;
+    }
+    args
+}
+
+/// The calls that name the running CPU.
+const RUNNING_CPU: [&str; 3] = ["smp_processor_id", "raw_smp_processor_id", "get_cpu"];
+
+/// Whether token `i` starts a call that names the running CPU.
+fn running_cpu(t: &[String], i: usize) -> bool {
+    RUNNING_CPU.contains(&t[i].as_str())
+        && t.get(i + 1).is_some_and(|w| w == "(")
+        && t.get(i + 2).is_some_and(|w| w == ")")
+}
+
+/// Whether an argument's tokens name the running CPU: such a call, or a
+/// local set from one.
+fn is_running_cpu(arg: &[&str], own_cpus: &[&str]) -> bool {
+    match arg {
+        [c, "(", ")"] => RUNNING_CPU.contains(c),
+        [v] => own_cpus.contains(v),
+        _ => false,
+    }
+}
+
+/// The parameter names of the function whose parameter list opens at
+/// token `open` (the last identifier of each, `void` none).
+fn parameters(t: &[String], open: usize) -> Vec<&str> {
+    arguments(t, open.saturating_sub(1))
+        .into_iter()
+        .map(|a| {
+            a.iter()
+                .rev()
+                .find(|w| ident(w))
+                .copied()
+                .filter(|w| *w != "void")
+                .unwrap_or("")
+        })
+        .collect()
 }
 
 impl Lifetimes {
@@ -534,7 +625,21 @@ impl Lifetimes {
                 if got.is_empty() {
                     continue;
                 }
-                if let Some(o) = got.iter().find(|o| !o.own) {
+                // Another CPU's by the accessor, unless the caller on the
+                // way hands this function the running CPU.
+                let caller = chain
+                    .iter()
+                    .position(|c| c == f)
+                    .and_then(|k| k.checked_sub(1))
+                    .map(|k| chain[k]);
+                let handed = |o: &Obtain| {
+                    o.cpu_param.zip(caller).is_some_and(|(p, c)| {
+                        self.cpu_args
+                            .get(&(c.to_string(), f.to_string()))
+                            .is_some_and(|set| set.contains(&p))
+                    })
+                };
+                if let Some(o) = got.iter().find(|o| !o.own && !handed(o)) {
                     remote += 1;
                     remote_at.get_or_insert_with(|| (o.form.clone(), f.to_string()));
                 } else {
@@ -603,8 +708,16 @@ fn ident(t: &str) -> bool {
 fn declared_struct(t: &[String], i: usize, var: &str) -> Option<String> {
     let start = i.saturating_sub(4096);
     (start..i).rev().find_map(|j| {
-        (j >= 3 && t[j] == var && t[j - 1] == "*" && t[j - 3] == "struct" && ident(&t[j - 2]))
-            .then(|| t[j - 2].clone())
+        if j < 3 || t[j] != var || t[j - 1] != "*" {
+            return None;
+        }
+        // `struct NAME *var`, or `struct NAME __percpu *var`.
+        let k = if t[j - 2].starts_with("__") && j >= 4 {
+            j - 3
+        } else {
+            j - 2
+        };
+        (t[k - 1] == "struct" && ident(&t[k])).then(|| t[k].clone())
     })
 }
 
@@ -811,7 +924,13 @@ mod tests {
                  q = &per_cpu(queues, cpu);\n\
                  q->n++;\n\
              }\n\
-             void mine(struct zone *z) { struct pool *p = per_cpu_ptr(z->pools, smp_processor_id()); }\n";
+             void mine(struct zone *z) { struct pool *p = per_cpu_ptr(z->pools, smp_processor_id()); }\n\
+             void drain_local(struct zone *z) { int cpu = smp_processor_id(); drain(z, cpu); }\n\
+             void drain_all(struct zone *z, int cpu) { drain(z, cpu); }\n\
+             void expire(struct zone *z) {\n\
+                 struct pool __percpu *pcp = z->pools;\n\
+                 __this_cpu_write(pcp->expire, 0);\n\
+             }\n";
         let l = seen(src);
         assert_eq!(
             l.percpu_vars.get("queues").map(String::as_str),
@@ -854,6 +973,21 @@ mod tests {
         );
         // A struct no per-CPU accessor obtains is none of this.
         assert_eq!(l.per_cpu("zone", &[via("take", "take")]), None);
+        // Another CPU's by the accessor, but the caller on the way hands
+        // the running CPU; an operation on a per-CPU pointer's member.
+        let pool = [via("drain", "drain_local > drain"), via("expire", "expire")];
+        assert!(matches!(
+            l.per_cpu("pool", &pool),
+            Some(Lifetime::PerCpu(_))
+        ));
+        let pool = [via("drain", "drain_all > drain"), via("expire", "expire")];
+        assert_eq!(
+            l.per_cpu("pool", &pool),
+            Some(Lifetime::PerCpuShared(
+                "1 of its 2 hot sites reach another CPU's instance: per_cpu_ptr(z->pools, cpu) in drain"
+                    .into()
+            ))
+        );
         // Too few of the hot sites through the running CPU's: undecided.
         let pool = [via("take", "take"), via("x", "x"), via("y", "y")];
         assert_eq!(l.per_cpu("pool", &pool), None);
