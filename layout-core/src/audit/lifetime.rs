@@ -644,7 +644,14 @@ impl Lifetimes {
                     remote_at.get_or_insert_with(|| (o.form.clone(), f.to_string()));
                 } else {
                     own += 1;
-                    own_at.get_or_insert_with(|| (got[0].form.clone(), f.to_string()));
+                    own_at.get_or_insert_with(|| {
+                        let o = got[0];
+                        let from = match caller.filter(|_| !o.own) {
+                            Some(c) => format!("{f}, the running CPU from {c}"),
+                            None => f.to_string(),
+                        };
+                        (o.form.clone(), from)
+                    });
                 }
                 break;
             }
@@ -976,10 +983,13 @@ mod tests {
         // Another CPU's by the accessor, but the caller on the way hands
         // the running CPU; an operation on a per-CPU pointer's member.
         let pool = [via("drain", "drain_local > drain"), via("expire", "expire")];
-        assert!(matches!(
+        assert_eq!(
             l.per_cpu("pool", &pool),
-            Some(Lifetime::PerCpu(_))
-        ));
+            Some(Lifetime::PerCpu(
+                "2 of its 2 hot sites reach the running CPU's instance: per_cpu_ptr(z->pools, cpu) in drain, the running CPU from drain_local"
+                    .into()
+            ))
+        );
         let pool = [via("drain", "drain_all > drain"), via("expire", "expire")];
         assert_eq!(
             l.per_cpu("pool", &pool),

@@ -389,3 +389,69 @@ fn evidence(o: &mut String, f: &Finding) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(name: &str, cost: u64, misses: u64, exposure: u64, pass1: usize) -> Finding {
+        Finding {
+            name: name.into(),
+            defined_at: "x.h:1".into(),
+            header: std::path::PathBuf::from("x.h"),
+            size: 128,
+            status: Status::Spread,
+            reason: None,
+            misses,
+            cost,
+            lifetime: Lifetime::Unknown,
+            reading: None,
+            exposure,
+            conflicts: Vec::new(),
+            paths: Vec::new(),
+            excess_lines: misses,
+            pass1_rank: pass1,
+            pass1_shared_bytes: 0,
+            embedders: Vec::new(),
+            embedder_count: 0,
+            classes: [0; 4],
+            units: 1,
+            ambiguous_members: Vec::new(),
+            access_file: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_ranking_is_by_cost_then_misses_then_exposure_then_pass_one() {
+        let r = Report::new(vec![
+            finding("later_in_pass1", 4, 2, 0, 9),
+            finding("fewer_misses", 4, 1, 0, 1),
+            finding("free", 0, 50, 9, 1),
+            finding("dearest", 9, 1, 0, 50),
+            finding("more_exposed", 4, 2, 3, 20),
+            finding("first_in_pass1", 4, 2, 0, 2),
+        ]);
+        let names: Vec<&str> = r.ranked.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "dearest",
+                "more_exposed",
+                "first_in_pass1",
+                "later_in_pass1",
+                "fewer_misses",
+                "free"
+            ]
+        );
+        // A struct whose misses cost nothing is ranked, last, and never patched.
+        assert!(!r.ranked[5].patchable());
+        assert!(r.ranked[0].patchable());
+        // The table states the weights it ranked by.
+        assert!(r
+            .table()
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("# cost per line:"));
+    }
+}
