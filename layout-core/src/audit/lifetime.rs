@@ -219,7 +219,7 @@ impl Lifetimes {
             let outer = depth;
             // A directive's tokens are no code: they open no function,
             // and a macro body's parentheses nest nothing of the code.
-            let code = !in_directive[i];
+            let code = !in_directive.get(i).copied().unwrap_or(false);
             match at(i) {
                 _ if !code => {}
                 "(" => {
