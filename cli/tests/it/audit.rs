@@ -983,3 +983,48 @@ fn pass_one_weighs_what_the_fast_paths_helpers_name_in_other_files() {
         .collect();
     assert_eq!(analysed, ["hu_pool"], "{j}");
 }
+
+#[test]
+fn a_per_cpu_instance_costs_by_whose_instance_the_fast_paths_reach() {
+    // fixtures/audit_percpu: two per-CPU structs spread alike (3 lines
+    // where 1 would do, a member written on each path). The fast paths
+    // reach only the running CPU's pool (this_cpu_ptr): its lines are that
+    // CPU's own and cost nothing. The steering path writes another CPU's
+    // queue (per_cpu(queues, cpu)): its written lines move between CPUs.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_percpu"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(names(&j["ranked"]), ["pcpu_queue", "pcpu_pool"], "{j}");
+    let (queue, pool) = (&j["ranked"][0], &j["ranked"][1]);
+    assert_eq!(queue["lifetime"]["kind"], "per_cpu_shared", "{queue}");
+    assert!(
+        queue["lifetime"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("per_cpu(queues, cpu) in pcpu_steer"),
+        "{queue}"
+    );
+    assert!(queue["cost"].as_u64().unwrap() > 0, "{queue}");
+    assert_eq!(pool["lifetime"]["kind"], "per_cpu", "{pool}");
+    assert_eq!(pool["cost"], 0, "{pool}");
+    assert_eq!(j["weights"]["coherence"], 4, "{j}");
+    // The table states the weights it ranked by.
+    let o = audit(&t, &cache, &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("# cost per line: conflict (coherence miss, per hot root) 4;")),
+        "{table}"
+    );
+    assert!(
+        table.contains("lives: per-CPU, the running CPU's own (")
+            && table.contains("reach the running CPU's instance: this_cpu_ptr(&pools) in pcpu_rx)"),
+        "{table}"
+    );
+}

@@ -19,6 +19,9 @@
 //! | a spread line of a singleton whose path only reads | [`CACHED_READ`] = 0 |
 //! | a line of a struct that lives on a stack (spread or conflict) | [`STACK`] = 0 |
 //! | a line of the running context's instance (spread or conflict) | [`STACK`] = 0 |
+//! | a line of a per-CPU instance its fast paths reach as the running CPU's own (spread or conflict) | [`STACK`] = 0 |
+//! | a conflict line of a per-CPU instance a fast path reaches for another CPU | [`COHERENCE`] = 4 |
+//! | a spread line of such a per-CPU instance: as a singleton's (written 1, read 0) | [`CACHED_WRITTEN`], [`CACHED_READ`] |
 
 use super::finding::{Conflict, PathSpread};
 use super::lifetime::Lifetime;
@@ -42,22 +45,68 @@ pub const STACK: u64 = 0;
 const _: () = assert!(COHERENCE > COLD_FETCH && COLD_FETCH > UNKNOWN_FETCH);
 const _: () = assert!(UNKNOWN_FETCH >= CACHED_WRITTEN && CACHED_WRITTEN > CACHED_READ);
 
+/// The weights a report was ranked by, as its JSON states them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Weights {
+    pub coherence: u64,
+    pub cold_fetch: u64,
+    pub unknown_fetch: u64,
+    pub cached_written: u64,
+    pub cached_read: u64,
+    pub one_cpu: u64,
+}
+
+/// The weights of this build.
+pub const WEIGHTS: Weights = Weights {
+    coherence: COHERENCE,
+    cold_fetch: COLD_FETCH,
+    unknown_fetch: UNKNOWN_FETCH,
+    cached_written: CACHED_WRITTEN,
+    cached_read: CACHED_READ,
+    one_cpu: STACK,
+};
+
+impl Default for Weights {
+    fn default() -> Weights {
+        WEIGHTS
+    }
+}
+
+impl Weights {
+    /// The legend a table prints: what a line costs by how it lives.
+    pub fn legend(&self) -> String {
+        format!(
+            "# cost per line: conflict (coherence miss, per hot root) {}; spread: per-object {}, lifetime unknown {}, singleton or cross-CPU per-CPU written {}, read only {}; one CPU's (stack, running context, own per-CPU) {}",
+            self.coherence,
+            self.cold_fetch,
+            self.unknown_fetch,
+            self.cached_written,
+            self.cached_read,
+            self.one_cpu
+        )
+    }
+}
+
 /// The weight of one spread line of a path of a struct living as `lifetime`.
 pub fn spread_weight(lifetime: &Lifetime, path: &PathSpread) -> u64 {
     match lifetime {
         Lifetime::PerObject(_) => COLD_FETCH,
         Lifetime::Unknown => UNKNOWN_FETCH,
-        Lifetime::Singleton(_) if path.writes => CACHED_WRITTEN,
-        Lifetime::Singleton(_) => CACHED_READ,
-        Lifetime::Local(_) | Lifetime::Running(_) => STACK,
+        Lifetime::Singleton(_) | Lifetime::PerCpuShared(_) if path.writes => CACHED_WRITTEN,
+        Lifetime::Singleton(_) | Lifetime::PerCpuShared(_) => CACHED_READ,
+        Lifetime::Local(_) | Lifetime::Running(_) | Lifetime::PerCpu(_) => STACK,
     }
 }
 
 /// The struct's cost: its conflict lines' misses at [`COHERENCE`] (none
-/// for one CPU's struct: on a stack, the running context's), each hot
+/// for one CPU's struct: on a stack, the running context's, a per-CPU
+/// instance only its own CPU's fast paths reach), each hot
 /// path's lines past the fewest at [`spread_weight`].
 pub fn cost(conflicts: &[Conflict], paths: &[PathSpread], lifetime: &Lifetime) -> u64 {
-    let shared = !matches!(lifetime, Lifetime::Local(_) | Lifetime::Running(_));
+    let shared = !matches!(
+        lifetime,
+        Lifetime::Local(_) | Lifetime::Running(_) | Lifetime::PerCpu(_)
+    );
     let coherence: u64 = if shared {
         conflicts.iter().map(|c| c.misses * COHERENCE).sum()
     } else {
@@ -95,6 +144,34 @@ mod tests {
         assert_eq!(cost(&[], &written, &single), 2);
         assert_eq!(cost(&[], &read, &Lifetime::Unknown), 2);
         assert_eq!(cost(&[], &read, &obj), 4);
+    }
+
+    #[test]
+    fn the_legend_states_every_weight() {
+        assert_eq!(
+            WEIGHTS.legend(),
+            "# cost per line: conflict (coherence miss, per hot root) 4; spread: per-object 2, lifetime unknown 1, singleton or cross-CPU per-CPU written 1, read only 0; one CPU's (stack, running context, own per-CPU) 0"
+        );
+    }
+
+    #[test]
+    fn a_per_cpu_instance_costs_by_whose_the_fast_paths_reach() {
+        let line = Conflict {
+            line: 0,
+            writers: Vec::new(),
+            victims: Vec::new(),
+            exposure: 1,
+            misses: 2,
+        };
+        let own = Lifetime::PerCpu("this_cpu_ptr".into());
+        let shared = Lifetime::PerCpuShared("per_cpu(x, cpu)".into());
+        let conflicts = std::slice::from_ref(&line);
+        // The running CPU's own: neither a conflict nor a spread line costs.
+        assert_eq!(cost(conflicts, &[path(3, 1, true)], &own), 0);
+        // Written across CPUs: the conflict is a coherence miss, a spread
+        // line costs as a singleton's.
+        assert_eq!(cost(conflicts, &[path(3, 1, true)], &shared), 8 + 2);
+        assert_eq!(cost(conflicts, &[path(3, 1, false)], &shared), 8);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use crate::infer::sites::{Heat, Site};
 use crate::typedb::{Aggregate, TypeDb};
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How a struct's instances live.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -38,17 +38,40 @@ pub enum Lifetime {
     /// context: the CPU's own instance while they run; the evidence
     /// ([`running_context`]).
     Running(String),
+    /// Per-CPU instances its fast paths reach as the running CPU's own
+    /// (`this_cpu_ptr`, `per_cpu_ptr(p, smp_processor_id())`): no other
+    /// CPU touches them there; the evidence ([`Lifetimes::per_cpu`]).
+    PerCpu(String),
+    /// Per-CPU instances a fast path also reaches for another CPU
+    /// (`per_cpu(x, cpu)`, `per_cpu_ptr(p, cpu)`: a remote enqueue):
+    /// written across CPUs; the evidence ([`Lifetimes::per_cpu`]).
+    PerCpuShared(String),
     /// The sources show neither.
     Unknown,
 }
 
 impl Lifetime {
+    /// The evidence, when the sources show any.
+    pub fn evidence(&self) -> Option<&str> {
+        match self {
+            Lifetime::PerObject(e)
+            | Lifetime::Singleton(e)
+            | Lifetime::Local(e)
+            | Lifetime::Running(e)
+            | Lifetime::PerCpu(e)
+            | Lifetime::PerCpuShared(e) => Some(e),
+            Lifetime::Unknown => None,
+        }
+    }
+
     pub fn word(&self) -> &'static str {
         match self {
             Lifetime::PerObject(_) => "per-object",
             Lifetime::Singleton(_) => "singleton",
             Lifetime::Local(_) => "on a stack",
             Lifetime::Running(_) => "the running context's",
+            Lifetime::PerCpu(_) => "per-CPU, the running CPU's own",
+            Lifetime::PerCpuShared(_) => "per-CPU, written across CPUs",
             Lifetime::Unknown => "lifetime unknown",
         }
     }
@@ -61,6 +84,115 @@ pub struct Lifetimes {
     allocated: BTreeMap<String, String>,
     instances: BTreeMap<String, String>,
     locals: BTreeMap<String, String>,
+    /// Per-CPU variables (`DEFINE_PER_CPU(struct NAME, var)`): var to NAME.
+    percpu_vars: BTreeMap<String, String>,
+    /// Per function: the per-CPU instances it obtains, and how.
+    obtains: BTreeMap<String, Vec<Obtain>>,
+    /// Per (caller, callee): the argument positions where the caller
+    /// hands the running CPU (`smp_processor_id()`, or a local set from it).
+    cpu_args: BTreeMap<(String, String), BTreeSet<usize>>,
+}
+
+/// A per-CPU instance a function obtains: the struct its result is
+/// assigned to a pointer of, or the per-CPU variable it names; whether it
+/// is the running CPU's own; the form, for the evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Obtain {
+    /// `struct NAME *x = ...` or `x = ...` with `x` such a pointer.
+    assigned: Option<String>,
+    /// The per-CPU variable named (`&softnet_data`, `softnet_data.processed`).
+    var: Option<String>,
+    own: bool,
+    /// Another CPU's by the accessor, its CPU the function's parameter at
+    /// this position: the caller decides whose ([`Lifetimes::cpu_args`]).
+    cpu_param: Option<usize>,
+    form: String,
+}
+
+/// The accessors of a per-CPU instance of the running CPU: any name that
+/// starts with one of these (`this_cpu_ptr`, `__this_cpu_read`,
+/// `raw_cpu_ptr`, `get_cpu_ptr`, `get_cpu_var`).
+const OWN_PREFIXES: [&str; 5] = [
+    "this_cpu_",
+    "__this_cpu_",
+    "raw_cpu_",
+    "get_cpu_",
+    "__get_cpu_",
+];
+
+/// The accessors of a chosen CPU's instance: the running CPU's own when
+/// the CPU is `smp_processor_id()`, another's otherwise.
+const ANY_CPU: [&str; 2] = ["per_cpu_ptr", "per_cpu"];
+
+/// Whether the call `name` obtains the running CPU's per-CPU instance.
+fn own_accessor(name: &str) -> bool {
+    OWN_PREFIXES.iter().any(|p| name.starts_with(p))
+}
+
+/// Calls whose `sizeof` argument is the length of bytes an existing
+/// object already has (`memset(p, 0, sizeof(*p))`, a copy, a compare) or
+/// a check at build time: no allocation.
+fn sizes_no_allocation(call: &str) -> bool {
+    let c = call.trim_start_matches('_');
+    c.starts_with("mem")
+        || c.contains("copy")
+        || c.contains("cmp")
+        || c.starts_with("BUILD_BUG")
+        || c == "static_assert"
+}
+
+/// Function-like macros of one source whose body obtains the running
+/// CPU's per-CPU instance (`#define pcp_spin_trylock(ptr) ...
+/// this_cpu_ptr(ptr) ...`, also through another such macro): calls of
+/// them are own accessors too.
+fn own_macros(text: &str) -> Vec<String> {
+    let mut defs: Vec<(String, String)> = Vec::new();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        let t = l.trim_start();
+        let Some(rest) = t.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() || !rest[name.len()..].starts_with('(') {
+            continue;
+        }
+        let mut body = rest[name.len()..].to_string();
+        let mut cont = l.trim_end().ends_with('\\');
+        while cont {
+            let Some(n) = lines.next() else { break };
+            body.push(' ');
+            body.push_str(n);
+            cont = n.trim_end().ends_with('\\');
+        }
+        defs.push((name, body));
+    }
+    let mut own: Vec<String> = Vec::new();
+    loop {
+        let before = own.len();
+        for (name, body) in &defs {
+            if own.contains(name) {
+                continue;
+            }
+            let uses = tokens(body)
+                .iter()
+                .any(|w| (own_accessor(w) && w.ends_with("ptr")) || own.iter().any(|o| o == w));
+            if uses {
+                own.push(name.clone());
+            }
+        }
+        if own.len() == before {
+            break;
+        }
+    }
+    own
 }
 
 /// Embedding levels looked up through.
@@ -69,18 +201,120 @@ const MAX_UP: usize = 8;
 impl Lifetimes {
     /// Reads one source's tokens.
     pub fn add(&mut self, file: &str, text: &str) {
-        let t = tokens(text);
+        let (t, in_directive) = tokens_marked(text);
         let at = |i: usize| t.get(i).map(String::as_str).unwrap_or("");
+        let own_macros = own_macros(text);
         let mut depth = 0i64;
+        // The calls enclosing each open parenthesis (empty: no call).
+        let mut calls: Vec<&str> = Vec::new();
+        // The function being defined: the first name followed by `(` at
+        // file scope since the last `;`, `=` or `}` there, once its body
+        // opens.
+        let mut pending: Option<(&str, usize)> = None;
+        let mut function: Option<&str> = None;
+        // The function's parameters, and its locals set from the running CPU.
+        let mut params: Vec<&str> = Vec::new();
+        let mut own_cpus: Vec<&str> = Vec::new();
         for i in 0..t.len() {
+            let outer = depth;
+            // A directive's tokens are no code: they open no function,
+            // and a macro body's parentheses nest nothing of the code.
+            let code = !in_directive.get(i).copied().unwrap_or(false);
             match at(i) {
-                "{" | "(" => depth += 1,
-                "}" | ")" => depth -= 1,
+                _ if !code => {}
+                "(" => {
+                    if outer == 0 && pending.is_none() && ident(at(i.wrapping_sub(1))) {
+                        pending = Some((at(i - 1), i));
+                    }
+                    calls.push(if i > 0 && ident(at(i - 1)) {
+                        at(i - 1)
+                    } else {
+                        ""
+                    });
+                    depth += 1;
+                }
+                "{" => {
+                    if outer == 0 {
+                        let opened = pending.filter(|_| at(i - 1) == ")" || ident(at(i - 1)));
+                        function = opened.map(|(f, _)| f);
+                        params = opened.map_or_else(Vec::new, |(_, open)| parameters(&t, open));
+                        own_cpus.clear();
+                    }
+                    depth += 1;
+                }
+                ")" => {
+                    calls.pop();
+                    depth -= 1;
+                }
+                "}" => {
+                    depth -= 1;
+                    if depth <= 0 {
+                        function = None;
+                        pending = None;
+                    }
+                }
+                ";" | "=" if outer == 0 => pending = None,
                 _ => {}
             }
+            // A size that no allocation takes: the innermost call around
+            // it, past the size arithmetic, copies, sets or checks bytes.
+            let sizing = || {
+                !calls
+                    .iter()
+                    .rev()
+                    .find(|c| !c.is_empty() && !is_size_math(c))
+                    .is_some_and(|c| sizes_no_allocation(c))
+            };
             // sizeof(struct NAME)
-            if at(i) == "sizeof" && at(i + 1) == "(" && at(i + 2) == "struct" && at(i + 4) == ")" {
+            if at(i) == "sizeof"
+                && at(i + 1) == "("
+                && at(i + 2) == "struct"
+                && at(i + 4) == ")"
+                && sizing()
+            {
                 self.alloc(at(i + 3), file, format!("sizeof(struct {})", at(i + 3)));
+            }
+            // alloc_percpu(struct NAME): one instance per CPU.
+            if at(i).starts_with("alloc_percpu") && at(i + 1) == "(" && at(i + 2) == "struct" {
+                self.instance(
+                    at(i + 3),
+                    file,
+                    format!("{}(struct {}, ...)", at(i), at(i + 3)),
+                );
+            }
+            // A per-CPU instance obtained in a function.
+            if let Some(f) = function.filter(|_| code) {
+                // `cpu = smp_processor_id()`: a local that names the running CPU.
+                if running_cpu(&t, i)
+                    && at(i.wrapping_sub(1)) == "="
+                    && ident(at(i.wrapping_sub(2)))
+                {
+                    own_cpus.push(at(i - 2));
+                }
+                // A call that hands the running CPU on.
+                if ident(at(i)) && at(i + 1) == "(" && !own_accessor(at(i)) {
+                    let positions: BTreeSet<usize> = arguments(&t, i)
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| is_running_cpu(a, &own_cpus))
+                        .map(|(k, _)| k)
+                        .collect();
+                    if !positions.is_empty() {
+                        self.cpu_args
+                            .entry((f.to_string(), at(i).to_string()))
+                            .or_default()
+                            .extend(positions);
+                    }
+                }
+                let own_call = own_accessor(at(i)) || own_macros.iter().any(|m| m == at(i));
+                if at(i + 1) == "(" && (own_call || ANY_CPU.contains(&at(i))) {
+                    if let Some(o) = obtain(&t, i, own_call, &own_cpus, &params) {
+                        let list = self.obtains.entry(f.to_string()).or_default();
+                        if !list.contains(&o) {
+                            list.push(o);
+                        }
+                    }
+                }
             }
             // KMEM_CACHE(NAME, flags)
             if at(i) == "KMEM_CACHE" && at(i + 1) == "(" && at(i + 3) == "," {
@@ -95,7 +329,7 @@ impl Lifetimes {
                 } else {
                     None
                 };
-            if let Some((var, form)) = sized.filter(|(v, _)| ident(v)) {
+            if let Some((var, form)) = sized.filter(|(v, _)| ident(v) && sizing()) {
                 if let Some(name) = declared_struct(&t, i, var) {
                     let close = if form == "sizeof(*" { ")" } else { ", ...)" };
                     self.alloc(
@@ -107,6 +341,11 @@ impl Lifetimes {
             }
             // DEFINE_PER_CPU(struct NAME, x) and its variants.
             if at(i).starts_with("DEFINE_PER_CPU") && at(i + 1) == "(" && at(i + 2) == "struct" {
+                if ident(at(i + 3)) && at(i + 4) == "," && ident(at(i + 5)) {
+                    self.percpu_vars
+                        .entry(at(i + 5).to_string())
+                        .or_insert_with(|| at(i + 3).to_string());
+                }
                 self.instance(
                     at(i + 3),
                     file,
@@ -205,6 +444,235 @@ impl Lifetimes {
     }
 }
 
+/// Arithmetic around a size that leaves it a size (`struct_size`,
+/// `size_add`, `array_size`, `ALIGN`, `max`).
+fn is_size_math(call: &str) -> bool {
+    let c = call.to_ascii_lowercase();
+    c.contains("size")
+        || c.contains("align")
+        || matches!(
+            c.as_str(),
+            "max" | "min" | "max_t" | "min_t" | "roundup" | "round_up"
+        )
+}
+
+/// The per-CPU instance the accessor call at token `i` obtains (`own`:
+/// the accessor is the running CPU's own; `per_cpu(x, cpu)` and
+/// `per_cpu_ptr(p, cpu)` are, when `cpu` is `smp_processor_id()`).
+fn obtain(t: &[String], i: usize, own: bool, own_cpus: &[&str], params: &[&str]) -> Option<Obtain> {
+    let at = |k: usize| t.get(k).map(String::as_str).unwrap_or("");
+    let args = arguments(t, i);
+    if args.is_empty() {
+        return None;
+    }
+    let cpu = args.get(1);
+    let own = own || cpu.is_some_and(|a| is_running_cpu(a, own_cpus));
+    let cpu_param = match cpu.map(Vec::as_slice) {
+        Some([c]) if !own => params.iter().position(|p| p == c),
+        _ => None,
+    };
+    // The per-CPU variable named by the first argument.
+    let first: Vec<&str> = args[0]
+        .iter()
+        .copied()
+        .skip_while(|w| matches!(*w, "&" | "("))
+        .collect();
+    let var = first
+        .first()
+        .filter(|w| ident(w) && matches!(first.get(1).copied(), None | Some(".") | Some(")")))
+        .map(|w| w.to_string());
+    // An operation on a member of a per-CPU pointer's instance
+    // (`__this_cpu_write(pcp->expire, 0)` with `struct NAME __percpu *pcp`).
+    // (The tokens split `->` in two.)
+    let arrow = first.get(1).copied() == Some("-") && first.get(2).copied() == Some(">");
+    let through = (own && !at(i).ends_with("ptr") && arrow)
+        .then(|| declared_struct(t, i, first[0]))
+        .flatten();
+    // The pointer the result is assigned to (`x = &per_cpu(v, cpu)`).
+    let mut k = i;
+    while k > 0 && matches!(at(k - 1), "&" | "(") {
+        k -= 1;
+    }
+    let assigned = (k >= 2 && at(k - 1) == "=" && ident(at(k - 2)))
+        .then(|| declared_struct(t, k - 1, at(k - 2)))
+        .flatten()
+        .or(through);
+    let form = format!(
+        "{}({})",
+        at(i),
+        args.iter()
+            .map(|a| a.concat())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    (assigned.is_some() || var.is_some()).then_some(Obtain {
+        assigned,
+        var,
+        own,
+        cpu_param,
+        form,
+    })
+}
+
+/// The arguments of the call whose name is token `i`, each its tokens,
+/// split at the call's own commas (none when no `(` follows).
+fn arguments(t: &[String], i: usize) -> Vec<Vec<&str>> {
+    let at = |k: usize| t.get(k).map(String::as_str).unwrap_or("");
+    if at(i + 1) != "(" {
+        return Vec::new();
+    }
+    let mut args: Vec<Vec<&str>> = vec![Vec::new()];
+    let mut depth = 0i64;
+    let mut j = i + 1;
+    loop {
+        let w = at(j);
+        match w {
+            "" => return Vec::new(),
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            _ => {}
+        }
+        if depth == 0 {
+            break;
+        }
+        if !(depth == 1 && w == "(" && j == i + 1) {
+            if depth == 1 && w == "," {
+                args.push(Vec::new());
+            } else if let Some(a) = args.last_mut() {
+                a.push(w);
+            }
+        }
+        j += 1;
+    }
+    args
+}
+
+/// The calls that name the running CPU.
+const RUNNING_CPU: [&str; 3] = ["smp_processor_id", "raw_smp_processor_id", "get_cpu"];
+
+/// Whether token `i` starts a call that names the running CPU.
+fn running_cpu(t: &[String], i: usize) -> bool {
+    RUNNING_CPU.contains(&t[i].as_str())
+        && t.get(i + 1).is_some_and(|w| w == "(")
+        && t.get(i + 2).is_some_and(|w| w == ")")
+}
+
+/// Whether an argument's tokens name the running CPU: such a call, or a
+/// local set from one.
+fn is_running_cpu(arg: &[&str], own_cpus: &[&str]) -> bool {
+    match arg {
+        [c, "(", ")"] => RUNNING_CPU.contains(c),
+        [v] => own_cpus.contains(v),
+        _ => false,
+    }
+}
+
+/// The parameter names of the function whose parameter list opens at
+/// token `open` (the last identifier of each, `void` none).
+fn parameters(t: &[String], open: usize) -> Vec<&str> {
+    arguments(t, open.saturating_sub(1))
+        .into_iter()
+        .map(|a| {
+            a.iter()
+                .rev()
+                .find(|w| ident(w))
+                .copied()
+                .filter(|w| *w != "void")
+                .unwrap_or("")
+        })
+        .collect()
+}
+
+impl Lifetimes {
+    /// Whether `name`'s instances are per-CPU, and whose its fast paths
+    /// reach: each hot site is decided by the nearest function on its way
+    /// from the root (`hot_via`, the site's own function last) that
+    /// obtains a per-CPU instance of it. One that obtains another CPU's
+    /// (`per_cpu(x, cpu)`, `per_cpu_ptr(p, cpu)`) makes the struct
+    /// written across CPUs ([`Lifetime::PerCpuShared`]); otherwise, when
+    /// at least [`RUNNING_SHARE`] of its hot sites reach the running
+    /// CPU's own (`this_cpu_ptr`, `raw_cpu_ptr`, `get_cpu_var`, a macro of
+    /// the source that wraps one, `per_cpu_ptr(p, smp_processor_id())`),
+    /// the fast paths touch only the CPU's own instance
+    /// ([`Lifetime::PerCpu`]). `None`: neither.
+    pub fn per_cpu(&self, name: &str, sites: &[Site]) -> Option<Lifetime> {
+        let mine = |o: &Obtain| {
+            o.assigned.as_deref() == Some(name)
+                || o.var
+                    .as_ref()
+                    .and_then(|v| self.percpu_vars.get(v))
+                    .is_some_and(|s| s == name)
+        };
+        let hot: Vec<&Site> = sites.iter().filter(|s| s.heat == Heat::Hot).collect();
+        let mut own = 0usize;
+        let mut remote = 0usize;
+        let mut own_at: Option<(String, String)> = None;
+        let mut remote_at: Option<(String, String)> = None;
+        for s in &hot {
+            let mut chain: Vec<&str> = s
+                .hot_via
+                .as_deref()
+                .map(|v| v.split(" > ").collect())
+                .unwrap_or_default();
+            if chain.last() != Some(&s.function.as_str()) {
+                chain.push(&s.function);
+            }
+            for f in chain.iter().rev() {
+                let Some(list) = self.obtains.get(*f) else {
+                    continue;
+                };
+                let got: Vec<&Obtain> = list.iter().filter(|o| mine(o)).collect();
+                if got.is_empty() {
+                    continue;
+                }
+                // Another CPU's by the accessor, unless the caller on the
+                // way hands this function the running CPU.
+                let caller = chain
+                    .iter()
+                    .position(|c| c == f)
+                    .and_then(|k| k.checked_sub(1))
+                    .map(|k| chain[k]);
+                let handed = |o: &Obtain| {
+                    o.cpu_param.zip(caller).is_some_and(|(p, c)| {
+                        self.cpu_args
+                            .get(&(c.to_string(), f.to_string()))
+                            .is_some_and(|set| set.contains(&p))
+                    })
+                };
+                if let Some(o) = got.iter().find(|o| !o.own && !handed(o)) {
+                    remote += 1;
+                    remote_at.get_or_insert_with(|| (o.form.clone(), f.to_string()));
+                } else {
+                    own += 1;
+                    own_at.get_or_insert_with(|| {
+                        let o = got[0];
+                        let from = match caller.filter(|_| !o.own) {
+                            Some(c) => format!("{f}, the running CPU from {c}"),
+                            None => f.to_string(),
+                        };
+                        (o.form.clone(), from)
+                    });
+                }
+                break;
+            }
+        }
+        let (num, den) = RUNNING_SHARE;
+        if let Some((form, f)) = remote_at {
+            return Some(Lifetime::PerCpuShared(format!(
+                "{remote} of its {} hot sites reach another CPU's instance: {form} in {f}",
+                hot.len()
+            )));
+        }
+        let (form, f) = own_at?;
+        (own * den >= hot.len() * num).then(|| {
+            Lifetime::PerCpu(format!(
+                "{own} of its {} hot sites reach the running CPU's instance: {form} in {f}",
+                hot.len()
+            ))
+        })
+    }
+}
+
 /// Hot sites out of this many through an accessor of the running
 /// context make a struct the running context's ([`running_context`]).
 pub const RUNNING_SHARE: (usize, usize) = (3, 4);
@@ -247,22 +715,53 @@ fn ident(t: &str) -> bool {
 fn declared_struct(t: &[String], i: usize, var: &str) -> Option<String> {
     let start = i.saturating_sub(4096);
     (start..i).rev().find_map(|j| {
-        (j >= 3 && t[j] == var && t[j - 1] == "*" && t[j - 3] == "struct" && ident(&t[j - 2]))
-            .then(|| t[j - 2].clone())
+        if j < 3 || t[j] != var || t[j - 1] != "*" {
+            return None;
+        }
+        // `struct NAME *var`, or `struct NAME __percpu *var`.
+        let k = if t[j - 2].starts_with("__") && j >= 4 {
+            j - 3
+        } else {
+            j - 2
+        };
+        (t[k - 1] == "struct" && ident(&t[k])).then(|| t[k].clone())
     })
 }
 
 /// C tokens: identifiers and numbers whole, every other character alone;
 /// comments, string and character literals dropped.
 fn tokens(text: &str) -> Vec<String> {
+    tokens_marked(text).0
+}
+
+/// [`tokens`], each marked when it is part of a preprocessor directive
+/// (a line that starts with `#`, with its continuation lines).
+fn tokens_marked(text: &str) -> (Vec<String>, Vec<bool>) {
     let b = text.as_bytes();
     let mut out = Vec::new();
+    let mut marks = Vec::new();
     let mut i = 0;
+    let mut line_start = true;
+    let mut directive = false;
+    let mut last = b'\n';
     while i < b.len() {
         let c = b[i];
         if c.is_ascii_whitespace() {
+            if c == b'\n' {
+                if last != b'\\' {
+                    directive = false;
+                }
+                line_start = true;
+            }
             i += 1;
-        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            continue;
+        }
+        if c == b'#' && line_start {
+            directive = true;
+        }
+        line_start = false;
+        last = c;
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
             while i < b.len() && b[i] != b'\n' {
                 i += 1;
             }
@@ -287,6 +786,7 @@ fn tokens(text: &str) -> Vec<String> {
                 i += 1;
             }
             out.push(text[s..i].to_string());
+            marks.push(directive);
         } else {
             // One byte; a multi-byte character (in a comment-free place) whole.
             let s = i;
@@ -295,9 +795,10 @@ fn tokens(text: &str) -> Vec<String> {
                 i += 1;
             }
             out.push(text[s..i].to_string());
+            marks.push(directive);
         }
     }
-    out
+    (out, marks)
 }
 
 #[cfg(test)]
@@ -381,6 +882,125 @@ mod tests {
             ..hot_site(None)
         });
         assert!(running_context(&sites).is_some());
+    }
+
+    #[test]
+    fn a_size_a_memset_or_a_copy_takes_is_no_allocation() {
+        let l = seen(
+            "void reset(struct pcp *pcp) { memset(pcp, 0, sizeof(*pcp)); }\n\
+             void init(struct vec *v) { memset(v, 0, sizeof(struct vec)); }\n\
+             void cp(struct hdr *h, void *from) { memcpy(h, from, sizeof(*h)); }\n\
+             void chk(void) { BUILD_BUG_ON(sizeof(struct small) > 64); }\n\
+             struct conn *mk(int n) { struct conn *c = kzalloc(size_add(sizeof(*c), n), 0); return c; }\n\
+             static struct proto p = { .obj_size = sizeof(struct tsock) };\n",
+        );
+        for s in ["pcp", "vec", "hdr", "small"] {
+            assert!(!l.allocated.contains_key(s), "{s}: {l:?}");
+        }
+        // Inside size arithmetic of an allocation, or a size a table
+        // hands to an allocator, it still is one.
+        assert!(l.allocated.contains_key("conn") && l.allocated.contains_key("tsock"));
+    }
+
+    fn via(function: &str, hot_via: &str) -> Site {
+        Site {
+            function: function.into(),
+            hot_via: Some(hot_via.into()),
+            ..hot_site(None)
+        }
+    }
+
+    #[test]
+    fn per_cpu_instances_are_the_running_cpus_own_unless_a_fast_path_reaches_anothers() {
+        let src = "DEFINE_PER_CPU_ALIGNED(struct queue, queues);\n\
+             struct pool *pool_new(void) { return alloc_percpu(struct pool); }\n\
+             #define pool_lock(ptr) \\\n\
+             ({ struct pool *_p = this_cpu_ptr(ptr); spin_lock(&_p->lock); _p; })\n\
+             void take(struct zone *z) {\n\
+                 struct pool *pool;\n\
+                 pool = pool_lock(z->pools);\n\
+                 use(pool);\n\
+             }\n\
+             void rx(void) { struct queue *q = this_cpu_ptr(&queues); q->n++; }\n\
+             void count(void) { __this_cpu_inc(queues.processed); }\n\
+             void drain(struct zone *z, int cpu) {\n\
+                 struct pool *pool = per_cpu_ptr(z->pools, cpu);\n\
+             }\n\
+             void steer(struct sk_buff *skb, int cpu) {\n\
+                 struct queue *q;\n\
+                 q = &per_cpu(queues, cpu);\n\
+                 q->n++;\n\
+             }\n\
+             void mine(struct zone *z) { struct pool *p = per_cpu_ptr(z->pools, smp_processor_id()); }\n\
+             void drain_local(struct zone *z) { int cpu = smp_processor_id(); drain(z, cpu); }\n\
+             void drain_all(struct zone *z, int cpu) { drain(z, cpu); }\n\
+             void expire(struct zone *z) {\n\
+                 struct pool __percpu *pcp = z->pools;\n\
+                 __this_cpu_write(pcp->expire, 0);\n\
+             }\n";
+        let l = seen(src);
+        assert_eq!(
+            l.percpu_vars.get("queues").map(String::as_str),
+            Some("queue")
+        );
+        assert!(l.instances["pool"].contains("alloc_percpu(struct pool"));
+        // The pool: reached through the macro and a helper it calls; the
+        // drain of another CPU's pool is on no fast path.
+        let pool = [
+            via("use", "take > use"),
+            via("take", "take"),
+            via("mine", "mine"),
+        ];
+        let got = l.per_cpu("pool", &pool);
+        assert_eq!(
+            got,
+            Some(Lifetime::PerCpu(
+                "3 of its 3 hot sites reach the running CPU's instance: pool_lock(z->pools) in take"
+                    .into()
+            ))
+        );
+        // The queue: one fast path enqueues to another CPU's.
+        let queue = [via("rx", "rx"), via("count", "count")];
+        assert!(matches!(
+            l.per_cpu("queue", &queue),
+            Some(Lifetime::PerCpu(_))
+        ));
+        let queue = [
+            via("rx", "rx"),
+            via("count", "count"),
+            via("steer", "rx2 > steer"),
+        ];
+        let got = l.per_cpu("queue", &queue);
+        assert_eq!(
+            got,
+            Some(Lifetime::PerCpuShared(
+                "1 of its 3 hot sites reach another CPU's instance: per_cpu(queues, cpu) in steer"
+                    .into()
+            ))
+        );
+        // A struct no per-CPU accessor obtains is none of this.
+        assert_eq!(l.per_cpu("zone", &[via("take", "take")]), None);
+        // Another CPU's by the accessor, but the caller on the way hands
+        // the running CPU; an operation on a per-CPU pointer's member.
+        let pool = [via("drain", "drain_local > drain"), via("expire", "expire")];
+        assert_eq!(
+            l.per_cpu("pool", &pool),
+            Some(Lifetime::PerCpu(
+                "2 of its 2 hot sites reach the running CPU's instance: per_cpu_ptr(z->pools, cpu) in drain, the running CPU from drain_local"
+                    .into()
+            ))
+        );
+        let pool = [via("drain", "drain_all > drain"), via("expire", "expire")];
+        assert_eq!(
+            l.per_cpu("pool", &pool),
+            Some(Lifetime::PerCpuShared(
+                "1 of its 2 hot sites reach another CPU's instance: per_cpu_ptr(z->pools, cpu) in drain"
+                    .into()
+            ))
+        );
+        // Too few of the hot sites through the running CPU's: undecided.
+        let pool = [via("take", "take"), via("x", "x"), via("y", "y")];
+        assert_eq!(l.per_cpu("pool", &pool), None);
     }
 
     #[test]

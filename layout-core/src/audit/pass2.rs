@@ -363,7 +363,15 @@ pub fn analyse(
             .filter_map(|&u| Some((u, graphs[u].as_ref()?, sites.get(&(u, s))?)))
             .collect();
         f.units = refs.len();
-        if let Err(why) = classify(a, c, &subsystems_of[s], &refs, &mut joins, &mut f) {
+        if let Err(why) = classify(
+            a,
+            c,
+            &subsystems_of[s],
+            &refs,
+            &lifetimes,
+            &mut joins,
+            &mut f,
+        ) {
             f.status = Status::NotAnalysed;
             f.reason = Some(why);
         }
@@ -444,6 +452,7 @@ fn classify(
     c: &Candidate,
     subsystems: &BTreeSet<usize>,
     refs: &[(usize, &UnitGraph, &StructSites)],
+    lives: &Lifetimes,
     joins: &mut Joins,
     f: &mut Finding,
 ) -> Result<(), String> {
@@ -504,12 +513,14 @@ fn classify(
     // Reached as the running context's own instance: that decides how
     // its lines cost, whatever allocates it.
     if let Some(e) = super::lifetime::running_context(&analysis.sites) {
-        f.lifetime = Lifetime::Running(match &f.lifetime {
-            Lifetime::PerObject(a) | Lifetime::Singleton(a) | Lifetime::Local(a) => {
-                format!("{e}; {}: {a}", f.lifetime.word())
-            }
-            _ => e,
+        f.lifetime = Lifetime::Running(match f.lifetime.evidence() {
+            Some(a) => format!("{e}; {}: {a}", f.lifetime.word()),
+            None => e,
         });
+    } else if let Some(l) = lives.per_cpu(&c.name, &analysis.sites) {
+        // Per-CPU instances: whose the fast paths reach decides how
+        // their lines cost, whatever else the sources show.
+        f.lifetime = l;
     }
     let rules = Rules {
         line: a.line,

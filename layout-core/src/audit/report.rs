@@ -119,6 +119,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// The units left out (not parsed, past a limit), with why.
     pub units_left_out: Vec<UnitLeftOut>,
+    /// The weights the cost put on each line ([`super::cost`]).
+    pub weights: super::cost::Weights,
 }
 
 /// A unit pass 2 could not walk (a parse error, a limit, a refused
@@ -175,6 +177,7 @@ impl Report {
             self.clean.len(),
             self.not_analysed.len()
         );
+        let _ = writeln!(o, "{}", self.weights.legend());
         o.push_str(&ranked_table(&self.ranked));
         for (i, f) in self.ranked.iter().enumerate() {
             let _ = writeln!(
@@ -322,14 +325,9 @@ fn shorten(names: &[&str]) -> String {
 }
 
 fn evidence(o: &mut String, f: &Finding) {
-    let _ = match &f.lifetime {
-        Lifetime::PerObject(e)
-        | Lifetime::Singleton(e)
-        | Lifetime::Local(e)
-        | Lifetime::Running(e) => {
-            writeln!(o, "   lives: {} ({e})", f.lifetime.word())
-        }
-        Lifetime::Unknown => writeln!(o, "   lives: {}", f.lifetime.word()),
+    let _ = match f.lifetime.evidence() {
+        Some(e) => writeln!(o, "   lives: {} ({e})", f.lifetime.word()),
+        None => writeln!(o, "   lives: {}", f.lifetime.word()),
     };
     if let Some(r) = &f.reading {
         let _ = writeln!(o, "   reading: {r}");
@@ -389,5 +387,71 @@ fn evidence(o: &mut String, f: &Finding) {
                 String::new()
             }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(name: &str, cost: u64, misses: u64, exposure: u64, pass1: usize) -> Finding {
+        Finding {
+            name: name.into(),
+            defined_at: "x.h:1".into(),
+            header: std::path::PathBuf::from("x.h"),
+            size: 128,
+            status: Status::Spread,
+            reason: None,
+            misses,
+            cost,
+            lifetime: Lifetime::Unknown,
+            reading: None,
+            exposure,
+            conflicts: Vec::new(),
+            paths: Vec::new(),
+            excess_lines: misses,
+            pass1_rank: pass1,
+            pass1_shared_bytes: 0,
+            embedders: Vec::new(),
+            embedder_count: 0,
+            classes: [0; 4],
+            units: 1,
+            ambiguous_members: Vec::new(),
+            access_file: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_ranking_is_by_cost_then_misses_then_exposure_then_pass_one() {
+        let r = Report::new(vec![
+            finding("later_in_pass1", 4, 2, 0, 9),
+            finding("fewer_misses", 4, 1, 0, 1),
+            finding("free", 0, 50, 9, 1),
+            finding("dearest", 9, 1, 0, 50),
+            finding("more_exposed", 4, 2, 3, 20),
+            finding("first_in_pass1", 4, 2, 0, 2),
+        ]);
+        let names: Vec<&str> = r.ranked.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "dearest",
+                "more_exposed",
+                "first_in_pass1",
+                "later_in_pass1",
+                "fewer_misses",
+                "free"
+            ]
+        );
+        // A struct whose misses cost nothing is ranked, last, and never patched.
+        assert!(!r.ranked[5].patchable());
+        assert!(r.ranked[0].patchable());
+        // The table states the weights it ranked by.
+        assert!(r
+            .table()
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("# cost per line:"));
     }
 }

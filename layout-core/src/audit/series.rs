@@ -210,6 +210,7 @@ the members of one struct, checked in every configuration its #if lines\n\
 select; the changelogs give the sites."
     );
     o.push('\n');
+    let _ = writeln!(o, "{}", super::cost::WEIGHTS.legend());
     o.push_str(&ranked_table(findings));
     if !ambiguous.is_empty() {
         let names: Vec<&str> = ambiguous.iter().map(|f| f.name.as_str()).collect();
