@@ -1082,6 +1082,10 @@ fn plain_case(members: std::ops::RangeInclusive<usize>) -> impl Strategy<Value =
         })
 }
 
+/// A run of lines that members across a boundary tie together: its first
+/// and last line, and its members (offset, field).
+type Chain = (u64, u64, Vec<(u64, usize)>);
+
 /// The part (between two line breaks) each field of `s` was declared in.
 fn declared_parts(s: &Struct) -> Vec<usize> {
     let mut k = 0;
@@ -1130,8 +1134,7 @@ fn lines_given_parts(s: &Struct, line: u64, work_limit: u64) -> Option<u64> {
         .filter(|&(_, f)| s.fields[f].size > 0)
         .collect();
     members.sort_unstable();
-    // Chains: (first line, last line, members).
-    let mut chains: Vec<(u64, u64, Vec<(u64, usize)>)> = Vec::new();
+    let mut chains: Vec<Chain> = Vec::new();
     for &(at, f) in &members {
         let (lo, hi) = (at / line, (at + s.fields[f].size - 1) / line);
         match chains.last_mut() {
@@ -1176,7 +1179,7 @@ fn lines_given_parts(s: &Struct, line: u64, work_limit: u64) -> Option<u64> {
 fn assign_chains(
     s: &Struct,
     line: u64,
-    chains: &[(u64, u64, Vec<(u64, usize)>)],
+    chains: &[Chain],
     may: &[Vec<bool>],
     part: &mut Vec<usize>,
     c: usize,
