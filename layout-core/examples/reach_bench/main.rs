@@ -29,7 +29,11 @@
 //! - the solver with `--factor` times the work budget (20 by default);
 //! - with line breaks, the struct without its paddings solved alone and the
 //!   paddings put back at every choice of line starts the verifier accepts
-//!   (members crossing the breaks as the rule allows).
+//!   (members crossing the breaks as the rule allows);
+//! - with paddings as the only breaks (aligned, no flexible tail), the
+//!   struct solved without its groups and breaks, its chains of lines
+//!   given parts between the breaks in every way the guide allows, the
+//!   verifier judging each layout ([`lines_given_parts`]).
 //!
 //! A default run above the reference is a miss; a size claimed minimal
 //! above it, or a lower bound above it, a false claim; a layout the
@@ -511,6 +515,174 @@ fn with_paddings_put_back(inst: &Instance, work_limit: u64) -> Option<u64> {
     }
 }
 
+/// The struct solved without its groups and line breaks, its lines cut
+/// into chains (runs of lines the members across a boundary tie together)
+/// and every assignment of the chains to the parts between the breaks
+/// tried (at most 20 000 layouts): a chain goes to a part only where each
+/// of its members may lie as the guide states it, chains in their order
+/// inside a part, each part from a new line, the paddings between; the
+/// smallest layout the verifier accepts. Aligned structs whose breaks are
+/// all paddings, without a flexible tail.
+fn lines_given_parts(inst: &Instance, work_limit: u64) -> Option<u64> {
+    let s = &inst.s;
+    let line = inst.line;
+    if s.breaks.is_empty()
+        || inst.placement != Placement::Aligned
+        || s.breaks.iter().any(|&b| s.fields[b].size > 0)
+        || s.flexible_tail().is_some()
+    {
+        return None;
+    }
+    let mut relaxed = s.clone();
+    let dissolved = layout_core::segments::dissolve_groups(&mut relaxed, Keep::default());
+    let old: Vec<usize> = (0..s.fields.len())
+        .filter(|&i| dissolved.index[i].is_some())
+        .collect();
+    let sol = solve(
+        &relaxed,
+        &SolveOptions {
+            line,
+            work_limit,
+            ..SolveOptions::default()
+        },
+    )
+    .ok()?;
+    let mut members: Vec<(u64, usize)> = sol
+        .layout
+        .layout()
+        .slots
+        .iter()
+        .map(|sl| (sl.offset, old[sl.field]))
+        .filter(|&(_, f)| s.fields[f].size > 0)
+        .collect();
+    members.sort_unstable();
+    let mut chains: Vec<Chain> = Vec::new();
+    for &(at, f) in &members {
+        let (lo, hi) = (at / line, (at + s.fields[f].size - 1) / line);
+        match chains.last_mut() {
+            Some(c) if lo <= c.last => {
+                c.last = c.last.max(hi);
+                c.members.push((at, f));
+            }
+            _ => chains.push(Chain {
+                first: lo,
+                last: hi,
+                members: vec![(at, f)],
+            }),
+        }
+    }
+    let declared = parts(s);
+    let count = s.breaks.len() + 1;
+    let held = |k: usize, a: &Access| {
+        s.fields
+            .iter()
+            .enumerate()
+            .any(|(i, f)| declared[i] == k && f.size > 0 && &f.access == a)
+    };
+    let may: Vec<Vec<bool>> = chains
+        .iter()
+        .map(|c| {
+            (0..count)
+                .map(|k| {
+                    c.members.iter().all(|&(_, f)| {
+                        let m = &s.fields[f];
+                        declared[f] == k || m.access == Access::Cold || held(k, &m.access)
+                    }) && (k == 0 || !c.members.iter().any(|&(_, f)| f == 0))
+                })
+                .collect()
+        })
+        .collect();
+    let mut search = Chains {
+        s,
+        line,
+        chains: &chains,
+        may: &may,
+        part: vec![0; chains.len()],
+        best: None,
+        leaves: 0,
+    };
+    search.dfs(0);
+    search.best
+}
+
+/// A run of lines that members across a boundary tie together.
+struct Chain {
+    first: u64,
+    last: u64,
+    /// (offset, field), by offset.
+    members: Vec<(u64, usize)>,
+}
+
+/// Every assignment of chains to parts ([`lines_given_parts`]).
+struct Chains<'a> {
+    s: &'a Struct,
+    line: u64,
+    chains: &'a [Chain],
+    may: &'a [Vec<bool>],
+    part: Vec<usize>,
+    best: Option<u64>,
+    leaves: u32,
+}
+
+impl Chains<'_> {
+    fn dfs(&mut self, c: usize) {
+        if self.leaves >= 20_000 {
+            return;
+        }
+        if c < self.chains.len() {
+            for k in 0..self.may[c].len() {
+                if self.may[c][k] {
+                    self.part[c] = k;
+                    self.dfs(c + 1);
+                }
+            }
+            return;
+        }
+        self.leaves += 1;
+        let (s, line) = (self.s, self.line);
+        let mut slots = Vec::new();
+        let mut base = 0u64;
+        for k in 0..s.breaks.len() + 1 {
+            if k > 0 {
+                slots.push(Slot {
+                    field: s.breaks[k - 1],
+                    offset: base,
+                });
+            }
+            for (chain, _) in self.chains.iter().zip(&self.part).filter(|(_, &p)| p == k) {
+                for &(at, f) in &chain.members {
+                    slots.push(Slot {
+                        field: f,
+                        offset: at - chain.first * line + base,
+                    });
+                }
+                base += (chain.last - chain.first + 1) * line;
+            }
+        }
+        let align = s.natural_align().max(line);
+        let end = slots
+            .iter()
+            .map(|sl| sl.offset + s.fields[sl.field].size)
+            .max()
+            .unwrap_or(0);
+        let size = end.div_ceil(align) * align;
+        if self.best.is_some_and(|b| b <= size) {
+            return;
+        }
+        slots.sort_by_key(|sl| (sl.offset, s.fields[sl.field].size > 0, sl.field));
+        let layout = Layout {
+            slots,
+            size,
+            align,
+            line,
+            placement: Placement::Aligned,
+        };
+        if verify(s, &layout).is_ok() {
+            self.best = Some(size);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The same problem declared in another order.
 
@@ -846,6 +1018,9 @@ fn main() -> Result<(), String> {
             }
             if let Some(o) = with_paddings_put_back(&inst, a.work_limit) {
                 better(o, "put back", &mut r);
+            }
+            if let Some(o) = lines_given_parts(&inst, a.work_limit) {
+                better(o, "parts", &mut r);
             }
             (r, how)
         };
