@@ -550,19 +550,10 @@ fn kbuild_proposals_apply_to_the_real_headers_and_compile_as_proposed() {
         let c = copy.path();
         std::fs::create_dir_all(c.join(header).parent().unwrap()).unwrap();
         std::fs::copy(src.join(header), c.join(header)).unwrap();
+        let base = [header, "--struct", name, "--kbuild", k, "--access", a];
         // The work budget decides, never the clock of a loaded machine.
-        let base = [
-            header,
-            "--struct",
-            name,
-            "--kbuild",
-            k,
-            "--access",
-            a,
-            "--time-limit",
-            "600",
-        ];
-        let out = run_cached(c, cache.path(), &[&["propose"], &base[..]].concat());
+        let propose = [&["propose"], &base[..], &["--time-limit", "600"]].concat();
+        let out = run_cached(c, cache.path(), &propose);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(0), "struct {name}: {err}");
         let diff = stdout(&out);
@@ -573,7 +564,7 @@ fn kbuild_proposals_apply_to_the_real_headers_and_compile_as_proposed() {
         let proposed = json(&run_cached(
             c,
             cache.path(),
-            &[&["propose"], &base[..], &["--format", "json"]].concat(),
+            &[&propose[..], &["--format", "json"]].concat(),
         ));
         if diff.is_empty() {
             println!("struct {name}: already conflict-free");
