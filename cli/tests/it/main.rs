@@ -11,6 +11,7 @@ mod audit;
 mod audit_mails;
 mod audit_reach;
 mod cli_btf_dwarf;
+mod cli_claims;
 mod cli_compiler_layout;
 mod cli_config;
 mod cli_configs;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+#[path = "../../../../layout-core/tests/it/support/break_oracles.rs"]
+pub mod break_oracles;
 #[path = "../../../../layout-core/tests/it/support/sweep.rs"]
 pub mod sweep;
 

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod break_oracles;
 pub mod sweep;
 
 use layout_core::VerifiedLayout;
