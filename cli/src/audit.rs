@@ -376,6 +376,10 @@ fn write_series(
             "--check-configs".into(),
             "--line".into(),
             a.line.line.to_string(),
+            // The work budget alone decides each patch: propose's 10-second
+            // safety stop would let a loaded machine write another series.
+            "--time-limit".into(),
+            "600".into(),
         ];
         if let Some(k) = &a.probe.kbuild {
             words.extend(["--kbuild".into(), k.display().to_string()]);
