@@ -162,6 +162,7 @@ mod tests {
             victims: Vec::new(),
             exposure: 1,
             misses: 2,
+            fixed_outside: None,
         };
         let own = Lifetime::PerCpu("this_cpu_ptr".into());
         let shared = Lifetime::PerCpuShared("per_cpu(x, cpu)".into());
@@ -183,6 +184,7 @@ mod tests {
             victims: Vec::new(),
             exposure: 1,
             misses: 3,
+            fixed_outside: None,
         };
         assert_eq!(cost(std::slice::from_ref(&line), &[], &obj), 12);
         let stack = Lifetime::Local("x.c: struct s s".into());
