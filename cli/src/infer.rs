@@ -83,7 +83,7 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
         return Err(Diagnostic::new("infer needs evidence: no --source, --perf-c2c or --perf-mem given")
             .help("give the C files that use the struct (--source mm/page_counter.c) and/or perf profiles"));
     }
-    let (model, phase, line) = layout(a)?;
+    let (model, phase, line, names) = layout(a)?;
     let model = &model;
     let at = profile::Placement {
         bases: a.base.clone(),
@@ -143,7 +143,7 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
         hits.extend(h);
         inputs.profiles.push(name);
     }
-    let sites = static_sites(a, model, &mut inputs)?;
+    let sites = static_sites(a, model, &names, line, &mut inputs)?;
     let rules = Rules {
         min_samples: a.min_samples,
         line,
@@ -161,7 +161,7 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
             let text = render::access_file(&inputs, &verdicts);
             // What we print must be an access file propose takes: check it here.
             let parsed = layout_core::access::parse(std::path::Path::new("<infer output>"), &text)
-                .and_then(|f| f.apply(&mut model.clone()).map(|_| ()));
+                .and_then(|f| f.apply_with(&mut model.clone(), &names).map(|_| ()));
             if let Err(e) = parsed {
                 return Err(Diagnostic::new(format!(
                     "the inferred access file does not load: {e}"
@@ -191,19 +191,30 @@ pub fn run(a: &InferArgs) -> Result<u8, Diagnostic> {
 /// The struct's fields with their offsets, its offset from a line
 /// boundary, and the line size: from the header, BTF or DWARF as for
 /// `show`, or, with none of them, from the sources as libclang lays it out.
-fn layout(a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Diagnostic> {
+fn layout(
+    a: &InferArgs,
+) -> Result<
+    (
+        layout_core::Struct,
+        u64,
+        u64,
+        layout_core::access::MemberNames,
+    ),
+    Diagnostic,
+> {
     let i = &a.input;
     let from_sources =
         i.header.is_none() && i.btf.is_none() && i.dwarf.is_none() && !a.sources.is_empty();
     if from_sources {
-        return sources_layout(a);
+        let (model, phase, line) = sources_layout(a)?;
+        return Ok((model, phase, line, layout_core::access::MemberNames::new()));
     }
     let loaded = input::load(i)?;
     let phase = match loaded.placement {
         Placement::Offset(o) => o,
         _ => 0,
     };
-    Ok((loaded.model, phase, loaded.target.line))
+    Ok((loaded.model, phase, loaded.target.line, loaded.names))
 }
 
 #[cfg(feature = "infer-clang")]
@@ -244,6 +255,8 @@ fn sources_layout(_a: &InferArgs) -> Result<(layout_core::Struct, u64, u64), Dia
 fn static_sites(
     a: &InferArgs,
     _model: &layout_core::Struct,
+    _names: &layout_core::access::MemberNames,
+    _line: u64,
     _inputs: &mut render::Inputs,
 ) -> Result<Vec<Site>, Diagnostic> {
     if a.sources.is_empty() {
@@ -257,9 +270,11 @@ fn static_sites(
 fn static_sites(
     a: &InferArgs,
     model: &layout_core::Struct,
+    names: &layout_core::access::MemberNames,
+    line: u64,
     inputs: &mut render::Inputs,
 ) -> Result<Vec<Site>, Diagnostic> {
-    crate::infer_clang::sites(&source_query(a), model, inputs)
+    crate::infer_clang::sites(&source_query(a), model, names, line, inputs)
 }
 
 /// The arguments of `--source` for libclang's walk.

@@ -47,6 +47,8 @@ pub fn sources(
 pub fn sites(
     a: &SourceQuery<'_>,
     model: &Struct,
+    names: &layout_core::access::MemberNames,
+    line: u64,
     inputs: &mut render::Inputs,
 ) -> Result<Vec<Site>, Diagnostic> {
     if a.sources.is_empty() {
@@ -69,19 +71,8 @@ pub fn sites(
         eprintln!("note: analysed {file} in {secs:.2} s");
     }
     inputs.notes.extend(analysis.notes);
-    // Members by their access-file name (a bit-field run by its first bit-field).
-    let name = |i: usize| {
-        let n = &model.fields[i].name;
-        n.split(':').next().unwrap_or(n).to_string()
-    };
-    inputs.paths = analysis
-        .paths
-        .iter()
-        .map(|(root, fields)| {
-            let mut names: Vec<String> = fields.iter().map(|&i| name(i)).collect();
-            names.dedup();
-            (root.clone(), names)
-        })
-        .collect();
+    // Members by their access-file name (a bit-field run by its first
+    // bit-field, a sub-member of an embedded struct by its dotted name).
+    inputs.paths = render::path_names(model, names, line, &analysis.paths, &analysis.sites);
     Ok(analysis.sites)
 }

@@ -1028,3 +1028,114 @@ fn a_per_cpu_instance_costs_by_whose_instance_the_fast_paths_reach() {
         "{table}"
     );
 }
+
+#[test]
+fn a_path_counts_the_bytes_of_the_sub_members_it_reads() {
+    // fixtures/audit_embed: em_node's fast path reads head and
+    // stats.hits, both on line 0; counted whole, the embedded stats
+    // (bytes 56..175) put the path on three lines where two would do.
+    // em_dev's reads key, cfg.mtu and rate: lines 0 and 2 for 24 bytes;
+    // counted whole, cfg (bytes 8..167) hid the spread.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_embed"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |name: &str| -> serde_json::Value {
+        ["ranked", "clean", "ambiguous"]
+            .iter()
+            .flat_map(|k| j[*k].as_array().unwrap())
+            .find(|f| f["struct"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+    };
+    let node = find("em_node");
+    assert_eq!(node["status"], "no_conflict", "{node}");
+    let p = &node["paths"][0];
+    assert_eq!(
+        (
+            p["lines"].as_u64(),
+            p["fewest"].as_u64(),
+            p["bytes"].as_u64()
+        ),
+        (Some(1), Some(1), Some(16)),
+        "{p}"
+    );
+    let dev = find("em_dev");
+    assert_eq!(dev["status"], "spread", "{dev}");
+    let p = &dev["paths"][0];
+    assert_eq!(
+        (
+            p["lines"].as_u64(),
+            p["fewest"].as_u64(),
+            p["bytes"].as_u64()
+        ),
+        (Some(2), Some(1), Some(24)),
+        "{p}"
+    );
+    assert_eq!(dev["excess_lines"], 1, "{dev}");
+}
+
+#[test]
+fn a_conflict_in_a_struct_of_one_line_is_no_miss_of_its_order() {
+    // fixtures/audit_embed: em_ref (16 bytes, only inside em_owner),
+    // em_solo (16 bytes, a static instance of its own) and em_big (128
+    // bytes) hold a reference count taken on every packet next to the id
+    // every packet reads. No order of em_ref's two members parts them and
+    // a line of its own grows em_owner: its line is listed with why,
+    // counts no miss and costs nothing. em_big's and em_solo's cost a
+    // coherence miss (em_solo's fix, padding, is its own).
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_embed"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ranked = j["ranked"].as_array().unwrap();
+    let find = |name: &str| {
+        ranked
+            .iter()
+            .find(|f| f["struct"] == name)
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+    };
+    let big = find("em_big");
+    assert_eq!(big["status"], "conflict", "{big}");
+    assert_eq!(big["conflicts"][0]["misses"], 1, "{big}");
+    assert_eq!(big["cost"], 4, "{big}");
+    assert!(big["conflicts"][0].get("fixed_outside").is_none(), "{big}");
+    let solo = find("em_solo");
+    assert_eq!(solo["cost"], 4, "{solo}");
+    assert!(
+        solo["conflicts"][0].get("fixed_outside").is_none(),
+        "{solo}"
+    );
+    let small = find("em_ref");
+    assert_eq!(small["status"], "conflict", "{small}");
+    let c = &small["conflicts"][0];
+    assert_eq!(c["misses"], 0, "{small}");
+    assert_eq!(c["exposure"], 1, "{small}");
+    assert!(
+        c["fixed_outside"].as_str().is_some_and(|w| w.starts_with(
+            "the struct fits in one line (16 B of 64) and lives only inside 1 struct(s)"
+        )),
+        "{small}"
+    );
+    assert_eq!(
+        (small["cost"].as_u64(), small["misses"].as_u64()),
+        (Some(0), Some(0))
+    );
+    // Ranked after every struct that costs, and never patched.
+    let at = |name: &str| ranked.iter().position(|f| f["struct"] == name).unwrap();
+    assert!(at("em_big") < at("em_ref"), "{j}");
+    // The table says why.
+    let table = stdout(&audit(&t, &cache, &[]));
+    assert!(
+        table.contains(
+            "no miss to this struct's order: the struct fits in one line (16 B of 64) and lives only inside 1"
+        ),
+        "{table}"
+    );
+}

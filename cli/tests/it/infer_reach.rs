@@ -261,3 +261,79 @@ fn two_unrelated_roots_share_only_the_members_their_code_shares() {
     let shared: Vec<&&str> = net.iter().filter(|m| mm.contains(m)).collect();
     assert_eq!(shared, [&"charged"]);
 }
+
+#[test]
+fn a_member_of_a_null_pointer_is_no_access_and_a_path_names_the_sub_member() {
+    // fixtures/infer/null_base.c: container_of's type check names
+    // `((struct nb_outer *)0)->inner` and a typeof names
+    // `((struct nb_outer *)0)->y`: neither is read. The fast path reads x
+    // and inner.tail, which its path lists by its dotted name (its own 8
+    // bytes, not the embedded struct's 216), and stores the address of
+    // inner, which reads none of its 216 bytes.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "null_base.h",
+            "--struct",
+            "nb_outer",
+            "--source",
+            "null_base.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "nb_rx",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let sites = |name: &str| -> Vec<String> {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {j:#}"))["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["member"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // `*last = &o->inner` takes its address: a site, no bytes of the path.
+    assert_eq!(sites("inner"), ["inner", "inner.tail"], "{j:#}");
+    let hows: Vec<&str> = j["members"][0]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["how"].as_str().unwrap())
+        .collect();
+    assert_eq!(hows, ["address taken", "plain"], "{j:#}");
+    assert_eq!(sites("x"), ["x"], "{j:#}");
+    assert!(sites("y").is_empty(), "{j:#}");
+    assert_eq!(path_members(&j, "nb_rx"), ["inner.tail", "x"], "{j:#}");
+    // The access file infer prints loads with its dotted path name.
+    let o = run_in(
+        &repo().join("cli/tests/fixtures/infer"),
+        &[
+            "infer",
+            "null_base.h",
+            "--struct",
+            "nb_outer",
+            "--source",
+            "null_base.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "nb_rx",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("nb_rx = [\"inner.tail\", \"x\"]"),
+        "{}",
+        stdout(&o)
+    );
+}

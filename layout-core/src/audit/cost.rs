@@ -22,6 +22,7 @@
 //! | a line of a per-CPU instance its fast paths reach as the running CPU's own (spread or conflict) | [`STACK`] = 0 |
 //! | a conflict line of a per-CPU instance a fast path reaches for another CPU | [`COHERENCE`] = 4 |
 //! | a spread line of such a per-CPU instance: as a singleton's (written 1, read 0) | [`CACHED_WRITTEN`], [`CACHED_READ`] |
+//! | a conflict line of a one-line struct that lives only inside its embedders (no miss of its order: [`super::finding::fixed_outside`]) | 0 |
 
 use super::finding::{Conflict, PathSpread};
 use super::lifetime::Lifetime;
@@ -162,6 +163,7 @@ mod tests {
             victims: Vec::new(),
             exposure: 1,
             misses: 2,
+            fixed_outside: None,
         };
         let own = Lifetime::PerCpu("this_cpu_ptr".into());
         let shared = Lifetime::PerCpuShared("per_cpu(x, cpu)".into());
@@ -183,6 +185,7 @@ mod tests {
             victims: Vec::new(),
             exposure: 1,
             misses: 3,
+            fixed_outside: None,
         };
         assert_eq!(cost(std::slice::from_ref(&line), &[], &obj), 12);
         let stack = Lifetime::Local("x.c: struct s s".into());

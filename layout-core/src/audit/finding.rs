@@ -73,8 +73,18 @@ pub struct Conflict {
     /// (writer, reader) pairs of fast-path code bounce the line.
     pub exposure: u64,
     /// The cache-line transfers the line costs one pass over the hot roots
-    /// ([`misses`]).
+    /// that a better order would not ([`misses`]): none when no order of
+    /// the struct's members can part the writers from the victims
+    /// ([`Conflict::fixed_outside`]).
     pub misses: u64,
+    /// Why no order of the struct's own members removes the conflict, when
+    /// none does: a struct no larger than a line keeps every member on one
+    /// line whatever their order, so the fix is outside it (padding it to
+    /// a line of its own, moving the writer out of it, or the order of the
+    /// struct that embeds it). Its line then counts no miss and costs
+    /// nothing; the roots that bounce it are still listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed_outside: Option<String>,
 }
 
 /// The cache-line transfers a shared line costs one pass over the hot
@@ -211,9 +221,26 @@ pub fn conflicts(
             misses: misses(&writers, &victims),
             writers,
             victims,
+            fixed_outside: None,
         });
     }
     out
+}
+
+/// Why no order of a struct of `size` bytes parts a conflict's writers
+/// from its victims, when none does: all of it fits in one `line`, so
+/// every order keeps them on the same line, and it lives only inside the
+/// structs that embed it (`embedders` of them, no instance of its own), so
+/// padding it to a line of its own grows each of them too: the fix is
+/// outside it. `None` for a larger struct, whose members an order can
+/// spread over lines, or for one the sources make on its own (its padding
+/// is its own: `propose` proposes it).
+pub fn fixed_outside(size: u64, line: u64, embedders: usize, own: bool) -> Option<String> {
+    (size <= line.max(1) && embedders > 0 && !own).then(|| {
+        format!(
+            "the struct fits in one line ({size} B of {line}) and lives only inside {embedders} struct(s) that embed it: no order of its members parts the writer from the victims, and a line of its own grows each of them; the fix is outside it (the writer moved out, or the struct split)"
+        )
+    })
 }
 
 /// The field's verdict: by its name as the model spells it, or the first

@@ -398,6 +398,15 @@ impl Lifetimes {
     /// How `agg` lives: its own allocations, else those of a struct that
     /// embeds it (a few levels up), else its own or its embedders'
     /// file-scope instances.
+    /// Whether the sources make instances of struct `name` of its own (an
+    /// allocation of its size, a file-scope or stack instance), rather than
+    /// only inside the structs that embed it.
+    pub fn has_own_instances(&self, name: &str) -> bool {
+        self.allocated.contains_key(name)
+            || self.instances.contains_key(name)
+            || self.locals.contains_key(name)
+    }
+
     pub fn of(&self, db: &TypeDb, agg: &Aggregate) -> Lifetime {
         let mut level: Vec<&Aggregate> = vec![agg];
         let mut seen: Vec<String> = vec![agg.name.clone()];

@@ -543,10 +543,7 @@ fn classify(
         hits.extend(h);
     }
     let verdicts = infer::classify(&model, &hits, &analysis.sites, &rules);
-    let name = |i: usize| {
-        let n = &model.fields[i].name;
-        n.split(':').next().unwrap_or(n).to_string()
-    };
+    let names = crate::access::MemberNames::from_typedb(a.db, agg);
     let mut inputs = render::Inputs {
         struct_name: c.name.clone(),
         sources: refs.iter().map(|(_, g, _)| g_file(g, a)).collect(),
@@ -554,15 +551,7 @@ fn classify(
         hot,
         cold,
         notes: analysis.notes.clone(),
-        paths: analysis
-            .paths
-            .iter()
-            .map(|(root, fields)| {
-                let mut names: Vec<String> = fields.iter().map(|&i| name(i)).collect();
-                names.dedup();
-                (root.clone(), names)
-            })
-            .collect(),
+        paths: render::path_names(&model, &names, a.line, &analysis.paths, &analysis.sites),
         ..Default::default()
     };
     if !undefined.is_empty() {
@@ -571,14 +560,34 @@ fn classify(
             undefined.join(", ")
         ));
     }
-    let assessed = assess(a, agg, &model, &inputs, &verdicts, &f.lifetime)?;
+    let outside = finding::fixed_outside(
+        agg.size,
+        a.line,
+        f.embedder_count,
+        lives.has_own_instances(&c.name),
+    );
+    let assessed = assess(
+        a,
+        agg,
+        (&model, &names, &outside),
+        &inputs,
+        &verdicts,
+        &f.lifetime,
+    )?;
     f.classes = finding::class_counts(&verdicts);
     f.ambiguous_members = verdicts
         .iter()
         .filter(|v| v.ambiguous.is_some())
         .map(|v| v.name.clone())
         .collect();
-    let undecided = finding::undecided_on_writer_lines(&assessed.classed, a.line, &verdicts);
+    // Were an undecided member read-mostly, a struct no larger than a line
+    // would still cost nothing (no order of its own parts them): nothing
+    // rests on the undecided members.
+    let undecided = if outside.is_some() {
+        Vec::new()
+    } else {
+        finding::undecided_on_writer_lines(&assessed.classed, a.line, &verdicts)
+    };
     let status = if assessed.conflicts.is_empty() && !undecided.is_empty() {
         f.reason = Some(format!(
             "undecided members share a line with a lockless writer (a conflict if they are read-mostly): {}",
@@ -623,7 +632,14 @@ fn classify(
         return Ok(());
     }
     let (favoured, flipped) = reading::favoured(&verdicts);
-    let chosen = assess(a, agg, &model, &inputs, &favoured, &f.lifetime)?;
+    let chosen = assess(
+        a,
+        agg,
+        (&model, &names, &outside),
+        &inputs,
+        &favoured,
+        &f.lifetime,
+    )?;
     let why = f.reason.take().unwrap_or_default();
     let status = chosen.status();
     // The reading set against it: the safe side (every undecided member
@@ -637,7 +653,7 @@ fn classify(
                 reading::MAX_WRITE_SHARE
             ),
             "every undecided member read-mostly",
-            assess(a, agg, &model, &inputs, &read, &f.lifetime)?,
+            assess(a, agg, (&model, &names, &outside), &inputs, &read, &f.lifetime)?,
         )
     } else {
         (
@@ -702,7 +718,9 @@ impl Assessed {
 fn assess(
     a: &Audit<'_>,
     agg: &crate::typedb::Aggregate,
-    model: &crate::Struct,
+    // The struct's model, its inner names, and why no order of its own
+    // removes its conflicts, if none does.
+    (model, names, outside): (&crate::Struct, &crate::access::MemberNames, &Option<String>),
     inputs: &render::Inputs,
     verdicts: &[crate::infer::classify::Verdict],
     lifetime: &Lifetime,
@@ -711,10 +729,16 @@ fn assess(
     let file = crate::access::parse(std::path::Path::new("<inferred>"), &text)
         .map_err(|e| format!("the inferred access file does not load: {e}"))?;
     let mut classed = model.clone();
-    let names = crate::access::MemberNames::from_typedb(a.db, agg);
-    file.apply_with(&mut classed, &names)
+    file.apply_with(&mut classed, names)
         .map_err(|e| format!("the inferred access file does not apply: {e}"))?;
-    let conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts, &names);
+    let mut conflicts = finding::conflicts(&classed, agg.size, agg.align, a.line, verdicts, names);
+    // No order of its own parts them: no miss of its order.
+    if let Some(why) = outside {
+        for c in &mut conflicts {
+            c.misses = 0;
+            c.fixed_outside = Some(why.clone());
+        }
+    }
     let paths = finding::spread(&classed, agg.size, agg.align, a.line);
     let excess: u64 = paths.iter().map(finding::PathSpread::excess).sum();
     let misses = conflicts.iter().map(|c| c.misses).sum::<u64>() + excess;

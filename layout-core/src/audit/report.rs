@@ -338,6 +338,9 @@ fn evidence(o: &mut String, f: &Finding) {
             "   line {} (exposure {}, misses {}):",
             c.line, c.exposure, c.misses
         );
+        if let Some(why) = &c.fixed_outside {
+            let _ = writeln!(o, "     no miss to this struct's order: {why}");
+        }
         for (side, parties) in [("writer", &c.writers), ("victim", &c.victims)] {
             for p in parties.iter() {
                 let amb = p

@@ -322,3 +322,117 @@ pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> InferJson {
             .collect(),
     }
 }
+
+/// Each hot root's path as `[struct.NAME.paths]` lists it: per root of
+/// `paths` (the fields its hot sites touch, [`super::clang::Analysis::paths`]),
+/// the names its hot `sites` use. A site on a sub-member of an embedded
+/// struct (`lrugen.max_seq`, `rx_opt.rcv_tsval`) or on a single bit-field
+/// is listed by that name when `names` knows it inside the site's field,
+/// so that the path counts that member's own bytes, not the whole field's
+/// (an embedded struct of twenty lines read at one member touches one
+/// line, wherever the struct around it puts it); an index is dropped
+/// (`folios[gen]` is `folios`: which element runs is not known). Any
+/// other site is listed by its field's name (a bit-field run by its first
+/// bit-field), as before. A site that only takes the address of a member
+/// larger than a `line` (`lrugen = &lruvec->lrugen`, kept for later use)
+/// reads none of it: what the code reads through the pointer is its own
+/// site (a sub-member, or the embedded struct's), so it lists nothing.
+pub fn path_names(
+    model: &crate::Struct,
+    names: &crate::access::MemberNames,
+    line: u64,
+    paths: &[(String, Vec<usize>)],
+    sites: &[super::sites::Site],
+) -> Vec<(String, Vec<String>)> {
+    use std::collections::{BTreeSet, HashMap};
+    let known: HashMap<&str, std::ops::Range<u64>> = names
+        .iter()
+        .map(|n| (n.name.as_str(), n.bytes.clone()))
+        .collect();
+    let field_name = |i: usize| {
+        let n = &model.fields[i].name;
+        n.split(':').next().unwrap_or(n).to_string()
+    };
+    // The most precise name `names` knows for a site within its field,
+    // and the bytes it stands for.
+    let named = |s: &super::sites::Site| -> (String, u64) {
+        let Some(f) = model.fields.get(s.field) else {
+            return (String::new(), 0);
+        };
+        let Some(start) = f.original_offset else {
+            return (field_name(s.field), f.size);
+        };
+        let field = start..start + f.size;
+        let mut bare = String::with_capacity(s.member.len());
+        let mut depth = 0u32;
+        for c in s.member.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth = depth.saturating_sub(1),
+                _ if depth == 0 => bare.push(c),
+                _ => {}
+            }
+        }
+        // A member of an anonymous aggregate inside a sub-member is named
+        // as if promoted (`sk.__sk_common..skc_daddr` is
+        // `sk.__sk_common.skc_daddr`).
+        let bare: String = bare
+            .split('.')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join(".");
+        let mut at = bare.as_str();
+        loop {
+            if at == f.name || at == field_name(s.field) {
+                break;
+            }
+            if let Some(b) = known.get(at) {
+                if b.start >= field.start && b.end <= field.end && b.start < b.end {
+                    return (at.to_string(), b.end - b.start);
+                }
+            }
+            match at.rfind('.') {
+                Some(p) => at = &at[..p],
+                None => break,
+            }
+        }
+        (field_name(s.field), f.size)
+    };
+    let name_of = |s: &super::sites::Site| -> String {
+        let (name, bytes) = named(s);
+        if s.how == "address taken" && bytes > line.max(1) {
+            return String::new();
+        }
+        name
+    };
+    paths
+        .iter()
+        .map(|(root, fields)| {
+            let fields: BTreeSet<usize> = fields.iter().copied().collect();
+            let mut listed: BTreeSet<(usize, String)> = sites
+                .iter()
+                .filter(|s| {
+                    s.heat == super::sites::Heat::Hot
+                        && fields.contains(&s.field)
+                        && s.hot_roots.iter().any(|r| r == root)
+                })
+                .map(|s| (s.field, name_of(s)))
+                .filter(|(_, n)| !n.is_empty())
+                .collect();
+            // A field its sites name whole covers its sub-members: listed once.
+            let whole: BTreeSet<usize> = listed
+                .iter()
+                .filter(|(i, n)| *n == field_name(*i))
+                .map(|(i, _)| *i)
+                .collect();
+            listed.retain(|(i, n)| !whole.contains(i) || *n == field_name(*i));
+            let mut out: Vec<String> = Vec::new();
+            for (_, n) in listed {
+                if !out.contains(&n) {
+                    out.push(n);
+                }
+            }
+            (root.clone(), out)
+        })
+        .collect()
+}

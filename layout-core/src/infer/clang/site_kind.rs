@@ -107,7 +107,13 @@ pub fn access(
                 let kids = anc.children();
                 let lhs = kids.first().is_some_and(|k| k.same(child));
                 if !lhs || addr > 0 {
-                    return Some((Kind::Read, plain(volatile), member));
+                    // `lrugen = &lruvec->lrugen`: only the address.
+                    let how = if addr > 0 {
+                        "address taken".into()
+                    } else {
+                        plain(volatile)
+                    };
+                    return Some((Kind::Read, how, member));
                 }
                 if anc.kind() == CXCursor_CompoundAssignOperator {
                     return Some((Kind::Rmw, "op=".into(), member));

@@ -617,8 +617,10 @@ impl<'u, 'i> Walker<'u, 'i> {
 
     fn walk_node(&mut self, c: Cursor) -> bool {
         match c.kind() {
-            // sizeof, alignof: not evaluated.
-            CXCursor_UnaryExpr => false,
+            // sizeof, alignof: not evaluated; nor is a static assertion
+            // (container_of's type check `__same_type(*(ptr),
+            // ((type *)0)->member)`).
+            CXCursor_UnaryExpr | CXCursor_StaticAssert => false,
             CXCursor_IfStmt => self.if_stmt(c),
             CXCursor_CompoundStmt => {
                 self.depth += 1;
@@ -1171,6 +1173,12 @@ impl<'u, 'i> Walker<'u, 'i> {
         let Some(field) = c.referenced().filter(|f| f.kind() == CXCursor_FieldDecl) else {
             return;
         };
+        // `((struct T *)0)->member`: a member of no object, named for its
+        // type or offset (`typeof`, a type check, `offsetof` by hand); no
+        // code reads it.
+        if null_based(c) {
+            return;
+        }
         let direct = self.target_record(field);
         if let Some((record, target)) = direct {
             self.saw_struct[target] = true;
@@ -1981,6 +1989,27 @@ fn stored_member(mut c: Cursor) -> Option<Cursor> {
             | CXCursor_UnaryOperator
             | CXCursor_CStyleCastExpr => c = *c.children().last()?,
             _ => return None,
+        }
+    }
+}
+
+/// Whether the member access `c` is on a null pointer constant
+/// (`((struct T *)0)->m`, through parentheses and casts): an access no
+/// code makes, in an expression only its type or offset is taken of.
+fn null_based(c: Cursor) -> bool {
+    let Some(mut b) = c.children().first().copied() else {
+        return false;
+    };
+    loop {
+        match b.kind() {
+            CXCursor_ParenExpr | CXCursor_UnexposedExpr | CXCursor_CStyleCastExpr => {
+                match b.children().last() {
+                    Some(k) => b = *k,
+                    None => return false,
+                }
+            }
+            CXCursor_IntegerLiteral => return b.eval_int() == Some(0),
+            _ => return false,
         }
     }
 }
