@@ -261,3 +261,43 @@ fn two_unrelated_roots_share_only_the_members_their_code_shares() {
     let shared: Vec<&&str> = net.iter().filter(|m| mm.contains(m)).collect();
     assert_eq!(shared, [&"charged"]);
 }
+
+#[test]
+fn code_after_a_branch_that_returns_a_computed_result_is_one_branch_down() {
+    // fixtures/infer/exits.c: `if (a) return READ_ONCE(s->limit);` ends
+    // one case with its result, so what follows runs in the other case
+    // only (as an `else` arm would); the guards that return a constant
+    // (`if (!s) return 0;`, `return -22;`) and one that hands back its
+    // parameters (`return (long)a & ~1L;`) count nothing; a goto to a
+    // label that returns a computed result leaves as such a return does,
+    // up to its label.
+    let sites = stats_sites("exits.c", "stats_exit");
+    let at = |m: &str| {
+        let s = site_of(&sites, m);
+        (s.2.clone(), s.3)
+    };
+    assert_eq!(at("nr_items"), ("hot".into(), Some(0)), "{sites:?}");
+    assert_eq!(at("limit"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("misc"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("flags"), ("hot".into(), Some(2)), "{sites:?}");
+    // Three branches to the call, one in the callee: past the budget.
+    let deep = site_of(&sites, "created");
+    assert_eq!(deep.2, "warm", "{deep:?}");
+    assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+    // Guards only: two branches, as written.
+    let sites = stats_sites("exits.c", "stats_guards");
+    let s = site_of(&sites, "failcnt");
+    assert_eq!((s.2.as_str(), s.3), ("hot", Some(2)), "{s:?}");
+    // `if (a) goto done;` where `done:` returns a computed result: the
+    // code it skips is one branch down, the code at the label is not.
+    let sites = stats_sites("exits.c", "stats_goto");
+    let at = |m: &str| {
+        let s = site_of(&sites, m);
+        (s.2.clone(), s.3)
+    };
+    assert_eq!(at("misc"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("flags"), ("hot".into(), Some(0)), "{sites:?}");
+    assert_eq!(at("limit"), ("hot".into(), Some(0)), "{sites:?}");
+    let deep = site_of(&sites, "created");
+    assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+}

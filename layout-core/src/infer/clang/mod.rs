@@ -691,6 +691,7 @@ pub fn combine_joined(
             slow_name: slow::slow_path(&function).is_some(),
             context_unknown,
             accessor: r.accessor,
+            on_change: r.on_change,
         });
     }
     out.paths = paths
