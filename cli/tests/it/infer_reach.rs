@@ -3,8 +3,11 @@
 //! that member of that struct's tables, a function handed to a callee
 //! that only stores it is not run there, and a root's path holds what it
 //! reaches within its own branch budget, up to another hot root; a call
-//! picked by `?:` is one branch down (fixtures/infer/choose.c), and a short
-//! block that hands over a drop reason is an error path (drops.c).
+//! picked by `?:` is one branch down (fixtures/infer/choose.c), a short
+//! block that hands over a drop reason is an error path (drops.c), the
+//! code after an exit with a computed result is one branch down (exits.c),
+//! and a test of a local a callee sets only on an unlikely branch is
+//! unlikely (setrarely.c).
 
 use crate::support::*;
 
@@ -300,4 +303,27 @@ fn code_after_a_branch_that_returns_a_computed_result_is_one_branch_down() {
     assert_eq!(at("limit"), ("hot".into(), Some(0)), "{sites:?}");
     let deep = site_of(&sites, "created");
     assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+}
+
+#[test]
+fn a_test_of_a_local_a_callee_sets_only_on_an_unlikely_branch_is_unlikely() {
+    // fixtures/infer/setrarely.c: `key` is handed by its address to
+    // find_rare, which stores a constant into it and anything else only
+    // under `unlikely()`: `if (key)` after the call is as rare as that
+    // branch (its arm cold). `other`, set by find_any on a plain branch,
+    // and `flag`, set to 1 (not zero) by check on a plain branch, say
+    // nothing: their arms stay hot.
+    let sites = stats_sites("setrarely.c", "stats_send");
+    for m in ["misc", "limit"] {
+        let s = site_of(&sites, m);
+        assert_eq!(s.2, "cold", "{m}: {sites:?}");
+        assert!(
+            s.4.contains("`key` is set only on an unlikely() branch of find_rare"),
+            "{s:?}"
+        );
+    }
+    for m in ["failcnt", "created"] {
+        let s = site_of(&sites, m);
+        assert_eq!((s.2.as_str(), s.3), ("hot", Some(1)), "{m}: {sites:?}");
+    }
 }

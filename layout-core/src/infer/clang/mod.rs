@@ -23,6 +23,8 @@ mod param_use;
 mod reach;
 pub mod record;
 #[allow(non_upper_case_globals)]
+mod set_rarely;
+#[allow(non_upper_case_globals)]
 mod site_kind;
 pub mod slow;
 #[allow(non_upper_case_globals)]

@@ -835,7 +835,9 @@ impl<'u, 'i> Walker<'u, 'i> {
                 .collect(),
             None => Vec::new(),
         };
-        let expect = expectation(self.unit, *cond).or_else(|| self.tests_rare_event(*cond));
+        let expect = expectation(self.unit, *cond)
+            .or_else(|| self.tests_rare_event(*cond))
+            .or_else(|| super::set_rarely::expectation(self.unit, *cond));
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
         // the other one is expected.
@@ -1875,8 +1877,13 @@ fn handed_back(e: Cursor, depth: u32, params: bool) -> bool {
     if e.eval_int().is_some() {
         return true;
     }
+    // A cast names its type first (`(struct key *)0`): not a value.
     let all = |kids: Vec<Cursor>, params: bool| {
-        !kids.is_empty() && kids.iter().all(|k| handed_back(*k, depth + 1, params))
+        let values: Vec<Cursor> = kids
+            .into_iter()
+            .filter(|k| k.kind() != CXCursor_TypeRef)
+            .collect();
+        !values.is_empty() && values.iter().all(|k| handed_back(*k, depth + 1, params))
     };
     match e.kind() {
         CXCursor_IntegerLiteral | CXCursor_CharacterLiteral | CXCursor_StringLiteral => true,
