@@ -6,7 +6,8 @@
 //!   → read-mostly (ambiguous when it saw no store at all and a hot path
 //!   writes the member); between → ambiguous. Without enough samples, the sites
 //!   reached from hot roots decide: a hot write → written; hot reads only →
-//!   read-mostly. Nothing hot: the warm sites (code that runs, off the hot
+//!   read-mostly; hot reads and hot stores on change only (skipped when
+//!   the member holds the value) → read-mostly, flagged ambiguous. Nothing hot: the warm sites (code that runs, off the hot
 //!   roots) decide: written there only with atomics → written (lockless);
 //!   read there → read-mostly; else cold. Nothing at all → cold.
 //! - locks: a written member whose written sites (the hot ones, when there
