@@ -3,8 +3,11 @@
 //! that member of that struct's tables, a function handed to a callee
 //! that only stores it is not run there, and a root's path holds what it
 //! reaches within its own branch budget, up to another hot root; a call
-//! picked by `?:` is one branch down (fixtures/infer/choose.c), and a short
-//! block that hands over a drop reason is an error path (drops.c).
+//! picked by `?:` is one branch down (fixtures/infer/choose.c), a short
+//! block that hands over a drop reason is an error path (drops.c), the
+//! code after an exit with a computed result is one branch down (exits.c),
+//! and a test of a local a callee sets only on an unlikely branch is
+//! unlikely (setrarely.c).
 
 use crate::support::*;
 
@@ -336,4 +339,67 @@ fn a_member_of_a_null_pointer_is_no_access_and_a_path_names_the_sub_member() {
         "{}",
         stdout(&o)
     );
+}
+
+#[test]
+fn code_after_a_branch_that_returns_a_computed_result_is_one_branch_down() {
+    // fixtures/infer/exits.c: `if (a) return READ_ONCE(s->limit);` ends
+    // one case with its result, so what follows runs in the other case
+    // only (as an `else` arm would); the guards that return a constant
+    // (`if (!s) return 0;`, `return -22;`) and one that hands back its
+    // parameters (`return (long)a & ~1L;`) count nothing; a goto to a
+    // label that returns a computed result leaves as such a return does,
+    // up to its label.
+    let sites = stats_sites("exits.c", "stats_exit");
+    let at = |m: &str| {
+        let s = site_of(&sites, m);
+        (s.2.clone(), s.3)
+    };
+    assert_eq!(at("nr_items"), ("hot".into(), Some(0)), "{sites:?}");
+    assert_eq!(at("limit"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("misc"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("flags"), ("hot".into(), Some(2)), "{sites:?}");
+    // Three branches to the call, one in the callee: past the budget.
+    let deep = site_of(&sites, "created");
+    assert_eq!(deep.2, "warm", "{deep:?}");
+    assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+    // Guards only: two branches, as written.
+    let sites = stats_sites("exits.c", "stats_guards");
+    let s = site_of(&sites, "failcnt");
+    assert_eq!((s.2.as_str(), s.3), ("hot", Some(2)), "{s:?}");
+    // `if (a) goto done;` where `done:` returns a computed result: the
+    // code it skips is one branch down, the code at the label is not.
+    let sites = stats_sites("exits.c", "stats_goto");
+    let at = |m: &str| {
+        let s = site_of(&sites, m);
+        (s.2.clone(), s.3)
+    };
+    assert_eq!(at("misc"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("flags"), ("hot".into(), Some(0)), "{sites:?}");
+    assert_eq!(at("limit"), ("hot".into(), Some(0)), "{sites:?}");
+    let deep = site_of(&sites, "created");
+    assert!(deep.4.starts_with("4 branches"), "{deep:?}");
+}
+
+#[test]
+fn a_test_of_a_local_a_callee_sets_only_on_an_unlikely_branch_is_unlikely() {
+    // fixtures/infer/setrarely.c: `key` is handed by its address to
+    // find_rare, which stores a constant into it and anything else only
+    // under `unlikely()`: `if (key)` after the call is as rare as that
+    // branch (its arm cold). `other`, set by find_any on a plain branch,
+    // and `flag`, set to 1 (not zero) by check on a plain branch, say
+    // nothing: their arms stay hot.
+    let sites = stats_sites("setrarely.c", "stats_send");
+    for m in ["misc", "limit"] {
+        let s = site_of(&sites, m);
+        assert_eq!(s.2, "cold", "{m}: {sites:?}");
+        assert!(
+            s.4.contains("`key` is set only on an unlikely() branch of find_rare"),
+            "{s:?}"
+        );
+    }
+    for m in ["failcnt", "created"] {
+        let s = site_of(&sites, m);
+        assert_eq!((s.2.as_str(), s.3), ("hot", Some(1)), "{m}: {sites:?}");
+    }
 }

@@ -921,19 +921,20 @@ fn lru_gen_zone_and_page_counter_together_within_a_minute() {
         "all three: {right} of {all} classes right ({:.0}%)",
         100.0 * right as f64 / all as f64
     );
-    // Measured: 54 of 59 (92 %); the misses are listed in GUIDE.md
+    // Measured: 55 of 59 (93 %); the misses are listed in GUIDE.md
     // (min_seq is flagged ambiguous on purpose). One more miss fails.
-    assert!(right >= 54, "{right} of {all}");
+    assert!(right >= 55, "{right} of {all}");
     // Every class keeps 75 % precision and recall, cold too.
     each_class_keeps_three_quarters(&per_class);
     // The hard case the rules flag instead of guessing: min_seq is written
-    // under lru_lock and read without it.
+    // under lru_lock, only when it changes (`if (min_seq[type] ==
+    // lrugen->min_seq[type]) continue;`), and read without it.
     let min_seq = member(&lru, "min_seq");
     assert!(
         min_seq["ambiguous"]
             .as_str()
             .unwrap()
-            .contains("only the write frequency"),
+            .contains("only when its value changes"),
         "{min_seq}"
     );
 }
@@ -1342,6 +1343,58 @@ fn each_operand_of_a_condition_runs_under_the_ones_before_it() {
     );
     assert_eq!(classes(&j)["limit"], "cold");
     assert_eq!(classes(&j)["failcnt"], "read_mostly");
+}
+
+#[test]
+fn a_store_skipped_when_the_member_holds_the_value_is_a_write_on_change() {
+    // fixtures/infer/changes.c: `if (READ_ONCE(s->limit) != limit)
+    // WRITE_ONCE(s->limit, limit);`, a store after `if (s->flags == i)
+    // continue;` and after `if (s->parent == parent) return;` write only
+    // when the value changes: read on the hot path, they are read-mostly
+    // (flagged ambiguous: how often the value changes, the code does not
+    // say). `s->misc += limit` under `!=` and `s->nr_items++` write on
+    // every call.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "changes.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_change",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let got = classes(&j);
+    for m in ["limit", "flags", "parent"] {
+        assert_eq!(got[m], "read_mostly", "{m}: {j:#}");
+        let v = member(&j, m);
+        assert!(
+            v["ambiguous"]
+                .as_str()
+                .is_some_and(|a| a.contains("only when its value changes")),
+            "{v:#}"
+        );
+        assert!(
+            v["sites"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["kind"] == "write" && s["on_change"] == true),
+            "{v:#}"
+        );
+    }
+    for m in ["misc", "nr_items"] {
+        assert_eq!(got[m], "lockless_atomic", "{m}: {j:#}");
+    }
 }
 
 #[test]

@@ -6,7 +6,8 @@
 //!   → read-mostly (ambiguous when it saw no store at all and a hot path
 //!   writes the member); between → ambiguous. Without enough samples, the sites
 //!   reached from hot roots decide: a hot write → written; hot reads only →
-//!   read-mostly. Nothing hot: the warm sites (code that runs, off the hot
+//!   read-mostly; hot reads and hot stores on change only (skipped when
+//!   the member holds the value) → read-mostly, flagged ambiguous. Nothing hot: the warm sites (code that runs, off the hot
 //!   roots) decide: written there only with atomics → written (lockless);
 //!   read there → read-mostly; else cold. Nothing at all → cold.
 //! - locks: a written member whose written sites (the hot ones, when there
@@ -419,7 +420,11 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
         };
     }
     let hot: Vec<&Site> = sites.iter().filter(|x| x.heat == Heat::Hot).collect();
-    if let Some(w) = hot.iter().find(|x| x.kind.writes()) {
+    // A store on change (skipped when the member holds the value) is no
+    // write per operation where hot code reads the member too.
+    let hot_read = hot.iter().find(|x| !x.kind.writes());
+    let per_op = |x: &&&Site| x.kind.writes() && (!x.on_change || hot_read.is_none());
+    if let Some(w) = hot.iter().find(per_op) {
         let note = if sampled > 0 {
             format!(
                 " (the profile has {sampled} samples, fewer than {})",
@@ -438,7 +443,7 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             w.cite()
         ));
     }
-    if let Some(r) = hot.first() {
+    if let Some(r) = hot_read {
         if counts.stores > 0 {
             return Frequency::Ambiguous {
                 written: true,
@@ -453,6 +458,16 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
         }
         // Written only where a hot root reaches through a slow path: how
         // often that runs is a guess from the names and branches.
+        if let Some(w) = hot.iter().find(|x| x.on_change && x.kind.writes()) {
+            return Frequency::Ambiguous {
+                written: false,
+                why: format!(
+                    "read on hot paths ({}) and written there only when its value changes ({}, under a test that it differs): read-mostly if it changes rarely, written if it changes per operation",
+                    r.cite(),
+                    w.cite()
+                ),
+            };
+        }
         if let Some(w) = sites.iter().find(|x| x.near_hot && x.kind.writes()) {
             return Frequency::Ambiguous {
                 written: false,

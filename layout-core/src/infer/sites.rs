@@ -94,6 +94,11 @@ pub struct Site {
     /// `get_current()`): the running context's instance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accessor: Option<String>,
+    /// A store skipped when the member already holds the value (under a
+    /// test that it differs: `if (x->m != v) x->m = v;`): it writes only
+    /// when the value changes.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub on_change: bool,
 }
 
 #[cfg(test)]
@@ -120,6 +125,7 @@ impl Site {
             slow_name: false,
             context_unknown: false,
             accessor: None,
+            on_change: false,
         }
     }
 }

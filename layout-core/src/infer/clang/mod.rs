@@ -23,6 +23,8 @@ mod param_use;
 mod reach;
 pub mod record;
 #[allow(non_upper_case_globals)]
+mod set_rarely;
+#[allow(non_upper_case_globals)]
 mod site_kind;
 pub mod slow;
 #[allow(non_upper_case_globals)]
@@ -691,6 +693,7 @@ pub fn combine_joined(
             slow_name: slow::slow_path(&function).is_some(),
             context_unknown,
             accessor: r.accessor,
+            on_change: r.on_change,
         });
     }
     out.paths = paths

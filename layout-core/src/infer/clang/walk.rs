@@ -39,6 +39,11 @@ pub struct RawSite {
     /// of the running context, whose instance is the running CPU's.
     #[serde(default)]
     pub accessor: Option<String>,
+    /// A store skipped when the member already holds the value: under a
+    /// test that it differs (`if (x->m != v) x->m = v;`, or after `if
+    /// (x->m == v) continue;`).
+    #[serde(default)]
+    pub on_change: bool,
 }
 
 /// A function handed to a call as a pointer: `caller` calls `callee`
@@ -173,6 +178,16 @@ pub struct Walker<'u, 'i> {
     arm_calls: u32,
     cold: Option<String>,
     stack: Vec<Cursor>,
+    /// Set by an `if` one arm of which leaves with a computed result while
+    /// the other goes on ([`exit_with_result`]): `Some(None)` for a
+    /// return, `Some(Some(label))` for a goto to a label that returns it.
+    result_exit: Option<Option<String>>,
+    /// The members (target, member) the walk is under a test that they
+    /// differ from a value: a store to one of them here is on change.
+    on_change: Vec<(usize, String)>,
+    /// Set by `if (x->m == v) continue;` (an arm that leaves the block
+    /// when the member holds the value): the members compared.
+    change_rest: Vec<(usize, String)>,
     /// How deep the walk is in the current function's statements and
     /// expressions, and the first place it went past [`MAX_NESTING`].
     nesting: usize,
@@ -245,6 +260,9 @@ impl<'u, 'i> Walker<'u, 'i> {
             arm_calls: 0,
             cold: None,
             stack: Vec::new(),
+            result_exit: None,
+            on_change: Vec::new(),
+            change_rest: Vec::new(),
             nesting: 0,
             too_deep: None,
             effects: HashMap::new(),
@@ -626,8 +644,23 @@ impl<'u, 'i> Walker<'u, 'i> {
                 self.depth += 1;
                 let block_cold = self.cold.clone();
                 let mut ended = false;
-                for s in c.children() {
+                // `if (c) return r;` with a computed result: what follows
+                // runs only when `c` is false, one branch down.
+                // Each: the label it ends at (None: the block's end).
+                let mut exits: Vec<Option<String>> = Vec::new();
+                let changes = self.on_change.len();
+                let kids = c.children();
+                for (i, &s) in kids.iter().enumerate() {
                     if s.kind() == CXCursor_LabelStmt {
+                        // The code at a label a goto with a result jumps
+                        // to runs on that path too.
+                        let name = s.spelling();
+                        let back = exits
+                            .iter()
+                            .filter(|e| e.as_deref() == Some(name.as_str()))
+                            .count();
+                        exits.retain(|e| e.as_deref() != Some(name.as_str()));
+                        self.conds -= back as u32;
                         ended = false;
                         // `err:`, `fail:`, `out_free:` ... : what follows is an error path.
                         self.cold = if is_error_label(&s.spelling()) {
@@ -637,10 +670,27 @@ impl<'u, 'i> Walker<'u, 'i> {
                         };
                     }
                     self.assertions(s);
+                    self.result_exit = None;
+                    self.change_rest.clear();
                     if self.walk(s) {
                         ended = true;
                     }
+                    if through_labels(s).kind() == CXCursor_IfStmt {
+                        if let Some(exit) = self.result_exit.take() {
+                            let later = |l: &String| {
+                                kids[i + 1..]
+                                    .iter()
+                                    .any(|k| k.kind() == CXCursor_LabelStmt && k.spelling() == *l)
+                            };
+                            self.conds += 1;
+                            exits.push(exit.filter(later));
+                        }
+                        let rest = std::mem::take(&mut self.change_rest);
+                        self.on_change.extend(rest);
+                    }
                 }
+                self.conds -= exits.len() as u32;
+                self.on_change.truncate(changes);
                 // A guard() releases its lock where its block ends.
                 let depth = self.depth;
                 let ending: Vec<String> = self
@@ -775,8 +825,21 @@ impl<'u, 'i> Walker<'u, 'i> {
             return false;
         };
         self.stack.push(c);
+        let mark = self.sites.len();
         self.walk_condition(*cond, 0);
-        let expect = expectation(self.unit, *cond).or_else(|| self.tests_rare_event(*cond));
+        // `x->m != v` / `x->m == v`: the members the test reads.
+        let differs = equality_test(self.unit, *cond);
+        let compared: Vec<(usize, String)> = match differs {
+            Some(_) => self.sites[mark..]
+                .iter()
+                .filter(|(_, r)| r.kind == Kind::Read)
+                .map(|(t, r)| (*t, r.member.clone()))
+                .collect(),
+            None => Vec::new(),
+        };
+        let expect = expectation(self.unit, *cond)
+            .or_else(|| self.tests_rare_event(*cond))
+            .or_else(|| super::set_rarely::expectation(self.unit, *cond));
         // A branch that prints a diagnostic (`pr_debug("Leak ...")`,
         // `net_dbg_ratelimited()`, `WARN()`) is an error or debug path:
         // the other one is expected.
@@ -794,22 +857,55 @@ impl<'u, 'i> Walker<'u, 'i> {
         let expect = expect.map(|(v, _)| v);
         let before = self.held.clone();
         let cold_before = self.cold.clone();
-        let branch = |w: &mut Self, b: Option<&Cursor>, cold: bool| -> (bool, Vec<String>) {
-            w.held = before.clone();
-            w.cold = if cold {
-                Some(why.clone())
-            } else {
-                cold_before.clone()
+        let branch =
+            |w: &mut Self, b: Option<&Cursor>, cold: bool, changed: bool| -> (bool, Vec<String>) {
+                let changes = w.on_change.len();
+                if changed {
+                    w.on_change.extend(compared.iter().cloned());
+                }
+                w.held = before.clone();
+                w.cold = if cold {
+                    Some(why.clone())
+                } else {
+                    cold_before.clone()
+                };
+                w.conds += 1;
+                let ended = b.is_some_and(|b| w.walk(*b));
+                w.conds -= 1;
+                w.on_change.truncate(changes);
+                (ended, w.held.clone())
             };
-            w.conds += 1;
-            let ended = b.is_some_and(|b| w.walk(*b));
-            w.conds -= 1;
-            (ended, w.held.clone())
-        };
-        let (t_end, t_held) = branch(self, kids.get(1), expect == Some(false));
-        let (e_end, e_held) = branch(self, kids.get(2), expect == Some(true));
+        let (t_end, t_held) = branch(
+            self,
+            kids.get(1),
+            expect == Some(false),
+            differs == Some(true),
+        );
+        let (e_end, e_held) = branch(
+            self,
+            kids.get(2),
+            expect == Some(true),
+            differs == Some(false),
+        );
         self.cold = cold_before;
         self.stack.pop();
+        // One arm returns a computed result and the other goes on: the
+        // code after the `if` is the other arm's, one branch down (a
+        // guard that returns a constant, `return -EINVAL;`, `return;`,
+        // or an arm the condition expects not taken, is not).
+        let exits = |b: Option<&Cursor>| b.and_then(|b| exit_with_result(*b));
+        self.result_exit = match (t_end, e_end) {
+            _ if expect.is_some() => None,
+            (true, false) => exits(kids.get(1)),
+            (false, true) => exits(kids.get(2)),
+            _ => None,
+        };
+        // `if (x->m == v) continue;`: the rest of the block runs when it differs.
+        self.change_rest = if differs == Some(false) && t_end && !e_end {
+            compared
+        } else {
+            Vec::new()
+        };
         self.held = match (t_end, e_end) {
             (true, true) => before,
             (true, false) => e_held,
@@ -1391,6 +1487,11 @@ impl<'u, 'i> Walker<'u, 'i> {
             None if printed => Some("printed".to_string()),
             None => None,
         };
+        let on_change = kind == Kind::Write
+            && self
+                .on_change
+                .iter()
+                .any(|(t, m)| *t == target && *m == member);
         self.sites.push((
             target,
             RawSite {
@@ -1406,6 +1507,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                 loop_depth: self.loops,
                 conds: self.conds,
                 accessor: context_accessor(c),
+                on_change,
             },
         ));
     }
@@ -1721,6 +1823,91 @@ fn is_report(name: &str) -> bool {
         || n.ends_with("printf")
 }
 
+/// Whether a branch leaves the function with a computed result: it is,
+/// or its block ends with, `return EXPR` of an expression that is not a
+/// constant nor the function's parameters handed back (`return
+/// nr_to_scan;`, `return deliver(sk, skb);`; not `return;`, `return 0;`,
+/// `return -EINVAL;`, `return NULL;`, `return ERR_PTR(-ENOMEM);`, `return
+/// skb;`, `return features & ~MASK;`: the guards of unusual input, which
+/// hand back a constant or what they were given), or a `goto` to a label
+/// whose statement is such a return. `Some(None)` for a return,
+/// `Some(Some(label))` for a goto.
+fn exit_with_result(arm: Cursor) -> Option<Option<String>> {
+    let last = if arm.kind() == CXCursor_CompoundStmt {
+        *arm.children().last()?
+    } else {
+        arm
+    };
+    let result = |s: Cursor| {
+        s.kind() == CXCursor_ReturnStmt
+            && s.children()
+                .first()
+                .is_some_and(|e| !handed_back(*e, 0, true))
+    };
+    match last.kind() {
+        CXCursor_ReturnStmt => result(last).then_some(None),
+        CXCursor_GotoStmt => {
+            let label = last
+                .children()
+                .first()
+                .and_then(|r| r.referenced())
+                .filter(|l| l.kind() == CXCursor_LabelStmt)?;
+            let at = label.children().into_iter().next()?;
+            result(through_labels(at)).then(|| Some(label.spelling()))
+        }
+        _ => None,
+    }
+}
+
+/// A statement under its labels (`done: return x;` is the return).
+fn through_labels(mut s: Cursor) -> Cursor {
+    for _ in 0..8 {
+        if s.kind() != CXCursor_LabelStmt {
+            break;
+        }
+        match s.children().into_iter().next() {
+            Some(inner) => s = inner,
+            None => break,
+        }
+    }
+    s
+}
+
+/// Whether an expression is made of constants only (a cast of one,
+/// `NULL`, an enum constant, a call of constants such as
+/// `ERR_PTR(-ENOMEM)`), and with `params`, of the function's parameters
+/// too, by value and in arithmetic (`skb`, `features & ~MASK`; not
+/// through them, `skb->len`, nor handed to a call, `deliver(skb)`).
+fn handed_back(e: Cursor, depth: u32, params: bool) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    if e.eval_int().is_some() {
+        return true;
+    }
+    // A cast names its type first (`(struct key *)0`): not a value.
+    let all = |kids: Vec<Cursor>, params: bool| {
+        let values: Vec<Cursor> = kids
+            .into_iter()
+            .filter(|k| k.kind() != CXCursor_TypeRef)
+            .collect();
+        !values.is_empty() && values.iter().all(|k| handed_back(*k, depth + 1, params))
+    };
+    match e.kind() {
+        CXCursor_IntegerLiteral | CXCursor_CharacterLiteral | CXCursor_StringLiteral => true,
+        CXCursor_ParenExpr
+        | CXCursor_UnexposedExpr
+        | CXCursor_CStyleCastExpr
+        | CXCursor_UnaryOperator
+        | CXCursor_BinaryOperator => all(e.children(), params),
+        CXCursor_DeclRefExpr => e.referenced().is_some_and(|d| {
+            d.kind() == CXCursor_EnumConstantDecl || (params && d.kind() == CXCursor_ParmDecl)
+        }),
+        CXCursor_CallExpr => all(e.children().into_iter().skip(1).collect(), false),
+        _ => false,
+    }
+}
+
 /// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
 /// is not one: `out` labels are the common exit).
 fn is_error_label(label: &str) -> bool {
@@ -1890,6 +2077,42 @@ fn rare_enum_constant(c: Cursor, depth: u32) -> bool {
         && c.children()
             .into_iter()
             .any(|k| rare_enum_constant(k, depth + 1))
+}
+
+/// Whether a condition is an equality test (through parentheses):
+/// `Some(true)` for `a != b`, `Some(false)` for `a == b`.
+fn equality_test(unit: &Unit, cond: Cursor) -> Option<bool> {
+    let mut c = cond;
+    while matches!(c.kind(), CXCursor_ParenExpr | CXCursor_UnexposedExpr) {
+        match c.children().as_slice() {
+            [one] => c = *one,
+            _ => return None,
+        }
+    }
+    if c.kind() != CXCursor_BinaryOperator {
+        return None;
+    }
+    let kids = c.children();
+    let [l, r] = kids.as_slice() else {
+        return None;
+    };
+    let mut between = unit.tokens_between(*l, *r);
+    if between.len() > 1 {
+        between.pop(); // the right operand's first token
+    }
+    let mut depth = 0i32;
+    let mut found = None;
+    for t in &between {
+        match t.as_str() {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "!=" if depth == 0 => found = Some(true),
+            "==" if depth == 0 => found = Some(false),
+            "&&" | "||" if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    found
 }
 
 /// The logical operator at the top level of a binary expression's tokens
