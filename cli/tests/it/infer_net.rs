@@ -428,6 +428,18 @@ fn tcp_sock_net_device_and_netns_ipv4_with_one_list_of_roots() {
         held_all - held_right <= HELD_MISSES,
         "{held_right} of {held_all}"
     );
+    // Each root's path is what its own code reads: the device queueing
+    // root reads no TCP sysctl of the namespace, whatever the TCP roots
+    // beside it read.
+    let netns = &outputs[2].1;
+    let tcp_sysctls: Vec<&str> = path_members(netns, "__dev_queue_xmit")
+        .into_iter()
+        .filter(|m| m.starts_with("sysctl_tcp_"))
+        .collect();
+    assert!(
+        tcp_sysctls.is_empty(),
+        "__dev_queue_xmit reads TCP sysctls: {tcp_sysctls:?}"
+    );
     // Every written tcp_sock member the socket lock protects: under it.
     let tcp = &outputs[0].1;
     for (m, class, why) in TCP_SOCK_DEV.iter().chain(TCP_SOCK_HELD) {
