@@ -1398,6 +1398,51 @@ fn a_store_skipped_when_the_member_holds_the_value_is_a_write_on_change() {
 }
 
 #[test]
+fn an_update_that_only_takes_back_what_a_slow_path_set_is_not_hot() {
+    // fixtures/infer/drains.c: `s->failcnt -= min(s->failcnt, done)` on
+    // every call, and `s->failcnt = n` only in a function the hot root
+    // calls on an unlikely() branch: on the hot path the member holds
+    // zero until that ran, and the update changes nothing. Its hot sites
+    // become warm, on a slow path a hot root reaches: cold. `s->misc -=
+    // done` writes on every call.
+    let o = run_in(
+        &fixtures(),
+        &[
+            "infer",
+            "stats.h",
+            "--struct",
+            "stats",
+            "--source",
+            "drains.c",
+            "--cc",
+            "gcc -I.",
+            "--hot",
+            "stats_done",
+            "--format",
+            "json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j = json(&o);
+    let got = classes(&j);
+    assert_eq!(got["failcnt"], "cold", "{j:#}");
+    assert_eq!(got["misc"], "lockless_atomic", "{j:#}");
+    let f = member(&j, "failcnt");
+    assert!(
+        f["sites"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["line"] == 15
+                && s["heat"] == "warm"
+                && s["cold_because"]
+                    .as_str()
+                    .is_some_and(|c| c.contains("takes back what the member holds"))),
+        "{f:#}"
+    );
+}
+
+#[test]
 fn callbacks_slow_paths_printing_and_code_off_the_hot_roots() {
     // fixtures/infer/reach.c: a callback run under the lock of the function
     // it is handed to (through a second that passes it on); a slow path the

@@ -529,6 +529,47 @@ pub fn join(
 
 /// The analysis of the struct from its sites in the units of `joined`
 /// (whose roots must be `req`'s).
+/// A member whose only hot sites take back what it holds, down to zero
+/// (`x->m -= min(x->m, d)`), and that code off the hot paths sets (a
+/// plain or other write elsewhere): on the hot path it holds zero until
+/// that code ran, and the update changes nothing. Its hot sites run, in
+/// effect, with the code that set it: they become warm, on a slow path a
+/// hot root reaches.
+fn settle_drains(sites: &mut [Site], drains: &[bool]) {
+    let fields: BTreeSet<usize> = sites.iter().map(|s| s.field).collect();
+    for f in fields {
+        let of = |i: &usize| sites[*i].field == f;
+        let idx: Vec<usize> = (0..sites.len()).filter(of).collect();
+        let hot: Vec<usize> = idx
+            .iter()
+            .copied()
+            .filter(|i| sites[*i].heat == Heat::Hot)
+            .collect();
+        if hot.is_empty() || !hot.iter().all(|i| drains[*i]) {
+            continue;
+        }
+        let Some(setter) = idx
+            .iter()
+            .find(|i| !drains[**i] && sites[**i].kind.writes())
+            .map(|i| sites[*i].cite())
+        else {
+            continue;
+        };
+        for i in hot {
+            let s = &mut sites[i];
+            s.cold_because = Some(format!(
+                "an update that only takes back what the member holds, down to zero, on a hot path ({}): it holds zero there until code off the hot paths sets it ({setter})",
+                s.hot_via.as_deref().unwrap_or(&s.function)
+            ));
+            s.heat = Heat::Warm;
+            s.hot_via = None;
+            s.hot_roots.clear();
+            s.branches = None;
+            s.near_hot = true;
+        }
+    }
+}
+
 pub fn combine_joined(
     model: &Struct,
     req: &Request,
@@ -576,6 +617,7 @@ pub fn combine_joined(
     raw.dedup();
     let mut paths: Vec<(String, BTreeSet<usize>)> =
         hot.iter().map(|r| (r.clone(), BTreeSet::new())).collect();
+    let mut drains: Vec<bool> = Vec::new();
     for r in raw {
         let Some(field) = crate::infer::profile::field_at(model, r.offset) else {
             out.notes.push(format!(
@@ -664,11 +706,6 @@ pub fn combine_joined(
         } else {
             Vec::new()
         };
-        for (root, fields) in paths.iter_mut() {
-            if hot_roots.contains(root) {
-                fields.insert(field);
-            }
-        }
         let hot_via =
             (heat == Heat::Hot && !hot.is_empty()).then(|| reach::chain(reached, &r.function));
         let near_hot = heat != Heat::Hot && through_cold.contains_key(&r.function);
@@ -695,6 +732,15 @@ pub fn combine_joined(
             accessor: r.accessor,
             on_change: r.on_change,
         });
+        drains.push(r.drains);
+    }
+    settle_drains(&mut out.sites, &drains);
+    for s in &out.sites {
+        for (root, fields) in paths.iter_mut() {
+            if s.hot_roots.contains(root) {
+                fields.insert(s.field);
+            }
+        }
     }
     out.paths = paths
         .into_iter()

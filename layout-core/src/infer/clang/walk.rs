@@ -44,6 +44,10 @@ pub struct RawSite {
     /// (x->m == v) continue;`).
     #[serde(default)]
     pub on_change: bool,
+    /// Part of an update that only takes back what the member holds,
+    /// down to zero (`x->m -= min(x->m, d)`): the store and its read.
+    #[serde(default)]
+    pub drains: bool,
 }
 
 /// A function handed to a call as a pointer: `caller` calls `callee`
@@ -1508,8 +1512,47 @@ impl<'u, 'i> Walker<'u, 'i> {
                 conds: self.conds,
                 accessor: context_accessor(c),
                 on_change,
+                drains: self.drains(field),
             },
         ));
+    }
+
+    /// Whether the access of `field` being recorded is part of an update
+    /// that only takes back what the member holds, down to zero: `x->m -=
+    /// min(x->m, d)` (its store, and the read inside `min`). Where the
+    /// member holds zero, it changes nothing.
+    fn drains(&self, field: Cursor) -> bool {
+        let Some(op) = self
+            .stack
+            .iter()
+            .rev()
+            .find(|a| a.kind() == CXCursor_CompoundAssignOperator)
+        else {
+            return false;
+        };
+        let [lhs, _] = op.children()[..] else {
+            return false;
+        };
+        let Some(l) = through_parens(lhs) else {
+            return false;
+        };
+        let same =
+            l.kind() == CXCursor_MemberRefExpr && l.referenced().is_some_and(|f| f.same(field));
+        if !same {
+            return false;
+        }
+        // `LHS -= min(... LHS ...)`, as the code spells it.
+        let lt = self.unit.tokens(lhs);
+        let ot = self.unit.tokens(*op);
+        let Some(rest) = ot.strip_prefix(lt.as_slice()) else {
+            return false;
+        };
+        !lt.is_empty()
+            && rest.first().is_some_and(|t| t == "-=")
+            && rest
+                .get(1)
+                .is_some_and(|t| matches!(t.as_str(), "min" | "min_t" | "umin"))
+            && rest.windows(lt.len()).any(|w| w == lt.as_slice())
     }
 
     /// Whether the function `decl` only reads through its `i`-th parameter.
