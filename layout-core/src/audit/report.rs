@@ -27,7 +27,8 @@ pub struct Finding {
     pub misses: u64,
     /// What those misses cost ([`super::cost`]): conflict lines as
     /// coherence misses, spread lines by how the struct lives. The
-    /// ranking is by it, then by the misses.
+    /// ranking is by it, then by the coherence misses
+    /// ([`Finding::coherence_misses`]), then by the misses.
     pub cost: u64,
     /// How the struct lives, from the sources ([`super::lifetime`]).
     pub lifetime: Lifetime,
@@ -131,6 +132,16 @@ pub struct UnitLeftOut {
     pub reason: String,
 }
 
+impl Finding {
+    /// The misses on conflict lines: lines another CPU wrote. At equal
+    /// cost these come first, since the cost's weight of a coherence miss
+    /// is a floor (it grows with the CPUs that write the line), while a
+    /// spread line's cold fetch is one fetch.
+    pub fn coherence_misses(&self) -> u64 {
+        self.misses.saturating_sub(self.excess_lines)
+    }
+}
+
 impl Report {
     /// Files each finding under its status, ranked.
     pub fn new(findings: Vec<Finding>) -> Report {
@@ -146,6 +157,7 @@ impl Report {
         let key = |f: &Finding| {
             (
                 std::cmp::Reverse(f.cost),
+                std::cmp::Reverse(f.coherence_misses()),
                 std::cmp::Reverse(f.misses),
                 std::cmp::Reverse(f.exposure),
                 std::cmp::Reverse(f.hot_count()),
@@ -425,8 +437,11 @@ mod tests {
     }
 
     #[test]
-    fn the_ranking_is_by_cost_then_misses_then_exposure_then_pass_one() {
+    fn the_ranking_is_by_cost_then_coherence_misses_then_misses_then_exposure_then_pass_one() {
+        let mut coherent = finding("coherence_first", 4, 1, 0, 90);
+        coherent.excess_lines = 0;
         let r = Report::new(vec![
+            coherent,
             finding("later_in_pass1", 4, 2, 0, 9),
             finding("fewer_misses", 4, 1, 0, 1),
             finding("free", 0, 50, 9, 1),
@@ -439,6 +454,7 @@ mod tests {
             names,
             [
                 "dearest",
+                "coherence_first",
                 "more_exposed",
                 "first_in_pass1",
                 "later_in_pass1",
@@ -447,7 +463,7 @@ mod tests {
             ]
         );
         // A struct whose misses cost nothing is ranked, last, and never patched.
-        assert!(!r.ranked[5].patchable());
+        assert!(!r.ranked[6].patchable());
         assert!(r.ranked[0].patchable());
         // The table states the weights it ranked by.
         assert!(r
