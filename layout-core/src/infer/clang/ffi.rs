@@ -399,6 +399,22 @@ impl Cursor {
         (unsafe { clang_Cursor_isNull(d) } == 0).then_some(Cursor(d))
     }
 
+    /// Of a function the unit defines: its `index`-th parameter and its
+    /// body.
+    pub fn param_and_body(self, index: u32) -> Option<(Cursor, Cursor)> {
+        let kids = self.definition()?.children();
+        let param = kids
+            .iter()
+            .filter(|c| c.kind() == CXCursor_ParmDecl)
+            .nth(index as usize)
+            .copied()?;
+        let body = kids
+            .iter()
+            .find(|c| c.kind() == CXCursor_CompoundStmt)
+            .copied()?;
+        Some((param, body))
+    }
+
     pub fn type_is_array(self) -> bool {
         // SAFETY: a cursor of a live unit.
         let k = unsafe { clang_getCanonicalType(clang_getCursorType(self.0)).kind };

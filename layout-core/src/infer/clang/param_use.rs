@@ -26,28 +26,12 @@ pub fn only_reads(unit: &Unit, decl: Cursor, index: u32, depth: u32) -> bool {
     if depth > MAX_DEPTH {
         return false;
     }
-    let Some(def) = decl.definition() else {
-        return false;
-    };
-    let kids = def.children();
-    let Some(param) = kids
-        .iter()
-        .filter(|c| c.kind() == CXCursor_ParmDecl)
-        .nth(index as usize)
-        .copied()
-    else {
+    let Some((param, body)) = decl.param_and_body(index) else {
         return false;
     };
     if !param.type_is_pointer() {
         return false;
     }
-    let Some(body) = kids
-        .iter()
-        .find(|c| c.kind() == CXCursor_CompoundStmt)
-        .copied()
-    else {
-        return false;
-    };
     let mut budget = MAX_NODES;
     let mut ancestors = Vec::new();
     uses_only_read(unit, body, param, depth, &mut ancestors, &mut budget)

@@ -210,23 +210,7 @@ fn local_use(
 /// and stores anything but zero only on a branch its condition expects
 /// not taken.
 fn sets_only_when_unlikely(unit: &Unit, f: Cursor, index: u32) -> bool {
-    let Some(def) = f.definition() else {
-        return false;
-    };
-    let kids = def.children();
-    let Some(param) = kids
-        .iter()
-        .filter(|c| c.kind() == CXCursor_ParmDecl)
-        .nth(index as usize)
-        .copied()
-    else {
-        return false;
-    };
-    let Some(body) = kids
-        .iter()
-        .find(|c| c.kind() == CXCursor_CompoundStmt)
-        .copied()
-    else {
+    let Some((param, body)) = f.param_and_body(index) else {
         return false;
     };
     let mut budget = MAX_NODES;
