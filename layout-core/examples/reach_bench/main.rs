@@ -24,16 +24,26 @@
 //!
 //! - an exhaustive search over every order (each member placed as early as
 //!   its alignment and the hard rule allow, at every phase; the layout
-//!   judged by the verifier alone), where the struct has at most
-//!   `EXHAUSTIVE` members with bytes and no pins: the optimum;
+//!   judged by the verifier alone; the lowest segment first, identical
+//!   members of a part in one order), where the struct has at most
+//!   `EXHAUSTIVE` members with bytes and no pins: the optimum
+//!   ([`break_oracles::exhaustive_min_size_with`]);
 //! - the solver with `--factor` times the work budget (20 by default);
+//! - the solver on `--shuffles` declarations of the struct shuffled among
+//!   the members that may trade places (6 by default);
 //! - with line breaks, the struct without its paddings solved alone and the
 //!   paddings put back at every choice of line starts the verifier accepts
-//!   (members crossing the breaks as the rule allows);
+//!   (members crossing the breaks as the rule allows;
+//!   [`break_oracles::with_paddings_put_back_placed`]);
 //! - with paddings as the only breaks (aligned, no flexible tail), the
 //!   struct solved without its groups and breaks, its chains of lines
 //!   given parts between the breaks in every way the guide allows, the
-//!   verifier judging each layout ([`lines_given_parts`]).
+//!   verifier judging each layout
+//!   ([`break_oracles::lines_given_parts_placed`]).
+//!
+//! The exhaustive search and the two second formulations are the oracles
+//! of layout-core's and the command line's tests, one copy included by
+//! path from `tests/it/support/break_oracles.rs`.
 //!
 //! A default run above the reference is a miss; a size claimed minimal
 //! above it, or a lower bound above it, a false claim; a layout the
@@ -50,6 +60,8 @@
 //! better of their references (`reach_bench --compare`).
 //!
 
+#[path = "../../tests/it/support/break_oracles.rs"]
+mod break_oracles;
 mod compare;
 #[path = "../exact_bench/instance.rs"]
 mod instance;
@@ -59,10 +71,14 @@ mod kernel;
 #[path = "../exact_bench/uniform.rs"]
 mod uniform;
 
-use layout_core::layout::{Layout, Slot};
+use break_oracles::{
+    claimed_size, declared_parts, exhaustive_min_size_with, lines_given_parts_placed, member,
+    padding, with_offsets, with_paddings_put_back_placed, Cuts, ExhaustiveOptions,
+};
+use layout_core::layout::Layout;
 use layout_core::model::{Access, Field, Placement, Struct};
 use layout_core::segments::{assign, Keep};
-use layout_core::solve::{solve, Goal, Solution, SolveOptions, DEFAULT_WORK_LIMIT};
+use layout_core::solve::{solve, SolveOptions, DEFAULT_WORK_LIMIT};
 use layout_core::verify::verify;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -88,10 +104,6 @@ const EXHAUSTIVE: usize = 8;
 
 // ---------------------------------------------------------------------------
 // The `breaks` set.
-
-fn padding(name: &str) -> Field {
-    Field::new(name, "struct cacheline_padding", 0, 64)
-}
 
 /// A kernel-like struct with two paddings: a read-mostly head, lock words
 /// with the members they protect, writer groups, flags, pointers,
@@ -165,7 +177,7 @@ fn kernel_like_mixed(n: usize, rng: &mut Rng, mix: &Mix) -> Instance {
     for i in 0..body {
         for (k, &p) in pads.iter().enumerate() {
             if p as usize == i {
-                fields.push(padding(&format!("_pad{}_", k + 1)));
+                fields.push(padding(&format!("_pad{}_", k + 1), 64));
             }
         }
         let (size, align) = match rng.below(12) {
@@ -192,7 +204,7 @@ fn kernel_like_mixed(n: usize, rng: &mut Rng, mix: &Mix) -> Instance {
             continue;
         }
         let access = class(rng, i);
-        let mut f = Field::new(format!("f{i}"), "t", size, align).with_access(access);
+        let mut f = member(&format!("f{i}"), size, align, access);
         // A line-aligned member is one of the author's line breaks when
         // the source says `____cacheline_aligned_in_smp` on it: half of
         // them here.
@@ -204,13 +216,7 @@ fn kernel_like_mixed(n: usize, rng: &mut Rng, mix: &Mix) -> Instance {
         let access = class(rng, 1);
         fields.push(Field::new(format!("f{body}"), "u8[]", 0, align).with_access(access));
     }
-    let mut at = 0u64;
-    for f in &mut fields {
-        at = at.div_ceil(f.align) * f.align;
-        f.original_offset = Some(at);
-        at += f.size;
-    }
-    let mut s = Struct::new("kernel_like", fields);
+    let mut s = with_offsets(Struct::new("kernel_like", fields));
     assign(&mut s, Keep::default());
     let placement = if rng.below(4) == 0 {
         Placement::Offset(8 * rng.below(8) / s.natural_align() * s.natural_align())
@@ -226,464 +232,6 @@ fn kernel_like_mixed(n: usize, rng: &mut Rng, mix: &Mix) -> Instance {
 }
 
 // ---------------------------------------------------------------------------
-// The exhaustive reference.
-
-/// The hard rule as the guide states it: lockless against read-mostly, and
-/// lockless members of different writer groups; a lock word is a writer
-/// group of its own.
-fn must_not_share(a: &Field, b: &Field) -> bool {
-    let rule = |f: &Field| match &f.access {
-        Access::LockedWrite { .. } if f.lock_word => Access::Lockless {
-            group: Some(format!("lock word {}", f.name)),
-        },
-        x => x.clone(),
-    };
-    match (rule(a), rule(b)) {
-        (Access::Lockless { group: x }, Access::Lockless { group: y }) => x != y,
-        (Access::Lockless { .. }, Access::ReadMostly)
-        | (Access::ReadMostly, Access::Lockless { .. }) => true,
-        _ => false,
-    }
-}
-
-struct Exhaustive<'a> {
-    s: &'a Struct,
-    line: u64,
-    align: u64,
-    placement: Placement,
-    phases: Vec<u64>,
-    placed: Vec<(usize, u64)>,
-    used: Vec<bool>,
-    breaks_placed: usize,
-    best: Option<u64>,
-    /// The part (between two line breaks) each field was declared in.
-    parts: Vec<usize>,
-}
-
-impl Exhaustive<'_> {
-    /// Bytes a field holds for the rule (a flexible tail: its first element).
-    fn extent(&self, i: usize) -> u64 {
-        let f = &self.s.fields[i];
-        if Some(i) == self.s.flexible_tail() {
-            1
-        } else {
-            f.size
-        }
-    }
-
-    fn earliest(&self, i: usize, from: u64) -> u64 {
-        let f = &self.s.fields[i];
-        let mut x = from.div_ceil(f.align) * f.align;
-        if self.extent(i) > 0 {
-            for &(j, o) in &self.placed {
-                let g = &self.s.fields[j];
-                if self.extent(j) == 0 || !must_not_share(f, g) {
-                    continue;
-                }
-                for &p in &self.phases {
-                    let last_line = (p + o + self.extent(j) - 1) / self.line;
-                    x = x.max((last_line + 1) * self.line - p);
-                }
-            }
-            x = x.div_ceil(f.align) * f.align;
-        }
-        x
-    }
-
-    fn dfs(&mut self, end: u64, left: u64) {
-        let n = self.s.fields.len();
-        let round = |x: u64| x.div_ceil(self.align) * self.align;
-        if self.placed.len() == n {
-            let size = round(end);
-            if self.best.is_none_or(|b| size < b) {
-                let mut slots: Vec<Slot> = self
-                    .placed
-                    .iter()
-                    .map(|&(field, offset)| Slot { field, offset })
-                    .collect();
-                slots.sort_by_key(|sl| (sl.offset, sl.field));
-                let l = Layout {
-                    slots,
-                    size,
-                    align: self.align,
-                    line: self.line,
-                    placement: self.placement,
-                };
-                if verify(self.s, &l).is_ok() {
-                    self.best = Some(size);
-                }
-            }
-            return;
-        }
-        if self.best.is_some_and(|b| round(end + left) >= b) {
-            return;
-        }
-        let min_segment = (0..n)
-            .filter(|&i| !self.used[i])
-            .map(|i| self.s.fields[i].segment)
-            .min()
-            .unwrap_or(0);
-        for i in 0..n {
-            // Necessary for the rule, to keep the search small: the lowest
-            // segment first, the breaks in their order.
-            if self.used[i] || self.s.fields[i].segment != min_segment {
-                continue;
-            }
-            let is_break = self.s.breaks.contains(&i);
-            if is_break && self.s.breaks.get(self.breaks_placed) != Some(&i) {
-                continue;
-            }
-            // Identical members (same everything) in a row: one order.
-            let f = &self.s.fields[i];
-            if (0..i).any(|j| {
-                !self.used[j] && self.parts[j] == self.parts[i] && same(&self.s.fields[j], f)
-            }) {
-                continue;
-            }
-            let x = self.earliest(i, end);
-            let size = self.s.fields[i].size;
-            self.used[i] = true;
-            self.breaks_placed += usize::from(is_break);
-            self.placed.push((i, x));
-            self.dfs(x.max(end) + size, left - size);
-            self.placed.pop();
-            self.breaks_placed -= usize::from(is_break);
-            self.used[i] = false;
-        }
-    }
-}
-
-/// Two members the rule cannot tell apart (a padding never is one: breaks
-/// keep their order; the caller also asks for the same part: which member
-/// sits in a part decides whether the part keeps one of its own).
-fn same(a: &Field, b: &Field) -> bool {
-    a.size == b.size
-        && a.align == b.align
-        && a.access == b.access
-        && a.segment == b.segment
-        && !a.lock_word
-        && !b.lock_word
-        && a.size > 0
-        && !a.line_break
-        && !b.line_break
-}
-
-/// The part (between two line breaks) each field was declared in.
-fn parts(s: &Struct) -> Vec<usize> {
-    let mut k = 0;
-    (0..s.fields.len())
-        .map(|i| {
-            if i != 0 && s.breaks.contains(&i) {
-                k += 1;
-            }
-            k
-        })
-        .collect()
-}
-
-/// The smallest size of any layout the verifier accepts, over every struct
-/// alignment the placement allows.
-fn exhaustive_min_size(inst: &Instance) -> Option<u64> {
-    let s = &inst.s;
-    let mut best = None;
-    let mut align = s.natural_align().max(s.min_align);
-    loop {
-        let phases: Vec<u64> = match inst.placement {
-            Placement::Aligned => (0..inst.line)
-                .step_by(align.min(inst.line) as usize)
-                .collect(),
-            p => p.offsets().iter().map(|o| o % inst.line).collect(),
-        };
-        let mut e = Exhaustive {
-            s,
-            line: inst.line,
-            align,
-            placement: inst.placement,
-            phases,
-            placed: Vec::new(),
-            used: vec![false; s.fields.len()],
-            breaks_placed: 0,
-            best,
-            parts: parts(s),
-        };
-        e.dfs(0, s.fields.iter().map(|f| f.size).sum());
-        best = e.best;
-        if align >= inst.line || !matches!(inst.placement, Placement::Aligned) {
-            return best;
-        }
-        align *= 2;
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The second formulation: without the paddings, the paddings put back.
-
-fn with_paddings_put_back(inst: &Instance, work_limit: u64) -> Option<u64> {
-    let s = &inst.s;
-    let line = inst.line;
-    let pads: Vec<usize> = s
-        .breaks
-        .iter()
-        .copied()
-        .filter(|&i| s.fields[i].size == 0)
-        .collect();
-    if s.breaks.is_empty() {
-        return None;
-    }
-    let keep: Vec<usize> = (0..s.fields.len()).filter(|i| !pads.contains(i)).collect();
-    // Without its breaks: the paddings out, the line-aligned members kept
-    // as aligned members.
-    let mut relaxed = Struct::new(
-        "relaxed",
-        keep.iter()
-            .map(|&i| {
-                let mut f = s.fields[i].clone();
-                f.line_break = false;
-                f
-            })
-            .collect(),
-    );
-    assign(&mut relaxed, Keep::default());
-    let sol = solve(
-        &relaxed,
-        &SolveOptions {
-            line,
-            placement: inst.placement,
-            work_limit,
-            ..SolveOptions::default()
-        },
-    )
-    .ok()?;
-    let l = sol.layout.layout();
-    let align = match inst.placement {
-        Placement::Aligned => l.align.max(line),
-        _ => l.align,
-    };
-    let size = l.size.div_ceil(align) * align;
-    let slots: Vec<Slot> = l
-        .slots
-        .iter()
-        .map(|sl| Slot {
-            field: keep[sl.field],
-            offset: sl.offset,
-        })
-        .collect();
-    let base = inst.placement.offsets().first().map_or(0, |o| o % line);
-    // Line starts in the struct's own offsets.
-    let starts: Vec<u64> = (0..=(size + base) / line)
-        .map(|k| k * line)
-        .filter(|&x| x >= base && x - base <= size && x > base)
-        .map(|x| x - base)
-        .collect();
-    if starts.is_empty() {
-        return None;
-    }
-    let mut choice = vec![0usize; pads.len()];
-    loop {
-        let mut all = slots.clone();
-        for (k, &pad) in pads.iter().enumerate() {
-            all.push(Slot {
-                field: pad,
-                offset: starts[choice[k]],
-            });
-        }
-        all.sort_by_key(|sl| (sl.offset, sl.field));
-        let layout = Layout {
-            slots: all,
-            size,
-            align,
-            line,
-            placement: inst.placement,
-        };
-        if verify(s, &layout).is_ok() {
-            return Some(size);
-        }
-        let mut k = pads.len();
-        loop {
-            if k == 0 {
-                return None;
-            }
-            k -= 1;
-            if choice[k] + 1 < starts.len() {
-                choice[k] += 1;
-                for j in k + 1..pads.len() {
-                    choice[j] = choice[k];
-                }
-                break;
-            }
-        }
-    }
-}
-
-/// The struct solved without its groups and line breaks, its lines cut
-/// into chains (runs of lines the members across a boundary tie together)
-/// and every assignment of the chains to the parts between the breaks
-/// tried (at most 20 000 layouts): a chain goes to a part only where each
-/// of its members may lie as the guide states it, chains in their order
-/// inside a part, each part from a new line, the paddings between; the
-/// smallest layout the verifier accepts. Aligned structs whose breaks are
-/// all paddings, without a flexible tail.
-fn lines_given_parts(inst: &Instance, work_limit: u64) -> Option<u64> {
-    let s = &inst.s;
-    let line = inst.line;
-    if s.breaks.is_empty()
-        || inst.placement != Placement::Aligned
-        || s.breaks.iter().any(|&b| s.fields[b].size > 0)
-        || s.flexible_tail().is_some()
-    {
-        return None;
-    }
-    let mut relaxed = s.clone();
-    let dissolved = layout_core::segments::dissolve_groups(&mut relaxed, Keep::default());
-    let old: Vec<usize> = (0..s.fields.len())
-        .filter(|&i| dissolved.index[i].is_some())
-        .collect();
-    let sol = solve(
-        &relaxed,
-        &SolveOptions {
-            line,
-            work_limit,
-            ..SolveOptions::default()
-        },
-    )
-    .ok()?;
-    let mut members: Vec<(u64, usize)> = sol
-        .layout
-        .layout()
-        .slots
-        .iter()
-        .map(|sl| (sl.offset, old[sl.field]))
-        .filter(|&(_, f)| s.fields[f].size > 0)
-        .collect();
-    members.sort_unstable();
-    let mut chains: Vec<Chain> = Vec::new();
-    for &(at, f) in &members {
-        let (lo, hi) = (at / line, (at + s.fields[f].size - 1) / line);
-        match chains.last_mut() {
-            Some(c) if lo <= c.last => {
-                c.last = c.last.max(hi);
-                c.members.push((at, f));
-            }
-            _ => chains.push(Chain {
-                first: lo,
-                last: hi,
-                members: vec![(at, f)],
-            }),
-        }
-    }
-    let declared = parts(s);
-    let count = s.breaks.len() + 1;
-    let held = |k: usize, a: &Access| {
-        s.fields
-            .iter()
-            .enumerate()
-            .any(|(i, f)| declared[i] == k && f.size > 0 && &f.access == a)
-    };
-    let may: Vec<Vec<bool>> = chains
-        .iter()
-        .map(|c| {
-            (0..count)
-                .map(|k| {
-                    c.members.iter().all(|&(_, f)| {
-                        let m = &s.fields[f];
-                        declared[f] == k || m.access == Access::Cold || held(k, &m.access)
-                    }) && (k == 0 || !c.members.iter().any(|&(_, f)| f == 0))
-                })
-                .collect()
-        })
-        .collect();
-    let mut search = Chains {
-        s,
-        line,
-        chains: &chains,
-        may: &may,
-        part: vec![0; chains.len()],
-        best: None,
-        leaves: 0,
-    };
-    search.dfs(0);
-    search.best
-}
-
-/// A run of lines that members across a boundary tie together.
-struct Chain {
-    first: u64,
-    last: u64,
-    /// (offset, field), by offset.
-    members: Vec<(u64, usize)>,
-}
-
-/// Every assignment of chains to parts ([`lines_given_parts`]).
-struct Chains<'a> {
-    s: &'a Struct,
-    line: u64,
-    chains: &'a [Chain],
-    may: &'a [Vec<bool>],
-    part: Vec<usize>,
-    best: Option<u64>,
-    leaves: u32,
-}
-
-impl Chains<'_> {
-    fn dfs(&mut self, c: usize) {
-        if self.leaves >= 20_000 {
-            return;
-        }
-        if c < self.chains.len() {
-            for k in 0..self.may[c].len() {
-                if self.may[c][k] {
-                    self.part[c] = k;
-                    self.dfs(c + 1);
-                }
-            }
-            return;
-        }
-        self.leaves += 1;
-        let (s, line) = (self.s, self.line);
-        let mut slots = Vec::new();
-        let mut base = 0u64;
-        for k in 0..s.breaks.len() + 1 {
-            if k > 0 {
-                slots.push(Slot {
-                    field: s.breaks[k - 1],
-                    offset: base,
-                });
-            }
-            for (chain, _) in self.chains.iter().zip(&self.part).filter(|(_, &p)| p == k) {
-                for &(at, f) in &chain.members {
-                    slots.push(Slot {
-                        field: f,
-                        offset: at - chain.first * line + base,
-                    });
-                }
-                base += (chain.last - chain.first + 1) * line;
-            }
-        }
-        let align = s.natural_align().max(line);
-        let end = slots
-            .iter()
-            .map(|sl| sl.offset + s.fields[sl.field].size)
-            .max()
-            .unwrap_or(0);
-        let size = end.div_ceil(align) * align;
-        if self.best.is_some_and(|b| b <= size) {
-            return;
-        }
-        slots.sort_by_key(|sl| (sl.offset, s.fields[sl.field].size > 0, sl.field));
-        let layout = Layout {
-            slots,
-            size,
-            align,
-            line,
-            placement: Placement::Aligned,
-        };
-        if verify(s, &layout).is_ok() {
-            self.best = Some(size);
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
 // The same problem declared in another order.
 
 /// `inst` with its members shuffled among the members they may trade
@@ -694,7 +242,7 @@ impl Chains<'_> {
 /// constructions, which start from the declaration order, are not.
 fn shuffled(inst: &Instance, rng: &mut Rng) -> Instance {
     let s = &inst.s;
-    let part = parts(s);
+    let part = declared_parts(s);
     let movable = |i: usize| {
         let f = &s.fields[i];
         i > 0
@@ -853,7 +401,7 @@ fn instances(a: &Args) -> Vec<(String, &'static str, String, Instance)> {
 /// Prints a layout: each member's offset, size, alignment, class and the
 /// part it was declared in.
 fn show(s: &Struct, l: &Layout) {
-    let part = parts(s);
+    let part = declared_parts(s);
     println!("size {} align {} {:?}", l.size, l.align, l.placement);
     for sl in &l.slots {
         let f = &s.fields[sl.field];
@@ -875,11 +423,6 @@ fn fnv(id: &str) -> u64 {
     id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })
-}
-
-/// The size `sol` claims minimal, if any.
-fn claimed(sol: &Solution) -> Option<u64> {
-    (sol.goals.first() == Some(&Goal::Size) && sol.proven_goals >= 1).then_some(sol.layout.size)
 }
 
 #[derive(Default)]
@@ -967,7 +510,17 @@ fn main() -> Result<(), String> {
         let members = inst.s.fields.iter().filter(|f| f.size > 0).count();
         let pinned = inst.s.fields.iter().any(|f| f.pinned);
         let (reference, how) = if members <= EXHAUSTIVE && !pinned {
-            (exhaustive_min_size(&inst), "exhaustive")
+            (
+                exhaustive_min_size_with(
+                    &inst.s,
+                    &ExhaustiveOptions {
+                        line: inst.line,
+                        placement: inst.placement,
+                        cuts: Cuts::Segments,
+                    },
+                ),
+                "exhaustive",
+            )
         } else {
             let mut r: Option<u64> = None;
             let mut how = "own";
@@ -1016,10 +569,14 @@ fn main() -> Result<(), String> {
                     }
                 }
             }
-            if let Some(o) = with_paddings_put_back(&inst, a.work_limit) {
+            if let Some(o) =
+                with_paddings_put_back_placed(&inst.s, inst.line, inst.placement, a.work_limit)
+            {
                 better(o, "put back", &mut r);
             }
-            if let Some(o) = lines_given_parts(&inst, a.work_limit) {
+            if let Some(o) =
+                lines_given_parts_placed(&inst.s, inst.line, inst.placement, a.work_limit)
+            {
                 better(o, "parts", &mut r);
             }
             (r, how)
@@ -1031,7 +588,7 @@ fn main() -> Result<(), String> {
         let reference = reference.unwrap_or(size).min(size);
         dump.push_str(&format!(
             "{id}\t{set}\t{band}\t{size}\t{}\t{}\t{reference}\t{how}\t{}\t{ms:.2}\n",
-            u8::from(claimed(&sol).is_some()),
+            u8::from(claimed_size(&sol).is_some()),
             sol.lower_bound,
             sol.work
         ));
@@ -1047,10 +604,10 @@ fn main() -> Result<(), String> {
                 sol.lower_bound
             ));
         }
-        if claimed(&sol).is_some() {
+        if claimed_size(&sol).is_some() {
             row.claims += 1;
         }
-        if claimed(&sol).is_some_and(|c| c > reference) || sol.lower_bound > reference {
+        if claimed_size(&sol).is_some_and(|c| c > reference) || sol.lower_bound > reference {
             row.false_claims += 1;
             misses.push(format!(
                 "{id}: FALSE CLAIM {size} (bound {}) > {reference} ({how})",

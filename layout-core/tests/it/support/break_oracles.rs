@@ -4,9 +4,13 @@
 //! larger ones (the struct solved without its paddings, the paddings put
 //! back at every choice of line starts; its lines cut into chains and the
 //! chains given parts), plus the generator of kernel-like structs. Shared
-//! by layout-core's `solver_breaks.rs` and the command line's
-//! `cli_claims.rs` (which includes this file by path), so it names nothing
-//! of either test crate.
+//! by layout-core's `solver_breaks.rs`, the command line's `cli_claims.rs`
+//! and the `reach_bench` example (the latter two include this file by
+//! path), so it
+//! names nothing of either test crate nor of the example: the one copy of
+//! these oracles. The example's instances take a placement (aligned or
+//! fixed offsets) and its own cuts of the search ([`Cuts::Segments`]): the
+//! `_with` and `_placed` functions; the tests call the plain ones.
 
 #![allow(dead_code)]
 
@@ -58,31 +62,67 @@ pub fn must_not_share(a: &Field, b: &Field) -> bool {
     }
 }
 
+/// Which orders the exhaustive search leaves out, to stay small (the
+/// breaks keep their order under either).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cuts {
+    /// The first member first: what the tests' structs (blocks, hot paths)
+    /// allow.
+    FirstMember,
+    /// The members of the lowest segment left first, and of identical
+    /// members of one part ([`same`]) one order only: `reach_bench`'s
+    /// instances (no blocks, no hot paths).
+    Segments,
+}
+
+/// What the exhaustive search searches.
+#[derive(Clone, Copy, Debug)]
+pub struct ExhaustiveOptions {
+    pub line: u64,
+    /// Aligned: every struct alignment from the natural one up to the line,
+    /// each at every phase; fixed offsets: the natural alignment, at their
+    /// phases.
+    pub placement: Placement,
+    pub cuts: Cuts,
+}
+
 struct Exhaustive<'a> {
     s: &'a Struct,
     line: u64,
     align: u64,
+    placement: Placement,
+    cuts: Cuts,
     phases: Vec<u64>,
     placed: Vec<(usize, u64)>,
     used: Vec<bool>,
     /// The breaks placed so far (they keep their order).
     breaks_placed: usize,
     best: Option<u64>,
-    leaves: u64,
+    /// The part (between two line breaks) each field was declared in.
+    parts: Vec<usize>,
 }
 
 impl Exhaustive<'_> {
+    /// Bytes a field holds for the rule (a flexible tail: its first element).
+    fn extent(&self, i: usize) -> u64 {
+        if Some(i) == self.s.flexible_tail() {
+            1
+        } else {
+            self.s.fields[i].size
+        }
+    }
+
     fn earliest(&self, i: usize, from: u64) -> u64 {
         let f = &self.s.fields[i];
         let mut x = from.div_ceil(f.align) * f.align;
-        if f.size > 0 {
+        if self.extent(i) > 0 {
             for &(j, o) in &self.placed {
                 let g = &self.s.fields[j];
-                if g.size == 0 || !must_not_share(f, g) {
+                if self.extent(j) == 0 || !must_not_share(f, g) {
                     continue;
                 }
                 for &p in &self.phases {
-                    let last_line = (p + o + g.size - 1) / self.line;
+                    let last_line = (p + o + self.extent(j) - 1) / self.line;
                     x = x.max((last_line + 1) * self.line - p);
                 }
             }
@@ -103,7 +143,7 @@ impl Exhaustive<'_> {
             size,
             align: self.align,
             line: self.line,
-            placement: Placement::Aligned,
+            placement: self.placement,
         }
     }
 
@@ -112,26 +152,43 @@ impl Exhaustive<'_> {
         let round = |x: u64| x.div_ceil(self.align) * self.align;
         if self.placed.len() == n {
             let size = round(end);
-            if self.best.is_none_or(|b| size < b) {
-                self.leaves += 1;
-                if verify(self.s, &self.layout(size)).is_ok() {
-                    self.best = Some(size);
-                }
+            if self.best.is_none_or(|b| size < b) && verify(self.s, &self.layout(size)).is_ok() {
+                self.best = Some(size);
             }
             return;
         }
         if self.best.is_some_and(|b| round(end + left) >= b) {
             return;
         }
+        let min_segment = (0..n)
+            .filter(|&i| !self.used[i])
+            .map(|i| self.s.fields[i].segment)
+            .min()
+            .unwrap_or(0);
         for i in 0..n {
             // Necessary for the rule, to keep the search small: the first
-            // member first, the breaks in their order.
-            let first = self.placed.is_empty();
-            if self.used[i] || (first && i != 0) {
+            // member (or the lowest segment) first, the breaks in their
+            // order.
+            if self.used[i] {
                 continue;
+            }
+            let first = self.placed.is_empty();
+            match self.cuts {
+                Cuts::FirstMember if first && i != 0 => continue,
+                Cuts::Segments if self.s.fields[i].segment != min_segment => continue,
+                _ => {}
             }
             let is_break = self.s.breaks.contains(&i);
             if is_break && self.s.breaks.get(self.breaks_placed) != Some(&i) {
+                continue;
+            }
+            // Identical members (same everything) in a row: one order.
+            let f = &self.s.fields[i];
+            if self.cuts == Cuts::Segments
+                && (0..i).any(|j| {
+                    !self.used[j] && self.parts[j] == self.parts[i] && same(&self.s.fields[j], f)
+                })
+            {
                 continue;
             }
             let x = self.earliest(i, end);
@@ -147,27 +204,62 @@ impl Exhaustive<'_> {
     }
 }
 
+/// Two members the rule cannot tell apart (a padding never is one: breaks
+/// keep their order; the caller also asks for the same part: which member
+/// sits in a part decides whether the part keeps one of its own).
+fn same(a: &Field, b: &Field) -> bool {
+    a.size == b.size
+        && a.align == b.align
+        && a.access == b.access
+        && a.segment == b.segment
+        && !a.lock_word
+        && !b.lock_word
+        && a.size > 0
+        && !a.line_break
+        && !b.line_break
+}
+
 /// The smallest size of any layout the verifier accepts (aligned mode, the
 /// struct's first member kept first), over every struct alignment from the
 /// natural one up to the line.
 pub fn exhaustive_min_size(s: &Struct, line: u64) -> Option<u64> {
+    exhaustive_min_size_with(
+        s,
+        &ExhaustiveOptions {
+            line,
+            placement: Placement::Aligned,
+            cuts: Cuts::FirstMember,
+        },
+    )
+}
+
+/// The smallest size of any layout the verifier accepts, over every struct
+/// alignment the placement allows.
+pub fn exhaustive_min_size_with(s: &Struct, opts: &ExhaustiveOptions) -> Option<u64> {
+    let line = opts.line;
     let mut best = None;
     let mut align = s.natural_align();
     loop {
+        let phases: Vec<u64> = match opts.placement {
+            Placement::Aligned => (0..line).step_by(align.min(line) as usize).collect(),
+            p => p.offsets().iter().map(|o| o % line).collect(),
+        };
         let mut e = Exhaustive {
             s,
             line,
             align,
-            phases: (0..line).step_by(align.min(line) as usize).collect(),
+            placement: opts.placement,
+            cuts: opts.cuts,
+            phases,
             placed: Vec::new(),
             used: vec![false; s.fields.len()],
             breaks_placed: 0,
             best,
-            leaves: 0,
+            parts: declared_parts(s),
         };
         e.dfs(0, s.fields.iter().map(|f| f.size).sum());
         best = e.best;
-        if align >= line {
+        if align >= line || opts.placement != Placement::Aligned {
             return best;
         }
         align *= 2;
@@ -182,8 +274,19 @@ pub fn exhaustive_min_size(s: &Struct, line: u64) -> Option<u64> {
 
 /// The layouts of `s` made from a layout of `s` without its line breaks
 /// (paddings out, line-aligned members plain aligned ones), the paddings
-/// put back: the smallest one the verifier accepts, if any.
+/// put back: the smallest one the verifier accepts, if any (aligned mode).
 pub fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<u64> {
+    with_paddings_put_back_placed(s, line, Placement::Aligned, work_limit)
+}
+
+/// [`with_paddings_put_back`] under `placement`: the line starts in the
+/// struct's own offsets.
+pub fn with_paddings_put_back_placed(
+    s: &Struct,
+    line: u64,
+    placement: Placement,
+    work_limit: u64,
+) -> Option<u64> {
     let pads: Vec<usize> = s
         .breaks
         .iter()
@@ -222,15 +325,19 @@ pub fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<
         &relaxed,
         &SolveOptions {
             line,
+            placement,
             work_limit,
             ..SolveOptions::default()
         },
     )
     .ok()?;
     let l = sol.layout.layout();
-    let align = l.align.max(line);
+    let align = match placement {
+        Placement::Aligned => l.align.max(line),
+        _ => l.align,
+    };
     let size = l.size.div_ceil(align) * align;
-    let mut slots: Vec<Slot> = l
+    let slots: Vec<Slot> = l
         .slots
         .iter()
         .map(|sl| Slot {
@@ -238,7 +345,16 @@ pub fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<
             offset: sl.offset,
         })
         .collect();
-    let starts: Vec<u64> = (1..=size / line).map(|k| k * line).collect();
+    // Line starts in the struct's own offsets (after its start).
+    let base = placement.offsets().first().map_or(0, |o| o % line);
+    let starts: Vec<u64> = (0..=(size + base) / line)
+        .map(|k| k * line)
+        .filter(|&x| x > base && x - base <= size)
+        .map(|x| x - base)
+        .collect();
+    if starts.is_empty() {
+        return None;
+    }
     // Every nondecreasing choice of line starts, one per padding.
     let mut choice = vec![0usize; pads.len()];
     loop {
@@ -255,7 +371,7 @@ pub fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<
             size,
             align,
             line,
-            placement: Placement::Aligned,
+            placement,
         };
         if verify(s, &layout).is_ok() {
             return Some(size);
@@ -264,7 +380,6 @@ pub fn with_paddings_put_back(s: &Struct, line: u64, work_limit: u64) -> Option<
         let mut k = pads.len();
         loop {
             if k == 0 {
-                slots.clear();
                 return None;
             }
             k -= 1;
@@ -365,10 +480,6 @@ pub fn kernel_like(rng: &mut Rng) -> Struct {
     s
 }
 
-/// A run of lines that members across a boundary tie together: its first
-/// and last line, and its members (offset, field).
-pub type Chain = (u64, u64, Vec<(u64, usize)>);
-
 /// The part (between two line breaks) each field of `s` was declared in.
 pub fn declared_parts(s: &Struct) -> Vec<usize> {
     let mut k = 0;
@@ -383,15 +494,31 @@ pub fn declared_parts(s: &Struct) -> Vec<usize> {
 /// The second formulation: the struct solved without its groups and line
 /// breaks (what the tool prices as "without"), its lines cut into chains
 /// (runs of lines the members across a boundary tie together), and every
-/// assignment of the chains to the parts between the breaks, chains in
-/// their order inside a part, each part from a new line, the paddings
-/// between: the smallest layout the verifier accepts, if any. Independent
-/// of the solver's tree: a chain may go to a part only when each of its
-/// members may lie there as the guide states it (its own part, a part
-/// declared with a member of its class, anywhere when cold), and the
-/// verifier judges the whole.
+/// assignment of the chains to the parts between the breaks (at most
+/// 20 000 layouts judged), chains in their order inside a part, each part
+/// from a new line, the paddings between: the smallest layout the verifier
+/// accepts, if any. Independent of the solver's tree: a chain may go to a
+/// part only when each of its members may lie there as the guide states it
+/// (its own part, a part declared with a member of its class, anywhere when
+/// cold), and the verifier judges the whole. Aligned structs with breaks,
+/// all of them paddings, and no flexible tail.
 pub fn lines_given_parts(s: &Struct, line: u64, work_limit: u64) -> Option<u64> {
-    if s.breaks.iter().any(|&b| s.fields[b].size > 0) || s.flexible_tail().is_some() {
+    lines_given_parts_placed(s, line, Placement::Aligned, work_limit)
+}
+
+/// [`lines_given_parts`] of a struct placed by `placement`: none unless
+/// aligned.
+pub fn lines_given_parts_placed(
+    s: &Struct,
+    line: u64,
+    placement: Placement,
+    work_limit: u64,
+) -> Option<u64> {
+    if s.breaks.is_empty()
+        || placement != Placement::Aligned
+        || s.breaks.iter().any(|&b| s.fields[b].size > 0)
+        || s.flexible_tail().is_some()
+    {
         return None;
     }
     let mut relaxed = s.clone();
@@ -421,15 +548,19 @@ pub fn lines_given_parts(s: &Struct, line: u64, work_limit: u64) -> Option<u64> 
     for &(at, f) in &members {
         let (lo, hi) = (at / line, (at + s.fields[f].size - 1) / line);
         match chains.last_mut() {
-            Some(c) if lo <= c.1 => {
-                c.1 = c.1.max(hi);
-                c.2.push((at, f));
+            Some(c) if lo <= c.last => {
+                c.last = c.last.max(hi);
+                c.members.push((at, f));
             }
-            _ => chains.push((lo, hi, vec![(at, f)])),
+            _ => chains.push(Chain {
+                first: lo,
+                last: hi,
+                members: vec![(at, f)],
+            }),
         }
     }
     let declared = declared_parts(s);
-    let parts = s.breaks.len() + 1;
+    let count = s.breaks.len() + 1;
     let held = |k: usize, a: &Access| {
         s.fields
             .iter()
@@ -439,59 +570,82 @@ pub fn lines_given_parts(s: &Struct, line: u64, work_limit: u64) -> Option<u64> 
     let may: Vec<Vec<bool>> = chains
         .iter()
         .map(|c| {
-            (0..parts)
+            (0..count)
                 .map(|k| {
-                    c.2.iter().all(|&(_, f)| {
-                        let fd = &s.fields[f];
-                        declared[f] == k || fd.access == Access::Cold || held(k, &fd.access)
-                    }) && (k == 0 || !c.2.iter().any(|&(_, f)| f == 0))
+                    c.members.iter().all(|&(_, f)| {
+                        let m = &s.fields[f];
+                        declared[f] == k || m.access == Access::Cold || held(k, &m.access)
+                    }) && (k == 0 || !c.members.iter().any(|&(_, f)| f == 0))
                 })
                 .collect()
         })
         .collect();
-    let mut part = vec![0usize; chains.len()];
-    let mut best = None;
-    let mut leaves = 0u32;
-    assign_chains(s, line, &chains, &may, &mut part, 0, &mut best, &mut leaves);
-    best
+    let mut search = Chains {
+        s,
+        line,
+        chains: &chains,
+        may: &may,
+        part: vec![0; chains.len()],
+        best: None,
+        leaves: 0,
+    };
+    search.dfs(0);
+    search.best
 }
 
-/// Every assignment of `chains[c..]` to parts they may lie in (at most
-/// 20 000 layouts judged), the smallest one the verifier accepts in `best`.
-#[allow(clippy::too_many_arguments)]
-fn assign_chains(
-    s: &Struct,
+/// A run of lines that members across a boundary tie together.
+pub struct Chain {
+    pub first: u64,
+    pub last: u64,
+    /// (offset, field), by offset.
+    pub members: Vec<(u64, usize)>,
+}
+
+/// Every assignment of chains to parts ([`lines_given_parts`]).
+struct Chains<'a> {
+    s: &'a Struct,
     line: u64,
-    chains: &[Chain],
-    may: &[Vec<bool>],
-    part: &mut Vec<usize>,
-    c: usize,
-    best: &mut Option<u64>,
-    leaves: &mut u32,
-) {
-    if *leaves >= 20_000 {
-        return;
-    }
-    if c == chains.len() {
-        *leaves += 1;
-        let parts = s.breaks.len() + 1;
+    chains: &'a [Chain],
+    may: &'a [Vec<bool>],
+    part: Vec<usize>,
+    best: Option<u64>,
+    /// Layouts judged so far (at most 20 000).
+    leaves: u32,
+}
+
+impl Chains<'_> {
+    fn dfs(&mut self, c: usize) {
+        if self.leaves >= 20_000 {
+            return;
+        }
+        if c < self.chains.len() {
+            for k in 0..self.may[c].len() {
+                if self.may[c][k] {
+                    self.part[c] = k;
+                    self.dfs(c + 1);
+                }
+            }
+            return;
+        }
+        self.leaves += 1;
+        let (s, line) = (self.s, self.line);
         let mut slots = Vec::new();
         let mut base = 0u64;
-        for k in 0..parts {
+        for k in 0..s.breaks.len() + 1 {
             if k > 0 {
                 slots.push(Slot {
                     field: s.breaks[k - 1],
                     offset: base,
                 });
             }
-            for (chain, _) in chains.iter().zip(part.iter()).filter(|(_, &p)| p == k) {
-                for &(at, f) in &chain.2 {
+            for (chain, _) in self.chains.iter().zip(&self.part).filter(|(_, &p)| p == k) {
+                for &(at, f) in &chain.members {
                     slots.push(Slot {
                         field: f,
-                        offset: at - chain.0 * line + base,
+                        offset: at - chain.first * line + base,
                     });
                 }
-                base += (chain.1 - chain.0 + 1) * line;
+                base += (chain.last - chain.first + 1) * line;
             }
         }
         let align = s.natural_align().max(line);
@@ -501,7 +655,7 @@ fn assign_chains(
             .max()
             .unwrap_or(0);
         let size = end.div_ceil(align) * align;
-        if best.is_some_and(|b| b <= size) {
+        if self.best.is_some_and(|b| b <= size) {
             return;
         }
         slots.sort_by_key(|sl| (sl.offset, s.fields[sl.field].size > 0, sl.field));
@@ -513,14 +667,7 @@ fn assign_chains(
             placement: Placement::Aligned,
         };
         if verify(s, &layout).is_ok() {
-            *best = Some(size);
-        }
-        return;
-    }
-    for k in 0..may[c].len() {
-        if may[c][k] {
-            part[c] = k;
-            assign_chains(s, line, chains, may, part, c + 1, best, leaves);
+            self.best = Some(size);
         }
     }
 }
