@@ -42,27 +42,57 @@ const POLISHED: usize = 2;
 /// usually ends them first.
 const RESTARTS: usize = 64;
 
+/// Which methods one solve runs beyond the first search.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Pass {
+    /// Solve the struct again declared in other orders while its size is
+    /// open ([`Driver::restart`]).
+    restarts: bool,
+    /// Local searches also move runs of neighbours ([`Climb::runs`]).
+    runs: bool,
+    /// The integer program's gap fills ([`Driver::ilp`]).
+    ilp: bool,
+}
+
+impl Pass {
+    /// A struct's own solve: everything but runs.
+    const FIRST: Pass = Pass {
+        restarts: true,
+        runs: false,
+        ilp: true,
+    };
+    /// A restart ([`Driver::restart`]): no restarts of its own, runs, and
+    /// no integer program. The first solve ran the integer program on the
+    /// same members; in the restarts it took half of their work and found
+    /// few of their better sizes, so without it twice as many restarts fit
+    /// in the budget.
+    const RESTART: Pass = Pass {
+        restarts: false,
+        runs: true,
+        ilp: false,
+    };
+
+    /// The seeds' solve of the struct without its paddings
+    /// ([`unbroken::seeds`]) inside a solve of this pass: no restarts, no
+    /// runs, the integer program only where this pass runs it.
+    pub(super) fn without_paddings(self) -> Pass {
+        Pass {
+            restarts: false,
+            runs: false,
+            ilp: self.ilp,
+        }
+    }
+}
+
 pub(super) fn solve(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, true, false)
+    solve_at(s, opts, Pass::FIRST)
 }
 
-/// [`solve`], without the restarts (the struct solved without its
-/// paddings).
-pub(super) fn solve_once(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, false, false)
-}
-
-/// A restart's solve: without restarts, its local searches moving runs of
-/// neighbours too ([`Climb::runs`]).
-fn solve_restart(s: &Struct, opts: &SolveOptions) -> Result<Solution, SolveError> {
-    solve_at(s, opts, false, true)
-}
-
-fn solve_at(
+/// One solve of `s`: the methods `pass` names.
+pub(super) fn solve_at(
     s: &Struct,
     opts: &SolveOptions,
-    restarts: bool,
-    runs: bool,
+    pass: Pass,
 ) -> Result<Solution, SolveError> {
     let started = Instant::now();
     let line = opts.line;
@@ -127,7 +157,7 @@ fn solve_at(
         let mut seeded = Vec::new();
         // The struct without its paddings, the paddings put back: members
         // across the line breaks ([`unbroken`]).
-        for order in unbroken::seeds(s, &p, opts, work) {
+        for order in unbroken::seeds(s, &p, opts, pass.without_paddings(), work) {
             seeded.push(Incumbent {
                 key: [0; super::eval::KEY_LEN],
                 size: 0,
@@ -149,7 +179,7 @@ fn solve_at(
             return seeded;
         }
         let mut d = Driver::new(&ordered, &geoms, &bounds, proof(preset), opts, work);
-        d.runs = runs;
+        d.pass = pass;
         d.run();
         seeded.extend(d.best.iter().cloned());
         seeded
@@ -157,7 +187,7 @@ fn solve_at(
     if opts.preset != Preset::MinDiff {
         let seeded = seeds(opts.preset, &mut work);
         let mut d = Driver::new(&p, &geoms, &bounds, proof(opts.preset), opts, &mut work);
-        d.runs = runs;
+        d.pass = pass;
         let any_seed = !seeded.is_empty();
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
@@ -166,7 +196,7 @@ fn solve_at(
             d.polish_best();
         }
         let outcome = d.run();
-        if restarts && outcome == Outcome::Open {
+        if pass.restarts && outcome == Outcome::Open {
             d.restart(s, opts);
         }
         let mut sol = d.finish(s, opts, outcome)?;
@@ -189,7 +219,7 @@ fn solve_at(
             &mut work,
         );
         d.ev.cap = u64::MAX;
-        d.runs = runs;
+        d.pass = pass;
         for inc in seeded {
             d.consider(inc.geom, inc.order, inc.method);
         }
@@ -211,7 +241,7 @@ fn solve_at(
     let cap = declared.max(first_best[0].size);
     let mut d = Driver::new(&p, &geoms, &bounds, proof(Preset::MinDiff), opts, &mut work);
     d.ev.cap = cap;
-    d.runs = runs;
+    d.pass = pass;
     for inc in first_best {
         d.consider(inc.geom, inc.order, inc.method);
     }
@@ -266,8 +296,8 @@ struct Driver<'p, 'w> {
     work: &'w mut Work,
     /// The best few distinct results, best first (fallbacks for verification).
     best: Vec<Incumbent>,
-    /// Local search moves runs of neighbours too ([`Climb::runs`]).
-    runs: bool,
+    /// What this solve runs beyond the first search.
+    pass: Pass,
 }
 
 impl<'p, 'w> Driver<'p, 'w> {
@@ -288,7 +318,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             proof,
             work,
             best: Vec::new(),
-            runs: false,
+            pass: Pass::FIRST,
         }
     }
 
@@ -330,6 +360,7 @@ impl<'p, 'w> Driver<'p, 'w> {
         let small = p.free.len() <= PROOF_FIELDS;
         let size_slot = slot(self.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
         if !small
+            && self.pass.ilp
             && !self.proven()
             && p.has_conflicts()
             && self.best_key()[size_slot] > self.lower_bound
@@ -581,7 +612,7 @@ impl<'p, 'w> Driver<'p, 'w> {
         // four, most structs left above their optimum ended with budget
         // unspent). A size proven at once pays for none.
         let first = self.work.used().max(1);
-        self.runs = true;
+        self.pass.runs = true;
         for k in 0..RESTARTS {
             if !open(self) || !self.work.left() {
                 return;
@@ -594,7 +625,7 @@ impl<'p, 'w> Driver<'p, 'w> {
                 time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
                 ..opts.clone()
             };
-            let Ok(sol) = solve_restart(&other, &sub) else {
+            let Ok(sol) = solve_at(&other, &sub, Pass::RESTART) else {
                 continue;
             };
             self.work.spend(sol.work);
@@ -661,7 +692,7 @@ impl<'p, 'w> Driver<'p, 'w> {
             Climb {
                 size_bound: bound,
                 evals: 200 + 40 * n,
-                runs: self.runs,
+                runs: self.pass.runs,
             },
             self.work,
             &|k| proof.meets(k, false),

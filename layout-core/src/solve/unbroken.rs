@@ -16,7 +16,7 @@
 //! like any order.
 
 use super::budget::Work;
-use super::driver::solve_once;
+use super::driver::{solve_at, Pass};
 use super::geometry::Geometry;
 use super::parts;
 use super::problem::Problem;
@@ -34,6 +34,7 @@ pub(super) fn seeds(
     s: &Struct,
     p: &Problem,
     opts: &SolveOptions,
+    pass: Pass,
     work: &mut Work,
 ) -> Vec<Vec<usize>> {
     let pads: Vec<usize> = s
@@ -62,7 +63,7 @@ pub(super) fn seeds(
         },
         ..opts.clone()
     };
-    let Ok(sol) = solve_once(&relaxed, &sub_opts) else {
+    let Ok(sol) = solve_at(&relaxed, &sub_opts, pass) else {
         return Vec::new();
     };
     work.spend(sol.work);
