@@ -384,6 +384,7 @@ pub fn render(a: &ProposeArgs) -> Result<Rendered, Diagnostic> {
                 configurations: configurations.clone(),
                 balanced_moved: solved.smaller.as_ref().map(|alt| alt.cost.churn),
                 markup: diff.as_ref().map(|d| d.changes.clone()),
+                diff: diff.as_ref().map(|d| d.diff.clone()),
                 changelog: changelog.clone(),
                 growth: growth.clone(),
                 notes: solved.notes.clone(),

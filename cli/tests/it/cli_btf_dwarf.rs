@@ -94,6 +94,12 @@ fn propose_with_btf_and_header_writes_a_diff_that_gcc_confirms() {
     let mut json_args = base.to_vec();
     json_args.extend(["--format", "json"]);
     let v = json(&run_in(dir.path(), &json_args));
+    // The JSON carries the diff the diff format prints, byte for byte.
+    assert_eq!(
+        v["diff"].as_str(),
+        Some(String::from_utf8_lossy(&diff.stdout).as_ref()),
+        "JSON's diff"
+    );
     std::fs::write(dir.path().join("fix.patch"), &diff.stdout).unwrap();
     let patch = Command::new("patch")
         .current_dir(dir.path())

@@ -217,30 +217,36 @@ fn every_diff_and_mail_is_no_larger_than_git_histogram_on_the_6_1_headers() {
                 ] {
                     assert!(prose.contains(part), "{part}\nnot in\n{mail}");
                 }
-                // The installed header by its absolute path, from elsewhere:
-                // the diff names it under the --kbuild tree's sources.
-                let installed = srctree(&tree).join(header);
-                let mut absolute = base.to_vec();
-                absolute[1] = installed.to_str().unwrap();
-                let elsewhere = tempfile::tempdir().unwrap();
-                let d = stdout(&run(elsewhere.path(), cache.path(), &absolute));
-                assert!(
-                    d.starts_with("--- a/include/linux/mmzone.h\n+++ b/include/linux/mmzone.h\n"),
-                    "{d}"
-                );
-                let j = json(&run(
-                    c,
-                    cache.path(),
-                    &[&base[..], args, &["--format", "json"]].concat(),
-                ));
-                assert_eq!(j["markup"][0]["what"], "____cacheline_aligned_in_smp");
-                assert_eq!(j["markup"][0]["member"], "compact_cached_free_pfn");
-                assert_eq!(j["markup"][0]["place"], "on");
                 // The changelog, within checkpatch's 75 columns.
                 let body = mail.split_once("\n\n").map_or("", |(_, b)| b);
                 let body = body.split("\n---\n").next().unwrap_or("");
                 let long: Vec<&str> = body.lines().filter(|l| l.len() > 75).collect();
                 assert!(long.is_empty(), "{long:?}");
+                // Two more solves of zone (10 s each in the test build):
+                // CACHELAYOUT_SWEEPS=full only.
+                if support::sweep::full() {
+                    // The installed header by its absolute path, from elsewhere:
+                    // the diff names it under the --kbuild tree's sources.
+                    let installed = srctree(&tree).join(header);
+                    let mut absolute = base.to_vec();
+                    absolute[1] = installed.to_str().unwrap();
+                    let elsewhere = tempfile::tempdir().unwrap();
+                    let d = stdout(&run(elsewhere.path(), cache.path(), &absolute));
+                    assert!(
+                        d.starts_with(
+                            "--- a/include/linux/mmzone.h\n+++ b/include/linux/mmzone.h\n"
+                        ),
+                        "{d}"
+                    );
+                    let j = json(&run(
+                        c,
+                        cache.path(),
+                        &[&base[..], args, &["--format", "json"]].concat(),
+                    ));
+                    assert_eq!(j["markup"][0]["what"], "____cacheline_aligned_in_smp");
+                    assert_eq!(j["markup"][0]["member"], "compact_cached_free_pfn");
+                    assert_eq!(j["markup"][0]["place"], "on");
+                }
             }
             if ours > git {
                 failures.push(format!(

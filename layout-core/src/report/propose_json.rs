@@ -73,6 +73,10 @@ pub struct ProposeJson {
     /// it adds or removes (`{"added", "what", "place", "member", "why"}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub markup: Option<Vec<crate::emit::MarkupChange>>,
+    /// When the header takes the diff: the unified diff `--format diff`
+    /// writes, so that one run gives the numbers and the patch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
     /// With `--changelog`: the commit-message paragraph.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changelog: Option<String>,

@@ -132,6 +132,9 @@ struct Search<'a, 'p> {
     stretch: u64,
     /// The unplaced free fields, as the runs bound sees them.
     cover: Cover,
+    /// The children of a node at each depth (`children[seq.len()]`), kept
+    /// from node to node so that a node allocates nothing.
+    children: Vec<Vec<(usize, usize)>>,
 }
 
 /// Run the search on every geometry (`bounds[i]` is the size bound of
@@ -192,6 +195,7 @@ pub(crate) fn branch_and_bound<'p>(
             cells_of,
             stretch: m - 1,
             cover,
+            children: vec![Vec::new(); p.free.len() + 1],
         };
         for &i in &p.pinned {
             s.offset[i] = p.pin[i].unwrap_or(0);
@@ -255,19 +259,10 @@ impl<'a, 'p> Search<'a, 'p> {
                 return;
             }
         }
-        // Children: each type's next field, earliest-declared first, in the
-        // lowest segment with fields left.
-        let mut next: Vec<(usize, usize)> = (0..self.types.len())
-            .filter(|&t| self.taken[t] < self.types[t].len())
-            .map(|t| (self.types[t][self.taken[t]], t))
-            .collect();
-        if self.p.segmented {
-            let low = next.iter().map(|&(f, _)| self.p.segment[f]).min();
-            next.retain(|&(f, _)| Some(self.p.segment[f]) == low);
-            next.retain(|&(f, _)| self.p.may_follow(&self.seq, &self.placed, f));
-        }
-        next.sort_unstable();
-        for (f, t) in next {
+        let depth = self.seq.len();
+        let mut next = std::mem::take(&mut self.children[depth]);
+        self.children_of_node(&mut next);
+        for &(f, t) in &next {
             let mut c = cur;
             self.offset[f] = self.placer.place(&mut c, f);
             if c.late {
@@ -313,9 +308,27 @@ impl<'a, 'p> Search<'a, 'p> {
             self.rem_color[color] += self.p.size[f];
             self.taken[t] -= 1;
             if self.stopped {
-                return;
+                break;
             }
         }
+        self.children[depth] = next;
+    }
+
+    /// The children of the node (each type's next field, earliest-declared
+    /// first, in the lowest segment with fields left), in `next`.
+    fn children_of_node(&self, next: &mut Vec<(usize, usize)>) {
+        next.clear();
+        next.extend(
+            (0..self.types.len())
+                .filter(|&t| self.taken[t] < self.types[t].len())
+                .map(|t| (self.types[t][self.taken[t]], t)),
+        );
+        if self.p.segmented {
+            let low = next.iter().map(|&(f, _)| self.p.segment[f]).min();
+            next.retain(|&(f, _)| Some(self.p.segment[f]) == low);
+            next.retain(|&(f, _)| self.p.may_follow(&self.seq, &self.placed, f));
+        }
+        next.sort_unstable();
     }
 
     /// A bound on the end of the last byte of any completion of the node.

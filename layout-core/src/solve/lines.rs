@@ -346,6 +346,9 @@ fn pack(
         remaining[i][p.color[f] as usize] += p.size[f];
     }
     let cross = vec![None; cut.len()];
+    let levels = std::iter::repeat_with(Level::default)
+        .take(items.len() + 1)
+        .collect();
     let mut search = Search {
         p,
         items,
@@ -365,6 +368,8 @@ fn pack(
         nodes: 0,
         stopped: false,
         work,
+        levels,
+        rooms: Rooms::default(),
     };
     if search.place(0) {
         (Ended::Found, Some(search.packing))
@@ -390,18 +395,51 @@ struct Search<'a, 'w> {
     nodes: u64,
     stopped: bool,
     work: &'w mut Work,
+    /// The buffers of each level of the search (`levels[i]`: placing item
+    /// `i`), reused from node to node so that a node allocates nothing.
+    levels: Vec<Level>,
+    /// The buffers of [`Search::hopeless`].
+    rooms: Rooms,
+}
+
+/// What a node of level `i` works with: how the cells are split, the
+/// colours around each cell, the cell states tried.
+#[derive(Default)]
+struct Level {
+    split: Split,
+    around: Vec<(u32, u32)>,
+    tried: Vec<CellState>,
+}
+
+/// A cell as finding compares it with the cells tried before: its room and
+/// colour, the bytes of crossing members (a cell covered by one is not an
+/// empty cell), crossings on either side, the colours around it.
+type CellState = (u64, u64, u32, u64, bool, bool, (u32, u32));
+
+/// The buffers of [`Search::hopeless`], used and left within one node.
+#[derive(Default)]
+struct Rooms {
+    shared: Vec<u64>,
+    own: Vec<u64>,
+    crossing: Vec<u64>,
+}
+
+/// `v` as `n` default values, in the buffer it already has.
+fn reset<T: Clone + Default>(v: &mut Vec<T>, n: usize) {
+    v.clear();
+    v.resize(n, T::default());
 }
 
 /// The colours seen so far along the cells, to check the window rule.
-struct Colours {
+struct Colours<'s> {
     window: u64,
     /// The last cell that holds a colour, and that colour.
     last: Option<(usize, u32)>,
     /// The colour of each cell (0: free bytes only).
-    of_cell: Vec<u32>,
+    of_cell: &'s mut [u32],
 }
 
-impl Colours {
+impl Colours<'_> {
     /// Cell `k` holds bytes of colour `c`: false when that breaks the rule.
     fn touch(&mut self, k: usize, c: u32) -> bool {
         if c == 0 {
@@ -419,6 +457,7 @@ impl Colours {
 }
 
 /// What the members crossing boundaries leave of each cell, once split.
+#[derive(Default)]
 struct Split {
     /// The colour of each cell (0: free bytes only).
     colour: Vec<u32>,
@@ -433,28 +472,30 @@ impl Search<'_, '_> {
     /// alignment, at least one) in the cell it starts in, which leaves the
     /// most room after it; one longer than what follows covers whole cells,
     /// which must then hold nothing else. How the cells are split when they
-    /// can.
-    fn split(&self) -> Option<Split> {
+    /// can (in `out`).
+    fn split(&self, out: &mut Split) -> bool {
         let p = self.p;
         let Packing { cells, cross, .. } = &self.packing;
+        reset(&mut out.colour, cells.len());
+        reset(&mut out.crossing, cells.len());
         let mut seen = Colours {
             window: self.window,
             last: None,
-            of_cell: vec![0; cells.len()],
+            of_cell: &mut out.colour,
         };
-        let mut crossing = vec![0; cells.len()];
+        let crossing = &mut out.crossing;
         // Bytes of the member crossing into cell k still to lay, and its colour.
         let mut carried = 0;
         let mut carried_color = 0;
         for (k, l) in cells.iter().enumerate() {
             let next = cross.get(k + 1).copied().flatten();
             if !seen.touch(k, carried_color) {
-                return None;
+                return false;
             }
             if carried >= l.cap {
                 // Covered from end to end.
                 if l.load > 0 || next.is_some() {
-                    return None;
+                    return false;
                 }
                 crossing[k] = l.cap;
                 carried -= l.cap;
@@ -465,7 +506,7 @@ impl Search<'_, '_> {
             }
             let used = carried + l.load;
             if used > l.cap || !seen.touch(k, l.owner) {
-                return None;
+                return false;
             }
             crossing[k] = carried;
             carried = 0;
@@ -473,12 +514,12 @@ impl Search<'_, '_> {
             if let Some(f) = next {
                 let (s, a, c) = (p.size[f], p.align[f].max(1), p.color[f]);
                 if !seen.touch(k, c) {
-                    return None;
+                    return false;
                 }
                 let room = l.cap - used;
                 let before = (room.min(s - 1) / a) * a;
                 if before == 0 {
-                    return None;
+                    return false;
                 }
                 crossing[k] += before;
                 carried = s - before;
@@ -486,7 +527,7 @@ impl Search<'_, '_> {
             }
         }
         if carried != 0 {
-            return None;
+            return false;
         }
         // A flexible array's elements start at its offset, at most the
         // target: on the cell after the last one at the latest, and every
@@ -496,21 +537,18 @@ impl Search<'_, '_> {
             let c = p.color[t];
             if let Some((j, d)) = seen.last {
                 if c != 0 && d != c && ((cells.len() - j) as u64) < self.window {
-                    return None;
+                    return false;
                 }
             }
         }
-        Some(Split {
-            colour: seen.of_cell,
-            crossing,
-        })
+        true
     }
 
     /// The nearest colour within the window on each side of every cell.
-    fn neighbours(&self, colour: &[u32]) -> Vec<(u32, u32)> {
+    fn neighbours(&self, colour: &[u32], out: &mut Vec<(u32, u32)>) {
         let reach = self.window as usize - 1;
         let n = colour.len();
-        let mut out = vec![(0, 0); n];
+        reset(out, n);
         let mut last: Option<usize> = None;
         for k in 0..n {
             if let Some(j) = last.filter(|&j| k - j <= reach) {
@@ -529,7 +567,6 @@ impl Search<'_, '_> {
                 last = Some(k);
             }
         }
-        out
     }
 
     /// Can items `i..` no longer fit? The room of a cell is what lies
@@ -547,16 +584,18 @@ impl Search<'_, '_> {
     ///   ([`overshoot`]). With a few bytes to spare this cuts a colour
     ///   that took a cell for a handful of bytes at once, not after every
     ///   arrangement of the members that come before its last ones.
-    fn hopeless(&self, i: usize, split: &Split, around: &[(u32, u32)]) -> bool {
+    fn hopeless(&self, i: usize, split: &Split, around: &[(u32, u32)], rooms: &mut Rooms) -> bool {
         let remaining = &self.remaining[i];
         let Packing { cells, cross, .. } = &self.packing;
         // Room of the cells every colour may take, and of those only one
         // colour may take (its own, or free next to it); a cell between two
         // colours takes none.
         let mut shared = 0;
-        let mut shared_rooms = Vec::new();
+        let shared_rooms = &mut rooms.shared;
+        shared_rooms.clear();
         let mut between = 0;
-        let mut own = vec![0; remaining.len()];
+        let own = &mut rooms.own;
+        reset(own, remaining.len());
         for (k, l) in cells.iter().enumerate() {
             let mut owner = 0;
             for c in [split.colour[k], around[k].0, around[k].1] {
@@ -575,7 +614,8 @@ impl Search<'_, '_> {
                 c => own[c as usize] += l.cap - l.load,
             }
         }
-        let mut crossing = vec![0; remaining.len()];
+        let crossing = &mut rooms.crossing;
+        reset(crossing, remaining.len());
         for &f in cross.iter().flatten() {
             crossing[self.p.color[f] as usize] += self.p.size[f];
         }
@@ -597,7 +637,7 @@ impl Search<'_, '_> {
                     let left = remaining[c] + crossing[c];
                     match left.checked_sub(own[c]) {
                         None => own[c] - left,
-                        Some(need) => overshoot(&shared_rooms, need),
+                        Some(need) => overshoot(shared_rooms, need),
                     }
                 })
                 .sum::<u64>();
@@ -629,9 +669,18 @@ impl Search<'_, '_> {
     /// Check the items placed so far, then place items `i..`; true when
     /// all fit.
     fn place(&mut self, i: usize) -> bool {
-        let Some(split) = self.split() else {
+        let mut level = std::mem::take(&mut self.levels[i]);
+        let placed = self.place_at(i, &mut level);
+        self.levels[i] = level;
+        placed
+    }
+
+    /// [`Search::place`] with the buffers of level `i`.
+    fn place_at(&mut self, i: usize, level: &mut Level) -> bool {
+        if !self.split(&mut level.split) {
             return false;
-        };
+        }
+        let split = &level.split;
         let Some(&f) = self.items.get(i) else {
             return true;
         };
@@ -642,17 +691,18 @@ impl Search<'_, '_> {
             return false;
         }
         let (size, color) = (self.p.size[f], self.p.color[f]);
-        let around = self.neighbours(&split.colour);
-        if self.hopeless(i, &split, &around) {
+        self.neighbours(&split.colour, &mut level.around);
+        let around = &level.around;
+        let mut rooms = std::mem::take(&mut self.rooms);
+        let hopeless = self.hopeless(i, split, around, &mut rooms);
+        self.rooms = rooms;
+        if hopeless {
             return false;
         }
         let from = self.first_position(i);
-        // Finding tries cells in the same state once: the same room and
-        // colour, the same bytes of crossing members (a cell covered by one
-        // is not an empty cell), crossings on the same sides, the same
-        // colours around.
-        type State = (u64, u64, u32, u64, bool, bool, (u32, u32));
-        let mut tried: Vec<State> = Vec::new();
+        // Finding tries cells in the same state once ([`CellState`]).
+        let tried = &mut level.tried;
+        tried.clear();
         for (k, &near) in around.iter().enumerate().skip(from.div_ceil(2)) {
             let l = &self.packing.cells[k];
             let allowed = color == 0 || l.owner == 0 || l.owner == color;
