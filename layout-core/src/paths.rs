@@ -76,40 +76,71 @@ pub fn path_bytes(s: &Struct, path: u32) -> u64 {
 }
 
 /// The fewest lines path `path` can touch in an order that keeps the
-/// author's line breaks: the members are cut into parts at every line
-/// break, wall and line-aligned member ([`crate::segments`]), each part
-/// starting a line, and a part needs `ceil(bytes / L)` lines for the
-/// path's bytes in it, or more when one member's own ranges cannot fit in
-/// fewer wherever its alignment lets it start (a used head and tail of a
-/// member larger than a line). A member's floor is the fewest lines its
+/// author's line breaks and the hard rule: the members are cut into parts
+/// at every line break, wall and line-aligned member ([`crate::segments`]),
+/// each part starting a line, and a part needs `ceil(bytes / L)` lines for
+/// the path's bytes in it, or more when one member's own ranges cannot fit
+/// in fewer wherever its alignment lets it start (a used head and tail of
+/// a member larger than a line). A member's floor is the fewest lines its
 /// ranges touch over the offsets `0, align, 2 * align, ...` below `L`.
+/// Where a part's path holds both lockless writers (a lock word counts)
+/// and read-mostly members, no line may hold one of each, so it needs at
+/// least `ceil(lockless / L) + ceil(read_mostly / L)` lines: a refcount
+/// its author put on a line away from the members read beside it is no
+/// spread line.
 ///
-/// It is never above what the best order within the parts touches; a
-/// layout that moves members across a break may do better still.
+/// It is never above what the best order within the parts that keeps the
+/// rule touches; a layout that moves members across a break may do better
+/// still.
 pub fn fewest_lines(s: &Struct, path: u32, line: u64) -> u64 {
+    /// One part's path bytes: all of them, the lockless writers', the
+    /// read-mostly members', and the largest member floor.
+    #[derive(Default)]
+    struct Part {
+        bytes: u64,
+        lockless: u64,
+        read_mostly: u64,
+        floor: u64,
+    }
+    impl Part {
+        fn lines(&self, line: u64) -> u64 {
+            let apart = if self.lockless > 0 && self.read_mostly > 0 {
+                self.lockless.div_ceil(line) + self.read_mostly.div_ceil(line)
+            } else {
+                0
+            };
+            self.bytes.div_ceil(line).max(self.floor).max(apart)
+        }
+    }
     let line = line.max(1);
     let mut total = 0u64;
-    let (mut bytes, mut floor) = (0u64, 0u64);
+    let mut part = Part::default();
     for f in &s.fields {
         let cut =
             crate::segments::is_line_break(f) || crate::segments::is_wall(f) || f.align >= line;
         if cut {
-            total += bytes.div_ceil(line).max(floor);
-            (bytes, floor) = (0, 0);
+            total += part.lines(line);
+            part = Part::default();
         }
         let spans: Vec<(u64, u64)> = field_ranges(f, path).collect();
         if spans.is_empty() {
             continue;
         }
-        bytes += count_union(spans.clone());
+        let bytes = count_union(spans.clone());
+        part.bytes += bytes;
+        if f.rule_access().is_lockless() {
+            part.lockless += bytes;
+        } else if f.access.is_read_mostly() {
+            part.read_mostly += bytes;
+        }
         let member = (0..line)
             .step_by(f.align.clamp(1, line) as usize)
             .map(|base| lines_of_spans(&spans, base, line))
             .min()
             .unwrap_or(0);
-        floor = floor.max(member);
+        part.floor = part.floor.max(member);
     }
-    total + bytes.div_ceil(line).max(floor)
+    total + part.lines(line)
 }
 
 /// The bases a path's lines are counted at: the `--offset`'s phase, or
@@ -352,6 +383,95 @@ mod tests {
             }
             assert!(floor <= best, "mask {mask}: floor {floor}, best {best}");
             assert!(floor >= path_bytes(&s, 0).div_ceil(64));
+        }
+    }
+
+    #[test]
+    fn fewest_lines_keeps_lockless_writers_off_the_lines_read_beside_them() {
+        // A refcount and two read-mostly members: 24 bytes would fit one
+        // line, but the rule keeps the refcount off the readers' line.
+        let mut s = Struct::new(
+            "dst",
+            vec![
+                field("ops", 8, &[(0, 0..8)]),
+                field("flags", 8, &[(0, 0..8)]),
+                field("refcnt", 8, &[(0, 0..8)]),
+            ],
+        );
+        s.paths = vec!["xmit".into()];
+        assert_eq!(fewest_lines(&s, 0, 64), 1);
+        s.fields[2].access = crate::Access::Lockless { group: None };
+        assert_eq!(fewest_lines(&s, 0, 64), 1, "no read-mostly member yet");
+        s.fields[0].access = crate::Access::ReadMostly;
+        assert_eq!(fewest_lines(&s, 0, 64), 2);
+        // A lock word counts as a lockless writer; a locked member does not.
+        s.fields[2].access = crate::Access::LockedWrite {
+            lock: "lock".into(),
+        };
+        assert_eq!(fewest_lines(&s, 0, 64), 1);
+        s.fields[2].lock_word = true;
+        assert_eq!(fewest_lines(&s, 0, 64), 2);
+    }
+
+    #[test]
+    fn fewest_lines_is_never_above_the_best_order_that_keeps_the_rule() {
+        // Every order of four members packed at their alignment, each
+        // lockless, read-mostly or cold (an exhaustive search): the best
+        // order with no line holding a lockless and a read-mostly member
+        // touches at least fewest_lines.
+        let sizes = [(40u64, 8u64), (24, 8), (20, 2), (16, 16)];
+        let classes = [
+            crate::Access::Lockless { group: None },
+            crate::Access::ReadMostly,
+            crate::Access::Cold,
+        ];
+        for mask in 1u32..16 {
+            for pick in 0..81u32 {
+                let fields: Vec<Field> = sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &(size, align))| {
+                        let uses: Vec<(u32, std::ops::Range<u64>)> = if mask & (1 << i) != 0 {
+                            vec![(0, 0..size.min(12)), (0, size - 4..size)]
+                        } else {
+                            Vec::new()
+                        };
+                        let mut f = field(&format!("m{i}"), size, &uses);
+                        f.align = align;
+                        f.access = classes[(pick / 3u32.pow(i as u32) % 3) as usize].clone();
+                        f
+                    })
+                    .collect();
+                let mut s = Struct::new("s", fields);
+                s.paths = vec!["p".into()];
+                let floor = fewest_lines(&s, 0, 64);
+                let mut best = u64::MAX;
+                for perm in permutations(4) {
+                    // Each member at its alignment, or pushed to the next
+                    // line: every packing the rule may need.
+                    for push in 0u32..16 {
+                        let mut offsets = [0u64; 4];
+                        let mut at = 0u64;
+                        for (k, &i) in perm.iter().enumerate() {
+                            if push & (1 << k) != 0 {
+                                at = at.next_multiple_of(64);
+                            }
+                            at = at.next_multiple_of(sizes[i].1);
+                            offsets[i] = at;
+                            at += sizes[i].0;
+                        }
+                        let l = layout(&offsets, at.next_multiple_of(16), 16, Placement::Offset(0));
+                        if crate::layout::reported_conflicts(&s, &l).is_empty() {
+                            best = best.min(lines(&s, &l, 0));
+                        }
+                    }
+                }
+                assert!(
+                    floor <= best,
+                    "mask {mask} pick {pick}: floor {floor}, best {best}"
+                );
+                assert!(floor >= path_bytes(&s, 0).div_ceil(64));
+            }
         }
     }
 

@@ -339,9 +339,14 @@ impl Lifetimes {
                     );
                 }
             }
-            // DEFINE_PER_CPU(struct NAME, x) and its variants.
-            if at(i).starts_with("DEFINE_PER_CPU") && at(i + 1) == "(" && at(i + 2) == "struct" {
-                if ident(at(i + 3)) && at(i + 4) == "," && ident(at(i + 5)) {
+            // DEFINE_PER_CPU(struct NAME, x) and its variants; not
+            // DEFINE_PER_CPU(struct NAME *, x), a pointer per CPU.
+            if at(i).starts_with("DEFINE_PER_CPU")
+                && at(i + 1) == "("
+                && at(i + 2) == "struct"
+                && at(i + 4) == ","
+            {
+                if ident(at(i + 3)) && ident(at(i + 5)) {
                     self.percpu_vars
                         .entry(at(i + 5).to_string())
                         .or_insert_with(|| at(i + 3).to_string());
@@ -395,9 +400,6 @@ impl Lifetimes {
         }
     }
 
-    /// How `agg` lives: its own allocations, else those of a struct that
-    /// embeds it (a few levels up), else its own or its embedders'
-    /// file-scope instances.
     /// Whether the sources make instances of struct `name` of its own (an
     /// allocation of its size, a file-scope or stack instance), rather than
     /// only inside the structs that embed it.
@@ -407,29 +409,40 @@ impl Lifetimes {
             || self.locals.contains_key(name)
     }
 
+    /// How `agg` lives: by the nearest evidence, its own allocations or
+    /// file-scope instances, else those of the structs that embed it (a
+    /// few levels up, the nearest first), else its declarations inside
+    /// functions.
     pub fn of(&self, db: &TypeDb, agg: &Aggregate) -> Lifetime {
         let mut level: Vec<&Aggregate> = vec![agg];
         let mut seen: Vec<String> = vec![agg.name.clone()];
-        let mut singleton: Option<String> = None;
+        let evidence = |a: &Aggregate, e: &String| {
+            if a.name == agg.name {
+                e.clone()
+            } else {
+                format!("embedded in struct {} ({e})", a.name)
+            }
+        };
         for _ in 0..MAX_UP {
+            // The nearest evidence decides: a struct the sources allocate,
+            // or define at file scope, lives so whatever the structs that
+            // embed it do (`ipv4_dst_ops` is the `dst_ops` IPv4 reaches,
+            // not the copies inside each namespace); at one level an
+            // allocation outweighs a file-scope instance.
+            if let Some((a, e)) = level
+                .iter()
+                .find_map(|a| self.allocated.get(&a.name).map(|e| (a, e)))
+            {
+                return Lifetime::PerObject(evidence(a, e));
+            }
+            if let Some((a, e)) = level
+                .iter()
+                .find_map(|a| self.instances.get(&a.name).map(|e| (a, e)))
+            {
+                return Lifetime::Singleton(evidence(a, e));
+            }
             let mut next = Vec::new();
             for a in &level {
-                if let Some(e) = self.allocated.get(&a.name) {
-                    return Lifetime::PerObject(if a.name == agg.name {
-                        e.clone()
-                    } else {
-                        format!("embedded in struct {} ({e})", a.name)
-                    });
-                }
-                if singleton.is_none() {
-                    if let Some(e) = self.instances.get(&a.name) {
-                        singleton = Some(if a.name == agg.name {
-                            e.clone()
-                        } else {
-                            format!("embedded in struct {} ({e})", a.name)
-                        });
-                    }
-                }
                 for (up, _) in db.embedders_of(a) {
                     if !up.name.is_empty() && !seen.contains(&up.name) {
                         seen.push(up.name.clone());
@@ -444,11 +457,10 @@ impl Lifetimes {
             }
             level = next;
         }
-        match (singleton, self.locals.get(&agg.name)) {
-            (Some(e), _) => Lifetime::Singleton(e),
+        match self.locals.get(&agg.name) {
             // Embedded in nothing that lives elsewhere, declared in functions.
-            (None, Some(e)) => Lifetime::Local(e.clone()),
-            (None, None) => Lifetime::Unknown,
+            Some(e) => Lifetime::Local(e.clone()),
+            None => Lifetime::Unknown,
         }
     }
 }
@@ -847,6 +859,7 @@ mod tests {
             "static const struct ca_ops reno = { .ssthresh = reno_ssthresh, };\n\
              struct hstate hstates[4];\n\
              DEFINE_PER_CPU_ALIGNED(struct queue_data, queue_data);\n\
+             static DEFINE_PER_CPU(struct sock *, icmp_sk);\n\
              struct net init_net __read_mostly = { };\n\
              static struct conn *lookup(struct conn *c, struct key k);\n\
              void f(struct conn c) { struct conn local; }\n\
@@ -1026,5 +1039,75 @@ mod tests {
             !l.locals.contains_key("vma"),
             "a pointer parameter is no local"
         );
+    }
+
+    /// A hand-made database: `ops` inside `ns`, `ns` inside `net`, `refs`
+    /// inside `conn`.
+    fn embedding_db() -> TypeDb {
+        use crate::typedb::{AggregateKind, Member, NameKind};
+        let member = |name: &str, agg: &str, offset: u64, size: u64| Member {
+            name: name.into(),
+            ty: format!("struct {agg}"),
+            offset,
+            bit_offset: None,
+            bit_size: None,
+            size,
+            align: 8,
+            attr_align: None,
+            aggregate: Some(agg.into()),
+            count: 1,
+        };
+        let word = |name: &str| Member {
+            ty: "long".into(),
+            aggregate: None,
+            ..member(name, "", 0, 8)
+        };
+        let agg = |name: &str, size: u64, members: Vec<Member>| Aggregate {
+            name: name.into(),
+            name_kind: NameKind::Tag,
+            kind: AggregateKind::Struct,
+            size,
+            align: 8,
+            members,
+            packed: false,
+            attr_align: None,
+        };
+        TypeDb::from_aggregates(
+            "embedding",
+            vec![
+                agg("ops", 8, vec![word("check")]),
+                agg("refs", 8, vec![word("count")]),
+                agg("ns", 8, vec![member("ops", "ops", 0, 8)]),
+                agg("net", 8, vec![member("ns", "ns", 0, 8)]),
+                agg("conn", 8, vec![member("refs", "refs", 0, 8)]),
+            ],
+            false,
+        )
+    }
+
+    #[test]
+    fn the_nearest_evidence_decides_how_a_struct_lives() {
+        let db = embedding_db();
+        let l = seen(
+            "static struct ops ipv4_ops = { .check = ipv4_check };\n\
+             struct net *net_alloc(void) { return kzalloc(sizeof(struct net), 0); }\n\
+             struct conn *conn_new(void) { return kzalloc(sizeof(struct conn), 0); }\n\
+             static struct refs spare_refs;\n",
+        );
+        let of = |name: &str| l.of(&db, db.find(name).unwrap());
+        // Its own file-scope instance is what the code names, not the
+        // copies inside each allocated `net`.
+        assert_eq!(
+            of("ops"),
+            Lifetime::Singleton("x.c: struct ops ipv4_ops".into())
+        );
+        // No evidence of its own: the nearest embedder's, two levels up.
+        assert_eq!(
+            of("ns"),
+            Lifetime::PerObject("embedded in struct net (x.c: sizeof(struct net))".into())
+        );
+        // Its own instance is nearer than its embedder's allocation.
+        assert!(matches!(of("refs"), Lifetime::Singleton(_)));
+        assert!(matches!(of("conn"), Lifetime::PerObject(_)));
     }
 }
