@@ -1079,6 +1079,55 @@ fn a_path_counts_the_bytes_of_the_sub_members_it_reads() {
 }
 
 #[test]
+fn the_nearest_evidence_decides_how_a_struct_lives_and_the_rule_bounds_the_fewest_lines() {
+    // fixtures/audit_nearest: near_ops has a file-scope instance and an
+    // allocated embedder; near_dst reads three members on line 0 and
+    // takes a reference on line 1.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_nearest"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |name: &str| -> serde_json::Value {
+        ["ranked", "clean", "ambiguous"]
+            .iter()
+            .flat_map(|k| j[*k].as_array().unwrap())
+            .find(|f| f["struct"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+    };
+    // The table the fast path reads is the file-scope one, not the copy
+    // inside each allocated namespace: a singleton only read, cost 0.
+    let ops = find("near_ops");
+    assert_eq!(ops["lifetime"]["kind"], "singleton", "{ops}");
+    assert_eq!(
+        ops["lifetime"]["evidence"], "src/near.c: struct near_ops near_ipv4_ops",
+        "{ops}"
+    );
+    assert_eq!(ops["excess_lines"], 2, "{ops}");
+    assert_eq!(ops["cost"], 0, "{ops}");
+    // The namespace has no evidence of its own beyond its allocation.
+    let ns = find("near_ns");
+    assert_eq!(ns["lifetime"]["kind"], "per_object", "{ns}");
+    // The reference count sits apart from what is read beside it: two
+    // lines, and no order that keeps the rule touches fewer.
+    let dst = find("near_dst");
+    assert_eq!(dst["status"], "no_conflict", "{dst}");
+    let p = &dst["paths"][0];
+    assert_eq!(
+        (
+            p["lines"].as_u64(),
+            p["fewest"].as_u64(),
+            p["writes"].as_bool()
+        ),
+        (Some(2), Some(2), Some(true)),
+        "{p}"
+    );
+}
+
+#[test]
 fn a_conflict_in_a_struct_of_one_line_is_no_miss_of_its_order() {
     // fixtures/audit_embed: em_ref (16 bytes, only inside em_owner),
     // em_solo (16 bytes, a static instance of its own) and em_big (128
