@@ -280,7 +280,7 @@ pub fn ranked_table(ranked: &[Finding]) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "# rank\tcost\tmisses\tstruct\tsize\tconflict lines\twriters -> read-mostly victims\thot-path lines (fewest)\tdefined at\tembedders"
+        "# rank\tcost\tmisses\tstruct\tsize\tconflict lines\twriters -> read-mostly victims\thot-path lines (fewest keeping the rule)\tdefined at\tembedders"
     );
     for (i, f) in ranked.iter().enumerate() {
         let lines: Vec<String> = f.conflicts.iter().map(|c| c.line.to_string()).collect();
