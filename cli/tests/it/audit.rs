@@ -1128,6 +1128,42 @@ fn the_nearest_evidence_decides_how_a_struct_lives_and_the_rule_bounds_the_fewes
 }
 
 #[test]
+fn an_element_at_a_constant_index_counts_its_own_bytes() {
+    // fixtures/audit_index: idx_dev's path reads key (0..8), conf[1]
+    // (12..16) and rate (200..208): 2 lines for 20 bytes. idx_var's reads
+    // conf[i], the whole table (8..200): 4 lines for 208 bytes.
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures/audit_index"), &t);
+    let cache = d.path().join("cache");
+    let o = audit(&t, &cache, &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let find = |name: &str| -> serde_json::Value {
+        ["ranked", "clean", "ambiguous"]
+            .iter()
+            .flat_map(|k| j[*k].as_array().unwrap())
+            .find(|f| f["struct"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}: {j}"))
+    };
+    let path = |f: &serde_json::Value| {
+        let p = &f["paths"][0];
+        (
+            p["lines"].as_u64(),
+            p["fewest"].as_u64(),
+            p["bytes"].as_u64(),
+        )
+    };
+    let dev = find("idx_dev");
+    assert_eq!(path(&dev), (Some(2), Some(1), Some(20)), "{dev}");
+    assert_eq!(dev["status"], "spread", "{dev}");
+    let var = find("idx_var");
+    assert_eq!(path(&var), (Some(4), Some(4), Some(208)), "{var}");
+    assert_eq!(var["status"], "no_conflict", "{var}");
+}
+
+#[test]
 fn a_conflict_in_a_struct_of_one_line_is_no_miss_of_its_order() {
     // fixtures/audit_embed: em_ref (16 bytes, only inside em_owner),
     // em_solo (16 bytes, a static instance of its own) and em_big (128

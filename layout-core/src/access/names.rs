@@ -40,6 +40,9 @@ use std::ops::Range;
 pub const MAX_NAMES: usize = 200_000;
 /// Deepest dotted path listed (`a.b.c.d...`).
 pub const MAX_DEPTH: usize = 12;
+/// Most elements of a one-dimensional array member listed by their index
+/// (`cnf.data[3]`): a larger array is named whole.
+pub const MAX_ELEMENTS: u64 = 64;
 
 /// A name inside the struct that is not itself a field: see the module docs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +78,21 @@ impl MemberNames {
         true
     }
 
+    /// Lists each element of the one-dimensional array `name` of `count`
+    /// elements at `bytes` by its index (`name[k]`), when it has 2 to
+    /// [`MAX_ELEMENTS`] of them; false when the list is full.
+    pub fn push_elements(&mut self, name: &str, bytes: Range<u64>, count: u64) -> bool {
+        let len = bytes.end.saturating_sub(bytes.start);
+        if !(2..=MAX_ELEMENTS).contains(&count) || len % count != 0 {
+            return true;
+        }
+        let each = len / count;
+        (0..count).all(|k| {
+            let at = bytes.start + k * each;
+            self.push(format!("{name}[{k}]"), at..at + each)
+        })
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &InnerName> {
         self.names.iter()
     }
@@ -100,6 +118,29 @@ impl MemberNames {
             }
         }
         out
+    }
+}
+
+/// The names a site's member may stand for, the most precise first: the
+/// member as the code names it (`cnf.data[3]`, `lrugen.max_seq`), then each
+/// one around it (`cnf.data`, `cnf`), without the empty components of
+/// anonymous aggregates (`sk.__sk_common..skc_daddr` is
+/// `sk.__sk_common.skc_daddr`). An index that is no number (`folios[gen]`)
+/// names no element, and the array is named whole.
+pub fn enclosing(member: &str) -> Vec<String> {
+    let bare = member
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .collect::<Vec<_>>()
+        .join(".");
+    let mut out = Vec::new();
+    let mut at = bare.as_str();
+    loop {
+        out.push(at.to_string());
+        match at.rfind(['.', '[']) {
+            Some(p) => at = &at[..p],
+            None => return out,
+        }
     }
 }
 
@@ -149,6 +190,11 @@ fn walk_aggregate(
         }
         let name = dotted(&m.name);
         if (prefix.is_some() || depth > 0) && !out.push(name.clone(), start..start + m.size) {
+            return;
+        }
+        if m.ty.matches('[').count() == 1
+            && !out.push_elements(&name, start..start + m.size, m.count)
+        {
             return;
         }
         if m.count == 1 && depth < MAX_DEPTH {
@@ -297,4 +343,42 @@ fn quoted(names: &[&str]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_stands_for_itself_then_for_what_holds_it() {
+        assert_eq!(enclosing("cnf.data[3]"), ["cnf.data[3]", "cnf.data", "cnf"]);
+        assert_eq!(
+            enclosing("folios[gen][1]"),
+            ["folios[gen][1]", "folios[gen]", "folios"]
+        );
+        assert_eq!(
+            enclosing("sk.__sk_common..skc_daddr"),
+            ["sk.__sk_common.skc_daddr", "sk.__sk_common", "sk"]
+        );
+        assert_eq!(enclosing("hits"), ["hits"]);
+    }
+
+    #[test]
+    fn elements_are_listed_for_small_arrays_of_whole_elements() {
+        let mut n = MemberNames::new();
+        assert!(n.push_elements("data", 8..20, 3));
+        let got: Vec<(&str, Range<u64>)> = n
+            .iter()
+            .map(|x| (x.name.as_str(), x.bytes.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [("data[0]", 8..12), ("data[1]", 12..16), ("data[2]", 16..20)]
+        );
+        // One element, too many, or bytes the count does not divide: none.
+        assert!(n.push_elements("one", 0..8, 1));
+        assert!(n.push_elements("many", 0..65, MAX_ELEMENTS + 1));
+        assert!(n.push_elements("odd", 0..10, 3));
+        assert_eq!(n.len(), 3);
+    }
 }

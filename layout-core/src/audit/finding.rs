@@ -277,31 +277,17 @@ impl<'a> SiteBytes<'a> {
         let f = self.model.fields.get(s.field)?;
         let start = f.original_offset?;
         let field = start..start + f.size;
-        // `folios[gen][type]` is `folios`; `lrugen.max_seq` is looked up
-        // whole, then `lrugen`.
-        let mut name = String::with_capacity(s.member.len());
-        let mut depth = 0u32;
-        for c in s.member.chars() {
-            match c {
-                '[' => depth += 1,
-                ']' => depth = depth.saturating_sub(1),
-                _ if depth == 0 => name.push(c),
-                _ => {}
-            }
-        }
-        let mut at = name.as_str();
-        loop {
-            if let Some(b) = self.names.get(at) {
+        // `cnf.data[3]` is looked up as such, then `cnf.data`, then `cnf`;
+        // `folios[gen]` is `folios`.
+        for at in crate::access::names::enclosing(&s.member) {
+            if let Some(b) = self.names.get(at.as_str()) {
                 // Within the field, or it names something else.
                 if b.start >= field.start && b.end <= field.end {
                     return Some(b.clone());
                 }
             }
-            match at.rfind('.') {
-                Some(p) => at = &at[..p],
-                None => return Some(field),
-            }
         }
+        Some(field)
     }
 }
 

@@ -6,7 +6,7 @@
 //! member, the name the BTF and DWARF models give it (this front-end names
 //! the field after its first member), so one access file serves both.
 
-use super::parse::{RecordKind, TypeRef};
+use super::parse::{Derived, RecordKind, TypeRef};
 use super::types::{Item, Resolver};
 use super::Header;
 use crate::access::names::{MemberNames, MAX_DEPTH};
@@ -169,6 +169,15 @@ fn walk(
         }
         if (prefix.is_some() || depth > 0) && !out.push(name.clone(), start..start + p.size) {
             return Ok(());
+        }
+        if let [Derived::Array(Some(len))] = d.derived.as_slice() {
+            let count = r
+                .eval_range(len.clone())
+                .ok()
+                .and_then(|n| u64::try_from(n).ok());
+            if !out.push_elements(&name, start..start + p.size, count.unwrap_or(0)) {
+                return Ok(());
+            }
         }
         if d.derived.is_empty() && depth < MAX_DEPTH {
             if let Some(inner) = h.record_of(&f.ty) {

@@ -330,8 +330,10 @@ pub fn json(inputs: &Inputs, verdicts: &[Verdict]) -> InferJson {
 /// is listed by that name when `names` knows it inside the site's field,
 /// so that the path counts that member's own bytes, not the whole field's
 /// (an embedded struct of twenty lines read at one member touches one
-/// line, wherever the struct around it puts it); an index is dropped
-/// (`folios[gen]` is `folios`: which element runs is not known). Any
+/// line, wherever the struct around it puts it); an element at an index
+/// the compiler computes is listed as such (`cnf.data[3]`, when `names`
+/// lists the array's elements), any other index is dropped (`folios[gen]`
+/// is `folios`: which element runs is not known). Any
 /// other site is listed by its field's name (a bit-field run by its first
 /// bit-field), as before. A site that only takes the address of a member
 /// larger than a `line` (`lrugen = &lruvec->lrugen`, kept for later use)
@@ -363,37 +365,14 @@ pub fn path_names(
             return (field_name(s.field), f.size);
         };
         let field = start..start + f.size;
-        let mut bare = String::with_capacity(s.member.len());
-        let mut depth = 0u32;
-        for c in s.member.chars() {
-            match c {
-                '[' => depth += 1,
-                ']' => depth = depth.saturating_sub(1),
-                _ if depth == 0 => bare.push(c),
-                _ => {}
-            }
-        }
-        // A member of an anonymous aggregate inside a sub-member is named
-        // as if promoted (`sk.__sk_common..skc_daddr` is
-        // `sk.__sk_common.skc_daddr`).
-        let bare: String = bare
-            .split('.')
-            .filter(|p| !p.is_empty())
-            .collect::<Vec<_>>()
-            .join(".");
-        let mut at = bare.as_str();
-        loop {
+        for at in crate::access::names::enclosing(&s.member) {
             if at == f.name || at == field_name(s.field) {
                 break;
             }
-            if let Some(b) = known.get(at) {
+            if let Some(b) = known.get(at.as_str()) {
                 if b.start >= field.start && b.end <= field.end && b.start < b.end {
-                    return (at.to_string(), b.end - b.start);
+                    return (at, b.end - b.start);
                 }
-            }
-            match at.rfind('.') {
-                Some(p) => at = &at[..p],
-                None => break,
             }
         }
         (field_name(s.field), f.size)

@@ -49,6 +49,9 @@ struct conn {
 \t\t} ports;
 \t};
 \tunsigned long hits;
+\tunsigned short ids[4];
+\tunsigned int grid[2][3];
+\tstruct opts hist[2];
 };
 ";
 
@@ -100,12 +103,22 @@ fn c_and_dwarf_list_the_same_names_at_gccs_offsets() {
         "ports",
         "ports.sport",
         "ports.dport",
+        // One-dimensional arrays: each element by its index; not the
+        // elements of a two-dimensional one, nor their sub-members.
+        "ids[0]",
+        "ids[3]",
+        "hist[1]",
     ] {
         assert!(c.contains_key(wanted), "{wanted} missing from {c:?}");
     }
     assert!(
         !c.contains_key("cfg") && !c.contains_key("hits"),
         "fields are not inner names"
+    );
+    assert!(
+        !c.keys()
+            .any(|k| k.starts_with("grid[") || k.starts_with("hist[0].") || k == "ids[4]"),
+        "{c:?}"
     );
     // The BTF/DWARF names of the anonymous unions, as aliases.
     assert_eq!(c.remove("anon_union@8"), Some((8, 16)));

@@ -57,9 +57,15 @@ pub fn access(
                 // An element of an array member (its decay to a pointer
                 // is an implicit cast) is the member; an index, or a
                 // pointer member subscripted, is a read of it.
-                let base = anc.children().first().is_some_and(|b| b.same(child));
+                let kids = anc.children();
+                let base = kids.first().is_some_and(|b| b.same(child));
                 if !base || !typed.type_is_array() {
                     return Some((Kind::Read, "index".into(), member));
+                }
+                // An index the compiler computes (`data[IPV4_DEVCONF_FORWARDING
+                // - 1]`) names its element; any other stands for the whole.
+                if let Some(k) = kids.get(1).and_then(|i| i.eval_int()).filter(|k| *k >= 0) {
+                    member = format!("{member}[{k}]");
                 }
             }
             CXCursor_UnaryOperator => {
