@@ -12,6 +12,9 @@
 //! - a single bitfield (`is_cwnd_limited`);
 //! - a sub-member of an embedded struct with a dotted path
 //!   (`rx_opt.rcv_tsval`, `inet_conn.icsk_ack.pending`);
+//! - an element of a one-dimensional array of 2 to [`MAX_ELEMENTS`]
+//!   elements by its index (`cnf.data[3]`, `ids[0]`): a site at an index
+//!   the compiler computes names it so;
 //! - the names BTF and DWARF give a field that is no single member, in every
 //!   front-end: a run of bitfields sharing storage units by its bitfields'
 //!   names joined with `:` (`save_syn:syn_data:syn_fastopen`), an anonymous
@@ -83,7 +86,7 @@ impl MemberNames {
     /// [`MAX_ELEMENTS`] of them; false when the list is full.
     pub fn push_elements(&mut self, name: &str, bytes: Range<u64>, count: u64) -> bool {
         let len = bytes.end.saturating_sub(bytes.start);
-        if !(2..=MAX_ELEMENTS).contains(&count) || len % count != 0 {
+        if !(2..=MAX_ELEMENTS).contains(&count) || !len.is_multiple_of(count) {
             return true;
         }
         let each = len / count;

@@ -1,7 +1,8 @@
 //! The names inside a struct's fields that an access file may use
 //! ([`crate::access::names`]): members of anonymous structs and unions and
-//! of `struct_group`s by their own names, single bitfields, and sub-members
-//! of embedded structs as dotted paths, with gcc's offsets; and
+//! of `struct_group`s by their own names, single bitfields, sub-members
+//! of embedded structs as dotted paths, and the elements of small
+//! one-dimensional arrays by index (`data[3]`), with gcc's offsets; and
 //! `anon_union@OFFSET` / `anon_struct@OFFSET` for a top-level anonymous
 //! member, the name the BTF and DWARF models give it (this front-end names
 //! the field after its first member), so one access file serves both.
