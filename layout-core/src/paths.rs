@@ -347,46 +347,6 @@ mod tests {
     }
 
     #[test]
-    fn fewest_lines_is_never_above_the_best_order() {
-        // Every order of four members packed at their alignment (an
-        // exhaustive search): the best touches at least fewest_lines.
-        let sizes = [(40u64, 8u64), (24, 8), (70, 2), (16, 16)];
-        for mask in 0u32..16 {
-            let fields: Vec<Field> = sizes
-                .iter()
-                .enumerate()
-                .map(|(i, &(size, align))| {
-                    let uses: Vec<(u32, std::ops::Range<u64>)> = if mask & (1 << i) != 0 {
-                        vec![(0, 0..size.min(12)), (0, size - 4..size)]
-                    } else {
-                        Vec::new()
-                    };
-                    let mut f = field(&format!("m{i}"), size, &uses);
-                    f.align = align;
-                    f
-                })
-                .collect();
-            let mut s = Struct::new("s", fields);
-            s.paths = vec!["p".into()];
-            let floor = fewest_lines(&s, 0, 64);
-            let mut best = u64::MAX;
-            for perm in permutations(4) {
-                let mut offsets = [0u64; 4];
-                let mut at = 0u64;
-                for &i in &perm {
-                    at = at.next_multiple_of(sizes[i].1);
-                    offsets[i] = at;
-                    at += sizes[i].0;
-                }
-                let l = layout(&offsets, at.next_multiple_of(16), 16, Placement::Offset(0));
-                best = best.min(lines(&s, &l, 0));
-            }
-            assert!(floor <= best, "mask {mask}: floor {floor}, best {best}");
-            assert!(floor >= path_bytes(&s, 0).div_ceil(64));
-        }
-    }
-
-    #[test]
     fn fewest_lines_keeps_lockless_writers_off_the_lines_read_beside_them() {
         // A refcount and two read-mostly members: 24 bytes would fit one
         // line, but the rule keeps the refcount off the readers' line.
@@ -418,8 +378,8 @@ mod tests {
         // Every order of four members packed at their alignment, each
         // lockless, read-mostly or cold (an exhaustive search): the best
         // order with no line holding a lockless and a read-mostly member
-        // touches at least fewest_lines.
-        let sizes = [(40u64, 8u64), (24, 8), (20, 2), (16, 16)];
+        // (every order, when all are cold) touches at least fewest_lines.
+        let sizes = [(40u64, 8u64), (24, 8), (70, 2), (16, 16)];
         let classes = [
             crate::Access::Lockless { group: None },
             crate::Access::ReadMostly,

@@ -52,6 +52,26 @@ fn audit(dir: &Path, cache: &Path, extra: &[&str]) -> std::process::Output {
     run_in(dir, &args)
 }
 
+/// The audit of fixture `name` (cli/tests/fixtures/NAME, copied), as JSON.
+fn audit_fixture_json(name: &str) -> serde_json::Value {
+    let d = tempfile::tempdir().unwrap();
+    let t = d.path().join("tree");
+    copy_dir(&repo().join("cli/tests/fixtures").join(name), &t);
+    let o = audit(&t, &d.path().join("cache"), &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Struct `name`'s finding in an audit's JSON, from any list.
+fn finding(j: &serde_json::Value, name: &str) -> serde_json::Value {
+    ["ranked", "clean", "ambiguous"]
+        .iter()
+        .flat_map(|k| j[*k].as_array().unwrap())
+        .find(|f| f["struct"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name}: {j}"))
+}
+
 fn names(list: &serde_json::Value) -> Vec<String> {
     list.as_array()
         .unwrap()
@@ -1036,21 +1056,8 @@ fn a_path_counts_the_bytes_of_the_sub_members_it_reads() {
     // (bytes 56..175) put the path on three lines where two would do.
     // em_dev's reads key, cfg.mtu and rate: lines 0 and 2 for 24 bytes;
     // counted whole, cfg (bytes 8..167) hid the spread.
-    let d = tempfile::tempdir().unwrap();
-    let t = d.path().join("tree");
-    copy_dir(&repo().join("cli/tests/fixtures/audit_embed"), &t);
-    let cache = d.path().join("cache");
-    let o = audit(&t, &cache, &["--format", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let find = |name: &str| -> serde_json::Value {
-        ["ranked", "clean", "ambiguous"]
-            .iter()
-            .flat_map(|k| j[*k].as_array().unwrap())
-            .find(|f| f["struct"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{name}: {j}"))
-    };
+    let j = audit_fixture_json("audit_embed");
+    let find = |name: &str| finding(&j, name);
     let node = find("em_node");
     assert_eq!(node["status"], "no_conflict", "{node}");
     let p = &node["paths"][0];
@@ -1083,21 +1090,8 @@ fn the_nearest_evidence_decides_how_a_struct_lives_and_the_rule_bounds_the_fewes
     // fixtures/audit_nearest: near_ops has a file-scope instance and an
     // allocated embedder; near_dst reads three members on line 0 and
     // takes a reference on line 1.
-    let d = tempfile::tempdir().unwrap();
-    let t = d.path().join("tree");
-    copy_dir(&repo().join("cli/tests/fixtures/audit_nearest"), &t);
-    let cache = d.path().join("cache");
-    let o = audit(&t, &cache, &["--format", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let find = |name: &str| -> serde_json::Value {
-        ["ranked", "clean", "ambiguous"]
-            .iter()
-            .flat_map(|k| j[*k].as_array().unwrap())
-            .find(|f| f["struct"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{name}: {j}"))
-    };
+    let j = audit_fixture_json("audit_nearest");
+    let find = |name: &str| finding(&j, name);
     // The table the fast path reads is the file-scope one, not the copy
     // inside each allocated namespace: a singleton only read, cost 0.
     let ops = find("near_ops");
@@ -1132,21 +1126,8 @@ fn an_element_at_a_constant_index_counts_its_own_bytes() {
     // fixtures/audit_index: idx_dev's path reads key (0..8), conf[1]
     // (12..16) and rate (200..208): 2 lines for 20 bytes. idx_var's reads
     // conf[i], the whole table (8..200): 4 lines for 208 bytes.
-    let d = tempfile::tempdir().unwrap();
-    let t = d.path().join("tree");
-    copy_dir(&repo().join("cli/tests/fixtures/audit_index"), &t);
-    let cache = d.path().join("cache");
-    let o = audit(&t, &cache, &["--format", "json"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let find = |name: &str| -> serde_json::Value {
-        ["ranked", "clean", "ambiguous"]
-            .iter()
-            .flat_map(|k| j[*k].as_array().unwrap())
-            .find(|f| f["struct"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{name}: {j}"))
-    };
+    let j = audit_fixture_json("audit_index");
+    let find = |name: &str| finding(&j, name);
     let path = |f: &serde_json::Value| {
         let p = &f["paths"][0];
         (
