@@ -61,9 +61,12 @@ pub enum Command {
     /// sources, and print them as an access file to review (each member with its
     /// evidence and a confidence, the ambiguous first) for `propose --access`.
     Infer(crate::infer::InferArgs),
-    /// Audit a tree: every struct of the given headers ranked by false-sharing risk, from
-    /// the member types, then the sources of each subsystem (its hot roots from a TOML
-    /// file), with the evidence; `--series N` writes the first N as a patch series.
+    /// Audit a tree: every struct of the given headers ranked by what its fast paths'
+    /// avoidable cache misses cost (false sharing, and hot paths spread past the fewest
+    /// lines the rule allows, weighed by how the struct lives: per object, a singleton,
+    /// one CPU's), from the member types, then the sources of each subsystem (its hot
+    /// roots from a TOML file), with the evidence; `--series N` writes the first N as a
+    /// patch series.
     #[cfg(feature = "infer-clang")]
     Audit(crate::audit::AuditArgs),
 }
