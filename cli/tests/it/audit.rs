@@ -870,7 +870,8 @@ hot = ["get_page_from_freelist", "free_unref_page", "free_unref_page_list",
        "folio_add_lru", "try_charge_memcg", "mem_cgroup_uncharge_list"]
 
 [net]
-sources = ["net/core/dev.c", "net/ipv4/tcp.c", "net/ipv4/tcp_output.c"]
+sources = ["net/core/dev.c", "net/ipv4/tcp.c", "net/ipv4/tcp_output.c",
+           "net/ipv4/route.c", "net/ipv4/icmp.c", "net/core/net_namespace.c"]
 hot = ["tcp_sendmsg", "tcp_write_xmit", "__dev_queue_xmit", "dev_hard_start_xmit",
        "__netif_receive_skb_core", "napi_gro_receive"]
 "#,
@@ -885,6 +886,8 @@ hot = ["tcp_sendmsg", "tcp_write_xmit", "__dev_queue_xmit", "dev_hard_start_xmit
         "linux/skbuff.h",
         "linux/netdevice.h",
         "net/sock.h",
+        "net/dst.h",
+        "net/dst_ops.h",
     ]
     .iter()
     .map(|h| common.join(h))
@@ -938,6 +941,23 @@ hot = ["tcp_sendmsg", "tcp_write_xmit", "__dev_queue_xmit", "dev_hard_start_xmit
             assert_eq!(f["cost"], 0, "{f}");
         }
     }
+    // How each struct lives, by the nearest evidence: route.c's file-scope
+    // `ipv4_dst_ops`, not the copies inside each namespace (net_namespace.c
+    // allocates `struct net`, which embeds them); and
+    // icmp.c's `DEFINE_PER_CPU(struct sock *, ...)` is a pointer per CPU,
+    // no file-scope `sock`.
+    let find = |name: &str| finding(&j, name);
+    let ops = find("dst_ops");
+    assert_eq!(ops["lifetime"]["kind"], "singleton", "{ops}");
+    assert!(
+        ops["lifetime"]["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("ipv4_dst_ops"),
+        "{ops}"
+    );
+    let sock = find("sock");
+    assert_ne!(sock["lifetime"]["kind"], "singleton", "{sock}");
 }
 
 #[test]
