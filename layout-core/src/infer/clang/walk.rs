@@ -1477,7 +1477,11 @@ impl<'u, 'i> Walker<'u, 'i> {
             // owner-lock call's object (`lock_sock(&c->sk)`) by its lock.
             let lock = match op {
                 Some(Some(l)) => l.to_string(),
-                _ => member.split(['.', '[']).next().unwrap_or(&member).to_string(),
+                _ => member
+                    .split(['.', '['])
+                    .next()
+                    .unwrap_or(&member)
+                    .to_string(),
             };
             held.push(lock);
         }
