@@ -382,6 +382,25 @@ fn code_after_a_branch_that_returns_a_computed_result_is_one_branch_down() {
 }
 
 #[test]
+fn code_after_a_label_named_the_slow_path_is_one_branch_down() {
+    // fixtures/infer/exits.c: `stats_slow_label`'s fast arm returns a
+    // constant (no computed result), so without the label the code after
+    // it would be as hot as the function; `slow_path:` puts it one branch
+    // down, and the label after it (`step5:`) does not take that back.
+    let sites = stats_sites("exits.c", "stats_slow_label");
+    let at = |m: &str| {
+        let s = site_of(&sites, m);
+        (s.2.clone(), s.3)
+    };
+    assert_eq!(at("nr_items"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("misc"), ("hot".into(), Some(1)), "{sites:?}");
+    assert_eq!(at("flags"), ("hot".into(), Some(1)), "{sites:?}");
+    // A label of another name is no branch: stats_goto's `done:` above.
+    let sites = stats_sites("exits.c", "stats_goto");
+    assert_eq!(site_of(&sites, "limit").3, Some(0), "{sites:?}");
+}
+
+#[test]
 fn a_test_of_a_local_a_callee_sets_only_on_an_unlikely_branch_is_unlikely() {
     // fixtures/infer/setrarely.c: `key` is handed by its address to
     // find_rare, which stores a constant into it and anything else only

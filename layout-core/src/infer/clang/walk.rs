@@ -652,6 +652,9 @@ impl<'u, 'i> Walker<'u, 'i> {
                 // runs only when `c` is false, one branch down.
                 // Each: the label it ends at (None: the block's end).
                 let mut exits: Vec<Option<String>> = Vec::new();
+                // A label the author names a slow path: what follows it is
+                // one branch down, to the block's end.
+                let mut slow_labels = 0u32;
                 let changes = self.on_change.len();
                 let kids = c.children();
                 for (i, &s) in kids.iter().enumerate() {
@@ -665,6 +668,10 @@ impl<'u, 'i> Walker<'u, 'i> {
                             .count();
                         exits.retain(|e| e.as_deref() != Some(name.as_str()));
                         self.conds -= back as u32;
+                        if slow_labels == 0 && is_slow_path_label(&name) {
+                            slow_labels = 1;
+                            self.conds += 1;
+                        }
                         ended = false;
                         // `err:`, `fail:`, `out_free:` ... : what follows is an error path.
                         self.cold = if is_error_label(&s.spelling()) {
@@ -693,7 +700,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                         self.on_change.extend(rest);
                     }
                 }
-                self.conds -= exits.len() as u32;
+                self.conds -= exits.len() as u32 + slow_labels;
                 self.on_change.truncate(changes);
                 // A guard() releases its lock where its block ends.
                 let depth = self.depth;
@@ -1953,6 +1960,17 @@ fn handed_back(e: Cursor, depth: u32, params: bool) -> bool {
         CXCursor_CallExpr => all(e.children().into_iter().skip(1).collect(), false),
         _ => false,
     }
+}
+
+/// Whether a label says that the code after it is the slow path
+/// (`slow_path:` in `tcp_rcv_established`, after the header-prediction
+/// arm that returns; `slow_path_clean:`): the fast path is the code before
+/// it, and the rest is one branch down as an `else` arm would be.
+fn is_slow_path_label(label: &str) -> bool {
+    label
+        .to_ascii_lowercase()
+        .replace('_', "")
+        .contains("slowpath")
 }
 
 /// Whether a label names an error path (`err`, `err_free`, `fail`, `out_unlock`
