@@ -638,6 +638,16 @@ impl Lifetimes {
             if chain.last() != Some(&s.function.as_str()) {
                 chain.push(&s.function);
             }
+            // A this-CPU operation on the member itself
+            // (`__this_cpu_inc(softnet_data.processed)`) acts on the
+            // running CPU's instance, whatever obtained the address.
+            if self.declared_per_cpu(name) && this_cpu_operation(&s.how) {
+                own += 1;
+                own_at.get_or_insert_with(|| {
+                    (format!("{}({})", s.how, s.member), s.function.clone())
+                });
+                continue;
+            }
             for f in chain.iter().rev() {
                 let Some(list) = self.obtains.get(*f) else {
                     continue;
@@ -692,6 +702,21 @@ impl Lifetimes {
             ))
         })
     }
+}
+
+impl Lifetimes {
+    /// Whether the sources define per-CPU instances of `name`
+    /// (`DEFINE_PER_CPU(struct NAME, x)`).
+    fn declared_per_cpu(&self, name: &str) -> bool {
+        self.percpu_vars.values().any(|s| s == name)
+    }
+}
+
+/// Whether an access's `how` is a this-CPU operation (`this_cpu_read`,
+/// `__this_cpu_inc`, `raw_cpu_add`, ...): it names the running CPU's copy.
+fn this_cpu_operation(how: &str) -> bool {
+    let h = how.trim_start_matches('_');
+    h.starts_with("this_cpu_") || h.starts_with("raw_cpu_")
 }
 
 /// Hot sites out of this many through an accessor of the running
@@ -1023,6 +1048,34 @@ mod tests {
         // Too few of the hot sites through the running CPU's: undecided.
         let pool = [via("take", "take"), via("x", "x"), via("y", "y")];
         assert_eq!(l.per_cpu("pool", &pool), None);
+        // A this-CPU operation on the member in a header's inline, which
+        // no source defines (`__this_cpu_inc(softnet_data.xmit.recursion)`
+        // in netdevice.h): the running CPU's copy, without an accessor on
+        // the way. Not for a struct with no per-CPU variable of its own.
+        let this_cpu = |f: &str, how: &str| Site {
+            how: how.into(),
+            member: "xmit.recursion".into(),
+            ..via(f, &format!("xmit > {f}"))
+        };
+        let queue = [
+            this_cpu("recursion_inc", "__this_cpu_inc"),
+            this_cpu("recursion", "__this_cpu_read"),
+            this_cpu("more", "this_cpu_write"),
+            via("x", "x"),
+        ];
+        assert_eq!(
+            l.per_cpu("queue", &queue),
+            Some(Lifetime::PerCpu(
+                "3 of its 4 hot sites reach the running CPU's instance: __this_cpu_inc(xmit.recursion) in recursion_inc"
+                    .into()
+            ))
+        );
+        let pool = [
+            this_cpu("a", "__this_cpu_inc"),
+            this_cpu("b", "raw_cpu_add"),
+        ];
+        assert_eq!(l.per_cpu("pool", &pool), None);
+        assert!(this_cpu_operation("raw_cpu_add") && !this_cpu_operation("atomic_inc"));
     }
 
     #[test]
