@@ -3,8 +3,9 @@
 //! cache is made where processes fork, not where pages fault). The tree's
 //! `.c` files are read for the two forms that make a cache of one struct,
 //! `KMEM_CACHE(NAME, ...)` and `kmem_cache_create[_usercopy](..., sizeof(struct
-//! NAME), ...)`; each is evidence that the struct is made one per object
-//! ([`super::lifetime`]).
+//! NAME), ...)`, and a usercopy cache whose size is computed but whose
+//! user-copy region is `offsetof(struct NAME, member)`; each is evidence
+//! that the struct is made one per object ([`super::lifetime`]).
 //!
 //! The walk is bounded and deterministic: directories in sorted order,
 //! symbolic links never followed, regular `.c` files only, at most
@@ -133,7 +134,13 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
         }
         if matches!(at(i), "kmem_cache_create" | "kmem_cache_create_usercopy") && at(i + 1) == "(" {
             // The size is the second argument: the tokens after the first
-            // comma at the call's own depth, up to the next one.
+            // comma at the call's own depth, up to the next one. A
+            // usercopy cache's fifth, the offset of the region user
+            // copies may touch, is `offsetof(struct NAME, member)` of the
+            // object it holds (`mm_struct`, whose size is a local).
+            let usercopy = at(i) == "kmem_cache_create_usercopy";
+            let last_arg = if usercopy { 4 } else { 1 };
+            let found = out.len();
             let mut depth = 0i64;
             let mut arg = 0;
             let mut j = i + 1;
@@ -148,9 +155,24 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
                     }
                     "," if depth == 1 => {
                         arg += 1;
-                        if arg > 1 {
+                        if arg > last_arg {
                             break;
                         }
+                    }
+                    "offsetof"
+                        if arg == 4
+                            && depth == 1
+                            && out.len() == found
+                            && at(j + 1) == "("
+                            && at(j + 2) == "struct"
+                            && ident(j + 3)
+                            && at(j + 4) == "," =>
+                    {
+                        out.push((
+                            at(j + 3).to_string(),
+                            line,
+                            format!("{}(..., offsetof(struct {}, ...), ...)", at(i), at(j + 3)),
+                        ));
                     }
                     "sizeof"
                         if arg == 1
@@ -190,10 +212,20 @@ mod tests {
                  task_cachep = kmem_cache_create(\"task\", task_size, align, 0, NULL);\n\
                  x = kmem_cache_create(\"x\", 64, 0, 0, ctor(sizeof(struct not_size)));\n\
                  memset(p, 0, sizeof(struct not_a_cache));\n\
+                 mm_size = sizeof(struct mm) + cpumask_size();\n\
+                 mm_cachep = kmem_cache_create_usercopy(\"mm\", mm_size, 0, 0,\n\
+                     offsetof(struct mm, saved_auxv), sizeof_field(struct mm, saved_auxv), NULL);\n\
+                 y = kmem_cache_create(\"y\", y_size, 0, 0, offsetof(struct not_usercopy, a));\n\
+                 s = kmem_cache_create_usercopy(\"s\", sizeof(struct sized), 0, 0,\n\
+                     offsetof(struct sized, cb), 8, NULL);\n\
              }\n",
         );
         let names: Vec<(&str, u32)> = got.iter().map(|(n, l, _)| (n.as_str(), *l)).collect();
-        assert_eq!(names, [("area", 4), ("conn", 5)]);
+        assert_eq!(names, [("area", 4), ("conn", 5), ("mm", 11), ("sized", 14)]);
+        assert_eq!(
+            got[2].2,
+            "kmem_cache_create_usercopy(..., offsetof(struct mm, ...), ...)"
+        );
     }
 
     #[test]
