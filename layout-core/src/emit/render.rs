@@ -747,9 +747,12 @@ impl<'a> Renderer<'a> {
             ),
         });
         let nl = newline_of(&self.src.text[anchor.lines.clone()]);
-        Ok(format!(
-            "{}{decl}\t/* {} starts a new unit */{nl}",
-            anchor.indent, field.name
+        let why = format!("{} starts a new unit", field.name);
+        Ok(commented(
+            &anchor.indent,
+            decl.trim_end_matches(';'),
+            &why,
+            nl,
         ))
     }
 
@@ -769,10 +772,8 @@ impl<'a> Renderer<'a> {
             member: Some(self.s.fields[f].name.clone()),
             why: line_break_reason(self.s, self.l, f),
         });
-        format!(
-            "{}{} {name}[0] {attribute};\t/* {why} */{nl}",
-            anchor.indent, self.pad_type,
-        )
+        let decl = format!("{} {name}[0] {attribute}", self.pad_type);
+        commented(&anchor.indent, &decl, &why, nl)
     }
 
     /// The alignment C gives field `f` with (`attributed`) or without a
@@ -820,10 +821,20 @@ impl<'a> Renderer<'a> {
             member: before.map(|f| self.s.fields[f].name.clone()),
             why: why.to_string(),
         });
-        format!(
-            "{}{} {name}[{bytes}];\t/* {why} */{nl}",
-            anchor.indent, self.pad_type,
-        )
+        let decl = format!("{} {name}[{bytes}]", self.pad_type);
+        commented(&anchor.indent, &decl, why, nl)
+    }
+}
+
+/// A member line the diff writes, `decl;` with `why` as its comment: on
+/// the same line where that fits in [`MAX_COLUMNS`], else the comment on
+/// a line of its own above the member, so that checkpatch accepts it.
+fn commented(indent: &str, decl: &str, why: &str, nl: &str) -> String {
+    let one = format!("{indent}{decl};\t/* {why} */");
+    if columns(&one) <= MAX_COLUMNS {
+        format!("{one}{nl}")
+    } else {
+        format!("{indent}/* {why} */{nl}{indent}{decl};{nl}")
     }
 }
 
@@ -1062,5 +1073,33 @@ fn ensure_newline(chunk: &str) -> String {
         chunk.to_string()
     } else {
         format!("{chunk}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_comment_past_the_column_limit_goes_above_its_member() {
+        let short = commented(
+            "\t",
+            "u8 __cacheline_pad0[8]",
+            "keeps a off the cacheline of b",
+            "\n",
+        );
+        assert_eq!(
+            short,
+            "\tu8 __cacheline_pad0[8];\t/* keeps a off the cacheline of b */\n"
+        );
+        // skb_shared_info's in 6.1: 102 columns on one line.
+        let why = "keeps destructor_arg off the cacheline of xdp_frags_size";
+        let long = commented("\t", "u8 __cacheline_pad1[56]", why, "\r\n");
+        assert_eq!(
+            long,
+            format!("\t/* {why} */\r\n\tu8 __cacheline_pad1[56];\r\n")
+        );
+        assert!(long.lines().all(|l| columns(l) <= MAX_COLUMNS));
+        assert!(columns(&format!("\tu8 __cacheline_pad1[56];\t/* {why} */")) > MAX_COLUMNS);
     }
 }
