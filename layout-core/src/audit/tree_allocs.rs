@@ -145,6 +145,29 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
             let mut arg = 0;
             let mut j = i + 1;
             while j < t.len() {
+                // `sizeof(struct NAME)` as the size, `offsetof(struct
+                // NAME, ...)` as the region: the argument it must be, and
+                // the token after the struct's name.
+                let form = match at(j) {
+                    "sizeof" => Some((1, ")")),
+                    "offsetof" if out.len() == found => Some((4, ",")),
+                    _ => None,
+                };
+                if let Some((wanted, _)) = form.filter(|(wanted, after)| {
+                    arg == *wanted
+                        && depth == 1
+                        && at(j + 1) == "("
+                        && at(j + 2) == "struct"
+                        && ident(j + 3)
+                        && at(j + 4) == *after
+                }) {
+                    let tail = if wanted == 1 { ")" } else { ", ...)" };
+                    out.push((
+                        at(j + 3).to_string(),
+                        line,
+                        format!("{}(..., {}(struct {}{tail}, ...)", at(i), at(j), at(j + 3)),
+                    ));
+                }
                 match at(j) {
                     "(" => depth += 1,
                     ")" => {
@@ -158,35 +181,6 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
                         if arg > last_arg {
                             break;
                         }
-                    }
-                    "offsetof"
-                        if arg == 4
-                            && depth == 1
-                            && out.len() == found
-                            && at(j + 1) == "("
-                            && at(j + 2) == "struct"
-                            && ident(j + 3)
-                            && at(j + 4) == "," =>
-                    {
-                        out.push((
-                            at(j + 3).to_string(),
-                            line,
-                            format!("{}(..., offsetof(struct {}, ...), ...)", at(i), at(j + 3)),
-                        ));
-                    }
-                    "sizeof"
-                        if arg == 1
-                            && depth == 1
-                            && at(j + 1) == "("
-                            && at(j + 2) == "struct"
-                            && ident(j + 3)
-                            && at(j + 4) == ")" =>
-                    {
-                        out.push((
-                            at(j + 3).to_string(),
-                            line,
-                            format!("{}(..., sizeof(struct {}), ...)", at(i), at(j + 3)),
-                        ));
                     }
                     _ => {}
                 }
