@@ -702,9 +702,7 @@ impl Lifetimes {
             ))
         })
     }
-}
 
-impl Lifetimes {
     /// Whether the sources define per-CPU instances of `name`
     /// (`DEFINE_PER_CPU(struct NAME, x)`).
     fn declared_per_cpu(&self, name: &str) -> bool {
