@@ -146,14 +146,15 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
             let mut j = i + 1;
             while j < t.len() {
                 // `sizeof(struct NAME)` as the size, `offsetof(struct
-                // NAME, ...)` as the region: the argument it must be, and
-                // the token after the struct's name.
+                // NAME, ...)` as the region: the argument it must be, the
+                // token after the struct's name, and how the evidence
+                // ends the form.
                 let form = match at(j) {
-                    "sizeof" => Some((1, ")")),
-                    "offsetof" if out.len() == found => Some((4, ",")),
+                    "sizeof" => Some((1, ")", ")")),
+                    "offsetof" if out.len() == found => Some((4, ",", ", ...)")),
                     _ => None,
                 };
-                if let Some((wanted, _)) = form.filter(|(wanted, after)| {
+                if let Some((_, _, tail)) = form.filter(|(wanted, after, _)| {
                     arg == *wanted
                         && depth == 1
                         && at(j + 1) == "("
@@ -161,7 +162,6 @@ pub fn caches_in(text: &str) -> Vec<(String, u32, String)> {
                         && ident(j + 3)
                         && at(j + 4) == *after
                 }) {
-                    let tail = if wanted == 1 { ")" } else { ", ...)" };
                     out.push((
                         at(j + 3).to_string(),
                         line,

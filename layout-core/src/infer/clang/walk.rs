@@ -654,7 +654,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                 let mut exits: Vec<Option<String>> = Vec::new();
                 // A label the author names a slow path: what follows it is
                 // one branch down, to the block's end.
-                let mut slow_labels = 0u32;
+                let mut slow_label = false;
                 let changes = self.on_change.len();
                 let kids = c.children();
                 for (i, &s) in kids.iter().enumerate() {
@@ -668,8 +668,8 @@ impl<'u, 'i> Walker<'u, 'i> {
                             .count();
                         exits.retain(|e| e.as_deref() != Some(name.as_str()));
                         self.conds -= back as u32;
-                        if slow_labels == 0 && is_slow_path_label(&name) {
-                            slow_labels = 1;
+                        if !slow_label && is_slow_path_label(&name) {
+                            slow_label = true;
                             self.conds += 1;
                         }
                         ended = false;
@@ -700,7 +700,7 @@ impl<'u, 'i> Walker<'u, 'i> {
                         self.on_change.extend(rest);
                     }
                 }
-                self.conds -= exits.len() as u32 + slow_labels;
+                self.conds -= exits.len() as u32 + u32::from(slow_label);
                 self.on_change.truncate(changes);
                 // A guard() releases its lock where its block ends.
                 let depth = self.depth;
