@@ -422,3 +422,72 @@ fn a_test_of_a_local_a_callee_sets_only_on_an_unlikely_branch_is_unlikely() {
         assert_eq!((s.2.as_str(), s.3), ("hot", Some(1)), "{m}: {sites:?}");
     }
 }
+
+#[test]
+fn an_operand_after_an_unlikely_test_is_as_rare_as_its_branch() {
+    // fixtures/infer/shortcircuit.c: `unlikely(a) && READ_ONCE(s->limit)`
+    // reads the limit only when the rare test holds, `likely(a > 1) ||
+    // s->created` reads it only when the likely test fails: both cold,
+    // with the test that makes them so. A static key is a switch, not a
+    // likelihood: `static_branch_unlikely(&key) && s->failcnt` reads it
+    // on every call once the key is on (hot, one branch down, as the
+    // operand after a plain test).
+    let sites = stats_sites("shortcircuit.c", "stats_short");
+    let limit = site_of(&sites, "limit");
+    assert_eq!(limit.2, "cold", "{sites:?}");
+    assert!(limit.4.contains("after unlikely() in `&&`"), "{limit:?}");
+    let created = site_of(&sites, "created");
+    assert_eq!(created.2, "cold", "{sites:?}");
+    assert!(created.4.contains("after likely() in `||`"), "{created:?}");
+    for m in ["failcnt", "nr_items"] {
+        let s = site_of(&sites, m);
+        assert_eq!((s.2.as_str(), s.3), ("hot", Some(1)), "{m}: {sites:?}");
+    }
+}
+
+#[test]
+fn a_counter_added_to_only_on_slow_paths_is_cold() {
+    // fixtures/infer/rarecount.c: `hits` is written only with atomics and
+    // by no hot path. Its one write is on a link event the root calls
+    // under unlikely(): cold. With a caller elsewhere that the roots do
+    // not name adding to it too (-DCOUNT_ELSEWHERE), it is a counter
+    // others add to concurrently: lockless, citing that caller.
+    let hits = |cc: &str| {
+        let o = run_in(
+            &repo().join("cli/tests/fixtures/infer"),
+            &[
+                "infer",
+                "stats.h",
+                "--struct",
+                "stats",
+                "--source",
+                "rarecount.c",
+                "--cc",
+                cc,
+                "--hot",
+                "stats_rx",
+                "--format",
+                "json",
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let j = json(&o);
+        let m = j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "hits")
+            .unwrap()
+            .clone();
+        (
+            m["class"].as_str().unwrap().to_string(),
+            m["reason"].as_str().unwrap().to_string(),
+        )
+    };
+    let (class, reason) = hits("gcc -I.");
+    assert_eq!(class, "cold", "{reason}");
+    assert!(reason.contains("only written, on slow paths"), "{reason}");
+    let (class, reason) = hits("gcc -I. -DCOUNT_ELSEWHERE");
+    assert_eq!(class, "lockless_atomic", "{reason}");
+    assert!(reason.contains("stats_count_hits"), "{reason}");
+}

@@ -8,8 +8,8 @@
 //!   reached from hot roots decide: a hot write → written; hot reads only →
 //!   read-mostly; hot reads and hot stores on change only (skipped when
 //!   the member holds the value) → read-mostly, flagged ambiguous. Nothing hot: the warm sites (code that runs, off the hot
-//!   roots) decide: written there only with atomics → written (lockless);
-//!   read there → read-mostly; else cold. Nothing at all → cold.
+//!   roots) decide: written there only with atomics, not all of it on
+//!   known slow paths → written (lockless); else cold. Nothing at all → cold.
 //! - locks: a written member whose written sites (the hot ones, when there
 //!   are) all hold one lock is `locked_write.LOCK`; any other written member
 //!   is `lockless_atomic`.
@@ -506,8 +506,10 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
     // No hot root touches it, but code that runs does (a sysctl or sysfs
     // handler, an ops table's function, a caller elsewhere): rare compared
     // with the hot paths. Written there only with atomics → a counter
-    // others add to concurrently; read there → read-mostly (its writes, if
-    // any, are off the hot paths too).
+    // others add to concurrently, unless every such write is known to be
+    // rare (on a slow path a hot root reaches, or in a function named for
+    // one: a link event's counter, an ICMP error's rate limit); read there
+    // → cold (its writes, if any, are off the hot paths too).
     let warm: Vec<&Site> = sites.iter().filter(|x| x.heat == Heat::Warm).collect();
     let warm_writes: Vec<&&Site> = warm.iter().filter(|x| x.kind.writes()).collect();
     // Bit operations are flags set on configuration events (`set_bit` in
@@ -517,10 +519,12 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             .iter()
             .all(|x| is_atomic(&x.how) && !x.how.ends_with("_bit"))
     {
-        return Frequency::Written(format!(
-            "no hot path touches it; outside them it is written only with atomics ({})",
-            warm_writes[0].cite()
-        ));
+        if let Some(w) = warm_writes.iter().find(|x| !rare(x)) {
+            return Frequency::Written(format!(
+                "no hot path touches it; outside them it is written only with atomics ({})",
+                w.cite()
+            ));
+        }
     }
     // Read only off the hot paths: on a slow path a hot root reaches (an
     // `unlikely()` or error branch, setup, a timer or loss recovery it
@@ -552,9 +556,18 @@ fn frequency(counts: &mut Counts, sites: &[Site], rules: &Rules) -> Frequency {
             sites.len()
         ))
     } else {
+        let rarely = if warm.iter().all(|x| rare(x)) {
+            "only written, on slow paths"
+        } else {
+            "only written"
+        };
         Frequency::Cold(format!(
-            "no hot path touches it; outside them it is only written ({})",
-            warm[0].cite()
+            "no hot path touches it; outside them it is {rarely} ({}: {})",
+            warm[0].cite(),
+            warm[0]
+                .cold_because
+                .as_deref()
+                .unwrap_or("not reached from a hot root")
         ))
     }
 }

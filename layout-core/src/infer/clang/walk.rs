@@ -288,7 +288,7 @@ impl<'u, 'i> Walker<'u, 'i> {
         for c in &top {
             if c.kind() == CXCursor_MacroExpansion {
                 let name = c.spelling();
-                if is_print_macro(&name) || is_rare_constant(&name) {
+                if is_print_macro(&name) || is_rare_constant(&name) || is_static_key(&name) {
                     let (s, e) = c.extent();
                     self.marks.push(MacroUse {
                         file: s.file,
@@ -963,11 +963,17 @@ impl<'u, 'i> Walker<'u, 'i> {
                         if between.len() > 1 {
                             between.pop(); // the right operand's first token
                         }
-                        if logical_operator(&between).is_some() {
+                        if let Some(op) = logical_operator(&between) {
                             self.stack.push(c);
                             let left = self.walk_condition(*l, depth + 1);
                             self.conds += left;
+                            let cold_before = self.cold.clone();
+                            let static_key = self.mark_within(*l, |m| is_static_key(&m.name));
+                            if self.cold.is_none() && static_key.is_none() {
+                                self.cold = rare_right_operand(self.unit, op, *l);
+                            }
                             let right = self.walk_condition(*r, depth + 1);
+                            self.cold = cold_before;
                             self.conds -= left;
                             self.stack.pop();
                             return left + right;
@@ -1982,6 +1988,22 @@ fn is_error_label(label: &str) -> bool {
         .any(|p| l.starts_with(p))
 }
 
+/// Why the right operand of `left op right` runs as rarely as an
+/// unlikely branch: it runs only when `left` did not decide, and `left`
+/// is expected to decide (`unlikely(tp->repair) && tp->repair_queue ==
+/// ...`: the queue is read only when the rare repair mode is on; `||`
+/// after a `likely()` operand alike). A static key is no such test: it
+/// switches a feature on for every call (`static_branch_unlikely(&key) &&
+/// tp->tcp_tx_delay` reads the delay per packet once the key is on).
+fn rare_right_operand(unit: &Unit, op: &str, left: Cursor) -> Option<String> {
+    let (expected, why) = expectation(unit, left)?;
+    let decides = match op {
+        "&&" => !expected,
+        _ => expected,
+    };
+    decides.then(|| format!("after {why} in `{op}`"))
+}
+
 /// What a branch condition says about its likelihood: `Some((V, why))`
 /// when the condition is expected to be V. `__builtin_expect(cond, V)` as
 /// the whole condition (`likely`/`unlikely`, and
@@ -2069,6 +2091,12 @@ fn rare_constant(tokens: &[String]) -> Option<(bool, String)> {
         let why = super::slow::rare_event(&t.to_ascii_lowercase())?;
         Some((false, format!("a test of {t}, {why} by its name")))
     })
+}
+
+/// Whether a macro tests a static key (`static_branch_unlikely(&key)`,
+/// `static_key_false()`): a feature switched on or off for every call.
+fn is_static_key(name: &str) -> bool {
+    name.starts_with("static_branch_") || name.starts_with("static_key_")
 }
 
 /// Whether a macro prints a diagnostic: `printk` and the `pr_*` family,
