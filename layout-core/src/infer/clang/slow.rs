@@ -47,6 +47,8 @@ const WORDS: &[(&str, &str)] = &[
     ("watchdog", "a timer"),
     ("keepalive", "a timer"),
     ("probe", "a probe"),
+    // A restart after idle or a failure (`tcp_cwnd_restart`).
+    ("restart", "a restart"),
     // Configuration and reporting.
     ("mtu", "a configuration change"),
     ("pmtu", "a configuration change"),
@@ -144,6 +146,7 @@ mod tests {
         assert_eq!(slow_path("tcp_enter_loss"), Some("loss recovery"));
         assert_eq!(slow_path("__alloc_pages_slowpath"), Some("a slow path"));
         assert_eq!(slow_path("mem_cgroup_oom"), Some("an out-of-memory kill"));
+        assert_eq!(slow_path("tcp_cwnd_restart"), Some("a restart"));
         // A constant's words: rare events only, not a usual state.
         assert_eq!(rare_event("tcpcb_lost"), Some("loss recovery"));
         assert_eq!(rare_event("tcp_listen"), Some("setup"));
