@@ -10,7 +10,7 @@ use super::fill::tidy_order;
 use super::geometry::{align_up, candidates, Geometry};
 use super::holes::fill_holes;
 use super::ilp;
-use super::improve::{local_search, Climb};
+use super::improve::{local_search, repack, Climb};
 use super::lines::{line_packings, no_layout_within, MAX_FIELDS};
 use super::place::Placer;
 use super::problem::{Blocks, Problem};
@@ -598,7 +598,9 @@ impl<'p, 'w> Driver<'p, 'w> {
     /// constructions and the repairs start from the declaration order, so
     /// another one reaches other layouts (on kernel-like structs with line
     /// breaks, one line fewer where the first solve used a tenth of its
-    /// budget). The same struct gives the same orders: deterministic.
+    /// budget). Between two restarts, the best layout's lines are taken
+    /// out and put back on as much work ([`Self::repack_best`]). The same
+    /// struct gives the same orders and draws: deterministic.
     fn restart(&mut self, s: &Struct, opts: &SolveOptions) {
         let size_slot = slot(self.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
         let open = |d: &Self| {
@@ -613,13 +615,24 @@ impl<'p, 'w> Driver<'p, 'w> {
         // unspent). A size proven at once pays for none.
         let first = self.work.used().max(1);
         self.pass.runs = true;
-        for k in 0..RESTARTS {
+        // Every other round is not a restart but a stretch of the walk of
+        // ruin and recreate ([`Self::repack_best`]), on as much work.
+        let mut round = 0u64;
+        let mut walk: Option<Incumbent> = None;
+        let mut k = 0;
+        while k < RESTARTS {
             if !open(self) || !self.work.left() {
                 return;
+            }
+            round += 1;
+            if round.is_multiple_of(2) {
+                self.repack_best(&mut walk, round, first);
+                continue;
             }
             let Some((other, perm)) = restart_orders(s, &self.p.tree, k as u64) else {
                 return;
             };
+            k += 1;
             let sub = SolveOptions {
                 work_limit: self.work.remaining().min(first),
                 time_limit: self.work.time_left().unwrap_or(std::time::Duration::MAX),
@@ -646,6 +659,41 @@ impl<'p, 'w> Driver<'p, 'w> {
                 self.polish_order(g, order, Method::Heuristic);
             }
         }
+    }
+
+    /// Ruin and recreate ([`repack`]) on at most `most` units of work:
+    /// from `walk`, where the last call left it (its unrounded end may have
+    /// come down while its size stayed), unless the best layout so far is
+    /// smaller; then polish it. The walk goes on from call to call, so the
+    /// restarts' budget adds up on one path rather than starting again from
+    /// the best layout, whose key does not see the end.
+    fn repack_best(&mut self, walk: &mut Option<Incumbent>, seed: u64, most: u64) {
+        let Some(best) = self.best.first() else {
+            return;
+        };
+        let mut inc = match walk.take() {
+            Some(w) if w.size <= best.size => w,
+            _ => best.clone(),
+        };
+        let size_slot = slot(self.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
+        let placer = Placer::new(self.p, inc.geom, false);
+        let proof = &self.proof;
+        let bound = self.bounds[self.geoms.iter().position(|g| *g == inc.geom).unwrap_or(0)];
+        let most = self.work.remaining().min(most);
+        repack(
+            &placer,
+            &mut self.ev,
+            &mut inc.order,
+            &mut inc.key,
+            bound,
+            most,
+            seed,
+            self.work,
+            &|k| proof.meets(k, false),
+        );
+        inc.size = inc.key[size_slot];
+        *walk = Some(inc.clone());
+        self.polish(inc);
     }
 
     /// Polish the best layout so far, if any ([`Self::polish`]).

@@ -11,6 +11,10 @@
 //! through worse sizes. A move that breaks the segment order
 //! ([`super::problem::Problem::segment`]) is not tried.
 //!
+//! [`repack`] (between the restarts) is ruin and recreate: the members of
+//! two lines taken out and put back one by one where the layout ends
+//! earliest.
+//!
 //! Every evaluation is charged to the work budget ([`super::budget`]).
 
 use super::budget::Work;
@@ -200,6 +204,118 @@ pub(crate) fn local_search(
         }
         if done(key) {
             return;
+        }
+    }
+}
+
+/// Ruin and recreate from `order` (with key `key`): the members with bytes
+/// on two lines drawn at random (one line when both draws agree) are taken
+/// out, and each is put back, in a random order, where the layout so far
+/// ends earliest (ties drawn at random); the result is kept when its key is
+/// no worse. Rounds go on until `spend` units of work are spent, the budget
+/// is, or `done(key)`. A line's members leave the line together, so the
+/// holes they leave can close at once, where moving them one by one passes
+/// through larger sizes.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn repack(
+    placer: &Placer,
+    ev: &mut Evaluator,
+    order: &mut Vec<usize>,
+    key: &mut Key,
+    size_bound: u64,
+    spend: u64,
+    seed: u64,
+    work: &mut Work,
+    done: &dyn Fn(&Key) -> bool,
+) {
+    let n = order.len();
+    if n < 4 || done(key) {
+        return;
+    }
+    let p = placer.p;
+    let line = placer.g.line.max(1);
+    let size_slot = slot(ev.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
+    let unit = p.eval_work();
+    let stop = work.used().saturating_add(spend);
+    let mut rng = Lcg::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ n as u64);
+    let mut scratch = Placed {
+        offset: vec![0; p.n],
+        end: 0,
+        size: 0,
+        late: false,
+        order: Vec::with_capacity(p.n),
+    };
+    placer.place_into(order, &mut scratch);
+    let mut current = guided(key, scratch.end, size_bound, size_slot);
+    let mut trial: Vec<usize> = Vec::with_capacity(n);
+    let mut out: Vec<usize> = Vec::with_capacity(n);
+    while work.used() < stop {
+        if !work.spend(unit) {
+            return;
+        }
+        placer.place_into(order, &mut scratch);
+        let lines = scratch.end.div_ceil(line).max(1) as usize;
+        let (a, b) = (rng.below(lines) as u64, rng.below(lines) as u64);
+        out.clear();
+        out.extend(order.iter().copied().filter(|&f| {
+            let l = scratch.offset[f] / line;
+            p.size[f] > 0 && (l == a || l == b)
+        }));
+        if out.is_empty() || 2 * out.len() > n {
+            continue;
+        }
+        for m in (1..out.len()).rev() {
+            out.swap(m, rng.below(m + 1));
+        }
+        trial.clear();
+        trial.extend(order.iter().copied().filter(|f| !out.contains(f)));
+        let mut whole = true;
+        for &f in &out {
+            let mut best: Option<((bool, u64, u64), usize)> = None;
+            let mut ties = 0;
+            for j in 0..=trial.len() {
+                trial.insert(j, f);
+                if p.in_segment_order(&trial) {
+                    if !work.spend(unit) {
+                        return;
+                    }
+                    placer.place_into(&trial, &mut scratch);
+                    let k = (scratch.late, scratch.size, scratch.end);
+                    match best {
+                        Some((bk, _)) if k > bk => {}
+                        Some((bk, _)) if k == bk => {
+                            ties += 1;
+                            if rng.below(ties + 1) == 0 {
+                                best = Some((k, j));
+                            }
+                        }
+                        _ => {
+                            best = Some((k, j));
+                            ties = 0;
+                        }
+                    }
+                }
+                trial.remove(j);
+            }
+            let Some((_, j)) = best else {
+                whole = false;
+                break;
+            };
+            trial.insert(j, f);
+        }
+        if !whole || trial.len() != n || !p.in_segment_order(&trial) {
+            continue;
+        }
+        placer.place_into(&trial, &mut scratch);
+        let k = ev.key(&scratch, &placer.g);
+        let g = guided(&k, scratch.end, size_bound, size_slot);
+        if g <= current {
+            current = g;
+            *key = k;
+            order.clone_from(&trial);
+            if done(key) {
+                return;
+            }
         }
     }
 }
