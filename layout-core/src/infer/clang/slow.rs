@@ -68,6 +68,7 @@ const WORDS: &[(&str, &str)] = &[
     ("loss", "loss recovery"),
     ("recovery", "loss recovery"),
     ("undo", "loss recovery"),
+    ("reduction", "loss recovery"),
     ("retrans", "loss recovery"),
     ("retransmit", "loss recovery"),
     ("sacktag", "loss recovery"),
@@ -147,6 +148,7 @@ mod tests {
         assert_eq!(slow_path("__alloc_pages_slowpath"), Some("a slow path"));
         assert_eq!(slow_path("mem_cgroup_oom"), Some("an out-of-memory kill"));
         assert_eq!(slow_path("tcp_cwnd_restart"), Some("a restart"));
+        assert_eq!(slow_path("tcp_cwnd_reduction"), Some("loss recovery"));
         // A constant's words: rare events only, not a usual state.
         assert_eq!(rare_event("tcpcb_lost"), Some("loss recovery"));
         assert_eq!(rare_event("tcp_listen"), Some("setup"));
