@@ -59,16 +59,22 @@ fn each_root_reaches_only_what_its_own_fast_path_runs() {
 
 /// The sites of `infer stats.h --struct stats --source SOURCE --hot ROOT`
 /// (fixtures/infer), by member: (line, heat, branches, cold_because).
-fn stats_sites(source: &str, root: &str) -> Vec<(String, u64, String, Option<u64>, String)> {
+/// `infer` of `struct stats` (fixtures/infer/stats.h) from `source`,
+/// compiled by `cc`, with `root` hot: its JSON.
+fn stats_json(source: &str, cc: &str, root: &str) -> serde_json::Value {
     let o = run_in(
         &repo().join("cli/tests/fixtures/infer"),
         &[
-            "infer", "stats.h", "--struct", "stats", "--source", source, "--cc", "gcc -I.",
-            "--hot", root, "--format", "json",
+            "infer", "stats.h", "--struct", "stats", "--source", source, "--cc", cc, "--hot", root,
+            "--format", "json",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let j = json(&o);
+    json(&o)
+}
+
+fn stats_sites(source: &str, root: &str) -> Vec<(String, u64, String, Option<u64>, String)> {
+    let j = stats_json(source, "gcc -I.", root);
     let mut out = Vec::new();
     for m in j["members"].as_array().unwrap() {
         for s in m["sites"].as_array().unwrap() {
@@ -142,25 +148,7 @@ fn an_access_through_a_call_with_no_arguments_names_its_accessor() {
     // `get_running()->nr_items`, as the kernel's `current->flags` is
     // `get_current()->flags`: the running context's instance; an object
     // handed in as a parameter (`other->misc`) has no accessor.
-    let o = run_in(
-        &repo().join("cli/tests/fixtures/infer"),
-        &[
-            "infer",
-            "stats.h",
-            "--struct",
-            "stats",
-            "--source",
-            "running.c",
-            "--cc",
-            "gcc -I.",
-            "--hot",
-            "stats_tick",
-            "--format",
-            "json",
-        ],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let j = json(&o);
+    let j = stats_json("running.c", "gcc -I.", "stats_tick");
     let accessor = |name: &str| -> Vec<Option<String>> {
         j["members"]
             .as_array()
@@ -453,25 +441,7 @@ fn a_counter_added_to_only_on_slow_paths_is_cold() {
     // not name adding to it too (-DCOUNT_ELSEWHERE), it is a counter
     // others add to concurrently: lockless, citing that caller.
     let hits = |cc: &str| {
-        let o = run_in(
-            &repo().join("cli/tests/fixtures/infer"),
-            &[
-                "infer",
-                "stats.h",
-                "--struct",
-                "stats",
-                "--source",
-                "rarecount.c",
-                "--cc",
-                cc,
-                "--hot",
-                "stats_rx",
-                "--format",
-                "json",
-            ],
-        );
-        assert!(o.status.success(), "{}", stderr(&o));
-        let j = json(&o);
+        let j = stats_json("rarecount.c", cc, "stats_rx");
         let m = j["members"]
             .as_array()
             .unwrap()
