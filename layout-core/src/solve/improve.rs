@@ -306,6 +306,9 @@ pub(crate) fn repack(
         if !whole || trial.len() != n || !p.in_segment_order(&trial) {
             continue;
         }
+        if !work.spend(unit) {
+            return;
+        }
         placer.place_into(&trial, &mut scratch);
         let k = ev.key(&scratch, &placer.g);
         let g = guided(&k, scratch.end, size_bound, size_slot);
