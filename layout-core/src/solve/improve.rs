@@ -91,14 +91,7 @@ pub(crate) fn local_search(
     let size_slot = slot(ev.preset(), Term::Goal(Goal::Size)).unwrap_or(1);
     let unit = p.eval_work();
     let mut rng = Lcg::new(n as u64 * 7919 + key[0]);
-    let mut scratch = Placed {
-        offset: vec![0; p.n],
-        end: 0,
-        size: 0,
-        late: false,
-        order: Vec::with_capacity(p.n),
-    };
-    placer.place_into(order, &mut scratch);
+    let mut scratch = placer.place_all(order);
     let mut current = guided(key, scratch.end, size_bound, size_slot);
     let mut try_order = |order: &[usize], key: &mut Key, scratch: &mut Placed| -> bool {
         if !p.in_segment_order(order) {
@@ -238,14 +231,7 @@ pub(crate) fn repack(
     let unit = p.eval_work();
     let stop = work.used().saturating_add(spend);
     let mut rng = Lcg::new(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ n as u64);
-    let mut scratch = Placed {
-        offset: vec![0; p.n],
-        end: 0,
-        size: 0,
-        late: false,
-        order: Vec::with_capacity(p.n),
-    };
-    placer.place_into(order, &mut scratch);
+    let mut scratch = placer.place_all(order);
     let mut current = guided(key, scratch.end, size_bound, size_slot);
     let mut trial: Vec<usize> = Vec::with_capacity(n);
     let mut out: Vec<usize> = Vec::with_capacity(n);
