@@ -999,10 +999,12 @@ fn a_conflict_line_counts_the_reads_of_the_bytes_on_it() {
 
 #[test]
 fn pass_one_weighs_what_the_fast_paths_helpers_name_in_other_files() {
-    // fixtures/audit_hotuse: hu_pool and hu_cfg are alike by their types
-    // and each named by one unit, none of them the root's; the root's
-    // helper in pool.c names hu_pool. With a budget of one, hu_pool is
-    // analysed and hu_cfg (first by name) is past the budget.
+    // fixtures/audit_hotuse: hu_pool and hu_cfg are alike by their types,
+    // none of their units the root's; the root's helper in pool.c names
+    // hu_pool, and two units no fast path runs name hu_cfg. With a budget
+    // of one, hu_pool is analysed and hu_cfg (first by name, and named by
+    // more units) is past the budget: a unit that names a struct weighs
+    // less than a mention one call below a root.
     let d = tempfile::tempdir().unwrap();
     let t = d.path().join("tree");
     copy_dir(&repo().join("cli/tests/fixtures/audit_hotuse"), &t);

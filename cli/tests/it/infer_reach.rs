@@ -434,6 +434,33 @@ fn an_operand_after_an_unlikely_test_is_as_rare_as_its_branch() {
 }
 
 #[test]
+fn a_pointer_read_on_the_way_to_a_this_cpu_operand_is_only_read() {
+    // fixtures/infer/percpu_through.c: `__this_cpu_add(s->parent->misc,
+    // n)` writes the running CPU's copy of the struct `parent` points to;
+    // `parent` itself is read (read-mostly), and the operand (`misc`, and
+    // `failcnt` in `__this_cpu_add(s->failcnt, 1)`) is written.
+    let j = stats_json("percpu_through.c", "gcc -I.", "stats_account");
+    let member = |name: &str| {
+        j["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}: {j}"))
+            .clone()
+    };
+    let parent = member("parent");
+    assert_eq!(parent["class"], "read_mostly", "{parent}");
+    assert_eq!(parent["sites"][0]["kind"], "read", "{parent}");
+    assert_eq!(parent["sites"][0]["how"], "deref", "{parent}");
+    for name in ["misc", "failcnt"] {
+        let m = member(name);
+        assert_eq!(m["class"], "lockless_atomic", "{m}");
+        assert_eq!(m["sites"][0]["how"], "__this_cpu_add", "{m}");
+    }
+}
+
+#[test]
 fn a_counter_added_to_only_on_slow_paths_is_cold() {
     // fixtures/infer/rarecount.c: `hits` is written only with atomics and
     // by no hot path. Its one write is on a link event the root calls

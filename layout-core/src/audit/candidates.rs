@@ -122,6 +122,14 @@ pub fn defines_function(text: &str, name: &str) -> bool {
     })
 }
 
+/// What one audited unit that uses a struct adds to its pass-2 order: as
+/// much as a mention two calls below a hot root. Naming a struct, or a
+/// struct that embeds it, says the code may touch it; hot code naming it
+/// says the fast paths do, and that decides the order (every struct
+/// embedded in `struct net` is named by each unit that names `net`, most
+/// of them never on a fast path).
+pub const UNIT_WEIGHT: u64 = super::hotuse::ROOT_WEIGHT >> 2;
+
 /// One struct of pass 1.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -138,15 +146,15 @@ impl Candidate {
     /// fast paths' code names it (`hot_uses`: the mentions in the units
     /// that define a hot root, and [`super::hotuse::HotCode::uses`], each
     /// [`super::hotuse::ROOT_WEIGHT`] a mention in a root's own body): the
-    /// units at the weight of a root's mention plus the hot uses, times one
-    /// more than the lines its atomics and locks share with other data,
-    /// most first; then the bytes on those lines; then the name.
+    /// units at [`UNIT_WEIGHT`] each plus the hot uses, times one more than
+    /// the lines its atomics and locks share with other data, most first;
+    /// then the bytes on those lines; then the name.
     pub fn key(
         &self,
         units: usize,
         hot_uses: u64,
     ) -> (std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
-        let uses = units as u64 * super::hotuse::ROOT_WEIGHT + hot_uses;
+        let uses = units as u64 * UNIT_WEIGHT + hot_uses;
         (
             std::cmp::Reverse(uses * (1 + self.exposure.lines)),
             std::cmp::Reverse(self.exposure.shared_bytes),

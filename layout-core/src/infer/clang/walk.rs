@@ -1611,7 +1611,12 @@ impl<'u, 'i> Walker<'u, 'i> {
             || n.starts_with("__this_cpu_")
             || n.starts_with("raw_cpu_")
             || n == "per_cpu_ptr";
-        if percpu {
+        // A pointer member read on the way to the operand
+        // (`__this_cpu_add(pn->stats_percpu->state[i], v)`: `stats_percpu`
+        // is read; the per-CPU copy it points to is what the operation
+        // writes) keeps its read.
+        let base_pointer = matches!(how.as_str(), "deref" | "index");
+        if percpu && !base_pointer {
             // this_cpu_ptr(p), per_cpu_ptr(p, cpu): p is read, its per-CPU copy used.
             let k = if n.ends_with("_read") || n.ends_with("_ptr") {
                 Kind::Read
