@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 /// Bumped when what an entry holds changes, or what the walk finds in a
 /// unit (a new fact of [`crate::infer::clang::UnitGraph`], a new rule of
 /// the walk): an older entry is then a miss.
-const FORMAT: &str = "cachelayout-audit-18";
+const FORMAT: &str = "cachelayout-audit-19";
 /// The most bytes one entry may hold when read back.
 const MAX_ENTRY: u64 = 256 << 20;
 

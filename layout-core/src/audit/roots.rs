@@ -245,6 +245,30 @@ mod tests {
     }
 
     #[test]
+    fn the_example_roots_files_parse() {
+        for (name, text) in [
+            (
+                "audit-roots.toml",
+                include_str!("../../../examples/kernel/audit-roots.toml"),
+            ),
+            (
+                "audit-roots-wide.toml",
+                include_str!("../../../examples/kernel/audit-roots-wide.toml"),
+            ),
+        ] {
+            let r = parse(Path::new(name), text).unwrap_or_else(|e| panic!("{e}"));
+            let names: Vec<&str> = r.subsystems.iter().map(|s| s.name.as_str()).collect();
+            assert_eq!(names, ["mm", "net"], "{name}");
+            for s in &r.subsystems {
+                let mut hot = s.hot.clone();
+                hot.sort();
+                hot.dedup();
+                assert_eq!(hot.len(), s.hot.len(), "{name} [{}]: a root twice", s.name);
+            }
+        }
+    }
+
+    #[test]
     fn errors_say_where() {
         let e = parse(
             Path::new("r.toml"),

@@ -86,6 +86,12 @@ const WORDS: &[(&str, &str)] = &[
     ("fastopen", "fast open"),
     ("md5", "signatures"),
     ("challenge", "an error"),
+    // A wait: the task sleeps until memory, data or a page's I/O comes
+    // (`sock_wait_for_wmem`, `sk_wait_data`, `folio_wait_locked`); the
+    // CPU runs other work meanwhile, and the fast path is the one that
+    // finds what it needs at once. (Waking a sleeper is no wait:
+    // `wake_up`, and `waitqueue_active` is another word.)
+    ("wait", "a blocking wait"),
     // The allocator's own slow path and the out-of-memory killer.
     ("slowpath", "a slow path"),
     ("oom", "an out-of-memory kill"),
@@ -149,6 +155,8 @@ mod tests {
         assert_eq!(slow_path("mem_cgroup_oom"), Some("an out-of-memory kill"));
         assert_eq!(slow_path("tcp_cwnd_restart"), Some("a restart"));
         assert_eq!(slow_path("tcp_cwnd_reduction"), Some("loss recovery"));
+        assert_eq!(slow_path("sock_wait_for_wmem"), Some("a blocking wait"));
+        assert_eq!(slow_path("folio_wait_locked"), Some("a blocking wait"));
         // A constant's words: rare events only, not a usual state.
         assert_eq!(rare_event("tcpcb_lost"), Some("loss recovery"));
         assert_eq!(rare_event("tcp_listen"), Some("setup"));
@@ -178,6 +186,8 @@ mod tests {
             "tcp_current_mss",
             "lru_add_fn",
             "get_page_from_freelist",
+            "waitqueue_active",
+            "__wake_up",
         ] {
             assert_eq!(slow_path(hot), None, "{hot}");
         }
