@@ -440,15 +440,7 @@ fn a_pointer_read_on_the_way_to_a_this_cpu_operand_is_only_read() {
     // `parent` itself is read (read-mostly), and the operand (`misc`, and
     // `failcnt` in `__this_cpu_add(s->failcnt, 1)`) is written.
     let j = stats_json("percpu_through.c", "gcc -I.", "stats_account");
-    let member = |name: &str| {
-        j["members"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["name"] == name)
-            .unwrap_or_else(|| panic!("no {name}: {j}"))
-            .clone()
-    };
+    let member = |name: &str| crate::infer_sources::member(&j, name);
     let parent = member("parent");
     assert_eq!(parent["class"], "read_mostly", "{parent}");
     assert_eq!(parent["sites"][0]["kind"], "read", "{parent}");
